@@ -1,0 +1,89 @@
+/* The gpuenv command line: shared state and helpers for the verb files.
+ * Only the CLI prints and decides exit statuses; the library reports through
+ * the context. */
+#ifndef GPUENV_CLI_H
+#define GPUENV_CLI_H
+
+#include <getopt.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "gpuenv/core.h"
+
+/* Exit statuses shared by every verb. */
+enum {
+	CLI_EXIT_OK = 0,
+	CLI_EXIT_FAIL = 1,  /* the answer is "no" or the input is invalid */
+	CLI_EXIT_USAGE = 2, /* bad command line */
+};
+
+struct cli {
+	gpuenv_ctx_t ctx;
+	const char *prog; /* "gpuenv" */
+	bool json;	  /* --json: machine-readable output on stdout */
+	bool color;	  /* colour escapes allowed on stdout/stderr */
+	int verbose;	  /* -v count minus -q count */
+};
+
+struct cli_verb {
+	const char *name;
+	int (*run)(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
+	const char *summary; /* one line for the verb list */
+	const char *usage;   /* "gpuenv NAME [OPTIONS] ..." lines */
+	const char *help;    /* option descriptions, may be NULL */
+};
+
+/* Print "usage:" and help for a verb on stdout. */
+void cli_verb_help(struct cli *cli, const struct cli_verb *verb, FILE *out);
+
+/* Option parsing for a verb: like getopt_long, over the verb's longopts with
+ * --help/-h and --json added.  Returns the option's val, -1 at the end of the
+ * options, or CLI_OPT_EXIT with *status set (help was printed: 0; an unknown
+ * or malformed option was reported with a suggestion: 2).  Call with
+ * optind = 0 reset by cli_opt_reset() first. */
+#define CLI_OPT_EXIT (-2)
+void cli_opt_reset(void);
+int cli_getopt(struct cli *cli, const struct cli_verb *verb, int argc, char **argv,
+	const char *shortopts, const struct option *longopts, int *status);
+
+/* One-line error on stderr ("gpuenv: VERB: message"), returns status. */
+int cli_error(struct cli *cli, int status, const char *fmt, ...) GPUENV_PRINTF(3, 4);
+/* Report ctx->err ("gpuenv: file:line:col: msg" + "hint: ..."), returns status. */
+int cli_report(struct cli *cli, int status);
+/* A usage error with the verb's usage line; returns CLI_EXIT_USAGE. */
+int cli_usage_error(struct cli *cli, const struct cli_verb *verb, const char *fmt, ...)
+	GPUENV_PRINTF(3, 4);
+
+/* The closest of names[0..n) to word within a small edit distance, or NULL. */
+const char *cli_suggest(const char *word, const char *const *names, size_t n);
+
+/* Print a JSON value on stdout (indented, one trailing newline) and free it. */
+int cli_print_json(struct cli *cli, json_t *value);
+
+/* Read a whole file ("-" = stdin) into buf; reports errors itself. */
+int cli_read_input(struct cli *cli, const char *path, size_t max, gpuenv_buf_t *buf);
+
+/* Colour helpers: return the escape when colour is on, "" otherwise. */
+const char *cli_col(struct cli *cli, const char *esc);
+#define CLI_RED "\033[31m"
+#define CLI_YELLOW "\033[33m"
+#define CLI_GREEN "\033[32m"
+#define CLI_BOLD "\033[1m"
+#define CLI_RESET "\033[0m"
+
+/* Verb entry points (one file each under cli/). */
+int cli_debug(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
+
+/* debug subcommands, grouped by the module they expose */
+int cli_debug_toml_decode(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
+int cli_debug_toml_encode(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
+int cli_debug_version_sort(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
+int cli_debug_specifier(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
+int cli_debug_marker(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
+int cli_debug_requirement(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
+int cli_debug_wheel_name(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
+int cli_debug_metadata(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
+int cli_debug_sha256(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
+
+#endif

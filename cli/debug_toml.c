@@ -1,0 +1,17 @@
+/* debug subcommands: toml (stub until the module lands) */
+#include "cli.h"
+
+int cli_debug_toml_decode(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return cli_error(cli, CLI_EXIT_FAIL, "%s: not implemented yet", verb->name);
+}
+
+int cli_debug_toml_encode(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return cli_error(cli, CLI_EXIT_FAIL, "%s: not implemented yet", verb->name);
+}
+

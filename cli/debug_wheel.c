@@ -1,0 +1,17 @@
+/* debug subcommands: wheel (stub until the module lands) */
+#include "cli.h"
+
+int cli_debug_wheel_name(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return cli_error(cli, CLI_EXIT_FAIL, "%s: not implemented yet", verb->name);
+}
+
+int cli_debug_metadata(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return cli_error(cli, CLI_EXIT_FAIL, "%s: not implemented yet", verb->name);
+}
+

@@ -1,0 +1,207 @@
+/* Helpers shared by the verbs: options, errors, suggestions, JSON output. */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gpuenv/fs.h"
+
+const char *cli_col(struct cli *cli, const char *esc)
+{
+	return cli->color ? esc : "";
+}
+
+void cli_verb_help(struct cli *cli, const struct cli_verb *verb, FILE *out)
+{
+	(void)cli;
+	fprintf(out, "usage: %s\n\n%s\n", verb->usage, verb->summary);
+	if (verb->help)
+		fprintf(out, "\n%s", verb->help);
+	fprintf(out, "\n  -h, --help     show this help\n"
+		"      --json     machine-readable output where the verb has any\n");
+}
+
+static int verr(struct cli *cli, int status, const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fprintf(stderr, "%s%s:%s ", cli_col(cli, CLI_RED), cli->prog, cli_col(cli, CLI_RESET));
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	return status;
+}
+
+int cli_error(struct cli *cli, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	verr(cli, status, fmt, ap);
+	va_end(ap);
+	return status;
+}
+
+int cli_report(struct cli *cli, int status)
+{
+	char msg[1200];
+
+	gpuenv_error_format(&cli->ctx.err, msg, sizeof(msg));
+	cli_error(cli, status, "%s", msg);
+	if (cli->ctx.err.hint[0])
+		fprintf(stderr, "hint: %s\n", cli->ctx.err.hint);
+	return status;
+}
+
+int cli_usage_error(struct cli *cli, const struct cli_verb *verb, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	verr(cli, CLI_EXIT_USAGE, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "usage: %s\n", verb->usage);
+	return CLI_EXIT_USAGE;
+}
+
+/* Damerau-free Levenshtein distance, capped to keep it cheap. */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	size_t row[64], prev;
+
+	if (la >= 63 || lb >= 63)
+		return SIZE_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		prev = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cur = row[j];
+			size_t best = prev + (a[i - 1] != b[j - 1]);
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			prev = cur;
+		}
+	}
+	return row[lb];
+}
+
+const char *cli_suggest(const char *word, const char *const *names, size_t n)
+{
+	const char *best = NULL;
+	size_t bestd = SIZE_MAX, wl = strlen(word);
+
+	for (size_t i = 0; i < n; i++) {
+		size_t d;
+		/* a unique prefix is a good guess too */
+		if (wl >= 2 && strncmp(names[i], word, wl) == 0)
+			d = 1;
+		else
+			d = edit_distance(word, names[i]);
+		if (d < bestd) {
+			bestd = d;
+			best = names[i];
+		}
+	}
+	/* allow roughly one typo per three letters, at least two */
+	if (best && bestd <= (wl / 3 > 2 ? wl / 3 : 2))
+		return best;
+	return NULL;
+}
+
+void cli_opt_reset(void)
+{
+	optind = 0;
+	opterr = 0;
+}
+
+#define MAX_LONGOPTS 32
+
+int cli_getopt(struct cli *cli, const struct cli_verb *verb, int argc, char **argv,
+	const char *shortopts, const struct option *longopts, int *status)
+{
+	struct option all[MAX_LONGOPTS + 3];
+	char shorts[64];
+	size_t n = 0;
+	int c, idx = -1;
+
+	for (; longopts && longopts[n].name && n < MAX_LONGOPTS; n++)
+		all[n] = longopts[n];
+	all[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+	all[n++] = (struct option){ "json", no_argument, NULL, 0x1001 };
+	all[n] = (struct option){ NULL, 0, NULL, 0 };
+	/* leading ':' makes getopt report a missing argument as ':' */
+	snprintf(shorts, sizeof(shorts), ":%sh", shortopts ? shortopts : "");
+
+	opterr = 0;
+	c = getopt_long(argc, argv, shorts, all, &idx);
+	switch (c) {
+	case 'h':
+		cli_verb_help(cli, verb, stdout);
+		*status = CLI_EXIT_OK;
+		return CLI_OPT_EXIT;
+	case 0x1001:
+		cli->json = true;
+		return cli_getopt(cli, verb, argc, argv, shortopts, longopts, status);
+	case ':':
+		*status = cli_usage_error(cli, verb, "%s: option '%s' needs a value",
+			verb->name, argv[optind - 1]);
+		return CLI_OPT_EXIT;
+	case '?': {
+		const char *bad = argv[optind - 1];
+		const char *names[MAX_LONGOPTS + 2];
+		const char *sugg = NULL;
+		if (optopt && !(bad[0] == '-' && bad[1] == '-')) {
+			*status = cli_usage_error(cli, verb, "%s: unknown option '-%c'",
+				verb->name, optopt);
+			return CLI_OPT_EXIT;
+		}
+		char word[64];
+		snprintf(word, sizeof(word), "%s", bad + (bad[0] == '-' ? (bad[1] == '-' ? 2 : 1) : 0));
+		char *eq = strchr(word, '=');
+		if (eq)
+			*eq = '\0';
+		for (size_t i = 0; i < n; i++)
+			names[i] = all[i].name;
+		sugg = cli_suggest(word, names, n);
+		if (sugg)
+			*status = cli_error(cli, CLI_EXIT_USAGE,
+				"%s: unknown option '%s'; did you mean '--%s'?", verb->name, bad, sugg);
+		else
+			*status = cli_usage_error(cli, verb, "%s: unknown option '%s'", verb->name, bad);
+		return CLI_OPT_EXIT;
+	}
+	default:
+		return c;
+	}
+}
+
+int cli_print_json(struct cli *cli, json_t *value)
+{
+	int r;
+
+	(void)cli;
+	if (!value)
+		return cli_error(cli, CLI_EXIT_FAIL, "out of memory building JSON");
+	r = json_dumpf(value, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII * 0);
+	json_decref(value);
+	fputc('\n', stdout);
+	return r == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+}
+
+int cli_read_input(struct cli *cli, const char *path, size_t max, gpuenv_buf_t *buf)
+{
+	int r;
+
+	if (!path || strcmp(path, "-") == 0)
+		r = gpuenv_fs_read_fd(&cli->ctx, STDIN_FILENO, "<stdin>", max, buf);
+	else
+		r = gpuenv_fs_read(&cli->ctx, path, max, buf);
+	return r ? cli_report(cli, CLI_EXIT_FAIL) : 0;
+}

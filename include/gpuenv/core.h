@@ -1,0 +1,199 @@
+/* gpuenv core: context, errors, string slices, arenas, capped buffers.
+ *
+ * Everything the library does goes through a gpuenv_ctx_t: memory, output,
+ * verbosity and the environment lookup are injected there, so the library has
+ * no globals, never prints and never exits (STYLE.md 3 and 5).
+ */
+#ifndef GPUENV_CORE_H
+#define GPUENV_CORE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define GPUENV_API __attribute__((visibility("default")))
+#define GPUENV_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define GPUENV_API
+#define GPUENV_PRINTF(a, b)
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- errors ------------------------------------------------------------
+ * Return values are 0 on success or a negative code: either -errno (ENOMEM,
+ * ENOENT, ...) or one of the gpuenv codes below, which all sit below -4096 so
+ * they never collide with errno values. */
+enum {
+	GPUENV_OK = 0,
+	GPUENV_E_BASE = -4096,
+	GPUENV_ESYNTAX = -4097,	  /* malformed input text */
+	GPUENV_ETOOBIG = -4098,	  /* a size limit was hit */
+	GPUENV_EVERSION = -4099,  /* not a valid PEP 440 version */
+	GPUENV_ESPEC = -4100,	  /* not a valid PEP 440 specifier */
+	GPUENV_EREQ = -4101,	  /* not a valid PEP 508 requirement */
+	GPUENV_EMARKER = -4102,	  /* not a valid PEP 508 marker */
+	GPUENV_EWHEELNAME = -4103, /* not a valid wheel file name */
+	GPUENV_EFORMAT = -4104,	  /* a binary or structured file is corrupt */
+	GPUENV_ENOTFOUND = -4105, /* the thing asked for does not exist */
+	GPUENV_EUNSUPPORTED = -4106, /* valid but not supported by gpuenv */
+	GPUENV_EUSAGE = -4107,	  /* bad command-line usage */
+	GPUENV_ELOCKED = -4108,	  /* a lock is held by another process */
+	GPUENV_EDUPLICATE = -4109, /* a key or entry defined twice */
+	GPUENV_ETYPE = -4110,	  /* a value has the wrong type */
+	GPUENV_E_LAST = -4111,
+};
+
+/* A human-readable text for any return code (errno or gpuenv). Never NULL. */
+GPUENV_API const char *gpuenv_strerror(int code);
+
+/* The story of the last error: code, where it happened and how to fix it. */
+typedef struct gpuenv_error {
+	int code;
+	char file[256];	  /* "" when not about a file */
+	unsigned line, col; /* 1-based; 0 when unknown */
+	char msg[512];
+	char hint[256]; /* "" when there is no hint */
+} gpuenv_error_t;
+
+/* ---- context ----------------------------------------------------------- */
+typedef struct gpuenv_allocator {
+	void *(*alloc)(void *ud, size_t size);
+	void *(*realloc)(void *ud, void *ptr, size_t size);
+	void (*free)(void *ud, void *ptr);
+	void *ud;
+} gpuenv_allocator_t;
+
+enum gpuenv_level {
+	GPUENV_LOG_ERROR = 0,
+	GPUENV_LOG_WARN = 1,
+	GPUENV_LOG_INFO = 2,
+	GPUENV_LOG_DEBUG = 3,
+};
+
+typedef void (*gpuenv_log_fn)(void *ud, int level, const char *msg);
+typedef const char *(*gpuenv_getenv_fn)(void *ud, const char *name);
+
+typedef struct gpuenv_ctx {
+	gpuenv_allocator_t mem;
+	gpuenv_log_fn log; /* NULL: messages are dropped */
+	void *log_ud;
+	int verbosity;	   /* messages above this level are dropped */
+	gpuenv_getenv_fn getenv; /* NULL: every variable is unset */
+	void *getenv_ud;
+	const char *root; /* prefix for absolute paths the probe reads ("" = /) */
+	gpuenv_error_t err;
+} gpuenv_ctx_t;
+
+/* A context using malloc, the process environment (getenv) and no log
+ * handler.  The CLI sets the handlers it wants afterwards. */
+GPUENV_API void gpuenv_ctx_init(gpuenv_ctx_t *ctx);
+
+/* Environment lookup through the context; NULL when unset. */
+GPUENV_API const char *gpuenv_ctx_getenv(gpuenv_ctx_t *ctx, const char *name);
+
+/* Report a message through the context's log handler. */
+GPUENV_API void gpuenv_log(gpuenv_ctx_t *ctx, int level, const char *fmt, ...)
+	GPUENV_PRINTF(3, 4);
+
+/* Record an error in ctx->err and return code (so callers can
+ * `return gpuenv_fail(...)`).  file may be NULL, line/col 0. */
+GPUENV_API int gpuenv_fail(gpuenv_ctx_t *ctx, int code, const char *file,
+	unsigned line, unsigned col, const char *fmt, ...) GPUENV_PRINTF(6, 7);
+/* Attach a fix hint to the current error; returns ctx->err.code. */
+GPUENV_API int gpuenv_hint(gpuenv_ctx_t *ctx, const char *fmt, ...)
+	GPUENV_PRINTF(2, 3);
+GPUENV_API void gpuenv_error_clear(gpuenv_ctx_t *ctx);
+/* "file:line:col: message" (parts omitted when unknown) into out. */
+GPUENV_API void gpuenv_error_format(const gpuenv_error_t *e, char *out,
+	size_t outsz);
+
+/* Memory through the context; these never abort: NULL on failure. */
+GPUENV_API void *gpuenv_alloc(gpuenv_ctx_t *ctx, size_t size);
+GPUENV_API void *gpuenv_calloc(gpuenv_ctx_t *ctx, size_t n, size_t size);
+GPUENV_API void *gpuenv_realloc(gpuenv_ctx_t *ctx, void *p, size_t size);
+GPUENV_API void gpuenv_free(gpuenv_ctx_t *ctx, void *p);
+GPUENV_API char *gpuenv_strndup(gpuenv_ctx_t *ctx, const char *s, size_t n);
+
+/* ---- string slices ----------------------------------------------------- */
+typedef struct gpuenv_str {
+	const char *ptr;
+	size_t len;
+} gpuenv_str_t;
+
+#define GPUENV_STR_LIT(s) ((gpuenv_str_t){ (s), sizeof(s) - 1 })
+#define GPUENV_STR_NULL ((gpuenv_str_t){ NULL, 0 })
+#define GPUENV_STR_FMT "%.*s"
+#define GPUENV_STR_ARG(s) (int)(s).len, (s).ptr
+
+GPUENV_API gpuenv_str_t gpuenv_str(const char *cstr);
+GPUENV_API gpuenv_str_t gpuenv_str_n(const char *p, size_t n);
+GPUENV_API bool gpuenv_str_eq(gpuenv_str_t a, gpuenv_str_t b);
+GPUENV_API bool gpuenv_str_eq_cstr(gpuenv_str_t a, const char *b);
+GPUENV_API bool gpuenv_str_ieq(gpuenv_str_t a, gpuenv_str_t b);
+GPUENV_API int gpuenv_str_cmp(gpuenv_str_t a, gpuenv_str_t b);
+GPUENV_API bool gpuenv_str_startswith(gpuenv_str_t s, const char *prefix);
+GPUENV_API bool gpuenv_str_endswith(gpuenv_str_t s, const char *suffix);
+GPUENV_API gpuenv_str_t gpuenv_str_trim(gpuenv_str_t s);
+/* Split at the first occurrence of c: head gets what is before, the return
+ * value is what follows (GPUENV_STR_NULL with ptr==NULL when c is absent, and
+ * then head is the whole string). */
+GPUENV_API gpuenv_str_t gpuenv_str_split(gpuenv_str_t s, char c,
+	gpuenv_str_t *head);
+/* Parse an unsigned decimal number that fills the whole slice; false on
+ * empty, non-digit or overflow. */
+GPUENV_API bool gpuenv_str_to_u64(gpuenv_str_t s, uint64_t *out);
+
+/* ---- arenas -------------------------------------------------------------
+ * Bump allocation in chunks; everything is freed at once. Allocations are
+ * aligned to max_align_t. */
+typedef struct gpuenv_arena_chunk gpuenv_arena_chunk_t;
+typedef struct gpuenv_arena {
+	gpuenv_ctx_t *ctx;
+	gpuenv_arena_chunk_t *head;
+	size_t used;	  /* bytes handed out in all chunks */
+	size_t limit;	  /* 0 = no limit */
+	size_t chunk_size;
+} gpuenv_arena_t;
+
+GPUENV_API void gpuenv_arena_init(gpuenv_arena_t *a, gpuenv_ctx_t *ctx,
+	size_t limit);
+GPUENV_API void *gpuenv_arena_alloc(gpuenv_arena_t *a, size_t size);
+GPUENV_API void *gpuenv_arena_calloc(gpuenv_arena_t *a, size_t n, size_t size);
+GPUENV_API char *gpuenv_arena_strndup(gpuenv_arena_t *a, const char *s,
+	size_t n);
+GPUENV_API gpuenv_str_t gpuenv_arena_str(gpuenv_arena_t *a, gpuenv_str_t s);
+GPUENV_API void gpuenv_arena_free(gpuenv_arena_t *a);
+
+/* ---- growable buffers with a cap ---------------------------------------
+ * data is always NUL-terminated (when non-NULL); len excludes the NUL.
+ * Growth past max returns GPUENV_ETOOBIG and leaves the buffer unchanged. */
+typedef struct gpuenv_buf {
+	gpuenv_ctx_t *ctx;
+	char *data;
+	size_t len, cap, max;
+} gpuenv_buf_t;
+
+#define GPUENV_BUF_DEFAULT_MAX ((size_t)1 << 30)
+
+GPUENV_API void gpuenv_buf_init(gpuenv_buf_t *b, gpuenv_ctx_t *ctx, size_t max);
+GPUENV_API int gpuenv_buf_reserve(gpuenv_buf_t *b, size_t extra);
+GPUENV_API int gpuenv_buf_append(gpuenv_buf_t *b, const void *p, size_t n);
+GPUENV_API int gpuenv_buf_puts(gpuenv_buf_t *b, const char *s);
+GPUENV_API int gpuenv_buf_putc(gpuenv_buf_t *b, char c);
+GPUENV_API int gpuenv_buf_printf(gpuenv_buf_t *b, const char *fmt, ...)
+	GPUENV_PRINTF(2, 3);
+GPUENV_API int gpuenv_buf_vprintf(gpuenv_buf_t *b, const char *fmt, va_list ap);
+GPUENV_API void gpuenv_buf_reset(gpuenv_buf_t *b);
+/* Hand the data over to the caller (free with gpuenv_free) and reset. */
+GPUENV_API char *gpuenv_buf_steal(gpuenv_buf_t *b, size_t *len);
+GPUENV_API void gpuenv_buf_free(gpuenv_buf_t *b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,221 @@
+/* Arenas and capped growable buffers. */
+#include "gpuenv/core.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+struct gpuenv_arena_chunk {
+	gpuenv_arena_chunk_t *next;
+	size_t size, used;
+	max_align_t data[];
+};
+
+#define ARENA_ALIGN (sizeof(max_align_t))
+#define ARENA_MIN_CHUNK ((size_t)16384)
+
+void gpuenv_arena_init(gpuenv_arena_t *a, gpuenv_ctx_t *ctx, size_t limit)
+{
+	memset(a, 0, sizeof(*a));
+	a->ctx = ctx;
+	a->limit = limit;
+	a->chunk_size = ARENA_MIN_CHUNK;
+}
+
+void *gpuenv_arena_alloc(gpuenv_arena_t *a, size_t size)
+{
+	gpuenv_arena_chunk_t *c = a->head;
+	size_t need;
+
+	if (size > SIZE_MAX - ARENA_ALIGN)
+		return NULL;
+	need = (size + ARENA_ALIGN - 1) & ~(ARENA_ALIGN - 1);
+	if (!need)
+		need = ARENA_ALIGN;
+	if (a->limit && (need > a->limit || a->used > a->limit - need))
+		return NULL;
+	if (!c || c->size - c->used < need) {
+		size_t csz = a->chunk_size;
+		while (csz < need) {
+			if (csz > SIZE_MAX / 2)
+				return NULL;
+			csz *= 2;
+		}
+		if (csz > SIZE_MAX - sizeof(*c))
+			return NULL;
+		c = gpuenv_alloc(a->ctx, sizeof(*c) + csz);
+		if (!c)
+			return NULL;
+		c->size = csz;
+		c->used = 0;
+		c->next = a->head;
+		a->head = c;
+		/* grow chunks geometrically up to 1 MiB so big parses make few calls */
+		if (a->chunk_size < ((size_t)1 << 20))
+			a->chunk_size *= 2;
+	}
+	void *p = (char *)c->data + c->used;
+	c->used += need;
+	a->used += need;
+	return p;
+}
+
+void *gpuenv_arena_calloc(gpuenv_arena_t *a, size_t n, size_t size)
+{
+	void *p;
+
+	if (size && n > SIZE_MAX / size)
+		return NULL;
+	p = gpuenv_arena_alloc(a, n * size);
+	if (p)
+		memset(p, 0, n * size);
+	return p;
+}
+
+char *gpuenv_arena_strndup(gpuenv_arena_t *a, const char *s, size_t n)
+{
+	char *p;
+
+	if (n == SIZE_MAX)
+		return NULL;
+	p = gpuenv_arena_alloc(a, n + 1);
+	if (!p)
+		return NULL;
+	if (n)
+		memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+gpuenv_str_t gpuenv_arena_str(gpuenv_arena_t *a, gpuenv_str_t s)
+{
+	char *p = gpuenv_arena_strndup(a, s.ptr, s.len);
+
+	return p ? (gpuenv_str_t){ p, s.len } : GPUENV_STR_NULL;
+}
+
+void gpuenv_arena_free(gpuenv_arena_t *a)
+{
+	gpuenv_arena_chunk_t *c = a->head, *n;
+
+	while (c) {
+		n = c->next;
+		gpuenv_free(a->ctx, c);
+		c = n;
+	}
+	a->head = NULL;
+	a->used = 0;
+}
+
+/* ---- buffers ---- */
+
+void gpuenv_buf_init(gpuenv_buf_t *b, gpuenv_ctx_t *ctx, size_t max)
+{
+	memset(b, 0, sizeof(*b));
+	b->ctx = ctx;
+	b->max = max ? max : GPUENV_BUF_DEFAULT_MAX;
+}
+
+int gpuenv_buf_reserve(gpuenv_buf_t *b, size_t extra)
+{
+	size_t need, ncap;
+	char *p;
+
+	if (extra > SIZE_MAX - b->len - 1)
+		return GPUENV_ETOOBIG;
+	need = b->len + extra + 1;
+	if (need - 1 > b->max)
+		return GPUENV_ETOOBIG;
+	if (need <= b->cap)
+		return 0;
+	ncap = b->cap ? b->cap : 64;
+	while (ncap < need)
+		ncap = ncap > SIZE_MAX / 2 ? need : ncap * 2;
+	if (ncap - 1 > b->max)
+		ncap = b->max + 1;
+	p = gpuenv_realloc(b->ctx, b->data, ncap);
+	if (!p)
+		return -ENOMEM;
+	b->data = p;
+	b->cap = ncap;
+	return 0;
+}
+
+int gpuenv_buf_append(gpuenv_buf_t *b, const void *p, size_t n)
+{
+	int r = gpuenv_buf_reserve(b, n);
+
+	if (r)
+		return r;
+	if (n)
+		memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+	return 0;
+}
+
+int gpuenv_buf_puts(gpuenv_buf_t *b, const char *s)
+{
+	return gpuenv_buf_append(b, s, strlen(s));
+}
+
+int gpuenv_buf_putc(gpuenv_buf_t *b, char c)
+{
+	return gpuenv_buf_append(b, &c, 1);
+}
+
+int gpuenv_buf_vprintf(gpuenv_buf_t *b, const char *fmt, va_list ap)
+{
+	va_list ap2;
+	int n, r;
+
+	va_copy(ap2, ap);
+	n = vsnprintf(NULL, 0, fmt, ap2);
+	va_end(ap2);
+	if (n < 0)
+		return -EINVAL;
+	r = gpuenv_buf_reserve(b, (size_t)n);
+	if (r)
+		return r;
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	b->len += (size_t)n;
+	return 0;
+}
+
+int gpuenv_buf_printf(gpuenv_buf_t *b, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = gpuenv_buf_vprintf(b, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+void gpuenv_buf_reset(gpuenv_buf_t *b)
+{
+	b->len = 0;
+	if (b->data)
+		b->data[0] = '\0';
+}
+
+char *gpuenv_buf_steal(gpuenv_buf_t *b, size_t *len)
+{
+	char *p = b->data;
+
+	if (!p)
+		p = gpuenv_strndup(b->ctx, "", 0);
+	if (len)
+		*len = b->len;
+	b->data = NULL;
+	b->len = b->cap = 0;
+	return p;
+}
+
+void gpuenv_buf_free(gpuenv_buf_t *b)
+{
+	gpuenv_free(b->ctx, b->data);
+	b->data = NULL;
+	b->len = b->cap = 0;
+}

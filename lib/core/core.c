@@ -1,0 +1,294 @@
+/* Context, errors, memory and string slices. */
+#include "gpuenv/core.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *std_alloc(void *ud, size_t size)
+{
+	(void)ud;
+	return malloc(size ? size : 1);
+}
+
+static void *std_realloc(void *ud, void *p, size_t size)
+{
+	(void)ud;
+	return realloc(p, size ? size : 1);
+}
+
+static void std_free(void *ud, void *p)
+{
+	(void)ud;
+	free(p);
+}
+
+static const char *std_getenv(void *ud, const char *name)
+{
+	(void)ud;
+	return getenv(name);
+}
+
+void gpuenv_ctx_init(gpuenv_ctx_t *ctx)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->mem.alloc = std_alloc;
+	ctx->mem.realloc = std_realloc;
+	ctx->mem.free = std_free;
+	ctx->verbosity = GPUENV_LOG_WARN;
+	ctx->getenv = std_getenv;
+	ctx->root = "";
+}
+
+const char *gpuenv_ctx_getenv(gpuenv_ctx_t *ctx, const char *name)
+{
+	return ctx->getenv ? ctx->getenv(ctx->getenv_ud, name) : NULL;
+}
+
+void gpuenv_log(gpuenv_ctx_t *ctx, int level, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	if (!ctx->log || level > ctx->verbosity)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ctx->log(ctx->log_ud, level, msg);
+}
+
+static const char *const gpuenv_errstr[] = {
+	[-(GPUENV_ESYNTAX - GPUENV_E_BASE)] = "syntax error",
+	[-(GPUENV_ETOOBIG - GPUENV_E_BASE)] = "size limit exceeded",
+	[-(GPUENV_EVERSION - GPUENV_E_BASE)] = "invalid version",
+	[-(GPUENV_ESPEC - GPUENV_E_BASE)] = "invalid version specifier",
+	[-(GPUENV_EREQ - GPUENV_E_BASE)] = "invalid requirement",
+	[-(GPUENV_EMARKER - GPUENV_E_BASE)] = "invalid marker",
+	[-(GPUENV_EWHEELNAME - GPUENV_E_BASE)] = "invalid wheel file name",
+	[-(GPUENV_EFORMAT - GPUENV_E_BASE)] = "corrupt or unrecognised file",
+	[-(GPUENV_ENOTFOUND - GPUENV_E_BASE)] = "not found",
+	[-(GPUENV_EUNSUPPORTED - GPUENV_E_BASE)] = "not supported",
+	[-(GPUENV_EUSAGE - GPUENV_E_BASE)] = "usage error",
+	[-(GPUENV_ELOCKED - GPUENV_E_BASE)] = "locked by another process",
+	[-(GPUENV_EDUPLICATE - GPUENV_E_BASE)] = "defined more than once",
+	[-(GPUENV_ETYPE - GPUENV_E_BASE)] = "wrong type",
+};
+
+const char *gpuenv_strerror(int code)
+{
+	if (code == 0)
+		return "success";
+	if (code < GPUENV_E_BASE && code > GPUENV_E_LAST)
+		return gpuenv_errstr[-(code - GPUENV_E_BASE)];
+	if (code < 0 && code > GPUENV_E_BASE)
+		return strerror(-code);
+	return "unknown error";
+}
+
+int gpuenv_fail(gpuenv_ctx_t *ctx, int code, const char *file, unsigned line,
+	unsigned col, const char *fmt, ...)
+{
+	gpuenv_error_t *e = &ctx->err;
+	va_list ap;
+
+	e->code = code;
+	snprintf(e->file, sizeof(e->file), "%s", file ? file : "");
+	e->line = line;
+	e->col = col;
+	e->hint[0] = '\0';
+	if (fmt) {
+		va_start(ap, fmt);
+		vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+		va_end(ap);
+	} else {
+		snprintf(e->msg, sizeof(e->msg), "%s", gpuenv_strerror(code));
+	}
+	return code;
+}
+
+int gpuenv_hint(gpuenv_ctx_t *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ctx->err.hint, sizeof(ctx->err.hint), fmt, ap);
+	va_end(ap);
+	return ctx->err.code;
+}
+
+void gpuenv_error_clear(gpuenv_ctx_t *ctx)
+{
+	memset(&ctx->err, 0, sizeof(ctx->err));
+}
+
+void gpuenv_error_format(const gpuenv_error_t *e, char *out, size_t outsz)
+{
+	size_t n = 0;
+	int r;
+
+	if (!outsz)
+		return;
+	out[0] = '\0';
+	if (e->file[0]) {
+		if (e->line && e->col)
+			r = snprintf(out, outsz, "%s:%u:%u: ", e->file, e->line, e->col);
+		else if (e->line)
+			r = snprintf(out, outsz, "%s:%u: ", e->file, e->line);
+		else
+			r = snprintf(out, outsz, "%s: ", e->file);
+		n = r < 0 ? 0 : (size_t)r;
+		if (n >= outsz)
+			return;
+	}
+	snprintf(out + n, outsz - n, "%s", e->msg[0] ? e->msg : gpuenv_strerror(e->code));
+}
+
+void *gpuenv_alloc(gpuenv_ctx_t *ctx, size_t size)
+{
+	return ctx->mem.alloc(ctx->mem.ud, size);
+}
+
+void *gpuenv_calloc(gpuenv_ctx_t *ctx, size_t n, size_t size)
+{
+	void *p;
+
+	if (size && n > SIZE_MAX / size)
+		return NULL;
+	p = ctx->mem.alloc(ctx->mem.ud, n * size);
+	if (p)
+		memset(p, 0, n * size);
+	return p;
+}
+
+void *gpuenv_realloc(gpuenv_ctx_t *ctx, void *p, size_t size)
+{
+	return ctx->mem.realloc(ctx->mem.ud, p, size);
+}
+
+void gpuenv_free(gpuenv_ctx_t *ctx, void *p)
+{
+	if (p)
+		ctx->mem.free(ctx->mem.ud, p);
+}
+
+char *gpuenv_strndup(gpuenv_ctx_t *ctx, const char *s, size_t n)
+{
+	char *p;
+
+	if (n == SIZE_MAX)
+		return NULL;
+	p = gpuenv_alloc(ctx, n + 1);
+	if (!p)
+		return NULL;
+	if (n)
+		memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+/* ---- slices ---- */
+
+gpuenv_str_t gpuenv_str(const char *cstr)
+{
+	return (gpuenv_str_t){ cstr, cstr ? strlen(cstr) : 0 };
+}
+
+gpuenv_str_t gpuenv_str_n(const char *p, size_t n)
+{
+	return (gpuenv_str_t){ p, n };
+}
+
+bool gpuenv_str_eq(gpuenv_str_t a, gpuenv_str_t b)
+{
+	return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
+}
+
+bool gpuenv_str_eq_cstr(gpuenv_str_t a, const char *b)
+{
+	return gpuenv_str_eq(a, gpuenv_str(b));
+}
+
+static int lower(int c)
+{
+	return (c >= 'A' && c <= 'Z') ? c + 32 : c;
+}
+
+bool gpuenv_str_ieq(gpuenv_str_t a, gpuenv_str_t b)
+{
+	if (a.len != b.len)
+		return false;
+	for (size_t i = 0; i < a.len; i++)
+		if (lower((unsigned char)a.ptr[i]) != lower((unsigned char)b.ptr[i]))
+			return false;
+	return true;
+}
+
+int gpuenv_str_cmp(gpuenv_str_t a, gpuenv_str_t b)
+{
+	size_t n = a.len < b.len ? a.len : b.len;
+	int r = n ? memcmp(a.ptr, b.ptr, n) : 0;
+
+	if (r)
+		return r;
+	return a.len < b.len ? -1 : a.len > b.len;
+}
+
+bool gpuenv_str_startswith(gpuenv_str_t s, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return s.len >= n && memcmp(s.ptr, prefix, n) == 0;
+}
+
+bool gpuenv_str_endswith(gpuenv_str_t s, const char *suffix)
+{
+	size_t n = strlen(suffix);
+
+	return s.len >= n && memcmp(s.ptr + s.len - n, suffix, n) == 0;
+}
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+gpuenv_str_t gpuenv_str_trim(gpuenv_str_t s)
+{
+	while (s.len && is_space(s.ptr[0])) {
+		s.ptr++;
+		s.len--;
+	}
+	while (s.len && is_space(s.ptr[s.len - 1]))
+		s.len--;
+	return s;
+}
+
+gpuenv_str_t gpuenv_str_split(gpuenv_str_t s, char c, gpuenv_str_t *head)
+{
+	const char *p = s.len ? memchr(s.ptr, c, s.len) : NULL;
+
+	if (!p) {
+		*head = s;
+		return GPUENV_STR_NULL;
+	}
+	*head = (gpuenv_str_t){ s.ptr, (size_t)(p - s.ptr) };
+	return (gpuenv_str_t){ p + 1, s.len - (size_t)(p - s.ptr) - 1 };
+}
+
+bool gpuenv_str_to_u64(gpuenv_str_t s, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!s.len)
+		return false;
+	for (size_t i = 0; i < s.len; i++) {
+		unsigned d = (unsigned char)s.ptr[i] - '0';
+		if (d > 9 || v > (UINT64_MAX - d) / 10)
+			return false;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return true;
+}

@@ -1,0 +1,1 @@
+/* record.c: not written yet */

@@ -1,0 +1,1 @@
+/* toml.c: not written yet */

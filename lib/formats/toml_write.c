@@ -1,0 +1,1 @@
+/* toml_write.c: not written yet */

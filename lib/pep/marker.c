@@ -1,0 +1,1 @@
+/* marker.c: not written yet */

@@ -1,0 +1,1 @@
+/* name.c: not written yet */

@@ -1,0 +1,1 @@
+/* requirement.c: not written yet */

@@ -1,0 +1,1 @@
+/* specifier.c: not written yet */

@@ -1,0 +1,1 @@
+/* version.c: not written yet */

@@ -1,0 +1,1 @@
+/* wheel.c: not written yet */

@@ -1,0 +1,280 @@
+/* Unit tests for the core: slices, arenas, capped buffers, errors, fs, hash. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "gpuenv/core.h"
+#include "gpuenv/fs.h"
+#include "gpuenv/hash.h"
+
+/* an allocator that fails after a budget of calls (pkgconf's alloc-inject) */
+struct budget {
+	int left;
+};
+
+static void *fail_alloc(void *ud, size_t n)
+{
+	struct budget *b = ud;
+	if (b->left-- <= 0)
+		return NULL;
+	return malloc(n);
+}
+
+static void *fail_realloc(void *ud, void *p, size_t n)
+{
+	struct budget *b = ud;
+	if (b->left-- <= 0)
+		return NULL;
+	return realloc(p, n);
+}
+
+static void std_free(void *ud, void *p)
+{
+	(void)ud;
+	free(p);
+}
+
+static const char *fake_env(void *ud, const char *name)
+{
+	(void)ud;
+	return strcmp(name, "CUDA_VISIBLE_DEVICES") == 0 ? "1,0" : NULL;
+}
+
+static void test_slices(void **state)
+{
+	(void)state;
+	gpuenv_str_t s = gpuenv_str("  torch==2.1 \n"), head, rest;
+	s = gpuenv_str_trim(s);
+	assert_true(gpuenv_str_eq_cstr(s, "torch==2.1"));
+	rest = gpuenv_str_split(s, '=', &head);
+	assert_true(gpuenv_str_eq_cstr(head, "torch"));
+	assert_true(gpuenv_str_eq_cstr(rest, "=2.1"));
+	rest = gpuenv_str_split(head, '!', &head);
+	assert_null(rest.ptr);
+	assert_true(gpuenv_str_ieq(gpuenv_str("Torch"), gpuenv_str("tORCH")));
+	assert_true(gpuenv_str_cmp(gpuenv_str("ab"), gpuenv_str("abc")) < 0);
+	assert_true(gpuenv_str_startswith(s, "torch"));
+	assert_true(gpuenv_str_endswith(s, "2.1"));
+	uint64_t v;
+	assert_true(gpuenv_str_to_u64(gpuenv_str("18446744073709551615"), &v));
+	assert_true(v == UINT64_MAX);
+	assert_false(gpuenv_str_to_u64(gpuenv_str("18446744073709551616"), &v));
+	assert_false(gpuenv_str_to_u64(gpuenv_str(""), &v));
+	assert_false(gpuenv_str_to_u64(gpuenv_str("1a"), &v));
+}
+
+static void test_arena(void **state)
+{
+	(void)state;
+	gpuenv_ctx_t ctx;
+	gpuenv_arena_t a;
+	gpuenv_ctx_init(&ctx);
+	gpuenv_arena_init(&a, &ctx, 0);
+	for (int i = 0; i < 10000; i++) {
+		char *p = gpuenv_arena_alloc(&a, (size_t)(i % 97) + 1);
+		assert_non_null(p);
+		assert_int_equal((uintptr_t)p % sizeof(max_align_t), 0);
+		memset(p, 'x', (size_t)(i % 97) + 1);
+	}
+	void *big = gpuenv_arena_alloc(&a, 5u << 20);
+	assert_non_null(big);
+	assert_string_equal(gpuenv_arena_strndup(&a, "hello", 3), "hel");
+	assert_null(gpuenv_arena_calloc(&a, SIZE_MAX / 2, 4));
+	gpuenv_arena_free(&a);
+
+	/* a limit is a hard cap */
+	gpuenv_arena_init(&a, &ctx, 1000);
+	assert_non_null(gpuenv_arena_alloc(&a, 500));
+	assert_null(gpuenv_arena_alloc(&a, 600));
+	gpuenv_arena_free(&a);
+}
+
+static void test_buf_cap(void **state)
+{
+	(void)state;
+	gpuenv_ctx_t ctx;
+	gpuenv_buf_t b;
+	gpuenv_ctx_init(&ctx);
+	gpuenv_buf_init(&b, &ctx, 10);
+	assert_int_equal(gpuenv_buf_puts(&b, "0123456789"), 0);
+	assert_int_equal(gpuenv_buf_putc(&b, 'x'), GPUENV_ETOOBIG);
+	assert_int_equal(b.len, 10);
+	assert_string_equal(b.data, "0123456789");
+	gpuenv_buf_reset(&b);
+	assert_int_equal(gpuenv_buf_printf(&b, "%d-%s", 42, "ok"), 0);
+	assert_string_equal(b.data, "42-ok");
+	assert_int_equal(gpuenv_buf_reserve(&b, SIZE_MAX), GPUENV_ETOOBIG);
+	size_t n;
+	char *s = gpuenv_buf_steal(&b, &n);
+	assert_string_equal(s, "42-ok");
+	assert_int_equal(n, 5);
+	gpuenv_free(&ctx, s);
+	gpuenv_buf_free(&b);
+}
+
+static void test_alloc_failure(void **state)
+{
+	(void)state;
+	/* every allocation point fails cleanly, never crashes */
+	for (int budget = 0; budget < 4; budget++) {
+		struct budget bud = { budget };
+		gpuenv_ctx_t ctx;
+		gpuenv_buf_t b;
+		gpuenv_ctx_init(&ctx);
+		ctx.mem.alloc = fail_alloc;
+		ctx.mem.realloc = fail_realloc;
+		ctx.mem.free = std_free;
+		ctx.mem.ud = &bud;
+		gpuenv_buf_init(&b, &ctx, 0);
+		int r = 0;
+		for (int i = 0; i < 2000 && !r; i++)
+			r = gpuenv_buf_puts(&b, "abcdefgh");
+		assert_int_equal(r, -ENOMEM);
+		gpuenv_buf_free(&b);
+		gpuenv_arena_t a;
+		gpuenv_arena_init(&a, &ctx, 0);
+		void *p = NULL;
+		for (int i = 0; i < 100000; i++)
+			if (!(p = gpuenv_arena_alloc(&a, 64)))
+				break;
+		assert_null(p);
+		gpuenv_arena_free(&a);
+	}
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	gpuenv_ctx_t ctx;
+	char out[512];
+	gpuenv_ctx_init(&ctx);
+	assert_string_equal(gpuenv_strerror(-ENOENT), strerror(ENOENT));
+	assert_string_equal(gpuenv_strerror(GPUENV_ESYNTAX), "syntax error");
+	for (int c = GPUENV_E_BASE - 1; c > GPUENV_E_LAST; c--)
+		assert_non_null(gpuenv_strerror(c));
+	assert_string_equal(gpuenv_strerror(GPUENV_E_LAST - 5), "unknown error");
+	int r = gpuenv_fail(&ctx, GPUENV_ESYNTAX, "pyproject.toml", 14, 9,
+		"expected '=' after key");
+	assert_int_equal(r, GPUENV_ESYNTAX);
+	gpuenv_hint(&ctx, "write key = value");
+	gpuenv_error_format(&ctx.err, out, sizeof(out));
+	assert_string_equal(out, "pyproject.toml:14:9: expected '=' after key");
+	assert_string_equal(ctx.err.hint, "write key = value");
+	gpuenv_fail(&ctx, -ENOENT, NULL, 0, 0, NULL);
+	gpuenv_error_format(&ctx.err, out, sizeof(out));
+	assert_string_equal(out, strerror(ENOENT));
+	gpuenv_error_clear(&ctx);
+	assert_int_equal(ctx.err.code, 0);
+}
+
+static void test_env_injection(void **state)
+{
+	(void)state;
+	gpuenv_ctx_t ctx;
+	gpuenv_ctx_init(&ctx);
+	ctx.getenv = fake_env;
+	assert_string_equal(gpuenv_ctx_getenv(&ctx, "CUDA_VISIBLE_DEVICES"), "1,0");
+	assert_null(gpuenv_ctx_getenv(&ctx, "HOME"));
+	ctx.getenv = NULL;
+	assert_null(gpuenv_ctx_getenv(&ctx, "CUDA_VISIBLE_DEVICES"));
+}
+
+static void test_atomic_write(void **state)
+{
+	(void)state;
+	gpuenv_ctx_t ctx;
+	gpuenv_buf_t b;
+	char dir[] = "/tmp/gpuenv-test-XXXXXX", path[256];
+	gpuenv_ctx_init(&ctx);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/lock.toml", dir);
+	assert_int_equal(gpuenv_fs_write_atomic(&ctx, path, "a = 1\n", 6, 0644), 0);
+	assert_int_equal(gpuenv_fs_write_atomic(&ctx, path, "a = 2\n", 6, 0600), 0);
+	gpuenv_buf_init(&b, &ctx, 0);
+	assert_int_equal(gpuenv_fs_read(&ctx, path, 100, &b), 0);
+	assert_string_equal(b.data, "a = 2\n");
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	/* a read over the limit fails and appends nothing */
+	gpuenv_buf_reset(&b);
+	assert_int_equal(gpuenv_fs_read(&ctx, path, 3, &b), GPUENV_ETOOBIG);
+	assert_int_equal(b.len, 0);
+	gpuenv_buf_free(&b);
+	/* a failed write leaves the old file and no temporary behind */
+	char bad[300];
+	snprintf(bad, sizeof(bad), "%s/missing/x.toml", dir);
+	assert_true(gpuenv_fs_write_atomic(&ctx, bad, "x", 1, 0644) < 0);
+	assert_string_equal(ctx.err.file, bad);
+	unlink(path);
+	assert_int_equal(rmdir(dir), 0); /* empty: nothing left over */
+}
+
+static void test_lock(void **state)
+{
+	(void)state;
+	gpuenv_ctx_t ctx;
+	char dir[] = "/tmp/gpuenv-lock-XXXXXX", path[256];
+	int fd;
+	gpuenv_ctx_init(&ctx);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/.lock", dir);
+	assert_int_equal(gpuenv_fs_lock(&ctx, path, true, false, &fd), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		gpuenv_ctx_t c2;
+		int fd2;
+		gpuenv_ctx_init(&c2);
+		_exit(gpuenv_fs_lock(&c2, path, true, false, &fd2) == GPUENV_ELOCKED ? 0 : 1);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	gpuenv_fs_unlock(fd);
+	assert_int_equal(gpuenv_fs_lock(&ctx, path, true, false, &fd), 0);
+	gpuenv_fs_unlock(fd);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void test_sha256(void **state)
+{
+	(void)state;
+	unsigned char d[32];
+	char hex[65];
+	assert_int_equal(gpuenv_sha256("abc", 3, d), 0);
+	gpuenv_hex(d, 32, hex);
+	assert_string_equal(hex,
+		"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	assert_int_equal(gpuenv_sha256("", 0, d), 0);
+	gpuenv_hex(d, 32, hex);
+	assert_string_equal(hex,
+		"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_slices),
+		cmocka_unit_test(test_arena),
+		cmocka_unit_test(test_buf_cap),
+		cmocka_unit_test(test_alloc_failure),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_env_injection),
+		cmocka_unit_test(test_atomic_write),
+		cmocka_unit_test(test_lock),
+		cmocka_unit_test(test_sha256),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
