@@ -73,6 +73,7 @@ const char *cli_col(struct cli *cli, const char *esc);
 #define CLI_RESET "\033[0m"
 
 /* Verb entry points (one file each under cli/). */
+int cli_probe(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
 int cli_debug(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
 
 /* debug subcommands, grouped by the module they expose */
@@ -84,6 +85,7 @@ int cli_debug_marker(struct cli *cli, const struct cli_verb *verb, int argc, cha
 int cli_debug_requirement(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
 int cli_debug_wheel_name(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
 int cli_debug_metadata(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
+int cli_debug_fatbin(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
 int cli_debug_sha256(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
 
 #endif

@@ -37,6 +37,9 @@ static const struct cli_verb subs[] = {
 	{ "metadata", cli_debug_metadata,
 		"parse a dist-info folder (METADATA, WHEEL, RECORD, entry_points.txt) or one METADATA file and print JSON",
 		"gpuenv debug metadata PATH", NULL },
+	{ "fatbin", cli_debug_fatbin,
+		"list the CUDA code (sm_XX cubins, PTX) inside ELF files' .nv_fatbin sections, as cuobjdump --list-elf / --list-ptx",
+		"gpuenv debug fatbin [--elf|--ptx] FILE...", NULL },
 	{ "sha256", cli_debug_sha256, "print the SHA-256 digest of each FILE, as sha256sum does",
 		"gpuenv debug sha256 FILE...", NULL },
 };

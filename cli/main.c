@@ -11,6 +11,8 @@
 #endif
 
 static const struct cli_verb verbs[] = {
+	{ "probe", cli_probe, "snapshot of this machine's GPU stack: driver, GPUs, toolkits, libraries, Python environments, CUDA code",
+		"gpuenv probe [--json] [--deep] [--python PATH | --env DIR]", NULL },
 	{ "debug", cli_debug, "expose gpuenv's parsers to scripts and test suites",
 		"gpuenv debug SUBCOMMAND [ARGS...]",
 		"subcommands (each takes --help):\n"
@@ -22,6 +24,7 @@ static const struct cli_verb verbs[] = {
 		"  requirement       REQ -> JSON of name, extras, specifier, url, marker\n"
 		"  wheel-name        FILE.whl -> JSON of name, version, build, tags\n"
 		"  metadata          DIST-INFO|METADATA -> JSON of the core metadata\n"
+		"  fatbin            FILE... -> sm_XX cubins and PTX inside (cuobjdump's lists)\n"
 		"  sha256            FILE... -> SHA-256 digests\n" },
 };
 

@@ -1,0 +1,5 @@
+/* gpuenv fatbin (placeholder until the module lands) */
+#ifndef GPUENV_FATBIN_H
+#define GPUENV_FATBIN_H
+#include "gpuenv/core.h"
+#endif

@@ -1,0 +1,1 @@
+/* elf.c: not written yet */

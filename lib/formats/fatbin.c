@@ -1,0 +1,1 @@
+/* fatbin.c: not written yet */

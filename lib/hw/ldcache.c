@@ -1,0 +1,1 @@
+/* ldcache.c: not written yet */

@@ -1,0 +1,1 @@
+/* libs.c: not written yet */

@@ -1,0 +1,1 @@
+/* nvml.c: not written yet */

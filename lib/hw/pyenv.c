@@ -1,0 +1,1 @@
+/* pyenv.c: not written yet */

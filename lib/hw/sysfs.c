@@ -1,0 +1,1 @@
+/* sysfs.c: not written yet */

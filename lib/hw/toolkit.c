@@ -1,0 +1,1 @@
+/* toolkit.c: not written yet */

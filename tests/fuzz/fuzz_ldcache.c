@@ -1,0 +1,10 @@
+/* fuzz target stub: replaced when the module lands */
+#include <stddef.h>
+#include <stdint.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	(void)data;
+	(void)size;
+	return 0;
+}

@@ -1,0 +1,5 @@
+/* not written yet: skipped */
+int main(void)
+{
+	return 77;
+}
