@@ -591,6 +591,11 @@ def main(argv):
             parts.append(f"{tname} {n}" + (f" ({sec} secondary)" if sec else ""))
         print(f"{fname}: " + ", ".join(parts))
     print(f"total rows: {total}; gpuenv TOML parser: {parser_note}")
+    have = {(r.get("torch"), r.get("tag")) for r in c.rows("torch.toml", "arch_list")}
+    gaps = [f"{r.get('torch')} {r.get('tag')}" for r in c.rows("torch.toml", "variant")
+            if (r.get("torch"), r.get("tag")) not in have]
+    if gaps:
+        print(f"torch variants without an arch list ({len(gaps)}): " + ", ".join(gaps))
     for e in c.errors:
         print(f"kb_check: {e}", file=sys.stderr)
     if c.errors:
