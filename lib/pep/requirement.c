@@ -465,75 +465,26 @@ int gpuenv_requirement_format(const gpuenv_requirement_t *req, gpuenv_buf_t *out
 
 /* ---- equality ------------------------------------------------------------- */
 
-static const char *const spec_op_text[] = {
-	[GPUENV_OP_EQ] = "==", [GPUENV_OP_NE] = "!=", [GPUENV_OP_LT] = "<",
-	[GPUENV_OP_LE] = "<=", [GPUENV_OP_GT] = ">", [GPUENV_OP_GE] = ">=",
-	[GPUENV_OP_COMPAT] = "~=", [GPUENV_OP_ARBITRARY] = "===",
-};
-
-/* packaging's Specifier._canonical_spec as one string: the operator and the
- * version with trailing zeros dropped (kept for ~=, where they matter);
- * === and wildcard clauses keep their text. */
-static int canon_spec(const gpuenv_specifier_t *s, gpuenv_buf_t *b)
+/* Every clause of a has an equal clause in b (packaging compares the sets
+ * of clauses, each by operator and canonical version). */
+static bool spec_subset(const gpuenv_specset_t *a, const gpuenv_specset_t *b)
 {
-	int r;
-
-	if (s->op < GPUENV_OP_EQ || s->op > GPUENV_OP_ARBITRARY)
-		return GPUENV_ESPEC;
-	if ((r = gpuenv_buf_puts(b, spec_op_text[s->op])))
-		return r;
-	if (s->op == GPUENV_OP_ARBITRARY || s->wildcard) {
-		if ((r = gpuenv_buf_append(b, s->text.ptr, s->text.len)))
-			return r;
-		if (s->wildcard && !gpuenv_str_endswith(s->text, ".*"))
-			return gpuenv_buf_puts(b, ".*");
-		return 0;
-	}
-	gpuenv_version_t v = s->version;
-	if (s->op != GPUENV_OP_COMPAT)
-		while (v.nrelease > 1 && v.release[v.nrelease - 1] == 0)
-			v.nrelease--;
-	return gpuenv_version_format(&v, b);
-}
-
-/* Every clause of a has an equal clause in b. */
-static int spec_subset(gpuenv_ctx_t *ctx, const gpuenv_specset_t *a, const gpuenv_specset_t *b,
-	bool *sub)
-{
-	gpuenv_buf_t x, y;
-	int r = 0;
-
-	*sub = true;
-	gpuenv_buf_init(&x, ctx, GPUENV_BUF_DEFAULT_MAX);
-	gpuenv_buf_init(&y, ctx, GPUENV_BUF_DEFAULT_MAX);
-	for (size_t i = 0; !r && *sub && i < a->n; i++) {
+	for (size_t i = 0; i < a->n; i++) {
 		bool found = false;
-		gpuenv_buf_reset(&x);
-		if ((r = canon_spec(&a->items[i], &x)))
-			break;
-		for (size_t j = 0; !r && !found && j < b->n; j++) {
-			gpuenv_buf_reset(&y);
-			if ((r = canon_spec(&b->items[j], &y)))
-				break;
-			found = x.len == y.len && (x.len == 0 || memcmp(x.data, y.data, x.len) == 0);
-		}
-		*sub = found;
+		for (size_t j = 0; j < b->n && !found; j++)
+			found = gpuenv_specifier_eq(&a->items[i], &b->items[j]);
+		if (!found)
+			return false;
 	}
-	gpuenv_buf_free(&x);
-	gpuenv_buf_free(&y);
-	return r;
+	return true;
 }
 
 int gpuenv_requirement_specset_eq(gpuenv_ctx_t *ctx, const gpuenv_specset_t *a,
 	const gpuenv_specset_t *b, bool *equal)
 {
-	bool ab, ba;
-	int r;
-
-	*equal = false;
-	if ((r = spec_subset(ctx, a, b, &ab)) || (r = spec_subset(ctx, b, a, &ba)))
-		return r;
-	*equal = ab && ba;
+	(void)ctx;
+	/* set equality by mutual inclusion: no order of the texts matters */
+	*equal = spec_subset(a, b) && spec_subset(b, a);
 	return 0;
 }
 

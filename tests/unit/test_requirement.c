@@ -484,6 +484,7 @@ static void test_alloc_failures(void **state)
 		gpuenv_buf_init(&buf, &ctx, GPUENV_BUF_DEFAULT_MAX);
 		gpuenv_marker_env_default(&env);
 		env.extras = ex;
+		env.extra = "CU.da";
 		rc = gpuenv_requirement_parse(&ctx, &ar, gpuenv_str(text), &r);
 		if (rc == 0)
 			rc = gpuenv_requirement_format(&r, &buf);
