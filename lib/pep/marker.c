@@ -852,6 +852,9 @@ static bool set_has(struct eval *ev, const char *const *set, gpuenv_str_t item, 
 	return false;
 }
 
+/* printf arguments for a value in a message, cut at 60 bytes */
+#define STR_SHORT(s) (int)((s).len > 60 ? 60 : (s).len), (s).ptr
+
 static int eval_cmp(struct eval *ev, const gpuenv_marker_t *m, bool *result)
 {
 	struct val l, r;
@@ -911,9 +914,14 @@ static int eval_cmp(struct eval *ev, const gpuenv_marker_t *m, bool *result)
 	case OP_LT:
 	case OP_GT: *result = false; return 0;
 	default:
-		return eval_fail(ev, m, "undefined comparison: '" GPUENV_STR_FMT "' %s '" GPUENV_STR_FMT
-			"' (%s needs PEP 440 versions)", GPUENV_STR_ARG(l.s), op_text[m->op],
-			GPUENV_STR_ARG(r.s), op_text[m->op]);
+		if (key != VAR_NONE && is_version_var(key))
+			return eval_fail(ev, m, "undefined comparison: '%.*s' %s '%.*s' ('%s%.*s' is not "
+				"a valid PEP 440 specifier)", STR_SHORT(l.s), op_text[m->op],
+				STR_SHORT(r.s), op_text[m->op], STR_SHORT(r.s));
+		return eval_fail(ev, m, "undefined comparison: '%.*s' %s '%.*s' (%s compares PEP 440 "
+			"versions: python_version, python_full_version, implementation_version or "
+			"platform_release)", STR_SHORT(l.s), op_text[m->op], STR_SHORT(r.s),
+			op_text[m->op]);
 	}
 }
 
