@@ -13,9 +13,15 @@ static inline bool is_sep(unsigned char c)
 
 int gpuenv_name_normalize(gpuenv_str_t name, gpuenv_buf_t *out)
 {
+	size_t need = 0;
 	int r;
 
-	if ((r = gpuenv_buf_reserve(out, name.len)))
+	/* the exact length first, so a capped buffer fails only when the
+	 * normalized name itself does not fit */
+	for (size_t i = 0; i < name.len; i++)
+		need += !(is_sep((unsigned char)name.ptr[i]) && i &&
+			is_sep((unsigned char)name.ptr[i - 1]));
+	if ((r = gpuenv_buf_reserve(out, need)))
 		return r;
 	for (size_t i = 0; i < name.len;) {
 		unsigned char c = (unsigned char)name.ptr[i];
