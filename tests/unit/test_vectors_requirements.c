@@ -23,7 +23,7 @@ static const struct {
 	{ NULL, NULL, NULL },
 };
 
-#define MAX_SHOWN 100000
+#define MAX_SHOWN 25
 
 struct tally {
 	const char *file;
