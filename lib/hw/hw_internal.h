@@ -1,0 +1,48 @@
+/* Private helpers shared by the driver/GPU probe backends (nvml.c, sysfs.c,
+ * cudadrv.c, gpus.c).  Not installed. */
+#ifndef GPUENV_HW_INTERNAL_H
+#define GPUENV_HW_INTERNAL_H
+
+#include "gpuenv/hw.h"
+
+/* Read ctx->root + path (an absolute path) into buf, NUL-terminated, at most
+ * cap - 1 bytes.  Returns the length or -errno.  Leaves ctx->err alone: a
+ * missing file is an ordinary answer here. */
+int hw_read(gpuenv_ctx_t *ctx, const char *path, char *buf, size_t cap);
+/* ctx->root + path into out; -ENAMETOOLONG when it does not fit. */
+int hw_path(gpuenv_ctx_t *ctx, const char *path, char *out, size_t outsz);
+bool hw_exists(gpuenv_ctx_t *ctx, const char *path);
+
+/* A GPU matched by bus id, added when absent.  Returns its index, or
+ * -ENOMEM, or GPUENV_ETOOBIG past GPUENV_HW_MAX_GPUS (a warning is added
+ * then; callers skip the GPU). */
+int hw_gpu_by_bus(gpuenv_arena_t *a, gpuenv_hw_facts_t *f, const gpuenv_hw_busid_t *id);
+/* A new GPU without a bus id; same returns. */
+int hw_gpu_new(gpuenv_arena_t *a, gpuenv_hw_facts_t *f);
+/* The GPU with this NVML index, or -1. */
+int hw_gpu_by_index(const gpuenv_hw_facts_t *f, int index);
+/* Set a GPU's bus id fields from id. */
+void hw_gpu_set_bus(gpuenv_hw_gpu_t *g, const gpuenv_hw_busid_t *id);
+
+/* Add a warning; msg is formatted.  Returns 0 or -ENOMEM (past
+ * GPUENV_HW_MAX_WARNINGS further warnings are dropped silently). */
+int hw_warn(gpuenv_arena_t *a, gpuenv_hw_facts_t *f, int gpu, int src, int code,
+	const char *id, const char *hint, const char *fmt, ...) GPUENV_PRINTF(8, 9);
+
+/* A NUL-terminated copy of s[0..n) in the arena, with trailing blanks and
+ * newlines cut; NULL on ENOMEM. */
+const char *hw_strdup(gpuenv_arena_t *a, const char *s, size_t n);
+
+/* dlopen a backend's library as opts says (see gpuenv_hw_opts_t).  On
+ * success returns the handle and sets *path to the file loaded; otherwise
+ * NULL with *state (GPUENV_HW_LIB_NOT_CHECKED or _MISSING) and *msg set. */
+void *hw_dlopen(gpuenv_ctx_t *ctx, const gpuenv_hw_opts_t *opts, gpuenv_arena_t *a,
+	const char *lib, const char *soname, const char **path, const char **msg,
+	int *state);
+
+/* Set fact f of a GPU from source src: true when src may overwrite what is
+ * there (a better source, or nothing yet).  NVML beats libcuda beats
+ * procfs beats sysfs beats the device tree beats derived values. */
+bool hw_take(gpuenv_hw_gpu_t *g, int fact, int src);
+
+#endif
