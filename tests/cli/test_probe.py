@@ -1,0 +1,109 @@
+"""gpuenv probe against this machine (no GPU in CI) and against fake machine
+trees with the fake NVML (tests/fixtures/hw, tests/fixtures/fake_nvml.c)."""
+import json
+import os
+import re
+import subprocess
+import sys
+
+BIN = os.environ["GPUENV_BIN"]
+SRC = os.environ["GPUENV_SRC"]
+FAKE = os.environ.get("GPUENV_FAKE_NVML")
+failures = []
+
+
+def run(*args, env=None):
+    e = dict(os.environ)
+    e.pop("CUDA_VISIBLE_DEVICES", None)
+    if env:
+        e.update(env)
+    return subprocess.run([BIN, *args], capture_output=True, text=True, env=e, timeout=120)
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def facts(*args, env=None):
+    r = run("probe", "--json", *args, env=env)
+    check(r.returncode == 0, "probe %s exits 0: %s" % (args, r.stderr[-500:]))
+    try:
+        return json.loads(r.stdout)
+    except ValueError:
+        check(False, "probe %s prints JSON" % (args,))
+        return {}
+
+
+# the documented schema: every top-level key the probe writes is in the doc
+doc = open(os.path.join(SRC, "docs", "probe-schema.md")).read()
+f = facts()
+check(f.get("schema") == "gpuenv.facts/1", "schema tag")
+for key in f:
+    check('"%s"' % key in doc, "top-level key %r documented in docs/probe-schema.md" % key)
+for gpu_key in ("driver", "gpus", "cuda_visible_devices", "pci", "host", "warnings"):
+    check(gpu_key in f, "key %s present" % gpu_key)
+
+# this machine (CI): no GPU and no driver, said plainly
+if not os.path.exists("/proc/driver/nvidia/version"):
+    check(f["driver"]["state"] in ("no-hardware", "not-loaded"), "no-driver state: %s" % f["driver"]["state"])
+    check(f["driver"]["version"] is None, "no driver version invented")
+    check(f["gpus"] == [], "no GPUs invented")
+    r = run("probe")
+    check(r.returncode == 0 and "driver" in r.stdout, "human view")
+    # the toolkit's stub libcuda is never mistaken for a driver
+    stub = "/usr/local/cuda/lib64/stubs/libcuda.so"
+    if os.path.exists(stub):
+        s = facts("--cuda-lib", stub)
+        check(s["driver"]["libcuda"]["state"] == "stub", "stub libcuda -> state stub: %s" % s["driver"]["libcuda"])
+        check(s["driver"]["state"] != "ok" and s["driver"]["version"] is None, "stub is not a driver")
+
+# a fake H200 machine: sysfs/procfs tree copied from the real one + fake NVML
+h200 = os.path.join(SRC, "tests", "fixtures", "hw", "h200")
+if FAKE:
+    f = facts("--root", h200, "--nvml-lib", FAKE, "--cuda-lib", "/nonexistent/libcuda.so.1",
+              env={"FAKE_NVML_SCENARIO": "h200"})
+    d = f["driver"]
+    check(d["state"] == "ok", "fake h200: state ok (%s)" % d["state"])
+    check(d["version"] == "580.159.04", "fake h200: driver version %s" % d["version"])
+    check(d["cuda_version"] == "13.0", "fake h200: CUDA 13.0")
+    check(len(f["gpus"]) == 1, "fake h200: one GPU")
+    if f["gpus"]:
+        g = f["gpus"][0]
+        check(g["name"] == "NVIDIA H200", "name")
+        check(g["compute_capability"] == "9.0" and g["sm"] == "sm_90", "cc")
+        check(g["architecture"] == "Hopper", "arch")
+        check(g["pci_bus_id"] == "00000000:00:06.0", "bus id %s" % g["pci_bus_id"])
+        check(g["pci_device_id"] == "0x233510DE", "pci device id %s" % g["pci_device_id"])
+        check(g["visible"] and g["cuda_index"] == 0, "visible")
+    # CUDA_VISIBLE_DEVICES hiding every GPU is shown
+    f = facts("--root", h200, "--nvml-lib", FAKE, env={"FAKE_NVML_SCENARIO": "h200", "CUDA_VISIBLE_DEVICES": ""})
+    check(f["cuda_visible_devices"]["set"] and f["cuda_visible_devices"]["devices"] == [],
+          "CUDA_VISIBLE_DEVICES='' hides all")
+    r = run("probe", "--root", h200, "--nvml-lib", FAKE, env={"FAKE_NVML_SCENARIO": "h200", "CUDA_VISIBLE_DEVICES": ""})
+    check("hidden from CUDA" in r.stdout, "human view says hidden")
+    for scen in ("many", "mig", "nvlink", "lost", "noperm"):
+        f = facts("--root", h200, "--nvml-lib", FAKE, env={"FAKE_NVML_SCENARIO": scen})
+        check(f.get("driver", {}).get("state") in ("ok", "nvml-error"), "scenario %s runs" % scen)
+        r = run("probe", "--root", h200, "--nvml-lib", FAKE, env={"FAKE_NVML_SCENARIO": scen})
+        check(r.returncode == 0 and "GPUs" in r.stdout, "scenario %s human view" % scen)
+    f = facts("--root", h200, "--nvml-lib", FAKE, env={"FAKE_NVML_SCENARIO": "mig"})
+    check(any(g["mig"]["current"] == "enabled" and g["mig"]["instances"] for g in f["gpus"]), "MIG instances listed")
+    f = facts("--root", h200, "--nvml-lib", FAKE, env={"FAKE_NVML_SCENARIO": "nvlink"})
+    check(any(any(l["active"] and l["peer_pci_bus_id"] for l in g["nvlink"]) for g in f["gpus"]), "NVLink peers listed")
+    f = facts("--root", h200, "--nvml-lib", FAKE, env={"FAKE_NVML_SCENARIO": "lost"})
+    check(any(g["warnings"] for g in f["gpus"]) or f["warnings"], "a lost GPU gives a warning")
+
+# GPU present, driver not loaded: the h200 tree without the driver files
+jet = os.path.join(SRC, "tests", "fixtures", "hw", "jetson-orin")
+f = facts("--root", jet, "--nvml-lib", "/nonexistent/libnvidia-ml.so.1", "--cuda-lib", "/nonexistent/libcuda.so.1")
+check(f.get("jetson") and f["jetson"].get("soc") == "tegra234", "jetson soc: %s" % f.get("jetson"))
+
+r = run("probe", "--bogus")
+check(r.returncode == 2, "unknown option -> 2")
+r = run("probe", "--python", "/x", "--env", "/y")
+check(r.returncode == 2, "--python with --env -> 2")
+
+print("%d failures" % len(failures))
+sys.exit(1 if failures else 0)
