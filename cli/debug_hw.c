@@ -264,6 +264,10 @@ static void print_text(struct cli *cli, const gpuenv_hw_facts_t *f)
 	gpuenv_hw_cuda_version_str(f->libcuda.version, v, sizeof(v));
 	if (v[0])
 		printf(", CUDA %s", v);
+	if (f->libcuda.initialized)
+		printf(", cuInit: %d device(s)", f->libcuda.device_count);
+	else if (f->libcuda.error_name && f->libcuda.state == GPUENV_HW_LIB_OK)
+		printf(", cuInit: %s", f->libcuda.error_name);
 	if (f->libcuda.state == GPUENV_HW_LIB_STUB)
 		printf(" (toolkit stub, not a driver)");
 	else if (f->libcuda.state != GPUENV_HW_LIB_OK && f->libcuda.message)
