@@ -8,7 +8,19 @@
 
 #include "gpuenv/hw.h"
 
-/* (move these two to cli.h when the table row lands in cli/debug.c) */
+/* For the integrator: move these two prototypes to cli.h and add this row to
+ * subs[] in cli/debug.c (tests/cli/test_hw.py skips until it is there):
+ *
+ *	{ "gpus", cli_debug_gpus,
+ *		"print the driver and GPU facts (NVML, libcuda, procfs/sysfs, Jetson) as text or JSON",
+ *		"gpuenv debug gpus [--json] [--deep] [--root DIR] [--nvml LIB] [--libcuda LIB]",
+ *		"  --deep             also cuInit and ask libcuda for each device (~250 ms with a GPU)\n"
+ *		"  --root DIR         read /proc, /sys and /etc under DIR (libraries are not loaded\n"
+ *		"                     unless --nvml / --libcuda name them)\n"
+ *		"  --nvml LIB         load this NVML library instead of libnvidia-ml.so.1\n"
+ *		"  --libcuda LIB      load this CUDA driver library instead of libcuda.so.1\n"
+ *		"  --no-nvml, --no-libcuda, --no-mig, --no-nvlink   skip those queries\n" },
+ */
 int cli_debug_gpus(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
 json_t *cli_hw_facts_json(const gpuenv_hw_facts_t *f);
 
