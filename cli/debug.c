@@ -47,6 +47,15 @@ static const struct cli_verb subs[] = {
 	{ "fatbin", cli_debug_fatbin,
 		"list the CUDA code (sm_XX cubins, PTX) inside ELF files' .nv_fatbin sections, as cuobjdump --list-elf / --list-ptx",
 		"gpuenv debug fatbin [--elf|--ptx] FILE...", NULL },
+	{ "gpus", cli_debug_gpus,
+		"print the driver and GPU facts (NVML, libcuda, procfs/sysfs, Jetson) as text or JSON",
+		"gpuenv debug gpus [--json] [--deep] [--root DIR] [--nvml LIB] [--libcuda LIB]",
+		"  --deep             also cuInit and ask libcuda for each device (~250 ms with a GPU)\n"
+		"  --root DIR         read /proc, /sys and /etc under DIR (libraries are not loaded\n"
+		"                     unless --nvml / --libcuda name them)\n"
+		"  --nvml LIB         load this NVML library instead of libnvidia-ml.so.1\n"
+		"  --libcuda LIB      load this CUDA driver library instead of libcuda.so.1\n"
+		"  --no-nvml, --no-libcuda, --no-mig, --no-nvlink   skip those queries\n" },
 	{ "sha256", cli_debug_sha256, "print the SHA-256 digest of each FILE, as sha256sum does",
 		"gpuenv debug sha256 FILE...", NULL },
 };

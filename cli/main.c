@@ -25,6 +25,7 @@ static const struct cli_verb verbs[] = {
 		"  wheel-name        FILE.whl -> JSON of name, version, build, tags\n"
 		"  metadata          DIST-INFO|METADATA -> JSON of the core metadata\n"
 		"  fatbin            FILE... -> sm_XX cubins and PTX inside (cuobjdump's lists)\n"
+		"  gpus              the driver and GPU facts alone (NVML, libcuda, sysfs)\n"
 		"  sha256            FILE... -> SHA-256 digests\n" },
 };
 

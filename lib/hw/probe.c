@@ -16,18 +16,6 @@ void gpuenv_probe_opts_init(gpuenv_probe_opts_t *opts)
 	gpuenv_hw_opts_init(&opts->hw);
 }
 
-/* json_string(NULL) is NULL, and json_object_set_new(NULL) fails: write
- * JSON null for unknown strings instead. */
-static json_t *jstr(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
-
-static json_t *jstr_nonempty(const char *s)
-{
-	return s && s[0] ? json_string(s) : json_null();
-}
-
 static int set(json_t *obj, const char *key, json_t *v)
 {
 	if (!v)
@@ -35,238 +23,238 @@ static int set(json_t *obj, const char *key, json_t *v)
 	return json_object_set_new(obj, key, v) ? -ENOMEM : 0;
 }
 
-static int push(json_t *arr, json_t *v)
+static json_t *str_or_null(const char *s)
 {
-	if (!v)
-		return -ENOMEM;
-	return json_array_append_new(arr, v) ? -ENOMEM : 0;
+	return s ? json_string(s) : json_null();
 }
 
-static json_t *cc_json(int major, int minor)
+static json_t *cuda_version_json(int v)
 {
-	char b[32];
+	char s[16];
 
-	if (major < 0)
+	if (v <= 0)
 		return json_null();
-	snprintf(b, sizeof(b), "%d.%d", major, minor < 0 ? 0 : minor);
-	return json_string(b);
+	gpuenv_hw_cuda_version_str(v, s, sizeof(s));
+	return json_string(s);
 }
 
-static json_t *sm_json(int major, int minor)
+static json_t *mig_mode_json(int m)
 {
-	char b[32];
-
-	if (major < 0)
-		return json_null();
-	snprintf(b, sizeof(b), "sm_%d%d", major, minor < 0 ? 0 : minor);
-	return json_string(b);
+	return m < 0 ? json_null() : json_string(m ? "enabled" : "disabled");
 }
 
-static json_t *hex_json(unsigned long v, int digits)
-{
-	char b[24];
-
-	if (!v)
-		return json_null();
-	snprintf(b, sizeof(b), "0x%0*lX", digits, v);
-	return json_string(b);
-}
-
-static const char *mig_mode(int m)
-{
-	return m > 0 ? "enabled" : m == 0 ? "disabled" : "unsupported";
-}
-
-static json_t *gpu_json(const gpuenv_hw_facts_t *f, const gpuenv_hw_gpu_t *g)
+static json_t *gpu_json(const gpuenv_hw_facts_t *f, size_t i)
 {
 	static const char *const fact_names[GPUENV_HW_F_COUNT] = {
-		"name", "uuid", "compute_capability", "architecture", "memory",
-		"pci", "mig", "nvlink", "visible",
+		"name", "uuid", "compute_capability", "architecture", "memory", "pci", "mig",
+		"nvlink", "visible",
 	};
-	json_t *o = json_object(), *mig, *links, *src, *w;
-	char b[32];
+	const gpuenv_hw_gpu_t *g = &f->gpus[i];
+	json_t *o = json_object(), *mig = json_object(), *inst = json_array();
+	json_t *links = json_array(), *src = json_object(), *warn = json_array();
+	char buf[32];
 
-	if (!o)
-		return NULL;
-	set(o, "index", g->index >= 0 ? json_integer(g->index) : json_null());
-	set(o, "name", jstr(g->name));
-	set(o, "uuid", jstr(g->uuid));
-	set(o, "compute_capability", cc_json(g->cc_major, g->cc_minor));
-	set(o, "sm", sm_json(g->cc_major, g->cc_minor));
-	set(o, "architecture", jstr(g->arch));
-	set(o, "memory_total", g->mem_total ? json_integer((json_int_t)g->mem_total) : json_null());
-	set(o, "memory_free", g->mem_free ? json_integer((json_int_t)g->mem_free) : json_null());
-	set(o, "pci_bus_id", jstr_nonempty(g->bus_id));
-	if (g->pci_device_id) {
-		snprintf(b, sizeof(b), "0x%08X", (unsigned)g->pci_device_id);
-		set(o, "pci_device_id", json_string(b));
+	json_object_set_new(o, "index", g->index >= 0 ? json_integer(g->index) : json_null());
+	json_object_set_new(o, "name", str_or_null(g->name));
+	json_object_set_new(o, "uuid", str_or_null(g->uuid));
+	if (g->cc_major >= 0) {
+		snprintf(buf, sizeof(buf), "%d.%d", g->cc_major, g->cc_minor);
+		json_object_set_new(o, "compute_capability", json_string(buf));
+		snprintf(buf, sizeof(buf), "sm_%d%d", g->cc_major, g->cc_minor);
+		json_object_set_new(o, "sm", json_string(buf));
 	} else {
-		set(o, "pci_device_id", json_null());
+		json_object_set_new(o, "compute_capability", json_null());
+		json_object_set_new(o, "sm", json_null());
 	}
-	set(o, "device_id", hex_json(g->device_id, 4));
-	set(o, "kernel_driver", jstr(g->driver));
-	set(o, "integrated", json_boolean(g->integrated));
-	set(o, "visible", json_boolean(g->visible));
-	set(o, "cuda_index", g->cuda_index >= 0 ? json_integer(g->cuda_index) : json_null());
-
-	mig = json_object();
-	set(mig, "current", json_string(mig_mode(g->mig_current)));
-	set(mig, "pending", json_string(mig_mode(g->mig_pending)));
-	json_t *inst = json_array();
-	for (size_t i = 0; i < g->n_mig; i++) {
-		const gpuenv_hw_mig_t *m = &g->mig[i];
-		json_t *mo = json_object();
-		set(mo, "index", json_integer(m->index));
-		set(mo, "uuid", jstr(m->uuid));
-		set(mo, "name", jstr(m->name));
-		set(mo, "gpu_instance", m->gi_id >= 0 ? json_integer(m->gi_id) : json_null());
-		set(mo, "compute_instance", m->ci_id >= 0 ? json_integer(m->ci_id) : json_null());
-		set(mo, "memory_total", m->mem_total ? json_integer((json_int_t)m->mem_total) : json_null());
-		set(mo, "visible", json_boolean(m->visible));
-		set(mo, "cuda_index", m->cuda_index >= 0 ? json_integer(m->cuda_index) : json_null());
-		push(inst, mo);
+	json_object_set_new(o, "architecture", str_or_null(g->arch));
+	json_object_set_new(o, "nvml_architecture",
+		g->nvml_arch ? json_integer(g->nvml_arch) : json_null());
+	json_object_set_new(o, "memory_total",
+		g->mem_total ? json_integer((json_int_t)g->mem_total) : json_null());
+	json_object_set_new(o, "memory_free",
+		g->mem_free ? json_integer((json_int_t)g->mem_free) : json_null());
+	json_object_set_new(o, "pci_bus_id", g->bus_id[0] ? json_string(g->bus_id) : json_null());
+	if (g->pci_device_id) {
+		snprintf(buf, sizeof(buf), "0x%08X", (unsigned)g->pci_device_id);
+		json_object_set_new(o, "pci_device_id", json_string(buf));
+		snprintf(buf, sizeof(buf), "0x%04x", (unsigned)g->device_id);
+		json_object_set_new(o, "device_id", json_string(buf));
+	} else {
+		json_object_set_new(o, "pci_device_id", json_null());
+		json_object_set_new(o, "device_id", json_null());
 	}
-	set(mig, "instances", inst);
-	set(o, "mig", mig);
-
-	links = json_array();
-	for (size_t i = 0; i < g->n_nvlink; i++) {
-		const gpuenv_hw_nvlink_t *l = &g->nvlink[i];
-		json_t *lo = json_object();
-		set(lo, "link", json_integer(l->link));
-		set(lo, "active", json_boolean(l->active));
-		set(lo, "peer_pci_bus_id", jstr_nonempty(l->peer_bus_id));
-		set(lo, "peer_type", json_string(gpuenv_hw_peer_name(l->peer_type)));
-		set(lo, "peer_gpu", l->peer_gpu >= 0 ? json_integer(l->peer_gpu) : json_null());
-		push(links, lo);
+	json_object_set_new(o, "kernel_driver", str_or_null(g->driver));
+	json_object_set_new(o, "integrated", json_boolean(g->integrated));
+	json_object_set_new(o, "visible", json_boolean(g->visible));
+	json_object_set_new(o, "cuda_index", g->cuda_index >= 0 ? json_integer(g->cuda_index) : json_null());
+	json_object_set_new(mig, "current", mig_mode_json(g->mig_current));
+	json_object_set_new(mig, "pending", mig_mode_json(g->mig_pending));
+	for (size_t j = 0; j < g->n_mig; j++) {
+		const gpuenv_hw_mig_t *m = &g->mig[j];
+		json_t *x = json_object();
+		json_object_set_new(x, "index", json_integer(m->index));
+		json_object_set_new(x, "uuid", str_or_null(m->uuid));
+		json_object_set_new(x, "name", str_or_null(m->name));
+		json_object_set_new(x, "gpu_instance", m->gi_id >= 0 ? json_integer(m->gi_id) : json_null());
+		json_object_set_new(x, "compute_instance", m->ci_id >= 0 ? json_integer(m->ci_id) : json_null());
+		json_object_set_new(x, "memory_total", m->mem_total ? json_integer((json_int_t)m->mem_total) : json_null());
+		json_object_set_new(x, "memory_free", m->mem_free ? json_integer((json_int_t)m->mem_free) : json_null());
+		json_object_set_new(x, "visible", json_boolean(m->visible));
+		json_object_set_new(x, "cuda_index", m->cuda_index >= 0 ? json_integer(m->cuda_index) : json_null());
+		json_array_append_new(inst, x);
 	}
-	set(o, "nvlink", links);
-
-	src = json_object();
-	for (int i = 0; i < GPUENV_HW_F_COUNT; i++)
-		if (g->src[i])
-			set(src, fact_names[i], json_string(gpuenv_hw_src_name(g->src[i])));
-	set(o, "source", src);
-
-	w = json_array();
-	for (size_t i = 0; i < f->n_warnings; i++) {
-		const gpuenv_hw_warning_t *x = &f->warnings[i];
-		if (x->gpu >= 0 && &f->gpus[x->gpu] == g)
-			push(w, json_string(x->msg));
+	json_object_set_new(mig, "instances", inst);
+	json_object_set_new(o, "mig", mig);
+	for (size_t j = 0; j < g->n_nvlink; j++) {
+		const gpuenv_hw_nvlink_t *k = &g->nvlink[j];
+		json_t *x = json_object();
+		json_object_set_new(x, "link", json_integer(k->link));
+		json_object_set_new(x, "active", json_boolean(k->active));
+		json_object_set_new(x, "peer_pci_bus_id", k->peer_bus_id[0] ? json_string(k->peer_bus_id) : json_null());
+		json_object_set_new(x, "peer_type", k->active ? json_string(gpuenv_hw_peer_name(k->peer_type)) : json_null());
+		json_object_set_new(x, "peer_gpu", k->peer_gpu >= 0 && f->gpus[k->peer_gpu].index >= 0 ?
+			json_integer(f->gpus[k->peer_gpu].index) : json_null());
+		json_array_append_new(links, x);
 	}
-	set(o, "warnings", w);
+	json_object_set_new(o, "nvlink", links);
+	for (int k = 0; k < GPUENV_HW_F_COUNT; k++)
+		if (g->src[k])
+			json_object_set_new(src, fact_names[k], json_string(gpuenv_hw_src_name(g->src[k])));
+	json_object_set_new(o, "sources", src);
+	for (size_t k = 0; k < f->n_warnings; k++)
+		if (f->warnings[k].gpu == (int)i)
+			json_array_append_new(warn, json_string(f->warnings[k].msg));
+	json_object_set_new(o, "warnings", warn);
 	return o;
 }
 
-int gpuenv_probe_hw_json(const gpuenv_hw_facts_t *f, json_t *obj)
+int gpuenv_probe_hw_json(const gpuenv_hw_facts_t *f, json_t *o)
 {
-	json_t *drv = json_object(), *nvml = json_object(), *cuda = json_object();
-	json_t *vis = json_object(), *pci = json_array(), *gpus = json_array();
-	json_t *warnings = json_object_get(obj, "warnings");
-	char b[32];
+	json_t *d = json_object(), *n = json_object(), *c = json_object();
+	json_t *v = json_object(), *vis = json_array(), *devs = json_array();
+	json_t *pci = json_array(), *gpus = json_array(), *warn = json_array();
+	const gpuenv_hw_driver_t *dr = &f->driver;
+	char buf[32];
 
-	if (!drv || !nvml || !cuda || !vis || !pci || !gpus)
-		goto nomem;
-	set(drv, "state", json_string(gpuenv_hw_state_name(f->state)));
-	set(drv, "state_text", json_string(gpuenv_hw_state_text(f->state)));
-	set(drv, "loaded", json_boolean(f->driver.loaded));
-	set(drv, "version", jstr(f->driver.version));
-	set(drv, "version_source", f->driver.version ? json_string(gpuenv_hw_src_name(f->driver.version_src)) : json_null());
-	gpuenv_hw_cuda_version_str(f->driver.cuda_version, b, sizeof(b));
-	set(drv, "cuda_version", jstr_nonempty(b));
-	set(drv, "cuda_version_int", f->driver.cuda_version ? json_integer(f->driver.cuda_version) : json_null());
-	set(drv, "cuda_version_source", f->driver.cuda_version ? json_string(gpuenv_hw_src_name(f->driver.cuda_version_src)) : json_null());
-	set(drv, "kernel_module", jstr(f->driver.module_version));
-	set(drv, "flavor", jstr(f->driver.flavor));
-	set(drv, "procfs", jstr(f->driver.procfs));
+	if (!o || !d || !n || !c || !v || !vis || !devs || !pci || !gpus || !warn) {
+		json_decref(d);
+		json_decref(n);
+		json_decref(c);
+		json_decref(v);
+		json_decref(vis);
+		json_decref(devs);
+		json_decref(pci);
+		json_decref(gpus);
+		json_decref(warn);
+		return -ENOMEM;
+	}
+	json_object_set_new(d, "state", json_string(gpuenv_hw_state_name(f->state)));
+	json_object_set_new(d, "state_text", json_string(gpuenv_hw_state_text(f->state)));
 
-	set(nvml, "state", json_string(gpuenv_hw_nvml_state_name(f->nvml.state)));
-	set(nvml, "path", jstr(f->nvml.path));
-	set(nvml, "version", jstr(f->nvml.version));
-	set(nvml, "message", jstr(f->nvml.message));
-	set(drv, "nvml", nvml);
+	json_object_set_new(d, "loaded", json_boolean(dr->loaded));
+	json_object_set_new(d, "version", str_or_null(dr->version));
+	json_object_set_new(d, "version_source", dr->version ? json_string(gpuenv_hw_src_name(dr->version_src)) : json_null());
+	json_object_set_new(d, "cuda_version", cuda_version_json(dr->cuda_version));
+	json_object_set_new(d, "cuda_version_int", dr->cuda_version ? json_integer(dr->cuda_version) : json_null());
+	json_object_set_new(d, "cuda_version_source", dr->cuda_version ? json_string(gpuenv_hw_src_name(dr->cuda_version_src)) : json_null());
+	json_object_set_new(d, "kernel_module", str_or_null(dr->module_version));
+	json_object_set_new(d, "flavor", str_or_null(dr->flavor));
+	json_object_set_new(d, "procfs", str_or_null(dr->procfs));
+	json_object_set_new(d, "procfs_version", str_or_null(dr->procfs_version));
 
-	set(cuda, "state", json_string(gpuenv_hw_libcuda_state_name(f->libcuda.state)));
-	set(cuda, "path", jstr(f->libcuda.path));
-	gpuenv_hw_cuda_version_str(f->libcuda.version, b, sizeof(b));
-	set(cuda, "cuda_version", jstr_nonempty(b));
-	set(cuda, "error", jstr(f->libcuda.error_name));
-	set(cuda, "message", jstr(f->libcuda.message));
-	set(cuda, "initialized", json_boolean(f->libcuda.initialized));
-	set(cuda, "device_count", f->libcuda.device_count >= 0 ? json_integer(f->libcuda.device_count) : json_null());
-	set(drv, "libcuda", cuda);
-	if (set(obj, "driver", drv))
-		goto nomem_obj;
+	json_object_set_new(n, "state", json_string(gpuenv_hw_nvml_state_name(f->nvml.state)));
+	json_object_set_new(n, "loaded", json_boolean(f->nvml.state == GPUENV_HW_LIB_OK));
+	json_object_set_new(n, "path", str_or_null(f->nvml.path));
+	json_object_set_new(n, "version", str_or_null(f->nvml.version));
+	json_object_set_new(n, "error", f->nvml.state == GPUENV_HW_LIB_ERROR ?
+		str_or_null(gpuenv_hw_nvml_error_name(f->nvml.error)) : json_null());
+	json_object_set_new(n, "message", str_or_null(f->nvml.message));
+	json_object_set_new(n, "device_count", f->nvml.state == GPUENV_HW_LIB_OK ?
+		json_integer(f->nvml.device_count) : json_null());
+	json_object_set_new(d, "nvml", n);
+
+	json_object_set_new(c, "state", json_string(gpuenv_hw_libcuda_state_name(f->libcuda.state)));
+	json_object_set_new(c, "path", str_or_null(f->libcuda.path));
+	json_object_set_new(c, "cuda_version", cuda_version_json(f->libcuda.version));
+	json_object_set_new(c, "cuda_version_int", f->libcuda.version ? json_integer(f->libcuda.version) : json_null());
+	json_object_set_new(c, "error", str_or_null(f->libcuda.error_name));
+	json_object_set_new(c, "message", str_or_null(f->libcuda.message));
+	json_object_set_new(c, "initialized", json_boolean(f->libcuda.initialized));
+	json_object_set_new(c, "device_count", f->libcuda.device_count >= 0 ? json_integer(f->libcuda.device_count) : json_null());
+	json_object_set_new(d, "libcuda", c);
+	json_object_set_new(o, "driver", d);
 
 	if (f->jetson.present) {
 		json_t *j = json_object();
-		set(j, "model", jstr(f->jetson.model));
-		set(j, "soc", jstr(f->jetson.soc));
-		set(j, "l4t", jstr(f->jetson.l4t));
-		set(j, "nvgpu", json_boolean(f->jetson.nvgpu));
-		set(obj, "jetson", j);
+		json_object_set_new(j, "model", str_or_null(f->jetson.model));
+		json_object_set_new(j, "soc", str_or_null(f->jetson.soc));
+		json_object_set_new(j, "l4t", str_or_null(f->jetson.l4t));
+		json_object_set_new(j, "nvgpu", json_boolean(f->jetson.nvgpu));
+		json_object_set_new(o, "jetson", j);
 	} else {
-		set(obj, "jetson", json_null());
+		json_object_set_new(o, "jetson", json_null());
 	}
 
-	set(vis, "set", json_boolean(f->visible.set));
-	set(vis, "value", jstr(f->visible.value));
-	set(vis, "invalid_entry", jstr(f->visible.invalid));
-	set(vis, "ambiguous_order", json_boolean(f->visible.ambiguous_order));
-	json_t *devs = json_array();
+	json_object_set_new(v, "set", json_boolean(f->visible.set));
+	json_object_set_new(v, "value", str_or_null(f->visible.value));
 	for (size_t i = 0; i < f->visible.n; i++) {
-		json_t *d = json_object();
-		const gpuenv_hw_visible_dev_t *v = &f->visible.devs[i];
-		set(d, "gpu", json_integer(v->gpu));
-		set(d, "mig", v->mig >= 0 ? json_integer(v->mig) : json_null());
-		push(devs, d);
+		const gpuenv_hw_visible_dev_t *x = &f->visible.devs[i];
+		const gpuenv_hw_gpu_t *g = &f->gpus[x->gpu];
+		json_t *e = json_object();
+		json_object_set_new(e, "gpu", g->index >= 0 ? json_integer(g->index) : json_null());
+		json_object_set_new(e, "mig", x->mig >= 0 ? str_or_null(g->mig[x->mig].uuid) : json_null());
+		json_array_append_new(devs, e);
+		if (x->mig < 0 && g->index >= 0)
+			json_array_append_new(vis, json_integer(g->index));
 	}
-	set(vis, "devices", devs);
-	set(obj, "cuda_visible_devices", vis);
+	json_object_set_new(v, "visible", vis);
+	json_object_set_new(v, "devices", devs);
+	json_object_set_new(v, "invalid", str_or_null(f->visible.invalid));
+	json_object_set_new(v, "ambiguous_order", json_boolean(f->visible.ambiguous_order));
+	json_object_set_new(o, "cuda_visible_devices", v);
 
 	for (size_t i = 0; i < f->n_pci; i++) {
 		const gpuenv_hw_pci_t *p = &f->pci[i];
-		json_t *po = json_object();
-		static const char *const kinds[] = { "other", "gpu", "nvswitch" };
-		set(po, "bus_id", json_string(p->bus_id));
-		set(po, "vendor", hex_json(p->vendor, 4));
-		set(po, "device", hex_json(p->device, 4));
-		set(po, "class", hex_json(p->class_code, 6));
-		set(po, "kind", json_string(kinds[p->kind >= 0 && p->kind <= 2 ? p->kind : 0]));
-		set(po, "driver", jstr(p->driver));
-		push(pci, po);
+		json_t *e = json_object();
+		json_object_set_new(e, "bus_id", json_string(p->bus_id));
+		snprintf(buf, sizeof(buf), "0x%04x", p->vendor);
+		json_object_set_new(e, "vendor", json_string(buf));
+		snprintf(buf, sizeof(buf), "0x%04x", p->device);
+		json_object_set_new(e, "device", json_string(buf));
+		snprintf(buf, sizeof(buf), "0x%06x", (unsigned)p->class_code);
+		json_object_set_new(e, "class", json_string(buf));
+		json_object_set_new(e, "kind", json_string(p->kind == GPUENV_HW_PCI_GPU ? "gpu" :
+			p->kind == GPUENV_HW_PCI_NVSWITCH ? "nvswitch" : "other"));
+		json_object_set_new(e, "driver", str_or_null(p->driver));
+		json_array_append_new(pci, e);
 	}
-	set(obj, "pci", pci);
-
+	json_object_set_new(o, "pci", pci);
 	for (size_t i = 0; i < f->n_gpus; i++)
-		if (push(gpus, gpu_json(f, &f->gpus[i])))
-			goto nomem_obj;
-	set(obj, "gpus", gpus);
-
-	if (warnings) {
-		for (size_t i = 0; i < f->n_warnings; i++) {
-			const gpuenv_hw_warning_t *x = &f->warnings[i];
-			json_t *w = json_object();
-			set(w, "id", jstr(x->id));
-			set(w, "message", jstr(x->msg));
-			set(w, "hint", jstr(x->hint));
-			set(w, "source", json_string(gpuenv_hw_src_name(x->src)));
-			set(w, "gpu", x->gpu >= 0 ? json_integer(x->gpu) : json_null());
-			push(warnings, w);
-		}
+		json_array_append_new(gpus, gpu_json(f, i));
+	json_object_set_new(o, "gpus", gpus);
+	for (size_t i = 0; i < f->n_warnings; i++) {
+		const gpuenv_hw_warning_t *w = &f->warnings[i];
+		json_t *e = json_object();
+		json_object_set_new(e, "id", json_string(w->id));
+		json_object_set_new(e, "message", json_string(w->msg));
+		json_object_set_new(e, "hint", str_or_null(w->hint));
+		json_object_set_new(e, "gpu", w->gpu >= 0 && f->gpus[w->gpu].index >= 0 ?
+			json_integer(f->gpus[w->gpu].index) : json_null());
+		json_object_set_new(e, "source", json_string(gpuenv_hw_src_name(w->src)));
+		json_object_set_new(e, "code", w->code ? json_integer(w->code) : json_null());
+		json_array_append_new(warn, e);
+	}
+	/* append to the facts' warnings (other probe parts add theirs) */
+	json_t *all = json_object_get(o, "warnings");
+	if (json_is_array(all)) {
+		json_array_extend(all, warn);
+		json_decref(warn);
+	} else {
+		json_object_set_new(o, "warnings", warn);
 	}
 	return 0;
-nomem:
-	json_decref(drv);
-	json_decref(nvml);
-	json_decref(cuda);
-	json_decref(vis);
-	json_decref(pci);
-	json_decref(gpus);
-	return -ENOMEM;
-nomem_obj:
-	return -ENOMEM;
 }
+
 
 static void host_json(gpuenv_ctx_t *ctx, json_t *obj)
 {
@@ -315,7 +303,7 @@ int gpuenv_probe_facts_json(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts, 
 	if (!obj)
 		return -ENOMEM;
 	set(obj, "schema", json_string(GPUENV_FACTS_SCHEMA));
-	set(obj, "gpuenv", jstr(opts->version));
+	set(obj, "gpuenv", str_or_null(opts->version));
 	gmtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	set(obj, "taken_at", json_string(when));

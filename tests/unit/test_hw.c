@@ -374,6 +374,32 @@ static void test_this_machine(void **state)
 	probe_free(&p);
 }
 
+/* the search path in the options: folders tried before the loader's own */
+static void test_lib_dirs(void **state)
+{
+	(void)state;
+	struct probe p;
+	char *t = mktree(), path[4096];
+	const char *dirs[] = { "/nonexistent", t, NULL };
+
+	snprintf(path, sizeof(path), "%s/libnvidia-ml.so.1", t);
+	assert_int_equal(symlink(fake_nvml, path), 0);
+	snprintf(path, sizeof(path), "%s/libcuda.so.1", t);
+	assert_int_equal(symlink(fake_nvml, path), 0);
+	probe_init(&p, "", "h200", NULL);
+	p.opts.nvml_lib = NULL;
+	p.opts.cuda_lib = NULL;
+	p.opts.lib_dirs = dirs;
+	probe_run(&p);
+	assert_int_equal(p.f->nvml.state, GPUENV_HW_LIB_OK);
+	snprintf(path, sizeof(path), "%s/libnvidia-ml.so.1", t);
+	assert_string_equal(p.f->nvml.path, path);
+	assert_int_equal(p.f->libcuda.state, GPUENV_HW_LIB_OK);
+	assert_non_null(strstr(p.f->libcuda.path, "libcuda.so.1"));
+	probe_free(&p);
+	rmtree(t);
+}
+
 static void test_no_hardware(void **state)
 {
 	(void)state;
@@ -1220,6 +1246,7 @@ int main(void)
 		cmocka_unit_test(test_parse_text),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_this_machine),
+		cmocka_unit_test(test_lib_dirs),
 		cmocka_unit_test(test_no_hardware),
 		cmocka_unit_test(test_driver_not_loaded),
 		cmocka_unit_test(test_h200),
