@@ -15,7 +15,7 @@
  * NVIDIA does not document the layout; it was read off CUDA 13.0 binaries
  * and checked against cuobjdump's listings of 14 CUDA libraries.  Only the
  * headers are read: the payloads (cubins, compressed or not) are skipped by
- * their sizes, so listing touches one page per entry. */
+ * their sizes, never decompressed, never read. */
 #ifndef GPUENV_FATBIN_H
 #define GPUENV_FATBIN_H
 
@@ -86,8 +86,11 @@ GPUENV_API int gpuenv_fatbin_parse(gpuenv_fatbin_t *fb, const char *name,
  * nvcc -rdc).  A file with neither gives 0 and no entries. */
 GPUENV_API int gpuenv_fatbin_read_elf(gpuenv_fatbin_t *fb, const gpuenv_elf_t *elf);
 
-/* Map the file at path (an ELF file, or a bare fatbin such as nvcc -fatbin
- * writes), read its entries into fb and unmap it.  Errors as for
+/* Read the entries of the file at path (an ELF file, or a bare fatbin such
+ * as nvcc -fatbin writes) into fb: the ELF headers through a read-only
+ * mapping, the fatbin headers with one pread each (cheaper than a page
+ * fault per header, no payload pages in the RSS, and a file truncated
+ * meanwhile gives an error rather than SIGBUS).  Errors as for
  * gpuenv_elf_open and gpuenv_fatbin_parse. */
 GPUENV_API int gpuenv_fatbin_open(gpuenv_fatbin_t *fb, const char *path);
 

@@ -49,11 +49,20 @@ void gpuenv_fatbin_free(gpuenv_fatbin_t *fb)
 	gpuenv_fatbin_init(fb, ctx);
 }
 
+/* Where the headers come from: a buffer (a mapped section, a fuzz input),
+ * or a file read with pread.  gpuenv_fatbin_open uses pread: one small read
+ * per header is cheaper than a page fault per header (which maps pages of
+ * payload around it and counts them in the RSS), and a file truncated
+ * under us gives an error instead of SIGBUS. */
 struct walk {
 	gpuenv_fatbin_t *fb;
 	const char *name;
 	const char *section;
-	uint64_t base;
+	uint64_t base;		  /* file offset of byte 0 of the walk */
+	uint64_t size;		  /* bytes in the walk */
+	const unsigned char *mem; /* NULL: pread from fd */
+	int fd;
+	unsigned char buf[ENTRY_MIN];
 };
 
 static int corrupt(struct walk *w, int code, uint64_t at, const char *fmt, ...)
@@ -73,6 +82,31 @@ static int corrupt(struct walk *w, int code, uint64_t at, const char *fmt, ...)
 			(unsigned long long)at, (unsigned long long)(w->base + at), msg);
 	return gpuenv_fail(w->fb->ctx, code, w->name, 0, 0,
 		"corrupt fatbin at offset 0x%llx: %s", (unsigned long long)(w->base + at), msg);
+}
+
+/* len (<= ENTRY_MIN) bytes at off, which the caller checked lie inside the
+ * walk */
+static int get(struct walk *w, uint64_t off, size_t len, const unsigned char **out)
+{
+	size_t got = 0;
+
+	if (w->mem) {
+		*out = w->mem + off;
+		return 0;
+	}
+	while (got < len) {
+		ssize_t n = pread(w->fd, w->buf + got, len - got, (off_t)(w->base + off + got));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return gpuenv_fail(w->fb->ctx, -errno, w->name, 0, 0, "read at offset %llu: %s",
+				(unsigned long long)(w->base + off + got), strerror(errno));
+		if (n == 0)
+			return corrupt(w, GPUENV_EFORMAT, off, "the file ends early (changed while read?)");
+		got += (size_t)n;
+	}
+	*out = w->buf;
+	return 0;
 }
 
 static int push(struct walk *w, const gpuenv_fatbin_entry_t *e)
@@ -98,14 +132,13 @@ static int push(struct walk *w, const gpuenv_fatbin_entry_t *e)
 	return 0;
 }
 
-/* one container at d[p..], whose header was checked to fit */
-static int read_container(struct walk *w, const unsigned char *d, size_t size, uint64_t p,
-	uint64_t *next)
+/* the entries of the container whose 16-byte header h sits at p */
+static int read_container(struct walk *w, const unsigned char *h, uint64_t p, uint64_t *next)
 {
-	uint16_t version = rd16(d + p + 4);
-	uint16_t hsize = rd16(d + p + 6);
-	uint64_t fsize = rd64(d + p + 8);
-	uint64_t q, end;
+	uint16_t version = rd16(h + 4);
+	uint16_t hsize = rd16(h + 6);
+	uint64_t fsize = rd64(h + 8);
+	uint64_t size = w->size, q, end;
 	int r;
 
 	if (version != 1)
@@ -121,7 +154,7 @@ static int read_container(struct walk *w, const unsigned char *d, size_t size, u
 	end = q + fsize;
 	while (q < end) {
 		gpuenv_fatbin_entry_t e;
-		const unsigned char *h = d + q;
+		const unsigned char *eh;
 		uint32_t ehsize;
 		uint64_t psize;
 
@@ -129,8 +162,10 @@ static int read_container(struct walk *w, const unsigned char *d, size_t size, u
 			return corrupt(w, GPUENV_EFORMAT, q,
 				"entry header (%d bytes) runs past the end of its container (%llu bytes left)",
 				ENTRY_MIN, (unsigned long long)(end - q));
-		ehsize = rd32(h + 4);
-		psize = rd64(h + 8);
+		if ((r = get(w, q, ENTRY_MIN, &eh)))
+			return r;
+		ehsize = rd32(eh + 4);
+		psize = rd64(eh + 8);
 		if (ehsize < ENTRY_MIN || ehsize > end - q)
 			return corrupt(w, GPUENV_EFORMAT, q, "entry header size %u is invalid", ehsize);
 		if (psize > end - q - ehsize)
@@ -138,11 +173,11 @@ static int read_container(struct walk *w, const unsigned char *d, size_t size, u
 				"entry payload of %llu bytes runs past the end of its container (%llu bytes left)",
 				(unsigned long long)psize, (unsigned long long)(end - q - ehsize));
 		memset(&e, 0, sizeof(e));
-		e.kind = rd16(h);
-		e.minor = rd16(h + 24);
-		e.major = rd16(h + 26);
-		e.arch = (uint16_t)(rd32(h + 28) > UINT16_MAX ? UINT16_MAX : rd32(h + 28));
-		e.flags = rd64(h + 40);
+		e.kind = rd16(eh);
+		e.minor = rd16(eh + 24);
+		e.major = rd16(eh + 26);
+		e.arch = (uint16_t)(rd32(eh + 28) > UINT16_MAX ? UINT16_MAX : rd32(eh + 28));
+		e.flags = rd64(eh + 40);
 		e.container = (uint32_t)w->fb->ncontainers;
 		e.offset = w->base + q + ehsize;
 		e.compressed = (e.flags & (GPUENV_FATBIN_F_COMPRESS_LZ4 |
@@ -152,7 +187,7 @@ static int read_container(struct walk *w, const unsigned char *d, size_t size, u
 								'\0';
 		e.size = psize;
 		if (e.compressed) {
-			uint32_t csize = rd32(h + 16);
+			uint32_t csize = rd32(eh + 16);
 			/* the payload is padded to 8 bytes: the compressed size is
 			 * the true length, and cannot be more than the room */
 			if (csize > psize)
@@ -161,7 +196,7 @@ static int read_container(struct walk *w, const unsigned char *d, size_t size, u
 					(unsigned long long)psize);
 			if (csize)
 				e.size = csize;
-			e.uncompressed_size = rd64(h + 56);
+			e.uncompressed_size = rd64(eh + 56);
 		}
 		if ((r = push(w, &e)))
 			return r;
@@ -171,45 +206,65 @@ static int read_container(struct walk *w, const unsigned char *d, size_t size, u
 	return 0;
 }
 
-int gpuenv_fatbin_parse(gpuenv_fatbin_t *fb, const char *name, const char *section,
-	const void *data, size_t size, uint64_t base)
+static int walk(struct walk *w)
 {
-	struct walk w = { fb, name ? name : "<memory>", section ? section : "", base };
-	const unsigned char *d = data;
-	uint64_t p = 0;
+	uint64_t p = 0, size = w->size;
 	int r;
 
-	fb->nsections++;
+	w->fb->nsections++;
 	while (p < size) {
-		if (size - p >= 4 && rd32(d + p) == GPUENV_FATBIN_MAGIC) {
-			if (size - p < CONTAINER_MIN)
-				return corrupt(&w, GPUENV_EFORMAT, p,
-					"container header (16 bytes) runs past the end (%llu bytes left)",
-					(unsigned long long)(size - p));
-			if ((r = read_container(&w, d, size, p, &p)))
+		const unsigned char *h;
+		size_t n = size - p < CONTAINER_MIN ? (size_t)(size - p) : CONTAINER_MIN;
+		size_t zeros = 0;
+
+		if ((r = get(w, p, n, &h)))
+			return r;
+		if (n >= 4 && rd32(h) == GPUENV_FATBIN_MAGIC) {
+			if (n < CONTAINER_MIN)
+				return corrupt(w, GPUENV_EFORMAT, p,
+					"container header (16 bytes) runs past the end (%zu bytes left)", n);
+			if ((r = read_container(w, h, p, &p)))
 				return r;
-			fb->ncontainers++;
+			w->fb->ncontainers++;
 			continue;
 		}
 		/* alignment padding between containers */
-		if (d[p] == 0) {
-			p++;
-			continue;
-		}
-		return corrupt(&w, GPUENV_EFORMAT, p, "no container header (magic 0x%08x) here",
-			GPUENV_FATBIN_MAGIC);
+		while (zeros < n && h[zeros] == 0)
+			zeros++;
+		if (!zeros)
+			return corrupt(w, GPUENV_EFORMAT, p, "no container header (magic 0x%08x) here",
+				GPUENV_FATBIN_MAGIC);
+		p += zeros;
 	}
 	return 0;
 }
 
+int gpuenv_fatbin_parse(gpuenv_fatbin_t *fb, const char *name, const char *section,
+	const void *data, size_t size, uint64_t base)
+{
+	struct walk w = { .fb = fb, .name = name ? name : "<memory>",
+		.section = section ? section : "", .base = base, .size = size, .mem = data, .fd = -1 };
+
+	if (!w.mem) {
+		w.mem = (const unsigned char *)"";
+		w.size = 0;
+	}
+	return walk(&w);
+}
+
+/* .nv_fatbin is what the CUDA runtime registers and cuobjdump lists.
+ * __nv_relfatbin holds relocatable device code (nvcc -rdc) for the device
+ * linker; linked libraries may keep it (libnccl.so.2 does) but it is not
+ * loaded from there, so it counts only when there is no .nv_fatbin (an
+ * object file compiled with -rdc). */
+static const char *fatbin_section_name(const gpuenv_elf_t *elf)
+{
+	return gpuenv_elf_section(elf, ".nv_fatbin") ? ".nv_fatbin" : "__nv_relfatbin";
+}
+
 int gpuenv_fatbin_read_elf(gpuenv_fatbin_t *fb, const gpuenv_elf_t *elf)
 {
-	/* .nv_fatbin is what the CUDA runtime registers and cuobjdump lists.
-	 * __nv_relfatbin holds relocatable device code (nvcc -rdc) for the
-	 * device linker; linked libraries may keep it (libnccl.so.2 does) but it
-	 * is not loaded from there, so it counts only when there is no
-	 * .nv_fatbin (an object file compiled with -rdc). */
-	const char *want = gpuenv_elf_section(elf, ".nv_fatbin") ? ".nv_fatbin" : "__nv_relfatbin";
+	const char *want = fatbin_section_name(elf);
 	int r;
 
 	for (size_t i = 0; i < elf->nsections; i++) {
@@ -229,6 +284,8 @@ int gpuenv_fatbin_read_elf(gpuenv_fatbin_t *fb, const gpuenv_elf_t *elf)
 int gpuenv_fatbin_open(gpuenv_fatbin_t *fb, const char *path)
 {
 	gpuenv_ctx_t *ctx = fb->ctx;
+	struct walk w = { .fb = fb, .name = path, .section = "" };
+	const unsigned char *h;
 	gpuenv_elf_t elf;
 	struct stat st;
 	void *map;
@@ -239,41 +296,56 @@ int gpuenv_fatbin_open(gpuenv_fatbin_t *fb, const char *path)
 	if (fd < 0)
 		return gpuenv_fail(ctx, -errno, path, 0, 0, "%s", strerror(errno));
 	if (fstat(fd, &st) != 0) {
-		r = -errno;
-		close(fd);
-		return gpuenv_fail(ctx, r, path, 0, 0, "%s", strerror(-r));
+		r = gpuenv_fail(ctx, -errno, path, 0, 0, "%s", strerror(errno));
+		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		close(fd);
 		if (S_ISDIR(st.st_mode))
-			return gpuenv_fail(ctx, -EISDIR, path, 0, 0, "%s", strerror(EISDIR));
-		return gpuenv_fail(ctx, GPUENV_EFORMAT, path, 0, 0, "not a regular file");
+			r = gpuenv_fail(ctx, -EISDIR, path, 0, 0, "%s", strerror(EISDIR));
+		else
+			r = gpuenv_fail(ctx, GPUENV_EFORMAT, path, 0, 0, "not a regular file");
+		goto out;
 	}
 	if (st.st_size == 0) {
-		close(fd);
-		return gpuenv_fail(ctx, GPUENV_EFORMAT, path, 0, 0, "empty file, not ELF");
+		r = gpuenv_fail(ctx, GPUENV_EFORMAT, path, 0, 0, "empty file, not ELF");
+		goto out;
 	}
 	if ((uint64_t)st.st_size > SIZE_MAX) {
-		close(fd);
-		return gpuenv_fail(ctx, GPUENV_ETOOBIG, path, 0, 0, "file too large to map");
+		r = gpuenv_fail(ctx, GPUENV_ETOOBIG, path, 0, 0, "file too large to map");
+		goto out;
 	}
+	w.fd = fd;
+	w.size = (uint64_t)st.st_size;
+	if (st.st_size >= 4 && get(&w, 0, 4, &h) == 0 && rd32(h) == GPUENV_FATBIN_MAGIC) {
+		/* a bare fatbin (nvcc -fatbin) has no ELF around it */
+		r = walk(&w);
+		goto out;
+	}
+	/* the ELF headers through a mapping (a few pages), the fatbin headers
+	 * with pread */
 	len = (size_t)st.st_size;
 	map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-	r = -errno;
-	close(fd);
-	if (map == MAP_FAILED)
-		return gpuenv_fail(ctx, r, path, 0, 0, "mmap: %s", strerror(-r));
-	/* only headers are read, scattered over the file: no read-ahead of the
-	 * payloads between them */
+	if (map == MAP_FAILED) {
+		r = gpuenv_fail(ctx, -errno, path, 0, 0, "mmap: %s", strerror(errno));
+		goto out;
+	}
 	madvise(map, len, MADV_RANDOM);
-	if (len >= 4 && rd32(map) == GPUENV_FATBIN_MAGIC) {
-		/* a bare fatbin (nvcc -fatbin) has no ELF around it */
-		r = gpuenv_fatbin_parse(fb, path, "", map, len, 0);
-	} else if ((r = gpuenv_elf_parse(ctx, path, map, len, &elf)) == 0) {
-		r = gpuenv_fatbin_read_elf(fb, &elf);
+	if ((r = gpuenv_elf_parse(ctx, path, map, len, &elf)) == 0) {
+		const char *want = fatbin_section_name(&elf);
+		w.section = want;
+		for (size_t i = 0; i < elf.nsections && !r; i++) {
+			const gpuenv_elf_section_t *sec = &elf.sections[i];
+			if (!gpuenv_str_eq_cstr(sec->name, want))
+				continue;
+			w.base = sec->offset;
+			w.size = gpuenv_elf_section_data(&elf, sec).len; /* 0 for NOBITS */
+			r = walk(&w);
+		}
 		gpuenv_elf_close(&elf);
 	}
 	munmap(map, len);
+out:
+	close(fd);
 	return r;
 }
 

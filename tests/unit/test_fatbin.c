@@ -1203,6 +1203,44 @@ static void test_elf_flips(void **state)
 		errors);
 }
 
+/* gpuenv_fatbin_open reads the fatbin headers with pread; read_elf walks a
+ * mapping: both must give the same entries */
+static void test_paths_agree(void **state)
+{
+	(void)state;
+	static const char *const names[] = { "libcurand.so.10", "libnccl.so.2", "libcudnn_ops.so.9" };
+	gpuenv_ctx_t ctx;
+
+	gpuenv_ctx_init(&ctx);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char path[256];
+		gpuenv_fatbin_t a, b;
+		gpuenv_elf_t elf;
+
+		snprintf(path, sizeof(path), "%s/%s", CUDA_LIB, names[i]);
+		gpuenv_fatbin_init(&a, &ctx);
+		gpuenv_fatbin_init(&b, &ctx);
+		assert_int_equal(gpuenv_fatbin_open(&a, path), 0);
+		assert_int_equal(gpuenv_elf_open(&ctx, path, &elf), 0);
+		assert_int_equal(gpuenv_fatbin_read_elf(&b, &elf), 0);
+		gpuenv_elf_close(&elf);
+		assert_int_equal(a.n, b.n);
+		assert_int_equal(a.ncontainers, b.ncontainers);
+		assert_int_equal(a.nsections, b.nsections);
+		assert_true(a.n > 0);
+		for (size_t k = 0; k < a.n; k++) {
+			const gpuenv_fatbin_entry_t *x = &a.entries[k], *y = &b.entries[k];
+			assert_true(x->kind == y->kind && x->arch == y->arch && x->variant == y->variant &&
+				x->compressed == y->compressed && x->major == y->major &&
+				x->minor == y->minor && x->container == y->container &&
+				x->flags == y->flags && x->offset == y->offset && x->size == y->size &&
+				x->uncompressed_size == y->uncompressed_size);
+		}
+		gpuenv_fatbin_free(&a);
+		gpuenv_fatbin_free(&b);
+	}
+}
+
 /* the dynamic section of real CUDA libraries, against readelf -d / -V */
 static void test_dynamic_cuda(void **state)
 {
@@ -1305,6 +1343,7 @@ int main(void)
 		cmocka_unit_test(test_fatbin_cuts_and_flips),
 		cmocka_unit_test(test_elf_flips),
 		cmocka_unit_test(test_dynamic_cuda),
+		cmocka_unit_test(test_paths_agree),
 	};
 	struct CMUnitTest exact[32];
 
