@@ -8,7 +8,7 @@
 # (libcublasLt.so.13, libcudnn_engines_precompiled.so.9).  Each command runs
 # once to warm the page cache (not counted), then N times (default 7, at
 # least 5); the script prints the median, min and max wall time and the
-# median peak RSS (/usr/bin/time -v) as a Markdown table, and with
+# median peak RSS (/usr/bin/time -v) and the CPU time as a Markdown table, and with
 # --compare-cuobjdump the ratio of the medians and whether both listed the
 # same lines.
 #
@@ -77,14 +77,19 @@ measure() {
 	"$@" >"$tmp/$name.out" 2>/dev/null || true
 	: >"$tmp/$name.ms"
 	: >"$tmp/$name.kb"
+	: >"$tmp/$name.cpu"
+	: >"$tmp/$name.cpu10"
 	if [ -n "$HYPERFINE" ]; then
 		cmd=""
 		for a in "$@"; do cmd="$cmd '$a'"; done
 		"$HYPERFINE" -N -i --style none --runs "$RUNS" --export-json "$tmp/$name.json" \
 			"$cmd" >/dev/null 2>&1
 		python3 -c 'import json, sys
-for t in json.load(open(sys.argv[1]))["results"][0]["times"]:
-    print("%.3f" % (t * 1000))' "$tmp/$name.json" >"$tmp/$name.ms"
+r = json.load(open(sys.argv[1]))["results"][0]
+for t in r["times"]:
+    print("%.3f" % (t * 1000))
+print("%.1f" % ((r["user"] + r["system"]) * 1000), file=sys.stderr)' \
+			"$tmp/$name.json" >"$tmp/$name.ms" 2>"$tmp/$name.cpu"
 	fi
 	i=0
 	while [ "$i" -lt "$RUNS" ]; do
@@ -95,35 +100,43 @@ for t in json.load(open(sys.argv[1]))["results"][0]["times"]:
 			awk -v ns=$((t1 - t0)) 'BEGIN { printf "%.3f\n", ns / 1e6 }' >>"$tmp/$name.ms"
 		awk -F: '/Maximum resident set size/ { gsub(/ /, "", $2); print $2 }' \
 			"$tmp/$name.time" >>"$tmp/$name.kb"
+		awk -F': ' '/User time|System time/ { s += $2 } END { printf "%.1f\n", s * 1000 }' \
+			"$tmp/$name.time" >>"$tmp/$name.cpu10"
 		i=$((i + 1))
 	done
 	MED_MS=$(median <"$tmp/$name.ms")
 	MIN_MS=$(sort -n "$tmp/$name.ms" | head -n 1)
 	MAX_MS=$(sort -n "$tmp/$name.ms" | tail -n 1)
 	RSS_MB=$(median <"$tmp/$name.kb" | awk '{ printf "%.1f", $1 / 1024 }')
+	# CPU (user + system): hyperfine's mean, else /usr/bin/time's median
+	# (10 ms resolution)
+	if [ -s "$tmp/$name.cpu" ]; then CPU_MS=$(cat "$tmp/$name.cpu"); else CPU_MS=$(median <"$tmp/$name.cpu10"); fi
 }
 
 HYPERFINE=$(command -v hyperfine || true)
 [ -n "$HYPERFINE" ] && ! command -v python3 >/dev/null && HYPERFINE=""
 echo "fatbin listing, $RUNS runs each after one warm-up (page cache warm), $(date -u +%Y-%m-%d)"
-echo "wall time: ${HYPERFINE:+hyperfine -N}${HYPERFINE:-date +%s%N around /usr/bin/time}; peak RSS: /usr/bin/time -v"
+if [ -n "$HYPERFINE" ]; then clock="hyperfine -N"; else clock="date +%s%N around /usr/bin/time"; fi
+echo "wall time: $clock; peak RSS: /usr/bin/time -v"
 echo "host: $(uname -m), $(nproc) CPUs, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)"
 echo
-echo "| file | size MB | entries | tool | median ms | min ms | max ms | peak RSS MB | ratio | same lines |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| file | size MB | cubins | tool | median ms | min ms | max ms | CPU ms | peak RSS MB | ratio | same lines |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
+measure startup "$GPUENV" --version
+echo "| (process start: gpuenv --version) | | | gpuenv | $MED_MS | $MIN_MS | $MAX_MS | $CPU_MS | $RSS_MB | | |"
 for f in "$@"; do
 	base=$(basename "$f")
 	size=$(stat -c %s "$f" | awk '{ printf "%.0f", $1 / 1048576 }')
 	measure gpuenv "$GPUENV" debug fatbin --elf "$f"
 	g_med=$MED_MS
 	entries=$(wc -l <"$tmp/gpuenv.out" | tr -d ' ')
-	row_g="| $base | $size | $entries | gpuenv | $MED_MS | $MIN_MS | $MAX_MS | $RSS_MB |"
+	row_g="| $base | $size | $entries | gpuenv | $MED_MS | $MIN_MS | $MAX_MS | $CPU_MS | $RSS_MB |"
 	if [ -n "$CUOBJDUMP" ]; then
 		measure cuobjdump "$CUOBJDUMP" --list-elf "$f"
 		ratio=$(awk -v c="$MED_MS" -v g="$g_med" 'BEGIN { if (g > 0) printf "%.0fx", c / g; else print "-" }')
 		if cmp -s "$tmp/gpuenv.out" "$tmp/cuobjdump.out"; then same=yes; else same=NO; fi
 		echo "$row_g $ratio faster | $same |"
-		echo "| $base | $size | $(wc -l <"$tmp/cuobjdump.out" | tr -d ' ') | cuobjdump | $MED_MS | $MIN_MS | $MAX_MS | $RSS_MB | | |"
+		echo "| $base | $size | $(wc -l <"$tmp/cuobjdump.out" | tr -d ' ') | cuobjdump | $MED_MS | $MIN_MS | $MAX_MS | $CPU_MS | $RSS_MB | | |"
 	else
 		echo "$row_g | |"
 	fi
