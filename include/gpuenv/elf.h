@@ -69,9 +69,10 @@ typedef struct gpuenv_elf {
 } gpuenv_elf_t;
 
 /* Map the file at path and read its ELF, section and program headers.
- * Errors: -errno for open/stat/mmap failures, GPUENV_EFORMAT for files that
- * are empty, not ELF or damaged, GPUENV_EUNSUPPORTED for 32-bit or
- * big-endian ELF; ctx->err says what and where.  On error nothing needs to
+ * Errors: -errno for open/stat/mmap failures; GPUENV_EUNSUPPORTED for files
+ * that are not ELF at all, or 32-bit or big-endian ELF (files gpuenv does
+ * not read: a probe can pass over them quietly); GPUENV_EFORMAT for empty or
+ * damaged files (worth a warning).  ctx->err says what and where.  On error nothing needs to
  * be closed.  path is kept as elf->name: it must outlive elf. */
 GPUENV_API int gpuenv_elf_open(gpuenv_ctx_t *ctx, const char *path,
 	gpuenv_elf_t *elf);

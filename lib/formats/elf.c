@@ -212,8 +212,10 @@ int gpuenv_elf_parse(gpuenv_ctx_t *ctx, const char *name, const void *data, size
 	elf->size = size;
 	if (size == 0)
 		return gpuenv_fail(ctx, GPUENV_EFORMAT, elf->name, 0, 0, "empty file, not ELF");
+	/* not ELF at all is "not a file we read" (a probe skips it quietly),
+	 * unlike a damaged ELF file (GPUENV_EFORMAT, worth a warning) */
 	if (size < 4 || memcmp(d, "\177ELF", 4) != 0)
-		return gpuenv_fail(ctx, GPUENV_EFORMAT, elf->name, 0, 0,
+		return gpuenv_fail(ctx, GPUENV_EUNSUPPORTED, elf->name, 0, 0,
 			"not an ELF file (no \\177ELF magic at offset 0)");
 	if (size < EHDR_SIZE)
 		return bad(elf, ctx, "file is %zu bytes, shorter than the %d-byte ELF header", size,
