@@ -327,7 +327,8 @@ static int description_text(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_str
 			size_t k = 0;
 			while (k < 8 && k < l.len && l.ptr[k] == ' ')
 				k++;
-			if (k < l.len && k == 7 && l.ptr[k] == '|')
+			/* the spec says 7 spaces and '|'; accept 8 as well */
+			if (k < l.len && k >= 7 && l.ptr[k] == '|')
 				k++;
 			else if (k == 0 && l.len && l.ptr[0] == '\t')
 				k = 1;
