@@ -15,10 +15,17 @@ static const struct cli_verb subs[] = {
 		"gpuenv debug toml-encode < FILE.json", NULL },
 	{ "version-sort", cli_debug_version_sort,
 		"read PEP 440 versions (one a line) on stdin, write them sorted ascending; invalid ones go to stderr and the exit status is 1",
-		"gpuenv debug version-sort < VERSIONS", NULL },
+		"gpuenv debug version-sort < VERSIONS",
+		"  Each line is printed as it was read (not normalized); equal versions\n"
+		"  (1.0 and 1.0.0) keep their input order.  Invalid lines are reported on\n"
+		"  stderr as '<stdin>:LINE: invalid version ...'; the valid ones are still\n"
+		"  printed.  --json: {\"versions\": [...], \"invalid\": [{line, text}]}\n" },
 	{ "specifier", cli_debug_specifier,
 		"print the VERSIONs that the PEP 440 specifier SPEC matches, one a line",
-		"gpuenv debug specifier SPEC [--prereleases|--no-prereleases] VERSION...",
+		"gpuenv debug specifier SPEC [--prereleases|--no-prereleases] [VERSION...|-]",
+		"  SPEC is a comma-separated set ('>=1.0,<2,!=1.5.*'); with no VERSION, or\n"
+		"  '-', the versions are read from stdin, one a line.  Matches are printed\n"
+		"  as given, in input order; exit status 1 when none matches.\n"
 		"  --prereleases      let pre-releases match\n"
 		"  --no-prereleases   never let pre-releases match\n"
 		"  (neither: PEP 440's default, pre-releases only when nothing else matches\n"

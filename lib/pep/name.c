@@ -1,1 +1,68 @@
-/* name.c: not written yet */
+/* PEP 503 project names: normalization and validity (core metadata's Name). */
+#include "gpuenv/pep440.h"
+
+static inline bool is_alnum(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static inline bool is_sep(unsigned char c)
+{
+	return c == '-' || c == '_' || c == '.';
+}
+
+int gpuenv_name_normalize(gpuenv_str_t name, gpuenv_buf_t *out)
+{
+	size_t need = 0;
+	int r;
+
+	/* the exact length first, so a capped buffer fails only when the
+	 * normalized name itself does not fit */
+	for (size_t i = 0; i < name.len; i++)
+		need += !(is_sep((unsigned char)name.ptr[i]) && i &&
+			is_sep((unsigned char)name.ptr[i - 1]));
+	if ((r = gpuenv_buf_reserve(out, need)))
+		return r;
+	for (size_t i = 0; i < name.len;) {
+		unsigned char c = (unsigned char)name.ptr[i];
+		if (is_sep(c)) {
+			while (i < name.len && is_sep((unsigned char)name.ptr[i]))
+				i++;
+			out->data[out->len++] = '-';
+			continue;
+		}
+		out->data[out->len++] = (char)(c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c);
+		i++;
+	}
+	out->data[out->len] = '\0';
+	return 0;
+}
+
+bool gpuenv_name_is_valid(gpuenv_str_t name)
+{
+	/* ^([a-z0-9]|[a-z0-9][a-z0-9._-]*[a-z0-9])$, any case */
+	if (!name.len || !is_alnum((unsigned char)name.ptr[0]) ||
+		!is_alnum((unsigned char)name.ptr[name.len - 1]))
+		return false;
+	for (size_t i = 1; i + 1 < name.len; i++)
+		if (!is_alnum((unsigned char)name.ptr[i]) && !is_sep((unsigned char)name.ptr[i]))
+			return false;
+	return true;
+}
+
+bool gpuenv_name_is_normalized(gpuenv_str_t name)
+{
+	if (!name.len)
+		return false;
+	for (size_t i = 0; i < name.len; i++) {
+		unsigned char c = (unsigned char)name.ptr[i];
+		if (c == '-') {
+			/* not first, not last, not doubled */
+			if (i == 0 || i + 1 == name.len || name.ptr[i + 1] == '-')
+				return false;
+		} else if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z'))) {
+			return false;
+		}
+	}
+	return true;
+}
