@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "gpuenv/fs.h"
+#include "gpuenv/hash.h"
 #include "gpuenv/metadata.h"
 #include "gpuenv/wheel.h"
 
@@ -299,6 +300,8 @@ static json_t *jmetadata(gpuenv_ctx_t *ctx, const gpuenv_metadata_t *md)
 	json_object_set_new(o, "requires_external", jlist(&md->requires_external));
 	json_object_set_new(o, "provides_dist", jlist(&md->provides_dist));
 	json_object_set_new(o, "obsoletes_dist", jlist(&md->obsoletes_dist));
+	json_object_set_new(o, "import_names", jlist(&md->import_names));
+	json_object_set_new(o, "import_namespaces", jlist(&md->import_namespaces));
 	json_object_set_new(o, "fields", json_integer((json_int_t)md->nfields));
 	json_object_set_new(o, "warnings", json_integer(md->nwarnings));
 	gpuenv_buf_free(&b);

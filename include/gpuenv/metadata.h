@@ -1,6 +1,6 @@
 /* gpuenv metadata: what a .dist-info folder says about a distribution.
  *
- * - METADATA (core metadata 1.0 to 2.4: RFC 822 style headers, multiple-use
+ * - METADATA (core metadata 1.0 to 2.5: RFC 822 style headers, multiple-use
  *   fields, folded lines, the description as the message body),
  * - WHEEL (Wheel-Version, Generator, Root-Is-Purelib, Tag, Build),
  * - RECORD (CSV rows path,hash,size),
@@ -81,7 +81,8 @@ typedef struct gpuenv_metadata {
 	size_t nproject_urls;
 	gpuenv_md_url_t *project_urls;
 	gpuenv_md_list_t provides_extra, classifiers, platforms, supported_platforms,
-		license_files, dynamic, requires_external, provides_dist, obsoletes_dist;
+		license_files, dynamic, requires_external, provides_dist, obsoletes_dist,
+		import_names, import_namespaces; /* 2.5 (PEP 794) */
 	/* every header in file order, known or not */
 	size_t nfields;
 	gpuenv_md_field_t *fields;
@@ -141,14 +142,15 @@ GPUENV_API int gpuenv_wheelfile_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
 
 #define GPUENV_DIGEST_MAX 64
 
+/* Kept small on purpose: an installed awscli lists 20,000 files. */
 typedef struct gpuenv_record_entry {
-	gpuenv_str_t path;   /* unquoted ("" quotes resolved, in the arena then) */
+	gpuenv_str_t path;	/* unquoted ("" quotes resolved, in the arena then) */
 	gpuenv_str_t hash_algo; /* "sha256"; len 0 when the hash is empty */
-	unsigned char digest[GPUENV_DIGEST_MAX];
-	size_t digest_len;
-	bool has_size;
+	const unsigned char *digest; /* digest_len bytes in the arena; NULL: no hash */
 	uint64_t size;
-	unsigned line;
+	uint32_t line;
+	uint8_t digest_len;
+	bool has_size;
 } gpuenv_record_entry_t;
 
 typedef struct gpuenv_record {

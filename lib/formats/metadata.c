@@ -225,44 +225,70 @@ enum fid {
 	F_REQUIRES_EXTERNAL,
 	F_PROVIDES_DIST,
 	F_OBSOLETES_DIST,
+	F_IMPORT_NAME,
+	F_IMPORT_NAMESPACE,
 	F_COUNT
 };
 
-static const char *const field_names[F_COUNT] = {
-	[F_METADATA_VERSION] = "metadata-version",
-	[F_NAME] = "name",
-	[F_VERSION] = "version",
-	[F_SUMMARY] = "summary",
-	[F_DESCRIPTION] = "description",
-	[F_DESC_CT] = "description-content-type",
-	[F_KEYWORDS] = "keywords",
-	[F_HOME_PAGE] = "home-page",
-	[F_DOWNLOAD_URL] = "download-url",
-	[F_AUTHOR] = "author",
-	[F_AUTHOR_EMAIL] = "author-email",
-	[F_MAINTAINER] = "maintainer",
-	[F_MAINTAINER_EMAIL] = "maintainer-email",
-	[F_LICENSE] = "license",
-	[F_LICENSE_EXPRESSION] = "license-expression",
-	[F_REQUIRES_PYTHON] = "requires-python",
-	[F_REQUIRES_DIST] = "requires-dist",
-	[F_PROJECT_URL] = "project-url",
-	[F_PROVIDES_EXTRA] = "provides-extra",
-	[F_CLASSIFIER] = "classifier",
-	[F_PLATFORM] = "platform",
-	[F_SUPPORTED_PLATFORM] = "supported-platform",
-	[F_LICENSE_FILE] = "license-file",
-	[F_DYNAMIC] = "dynamic",
-	[F_REQUIRES_EXTERNAL] = "requires-external",
-	[F_PROVIDES_DIST] = "provides-dist",
-	[F_OBSOLETES_DIST] = "obsoletes-dist",
+/* lower-case names with their lengths */
+#define FN(s) { s, sizeof(s) - 1 }
+static const struct {
+	const char *s;
+	size_t len;
+} field_names[F_COUNT] = {
+	[F_METADATA_VERSION] = FN("metadata-version"),
+	[F_NAME] = FN("name"),
+	[F_VERSION] = FN("version"),
+	[F_SUMMARY] = FN("summary"),
+	[F_DESCRIPTION] = FN("description"),
+	[F_DESC_CT] = FN("description-content-type"),
+	[F_KEYWORDS] = FN("keywords"),
+	[F_HOME_PAGE] = FN("home-page"),
+	[F_DOWNLOAD_URL] = FN("download-url"),
+	[F_AUTHOR] = FN("author"),
+	[F_AUTHOR_EMAIL] = FN("author-email"),
+	[F_MAINTAINER] = FN("maintainer"),
+	[F_MAINTAINER_EMAIL] = FN("maintainer-email"),
+	[F_LICENSE] = FN("license"),
+	[F_LICENSE_EXPRESSION] = FN("license-expression"),
+	[F_REQUIRES_PYTHON] = FN("requires-python"),
+	[F_REQUIRES_DIST] = FN("requires-dist"),
+	[F_PROJECT_URL] = FN("project-url"),
+	[F_PROVIDES_EXTRA] = FN("provides-extra"),
+	[F_CLASSIFIER] = FN("classifier"),
+	[F_PLATFORM] = FN("platform"),
+	[F_SUPPORTED_PLATFORM] = FN("supported-platform"),
+	[F_LICENSE_FILE] = FN("license-file"),
+	[F_DYNAMIC] = FN("dynamic"),
+	[F_REQUIRES_EXTERNAL] = FN("requires-external"),
+	[F_PROVIDES_DIST] = FN("provides-dist"),
+	[F_OBSOLETES_DIST] = FN("obsoletes-dist"),
+	[F_IMPORT_NAME] = FN("import-name"),
+	[F_IMPORT_NAMESPACE] = FN("import-namespace"),
 };
 
+static char lower(char c)
+{
+	return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
+}
+
+/* Known fields by first letter and length before comparing: Classifier and
+ * Requires-Dist lines are most of a METADATA file. */
 static enum fid field_id(gpuenv_str_t name)
 {
-	for (int i = 1; i < F_COUNT; i++)
-		if (field_names[i] && gpuenv_str_ieq(name, gpuenv_str(field_names[i])))
+	if (!name.len)
+		return F_UNKNOWN;
+	char c0 = lower(name.ptr[0]);
+	for (int i = 1; i < F_COUNT; i++) {
+		const char *f = field_names[i].s;
+		if (f[0] != c0 || field_names[i].len != name.len)
+			continue;
+		size_t k = 1;
+		while (k < name.len && lower(name.ptr[k]) == f[k])
+			k++;
+		if (k == name.len)
 			return (enum fid)i;
+	}
 	return F_UNKNOWN;
 }
 
@@ -301,6 +327,8 @@ static gpuenv_md_list_t *list_slot(gpuenv_metadata_t *md, enum fid id)
 	case F_REQUIRES_EXTERNAL: return &md->requires_external;
 	case F_PROVIDES_DIST: return &md->provides_dist;
 	case F_OBSOLETES_DIST: return &md->obsoletes_dist;
+	case F_IMPORT_NAME: return &md->import_names;
+	case F_IMPORT_NAMESPACE: return &md->import_namespaces;
 	default: return NULL;
 	}
 }
@@ -349,7 +377,7 @@ static int description_text(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_str
  * bdist_wheel wrote it for years). */
 static bool known_mv(unsigned major, unsigned minor)
 {
-	return (major == 1 && minor <= 2) || (major == 2 && minor <= 4);
+	return (major == 1 && minor <= 2) || (major == 2 && minor <= 5);
 }
 
 int gpuenv_metadata_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *file,
@@ -367,9 +395,13 @@ int gpuenv_metadata_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *
 		return r;
 
 	/* first pass: single fields and the sizes of the lists */
+	unsigned char *ids = gpuenv_arena_alloc(arena, out->nfields ? out->nfields : 1);
+	if (!ids)
+		return oom(ctx);
 	for (size_t i = 0; i < out->nfields; i++) {
 		gpuenv_md_field_t *f = &out->fields[i];
 		enum fid id = field_id(f->name);
+		ids[i] = (unsigned char)id;
 		if (id == F_UNKNOWN)
 			continue;
 		counts[id]++;
@@ -378,7 +410,7 @@ int gpuenv_metadata_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *
 		if (counts[id] > 1) {
 			if (id == F_NAME || id == F_VERSION || id == F_METADATA_VERSION)
 				return gpuenv_fail(ctx, GPUENV_EFORMAT, file, f->line, 1,
-					"%s given twice (first on line %u)", field_names[id],
+					"%s given twice (first on line %u)", field_names[id].s,
 					lines[id]);
 			warn(ctx, &out->nwarnings, file, f->line,
 				"'" GPUENV_STR_FMT "' given twice (first on line %u); the first is kept",
@@ -400,12 +432,12 @@ int gpuenv_metadata_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *
 			"Metadata-Version '%.*s' is not MAJOR.MINOR", SHORT(out->metadata_version));
 	} else if (out->mv_major > 2) {
 		return gpuenv_fail(ctx, GPUENV_EFORMAT, file, lines[F_METADATA_VERSION], 1,
-			       "Metadata-Version %u.%u is newer than any gpuenv knows (2.4)",
+			       "Metadata-Version %u.%u is newer than any gpuenv knows (2.5)",
 			       out->mv_major, out->mv_minor),
 		       gpuenv_hint(ctx, "upgrade gpuenv");
 	} else if (!known_mv(out->mv_major, out->mv_minor)) {
 		warn(ctx, &out->nwarnings, file, lines[F_METADATA_VERSION],
-			"unknown Metadata-Version %u.%u; reading it as 2.4", out->mv_major,
+			"unknown Metadata-Version %u.%u; reading it as 2.5", out->mv_major,
 			out->mv_minor);
 	}
 
@@ -484,7 +516,7 @@ int gpuenv_metadata_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *
 	}
 	for (size_t i = 0; i < out->nfields; i++) {
 		gpuenv_md_field_t *f = &out->fields[i];
-		enum fid id = field_id(f->name);
+		enum fid id = (enum fid)ids[i];
 		if (id < F_FIRST_MULTI)
 			continue;
 		if (id == F_REQUIRES_DIST) {

@@ -20,20 +20,19 @@ static int oom(gpuenv_ctx_t *ctx)
 static const char b64url[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
-static int b64val(unsigned char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '-')
-		return 62;
-	if (c == '_')
-		return 63;
-	return -1;
-}
+/* 1 + the value of each urlsafe base64 character; 0 for anything else */
+static const unsigned char b64v1[256] = {
+	['A'] = 1, ['B'] = 2, ['C'] = 3, ['D'] = 4, ['E'] = 5, ['F'] = 6, ['G'] = 7,
+	['H'] = 8, ['I'] = 9, ['J'] = 10, ['K'] = 11, ['L'] = 12, ['M'] = 13, ['N'] = 14,
+	['O'] = 15, ['P'] = 16, ['Q'] = 17, ['R'] = 18, ['S'] = 19, ['T'] = 20, ['U'] = 21,
+	['V'] = 22, ['W'] = 23, ['X'] = 24, ['Y'] = 25, ['Z'] = 26, ['a'] = 27, ['b'] = 28,
+	['c'] = 29, ['d'] = 30, ['e'] = 31, ['f'] = 32, ['g'] = 33, ['h'] = 34, ['i'] = 35,
+	['j'] = 36, ['k'] = 37, ['l'] = 38, ['m'] = 39, ['n'] = 40, ['o'] = 41, ['p'] = 42,
+	['q'] = 43, ['r'] = 44, ['s'] = 45, ['t'] = 46, ['u'] = 47, ['v'] = 48, ['w'] = 49,
+	['x'] = 50, ['y'] = 51, ['z'] = 52, ['0'] = 53, ['1'] = 54, ['2'] = 55, ['3'] = 56,
+	['4'] = 57, ['5'] = 58, ['6'] = 59, ['7'] = 60, ['8'] = 61, ['9'] = 62, ['-'] = 63,
+	['_'] = 64,
+};
 
 int gpuenv_b64url_encode(const unsigned char *p, size_t n, gpuenv_buf_t *out)
 {
@@ -59,31 +58,44 @@ int gpuenv_b64url_encode(const unsigned char *p, size_t n, gpuenv_buf_t *out)
 
 bool gpuenv_b64url_decode(gpuenv_str_t s, unsigned char *out, size_t max, size_t *outlen)
 {
-	uint32_t acc = 0;
-	size_t bits = 0, o = 0, n = s.len;
+	const unsigned char *p = (const unsigned char *)s.ptr;
+	size_t o = 0, n = s.len, i = 0;
 
 	/* padding is optional, but only at the end and only as much as fits */
-	while (n && s.ptr[n - 1] == '=')
+	while (n && p[n - 1] == '=')
 		n--;
 	if (s.len - n > 2 || (s.len != n && s.len % 4) || n % 4 == 1)
 		return false;
-	for (size_t i = 0; i < n; i++) {
-		int v = b64val((unsigned char)s.ptr[i]);
-		if (v < 0)
-			return false;
-		acc = (acc << 6) | (uint32_t)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			if (o == max)
-				return false;
-			out[o++] = (unsigned char)(acc >> bits);
-			acc &= (1u << bits) - 1;
-		}
-	}
-	/* leftover bits must be zero (canonical encoding) */
-	if (acc)
+	if (n / 4 * 3 + (n % 4 ? n % 4 - 1 : 0) > max)
 		return false;
+	for (; i + 4 <= n; i += 4) {
+		unsigned a = b64v1[p[i]], b = b64v1[p[i + 1]], c = b64v1[p[i + 2]],
+			 d = b64v1[p[i + 3]];
+		if (!a || !b || !c || !d)
+			return false;
+		uint32_t v = (uint32_t)(a - 1) << 18 | (uint32_t)(b - 1) << 12 |
+			(uint32_t)(c - 1) << 6 | (d - 1);
+		out[o++] = (unsigned char)(v >> 16);
+		out[o++] = (unsigned char)(v >> 8);
+		out[o++] = (unsigned char)v;
+	}
+	if (i < n) {
+		/* 2 or 3 characters left: 1 or 2 bytes, the spare bits must be zero
+		 * (the canonical encoding) */
+		uint32_t v = 0;
+		size_t left = n - i;
+		for (size_t k = 0; k < left; k++) {
+			unsigned x = b64v1[p[i + k]];
+			if (!x)
+				return false;
+			v |= (uint32_t)(x - 1) << (18 - 6 * k);
+		}
+		out[o++] = (unsigned char)(v >> 16);
+		if (left == 3)
+			out[o++] = (unsigned char)(v >> 8);
+		if (v & (left == 2 ? 0xffffu : 0xffu))
+			return false;
+	}
 	*outlen = o;
 	return true;
 }
@@ -97,7 +109,20 @@ struct csv {
 	gpuenv_str_t text;
 	size_t pos;
 	unsigned line;
+	size_t next[3]; /* cached next ',', LF, CR */
+	bool valid[3];
 };
+
+/* Position of the next ch at or after from (len when none), cached in slot k. */
+static size_t next_of(struct csv *c, int k, char ch, size_t from)
+{
+	if (c->next[k] < from || !c->valid[k]) {
+		const char *q = memchr(c->text.ptr + from, ch, c->text.len - from);
+		c->next[k] = q ? (size_t)(q - c->text.ptr) : c->text.len;
+		c->valid[k] = true;
+	}
+	return c->next[k];
+}
 
 /* Read one field; *end_row is set when the row ended after it. */
 static int csv_field(struct csv *c, gpuenv_str_t *out, bool *end_row)
@@ -146,9 +171,15 @@ static int csv_field(struct csv *c, gpuenv_str_t *out, bool *end_row)
 			return gpuenv_fail(c->ctx, GPUENV_ESYNTAX, c->file, c->line, 0,
 				"text after a closing quote");
 	} else {
+		/* the field ends at the nearest ',', LF or CR: memchr for each,
+		 * remembered until passed so the scans stay linear overall */
 		size_t start = i;
-		while (i < n && p[i] != ',' && p[i] != '\n' && p[i] != '\r')
-			i++;
+		i = next_of(c, 0, ',', i);
+		size_t lf = next_of(c, 1, '\n', start), cr = next_of(c, 2, '\r', start);
+		if (lf < i)
+			i = lf;
+		if (cr < i)
+			i = cr;
 		*out = gpuenv_str_n(p + start, i - start);
 	}
 	if (i < n && p[i] == ',') {
@@ -179,6 +210,8 @@ static bool is_lower_alnum(gpuenv_str_t s)
 
 static size_t digest_size(gpuenv_str_t algo)
 {
+	if (algo.len == 6 && memcmp(algo.ptr, "sha256", 6) == 0)
+		return 32;
 	static const struct {
 		const char *name;
 		size_t len;
@@ -194,7 +227,7 @@ static size_t digest_size(gpuenv_str_t algo)
 int gpuenv_record_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *file,
 	gpuenv_str_t text, gpuenv_record_t *out)
 {
-	struct csv c = { ctx, arena, file ? file : "RECORD", text, 0, 1 };
+	struct csv c = { ctx, arena, file ? file : "RECORD", text, 0, 1, { 0 }, { false } };
 	size_t cap = 1;
 	int r;
 
@@ -202,10 +235,13 @@ int gpuenv_record_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *fi
 	if (text.len > GPUENV_RECORD_MAX)
 		return gpuenv_fail(ctx, GPUENV_ETOOBIG, c.file, 0, 0,
 			"%zu bytes, over the %zu-byte limit", text.len, GPUENV_RECORD_MAX);
-	/* rows <= line breaks + 1 */
-	for (size_t i = 0; i < text.len; i++)
-		cap += text.ptr[i] == '\n' || (text.ptr[i] == '\r' &&
-						  (i + 1 == text.len || text.ptr[i + 1] != '\n'));
+	/* rows <= line breaks + 1 (a lone CR ends a row too) */
+	for (const char *q = text.ptr, *end = text.ptr + text.len;
+		(q = memchr(q, '\n', (size_t)(end - q))) != NULL; q++)
+		cap++;
+	for (const char *q = text.ptr, *end = text.ptr + text.len;
+		(q = memchr(q, '\r', (size_t)(end - q))) != NULL; q++)
+		cap += q + 1 == end || q[1] != '\n';
 	if (cap > GPUENV_RECORD_ROWS_MAX)
 		return gpuenv_fail(ctx, GPUENV_ETOOBIG, c.file, 0, 0, "more than %d rows",
 			GPUENV_RECORD_ROWS_MAX);
@@ -236,9 +272,7 @@ int gpuenv_record_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *fi
 			return gpuenv_fail(ctx, GPUENV_ESYNTAX, c.file, line, 0,
 				"expected 3 fields (path,hash,size), found %zu", nf);
 		gpuenv_record_entry_t *e = &out->entries[out->n++];
-		memset(e, 0, sizeof(*e));
-		e->line = line;
-		e->path = f[0];
+		*e = (gpuenv_record_entry_t){ .path = f[0], .line = line };
 		if (!f[0].len)
 			return gpuenv_fail(ctx, GPUENV_EFORMAT, c.file, line, 1, "empty path");
 		if (f[1].len) {
@@ -248,16 +282,24 @@ int gpuenv_record_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *fi
 				return gpuenv_fail(ctx, GPUENV_EFORMAT, c.file, line, 0,
 					"hash '%.*s' is not ALGORITHM=DIGEST",
 					(int)(f[1].len > 80 ? 80 : f[1].len), f[1].ptr);
-			if (!gpuenv_b64url_decode(b64, e->digest, sizeof(e->digest), &e->digest_len))
+			unsigned char dg[GPUENV_DIGEST_MAX], *keep;
+			size_t dlen;
+			if (!gpuenv_b64url_decode(b64, dg, sizeof(dg), &dlen))
 				return gpuenv_fail(ctx, GPUENV_EFORMAT, c.file, line, 0,
 					"the %.*s digest is not urlsafe base64 of at most %d bytes",
 					(int)(algo.len > 20 ? 20 : algo.len), algo.ptr,
 					GPUENV_DIGEST_MAX);
 			want = digest_size(algo);
-			if (want && e->digest_len != want)
+			if (want && dlen != want)
 				return gpuenv_fail(ctx, GPUENV_EFORMAT, c.file, line, 0,
 					"a %.*s digest has %zu bytes, not %zu", (int)algo.len, algo.ptr,
-					e->digest_len, want);
+					dlen, want);
+			keep = gpuenv_arena_alloc(arena, dlen ? dlen : 1);
+			if (!keep)
+				return oom(ctx);
+			memcpy(keep, dg, dlen);
+			e->digest = keep;
+			e->digest_len = (uint8_t)dlen;
 			e->hash_algo = algo;
 		}
 		if (f[2].len) {

@@ -37,7 +37,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const gpuenv_record_entry_t *a = &rec.entries[i], *b = &back.entries[i];
 		if (!gpuenv_str_eq(a->path, b->path) || !gpuenv_str_eq(a->hash_algo, b->hash_algo) ||
 			a->digest_len != b->digest_len ||
-			memcmp(a->digest, b->digest, a->digest_len) != 0 || a->has_size != b->has_size ||
+			(a->digest_len && memcmp(a->digest, b->digest, a->digest_len) != 0) ||
+			!a->digest != !b->digest || a->has_size != b->has_size ||
 			a->size != b->size)
 			__builtin_trap();
 	}

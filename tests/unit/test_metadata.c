@@ -153,12 +153,20 @@ static void test_metadata_old_styles(void **state)
 	assert_true(gpuenv_str_eq_cstr(md.description, "head"));
 	assert_int_equal(md.nwarnings, 1);
 
-	/* Metadata-Version 2.0 (bdist_wheel's) is fine, 1.3 and 2.5 warn, 3.0 fails */
+	/* Metadata-Version 2.0 (bdist_wheel's) and 2.5 are fine, 1.3 and 2.6 warn,
+	 * 3.0 fails */
+	assert_int_equal(md_parse("Metadata-Version: 2.5\nName: a\nVersion: 1\n"
+				  "Import-Name: a\nImport-Name: a_private; private\n"
+				  "Import-Namespace: ns\n", 0, &md), 0);
+	assert_int_equal(md.nwarnings, 0);
+	assert_int_equal(md.import_names.n, 2);
+	assert_true(gpuenv_str_eq_cstr(md.import_names.items[1], "a_private; private"));
+	assert_int_equal(md.import_namespaces.n, 1);
 	assert_int_equal(md_parse("Metadata-Version: 2.0\nName: a\nVersion: 1\n", 0, &md), 0);
 	assert_int_equal(md.nwarnings, 0);
 	assert_int_equal(md_parse("Metadata-Version: 1.3\nName: a\nVersion: 1\n", 0, &md), 0);
 	assert_int_equal(md.nwarnings, 1);
-	assert_int_equal(md_parse("Metadata-Version: 2.5\nName: a\nVersion: 1\n", 0, &md), 0);
+	assert_int_equal(md_parse("Metadata-Version: 2.6\nName: a\nVersion: 1\n", 0, &md), 0);
 	assert_int_equal(md.nwarnings, 1);
 	assert_int_equal(md_parse("Metadata-Version: 3.0\nName: a\nVersion: 1\n", 0, &md),
 		GPUENV_EFORMAT);
