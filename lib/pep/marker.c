@@ -91,7 +91,10 @@ struct item {
 
 struct gpuenv_marker {
 	int kind;
-	unsigned line, col; /* where the atom starts, for evaluation errors */
+	/* where the atom starts, for evaluation errors (line and column are
+	 * counted only then: counting per node would be quadratic) */
+	const char *src;
+	size_t pos;
 	/* NODE_CMP */
 	struct operand lhs, rhs;
 	int op;
@@ -386,7 +389,8 @@ static gpuenv_marker_t *new_node(struct pep508_lex *lx, int kind, size_t pos)
 
 	if (m) {
 		m->kind = kind;
-		line_col(lx->s, pos, &m->line, &m->col);
+		m->src = lx->s;
+		m->pos = pos;
 	}
 	return m;
 }
@@ -731,12 +735,14 @@ static int eval_fail(struct eval *ev, const gpuenv_marker_t *m, const char *fmt,
 static int eval_fail(struct eval *ev, const gpuenv_marker_t *m, const char *fmt, ...)
 {
 	char msg[sizeof(ev->ctx->err.msg)];
+	unsigned line, col;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return gpuenv_fail(ev->ctx, GPUENV_EMARKER, NULL, m->line, m->col, "%s", msg);
+	line_col(m->src, m->pos, &line, &col);
+	return gpuenv_fail(ev->ctx, GPUENV_EMARKER, NULL, line, col, "%s", msg);
 }
 
 static bool is_version_var(int var)
