@@ -84,6 +84,7 @@ int cli_debug_specifier(struct cli *cli, const struct cli_verb *verb, int argc, 
 int cli_debug_marker(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
 int cli_debug_requirement(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
 int cli_debug_wheel_name(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
+int cli_debug_wheel_tags(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
 int cli_debug_metadata(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
 int cli_debug_fatbin(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
 int cli_debug_gpus(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);

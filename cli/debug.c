@@ -40,10 +40,25 @@ static const struct cli_verb subs[] = {
 		"gpuenv debug requirement 'REQ'", NULL },
 	{ "wheel-name", cli_debug_wheel_name,
 		"parse a wheel file name and print its name, version, build and tags as JSON",
-		"gpuenv debug wheel-name FILE.whl", NULL },
+		"gpuenv debug wheel-name [--target TARGET] [--validate-order] FILE.whl",
+		"  --target TARGET    also say whether a target (cp312-manylinux_2_35_x86_64)\n"
+		"                     runs the wheel and its rank there (0 = best tag; exit 1\n"
+		"                     when incompatible)\n"
+		"  --validate-order   require sorted compressed tag sets (PEP 425)\n" },
+	{ "wheel-tags", cli_debug_wheel_tags,
+		"list the wheel tags a target supports, best first, as pip would on that interpreter",
+		"gpuenv debug wheel-tags [--linux-first] TARGET",
+		"  TARGET             PYTHON-PLATFORM: cp312-manylinux_2_35_x86_64,\n"
+		"                     cp313t-musllinux_1_2_aarch64, pp310-macosx_14_0_arm64,\n"
+		"                     cp311-win_amd64, cp312-linux_x86_64 (no manylinux)\n"
+		"  --linux-first      linux_ARCH before manylinux (packaging >= 26.3's order)\n" },
 	{ "metadata", cli_debug_metadata,
 		"parse a dist-info folder (METADATA, WHEEL, RECORD, entry_points.txt) or one METADATA file and print JSON",
-		"gpuenv debug metadata PATH", NULL },
+		"gpuenv debug metadata [--lenient-version] [--validate-record] PATH",
+		"  PATH               a .dist-info folder, or a METADATA (PKG-INFO), WHEEL, RECORD\n"
+		"                     or entry_points.txt file (told apart by its name)\n"
+		"  --lenient-version  accept a Version that is not PEP 440\n"
+		"  --validate-record  also check RECORD as a wheel's (safe paths, hashes)\n" },
 	{ "fatbin", cli_debug_fatbin,
 		"list the CUDA code (sm_XX cubins, PTX) inside ELF files' .nv_fatbin sections, as cuobjdump --list-elf / --list-ptx",
 		"gpuenv debug fatbin [--elf] [--ptx] [--json] FILE...",
