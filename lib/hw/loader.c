@@ -1,1 +1,810 @@
-/* loader.c: not written yet */
+/* loader.c: which copy of each DT_NEEDED library glibc's ld.so would load.
+ *
+ * The search follows glibc's _dl_map_object (elf/dl-load.c), in order:
+ *  0. a name with a '/' is a path;
+ *  1. an already-loaded object whose soname, path or earlier request name
+ *     equals the name is reused;
+ *  2. unless the needing object has DT_RUNPATH: DT_RPATH of the needing
+ *     object, then of the object that loaded it, and so on up to the root
+ *     (an object with both RPATH and RUNPATH has its RPATH ignored);
+ *  3. LD_LIBRARY_PATH;
+ *  4. DT_RUNPATH of the needing object only;
+ *  5. /etc/ld.so.cache, unless the needing object has DF_1_NODEFLIB;
+ *  6. the default folders, same exception.
+ * In every folder of 2-4 and 6, glibc-hwcaps/<sub>/ for each supported
+ * subfolder is tried first.  A candidate that is not an ELF of the root's
+ * class and machine is skipped (ld.so's open_verify), as is a cache entry
+ * whose file is gone.  $ORIGIN is the folder of the path the object was
+ * opened under (not symlink-resolved), as in ld.so.
+ *
+ * Not modelled: LD_PRELOAD, the legacy hwcap folders (tls, x86_64 ...) that
+ * glibc < 2.37 still searched, secure (setuid) mode, dlopen flags.
+ *
+ * The ELF reading here is deliberately small (program headers, dynamic
+ * section, dynamic strings, version definitions): it mmaps the file and
+ * touches only those pages, so a 1 GB libtorch_cuda.so costs a few page
+ * faults. */
+#include "stack_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_NEEDED 4096
+#define MAX_VERDEFS 1024
+#define MAX_DYN 65536
+
+/* ---- ELF ---------------------------------------------------------------- */
+
+struct elfv {
+	const unsigned char *d;
+	size_t len;
+	bool is64;
+};
+
+static uint64_t rd(const unsigned char *p, int n)
+{
+	uint64_t v = 0;
+	for (int i = n - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static bool in_range(size_t len, uint64_t off, uint64_t size)
+{
+	return off <= len && size <= len - off;
+}
+
+/* vaddr -> file offset through the PT_LOAD segments */
+static bool vaddr_off(const struct elfv *e, uint64_t phoff, unsigned phent, unsigned phnum,
+	uint64_t addr, uint64_t *off)
+{
+	for (unsigned i = 0; i < phnum; i++) {
+		const unsigned char *ph = e->d + phoff + (uint64_t)i * phent;
+		uint64_t type = rd(ph, 4), poff, vaddr, filesz;
+
+		if (type != 1) /* PT_LOAD */
+			continue;
+		if (e->is64) {
+			poff = rd(ph + 8, 8);
+			vaddr = rd(ph + 16, 8);
+			filesz = rd(ph + 32, 8);
+		} else {
+			poff = rd(ph + 4, 4);
+			vaddr = rd(ph + 8, 4);
+			filesz = rd(ph + 16, 4);
+		}
+		if (addr >= vaddr && addr - vaddr < filesz) {
+			*off = poff + (addr - vaddr);
+			return true;
+		}
+	}
+	return false;
+}
+
+static int efail(gpuenv_ctx_t *ctx, const char *name, const char *what)
+{
+	return gpuenv_fail(ctx, GPUENV_EFORMAT, name, 0, 0, "not a usable ELF file: %s", what);
+}
+
+/* string at off of the dynamic string table [stroff, stroff+strsz) */
+static int dstr(gpuenv_arena_t *a, const struct elfv *e, uint64_t stroff, uint64_t strsz,
+	uint64_t off, gpuenv_str_t *out)
+{
+	const unsigned char *nul;
+
+	if (off >= strsz)
+		return GPUENV_EFORMAT;
+	nul = memchr(e->d + stroff + off, '\0', (size_t)(strsz - off));
+	if (!nul)
+		return GPUENV_EFORMAT;
+	*out = stack_strdup(a, (const char *)e->d + stroff + off,
+		(size_t)(nul - (e->d + stroff + off)));
+	return out->ptr ? 0 : -ENOMEM;
+}
+
+int gpuenv_ld_parse_elf(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const void *data, size_t len,
+	const char *name, gpuenv_ld_elf_t *out)
+{
+	struct elfv e = { data, len, false };
+	uint64_t phoff, dynoff = 0, dynsz = 0, strtab = 0, strsz = 0, verdef = 0, verdefnum = 0;
+	uint64_t soname = UINT64_MAX, rpath = UINT64_MAX, runpath = UINT64_MAX, flags1 = 0;
+	uint64_t needed[64], *needv = needed;
+	size_t nneeded = 0, capneeded = 64;
+	unsigned phent, phnum, type;
+	bool have_dyn = false, have_strtab = false;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (!name)
+		name = "ELF";
+	if (len < 52 || memcmp(e.d, "\177ELF", 4) != 0)
+		return efail(ctx, name, "no ELF magic");
+	if (e.d[4] != 1 && e.d[4] != 2)
+		return efail(ctx, name, "bad ELF class");
+	e.is64 = e.d[4] == 2;
+	if (e.d[5] != 1)
+		return gpuenv_fail(ctx, GPUENV_EUNSUPPORTED, name, 0, 0,
+			"big-endian ELF: not supported");
+	if (e.is64 && len < 64)
+		return efail(ctx, name, "truncated ELF header");
+	type = (unsigned)rd(e.d + 16, 2);
+	out->machine = (unsigned)rd(e.d + 18, 2);
+	out->is64 = e.is64;
+	out->is_dso = type == 3; /* ET_DYN */
+	if (e.is64) {
+		phoff = rd(e.d + 32, 8);
+		phent = (unsigned)rd(e.d + 54, 2);
+		phnum = (unsigned)rd(e.d + 56, 2);
+	} else {
+		phoff = rd(e.d + 28, 4);
+		phent = (unsigned)rd(e.d + 42, 2);
+		phnum = (unsigned)rd(e.d + 44, 2);
+	}
+	if (phnum == 0)
+		return 0; /* nothing dynamic (a relocatable object) */
+	if (phent < (e.is64 ? 56u : 32u) || !in_range(len, phoff, (uint64_t)phent * phnum))
+		return efail(ctx, name, "program headers out of bounds");
+	for (unsigned i = 0; i < phnum; i++) {
+		const unsigned char *ph = e.d + phoff + (uint64_t)i * phent;
+		if (rd(ph, 4) != 2) /* PT_DYNAMIC */
+			continue;
+		dynoff = e.is64 ? rd(ph + 8, 8) : rd(ph + 4, 4);
+		dynsz = e.is64 ? rd(ph + 32, 8) : rd(ph + 16, 4);
+		have_dyn = true;
+		break;
+	}
+	if (!have_dyn)
+		return 0; /* a static executable */
+	if (!in_range(len, dynoff, dynsz))
+		return efail(ctx, name, "dynamic section out of bounds");
+	size_t dent = e.is64 ? 16 : 8, ndyn = (size_t)(dynsz / dent);
+	if (ndyn > MAX_DYN)
+		ndyn = MAX_DYN;
+	for (size_t i = 0; i < ndyn; i++) {
+		const unsigned char *dp = e.d + dynoff + i * dent;
+		uint64_t tag = e.is64 ? rd(dp, 8) : rd(dp, 4);
+		uint64_t val = e.is64 ? rd(dp + 8, 8) : rd(dp + 4, 4);
+
+		if (tag == 0) /* DT_NULL */
+			break;
+		switch (tag) {
+		case 1: /* DT_NEEDED */
+			if (nneeded == MAX_NEEDED)
+				break;
+			if (nneeded == capneeded) {
+				uint64_t *nv = gpuenv_arena_alloc(arena, 2 * capneeded * sizeof(*nv));
+				if (!nv)
+					return -ENOMEM;
+				memcpy(nv, needv, nneeded * sizeof(*nv));
+				needv = nv;
+				capneeded *= 2;
+			}
+			needv[nneeded++] = val;
+			break;
+		case 5: strtab = val; have_strtab = true; break; /* DT_STRTAB */
+		case 10: strsz = val; break;	     /* DT_STRSZ */
+		case 14: soname = val; break;	     /* DT_SONAME */
+		case 15: rpath = val; break;	     /* DT_RPATH */
+		case 29: runpath = val; break;	     /* DT_RUNPATH */
+		case 0x6ffffffb: flags1 = val; break; /* DT_FLAGS_1 */
+		case 0x6ffffffc: verdef = val; break; /* DT_VERDEF */
+		case 0x6ffffffd: verdefnum = val; break; /* DT_VERDEFNUM */
+		default: break;
+		}
+	}
+	out->nodeflib = (flags1 & 0x800) != 0; /* DF_1_NODEFLIB */
+	if (!have_strtab)
+		return nneeded || soname != UINT64_MAX ? efail(ctx, name, "no DT_STRTAB") : 0;
+	uint64_t stroff;
+	if (!vaddr_off(&e, phoff, phent, phnum, strtab, &stroff) || stroff > len)
+		return efail(ctx, name, "DT_STRTAB outside the loaded segments");
+	if (strsz == 0 || strsz > len - stroff)
+		strsz = len - stroff; /* a lying DT_STRSZ: stay inside the file */
+
+	if (soname != UINT64_MAX && (r = dstr(arena, &e, stroff, strsz, soname, &out->soname)))
+		return r == -ENOMEM ? r : efail(ctx, name, "bad DT_SONAME");
+	if (rpath != UINT64_MAX && (r = dstr(arena, &e, stroff, strsz, rpath, &out->rpath)))
+		return r == -ENOMEM ? r : efail(ctx, name, "bad DT_RPATH");
+	if (runpath != UINT64_MAX && (r = dstr(arena, &e, stroff, strsz, runpath, &out->runpath)))
+		return r == -ENOMEM ? r : efail(ctx, name, "bad DT_RUNPATH");
+	out->needed = gpuenv_arena_calloc(arena, nneeded ? nneeded : 1, sizeof(*out->needed));
+	if (!out->needed)
+		return -ENOMEM;
+	for (size_t i = 0; i < nneeded; i++)
+		if ((r = dstr(arena, &e, stroff, strsz, needv[i], &out->needed[i])))
+			return r == -ENOMEM ? r : efail(ctx, name, "bad DT_NEEDED");
+	out->nneeded = nneeded;
+
+	/* version definitions: Elf_Verdef {u16 version, flags, ndx, cnt; u32
+	 * hash, aux, next}, Elf_Verdaux {u32 name, next}; same in both classes */
+	uint64_t voff;
+	if (verdef && verdefnum && vaddr_off(&e, phoff, phent, phnum, verdef, &voff)) {
+		struct svec defs = { 0 };
+		for (uint64_t i = 0; i < verdefnum && i < MAX_VERDEFS; i++) {
+			if (!in_range(len, voff, 20))
+				break;
+			const unsigned char *vd = e.d + voff;
+			unsigned vflags = (unsigned)rd(vd + 2, 2);
+			uint64_t aux = rd(vd + 12, 4), next = rd(vd + 16, 4);
+			if (rd(vd, 2) != 1)
+				break; /* unknown vd_version */
+			if (!(vflags & 1) && in_range(len, voff + aux, 8)) { /* not VER_FLG_BASE */
+				gpuenv_str_t *s = stack_vec_push(arena, &defs, sizeof(*s));
+				if (!s)
+					return -ENOMEM;
+				if (dstr(arena, &e, stroff, strsz, rd(e.d + voff + aux, 4), s)) {
+					defs.n--;
+				}
+			}
+			if (next == 0)
+				break;
+			voff += next;
+		}
+		out->verdefs = defs.items;
+		out->nverdefs = defs.n;
+	}
+	return 0;
+}
+
+int gpuenv_ld_read_elf(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *path,
+	gpuenv_ld_elf_t *out)
+{
+	char full[PATH_MAX];
+	struct stat st;
+	void *map;
+	int fd, r;
+
+	memset(out, 0, sizeof(*out));
+	if (!stack_rooted(ctx, path, full, sizeof(full)))
+		return gpuenv_fail(ctx, -ENAMETOOLONG, path, 0, 0, "path too long");
+	fd = open(full, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return gpuenv_fail(ctx, -errno, path, 0, 0, "%s", strerror(errno));
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+		close(fd);
+		return efail(ctx, path, "not a regular, non-empty file");
+	}
+	if ((uint64_t)st.st_size > SIZE_MAX / 2) {
+		close(fd);
+		return efail(ctx, path, "too big");
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return gpuenv_fail(ctx, -errno, path, 0, 0, "mmap: %s", strerror(errno));
+	r = gpuenv_ld_parse_elf(ctx, arena, map, (size_t)st.st_size, path, out);
+	munmap(map, (size_t)st.st_size);
+	return r;
+}
+
+/* ---- the search ----------------------------------------------------------- */
+
+const char *gpuenv_ldsrc_name(int how)
+{
+	static const char *const names[GPUENV_LDSRC_COUNT] = {
+		[GPUENV_LDSRC_NOTFOUND] = "not found",
+		[GPUENV_LDSRC_LOADED] = "already loaded",
+		[GPUENV_LDSRC_DIRECT] = "direct",
+		[GPUENV_LDSRC_RPATH] = "rpath",
+		[GPUENV_LDSRC_LD_LIBRARY_PATH] = "LD_LIBRARY_PATH",
+		[GPUENV_LDSRC_RUNPATH] = "runpath",
+		[GPUENV_LDSRC_LDCACHE] = "ld.so.cache",
+		[GPUENV_LDSRC_DEFAULT] = "default",
+	};
+	return how >= 0 && how < GPUENV_LDSRC_COUNT ? names[how] : "unknown";
+}
+
+const char *const *stack_default_dirs(unsigned machine, bool is64)
+{
+	/* Debian/Ubuntu multiarch folders first (their ld.so's system path),
+	 * then the lib64 / lib of Fedora, SUSE and upstream glibc */
+	static const char *const x86_64[] = { "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+		"/lib64", "/usr/lib64", "/lib", "/usr/lib", NULL };
+	static const char *const aarch64[] = { "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+		"/lib64", "/usr/lib64", "/lib", "/usr/lib", NULL };
+	static const char *const ppc64le[] = { "/lib/powerpc64le-linux-gnu",
+		"/usr/lib/powerpc64le-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib", NULL };
+	static const char *const i386[] = { "/lib/i386-linux-gnu", "/usr/lib/i386-linux-gnu",
+		"/lib32", "/usr/lib32", "/lib", "/usr/lib", NULL };
+	static const char *const other64[] = { "/lib64", "/usr/lib64", "/lib", "/usr/lib", NULL };
+	static const char *const other32[] = { "/lib", "/usr/lib", NULL };
+
+	switch (machine) {
+	case 62: return is64 ? x86_64 : other32;
+	case 183: return aarch64;
+	case 21: return ppc64le;
+	case 3: return i386;
+	default: return is64 ? other64 : other32;
+	}
+}
+
+static const char *platform_of(unsigned machine)
+{
+	switch (machine) {
+	case 62: return "x86_64";
+	case 183: return "aarch64";
+	case 21: return "powerpc64le";
+	case 3: return "i686";
+	default: return "";
+	}
+}
+
+static const char *lib_of(unsigned machine, bool is64)
+{
+	switch (machine) {
+	case 62: return is64 ? "lib/x86_64-linux-gnu" : "lib";
+	case 183: return "lib/aarch64-linux-gnu";
+	default: return is64 ? "lib64" : "lib";
+	}
+}
+
+struct known {
+	gpuenv_str_t name;
+	size_t object;
+};
+
+struct lctx {
+	gpuenv_ctx_t *ctx;
+	gpuenv_arena_t *a;
+	const gpuenv_loader_opts_t *o;
+	unsigned machine;
+	bool is64;
+	const char *platform, *lib;
+	const char *const *defaults;
+	const char *llp;
+	struct svec objects; /* gpuenv_ld_object_t */
+	struct svec ids;     /* struct fileid, parallel to objects */
+	struct svec known;   /* struct known */
+};
+
+struct fileid {
+	dev_t dev;
+	ino_t ino;
+};
+
+#define OBJ(L, i) (((gpuenv_ld_object_t *)(L)->objects.items)[i])
+
+/* Is this file an ELF of the root's class and machine?  (dev, ino) out. */
+static bool verify(struct lctx *L, const char *path, dev_t *dev, ino_t *ino)
+{
+	char full[PATH_MAX];
+	unsigned char h[20];
+	struct stat st;
+	int fd;
+	bool ok;
+
+	if (!stack_rooted(L->ctx, path, full, sizeof(full)))
+		return false;
+	fd = open(full, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && pread(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+		memcmp(h, "\177ELF", 4) == 0 && h[4] == (L->is64 ? 2 : 1) && h[5] == 1 &&
+		(unsigned)rd(h + 18, 2) == L->machine;
+	close(fd);
+	if (ok) {
+		*dev = st.st_dev;
+		*ino = st.st_ino;
+	}
+	return ok;
+}
+
+/* Expand $ORIGIN, $PLATFORM, $LIB (also as ${...}) in one path element;
+ * false for an unknown token (ld.so drops such an element). */
+static bool expand(struct lctx *L, gpuenv_str_t elem, const char *origin, char *out, size_t outsz)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < elem.len;) {
+		const char *val = NULL;
+		size_t skip = 0;
+		if (elem.ptr[i] == '$') {
+			static const struct { const char *tok; int id; } toks[] = {
+				{ "ORIGIN", 0 }, { "PLATFORM", 1 }, { "LIB", 2 } };
+			gpuenv_str_t rest = gpuenv_str_n(elem.ptr + i + 1, elem.len - i - 1);
+			for (size_t t = 0; t < 3 && !val; t++) {
+				size_t tl = strlen(toks[t].tok);
+				const char *v = toks[t].id == 0 ? origin : toks[t].id == 1 ? L->platform : L->lib;
+				if (!v)
+					continue;
+				if (rest.len >= tl && memcmp(rest.ptr, toks[t].tok, tl) == 0 &&
+					(rest.len == tl || !((rest.ptr[tl] >= 'A' && rest.ptr[tl] <= 'Z') ||
+						(rest.ptr[tl] >= 'a' && rest.ptr[tl] <= 'z') ||
+						(rest.ptr[tl] >= '0' && rest.ptr[tl] <= '9') || rest.ptr[tl] == '_'))) {
+					val = v;
+					skip = 1 + tl;
+				} else if (rest.len >= tl + 2 && rest.ptr[0] == '{' &&
+					memcmp(rest.ptr + 1, toks[t].tok, tl) == 0 && rest.ptr[tl + 1] == '}') {
+					val = v;
+					skip = 3 + tl;
+				}
+			}
+			if (!val)
+				return false;
+			size_t vl = strlen(val);
+			if (o + vl >= outsz)
+				return false;
+			memcpy(out + o, val, vl);
+			o += vl;
+			i += skip;
+		} else {
+			if (o + 1 >= outsz)
+				return false;
+			out[o++] = elem.ptr[i++];
+		}
+	}
+	out[o] = '\0';
+	return true;
+}
+
+struct hit {
+	gpuenv_str_t path, dir, rule;
+	dev_t dev;
+	ino_t ino;
+};
+
+/* Try name in one folder (glibc-hwcaps subfolders first). */
+static bool try_dir(struct lctx *L, const char *dir, gpuenv_str_t name, struct hit *h)
+{
+	char p[PATH_MAX];
+	int n;
+
+	if (!dir[0])
+		dir = "."; /* an empty element means the current folder */
+	for (size_t k = 0; L->o->hwcaps && L->o->hwcaps[k]; k++) {
+		n = snprintf(p, sizeof(p), "%s/glibc-hwcaps/%s/%.*s", dir, L->o->hwcaps[k],
+			GPUENV_STR_ARG(name));
+		if (n > 0 && (size_t)n < sizeof(p) && verify(L, p, &h->dev, &h->ino)) {
+			h->dir = stack_strf(L->a, "%s/glibc-hwcaps/%s", dir, L->o->hwcaps[k]);
+			h->path = stack_strdup(L->a, p, (size_t)n);
+			return true;
+		}
+	}
+	n = snprintf(p, sizeof(p), "%s%s%.*s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/",
+		GPUENV_STR_ARG(name));
+	if (n > 0 && (size_t)n < sizeof(p) && verify(L, p, &h->dev, &h->ino)) {
+		h->dir = stack_strdup(L->a, dir, strlen(dir));
+		h->path = stack_strdup(L->a, p, (size_t)n);
+		return true;
+	}
+	return false;
+}
+
+/* Search a colon list (RPATH, RUNPATH, LD_LIBRARY_PATH). */
+static bool try_list(struct lctx *L, gpuenv_str_t list, const char *origin, gpuenv_str_t name,
+	struct hit *h)
+{
+	gpuenv_str_t rest = list;
+
+	while (rest.ptr) {
+		gpuenv_str_t elem;
+		char dir[PATH_MAX];
+		size_t i = 0;
+		while (i < rest.len && rest.ptr[i] != ':' && rest.ptr[i] != ';')
+			i++;
+		elem = gpuenv_str_n(rest.ptr, i);
+		rest = i < rest.len ? gpuenv_str_n(rest.ptr + i + 1, rest.len - i - 1) : GPUENV_STR_NULL;
+		if (!expand(L, elem, origin, dir, sizeof(dir)))
+			continue;
+		if (try_dir(L, dir, name, h)) {
+			h->rule = gpuenv_arena_str(L->a, elem);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Same file as the winner? */
+static bool same(const struct hit *a, const struct hit *b)
+{
+	return a->dev == b->dev && a->ino == b->ino;
+}
+
+/* The search of steps 2-6, from step `from` on; every hit goes to cb-like
+ * collection: the first is the winner, the rest (with alternatives) are
+ * shadowed copies. */
+struct search_out {
+	int how;
+	size_t rule_owner;
+	struct hit win;
+	struct svec shadowed; /* gpuenv_str_t */
+	bool found;
+};
+
+static int record(struct lctx *L, struct search_out *s, int how, size_t owner, const struct hit *h)
+{
+	if (!s->found) {
+		s->found = true;
+		s->how = how;
+		s->rule_owner = owner;
+		s->win = *h;
+		return 0;
+	}
+	if (same(&s->win, h))
+		return 0;
+	for (size_t i = 0; i < s->shadowed.n; i++)
+		if (gpuenv_str_eq(((gpuenv_str_t *)s->shadowed.items)[i], h->path))
+			return 0;
+	gpuenv_str_t *p = stack_vec_push(L->a, &s->shadowed, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	*p = h->path;
+	return 0;
+}
+
+static gpuenv_str_t origin_of(struct lctx *L, size_t obj)
+{
+	return stack_dirname(L->a, OBJ(L, obj).path.ptr);
+}
+
+static int search(struct lctx *L, size_t obj, gpuenv_str_t name, struct search_out *s)
+{
+	const gpuenv_ld_elf_t *e = &OBJ(L, obj).elf;
+	bool all = L->o->alternatives;
+	struct hit h;
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	s->rule_owner = SIZE_MAX;
+	/* 2: RPATH chain, only when the needing object has no RUNPATH */
+	if (!e->runpath.ptr) {
+		for (size_t o = obj; o != SIZE_MAX; o = OBJ(L, o).parent) {
+			const gpuenv_ld_elf_t *oe = &OBJ(L, o).elf;
+			if (!oe->rpath.ptr || oe->runpath.ptr)
+				continue;
+			gpuenv_str_t origin = origin_of(L, o);
+			memset(&h, 0, sizeof(h));
+			if (try_list(L, oe->rpath, origin.ptr ? origin.ptr : ".", name, &h) &&
+				(r = record(L, s, GPUENV_LDSRC_RPATH, o, &h)))
+				return r;
+			if (s->found && !all)
+				return 0;
+		}
+	}
+	/* 3: LD_LIBRARY_PATH ($ORIGIN there would be the main program's:
+	 * unknown, so such elements are dropped) */
+	if (L->llp && L->llp[0]) {
+		memset(&h, 0, sizeof(h));
+		if (try_list(L, gpuenv_str(L->llp), NULL, name, &h) &&
+			(r = record(L, s, GPUENV_LDSRC_LD_LIBRARY_PATH, SIZE_MAX, &h)))
+			return r;
+		if (s->found && !all)
+			return 0;
+	}
+	/* 4: RUNPATH of the needing object */
+	if (e->runpath.ptr) {
+		gpuenv_str_t origin = origin_of(L, obj);
+		memset(&h, 0, sizeof(h));
+		if (try_list(L, e->runpath, origin.ptr ? origin.ptr : ".", name, &h) &&
+			(r = record(L, s, GPUENV_LDSRC_RUNPATH, SIZE_MAX, &h)))
+			return r;
+		if (s->found && !all)
+			return 0;
+	}
+	if (e->nodeflib)
+		return 0;
+	/* 5: ld.so.cache */
+	if (L->o->cache) {
+		const gpuenv_ldcache_entry_t *ce = gpuenv_ldcache_lookup(L->o->cache, name,
+			gpuenv_ldcache_flags_for(L->machine, L->is64), L->o->hwcaps);
+		memset(&h, 0, sizeof(h));
+		if (ce && verify(L, ce->path.ptr, &h.dev, &h.ino)) {
+			h.path = ce->path;
+			h.dir = stack_dirname(L->a, ce->path.ptr);
+			if ((r = record(L, s, GPUENV_LDSRC_LDCACHE, SIZE_MAX, &h)))
+				return r;
+			if (!all)
+				return 0;
+		}
+	}
+	/* 6: default folders */
+	for (size_t i = 0; L->defaults[i]; i++) {
+		memset(&h, 0, sizeof(h));
+		if (try_dir(L, L->defaults[i], name, &h)) {
+			if ((r = record(L, s, GPUENV_LDSRC_DEFAULT, SIZE_MAX, &h)))
+				return r;
+			if (!all)
+				return 0;
+		}
+	}
+	return 0;
+}
+
+/* A lexically tidied path when it names the same file, else the path as is. */
+static gpuenv_str_t tidy_same(struct lctx *L, gpuenv_str_t path, dev_t dev, ino_t ino)
+{
+	char t[PATH_MAX], full[PATH_MAX];
+	struct stat st;
+
+	if (path.len >= sizeof(t))
+		return path;
+	memcpy(t, path.ptr, path.len + 1);
+	stack_path_tidy(t);
+	if (strcmp(t, path.ptr) == 0)
+		return path;
+	if (!stack_rooted(L->ctx, t, full, sizeof(full)) || stat(full, &st) != 0 ||
+		st.st_dev != dev || st.st_ino != ino)
+		return path;
+	return stack_strdup(L->a, t, strlen(t));
+}
+
+static int add_known(struct lctx *L, gpuenv_str_t name, size_t obj)
+{
+	struct known *k;
+
+	if (!name.ptr)
+		return 0;
+	k = stack_vec_push(L->a, &L->known, sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	k->name = name;
+	k->object = obj;
+	return 0;
+}
+
+static size_t find_known(struct lctx *L, gpuenv_str_t name)
+{
+	const struct known *k = L->known.items;
+	for (size_t i = 0; i < L->known.n; i++)
+		if (gpuenv_str_eq(k[i].name, name))
+			return k[i].object;
+	return SIZE_MAX;
+}
+
+/* An object already loaded from the same file (ld.so compares device and
+ * inode after opening), or SIZE_MAX. */
+static size_t find_file(struct lctx *L, dev_t dev, ino_t ino)
+{
+	const struct fileid *f = L->ids.items;
+	for (size_t i = 0; i < L->ids.n; i++)
+		if (f[i].dev == dev && f[i].ino == ino)
+			return i;
+	return SIZE_MAX;
+}
+
+/* Append an object; reads its ELF facts. */
+static int add_object(struct lctx *L, gpuenv_str_t path, dev_t dev, ino_t ino, size_t parent,
+	unsigned depth, size_t *idx)
+{
+	gpuenv_ld_object_t *o = stack_vec_push(L->a, &L->objects, sizeof(*o));
+	struct fileid *f = stack_vec_push(L->a, &L->ids, sizeof(*f));
+	int r;
+
+	if (!o || !f)
+		return -ENOMEM;
+	f->dev = dev;
+	f->ino = ino;
+	o->path = path;
+	o->parent = parent;
+	o->depth = depth;
+	*idx = L->objects.n - 1;
+	r = gpuenv_ld_read_elf(L->ctx, L->a, path.ptr, &o->elf);
+	if (r == -ENOMEM)
+		return r;
+	if (r) {
+		o->error = r;
+		memset(&o->elf, 0, sizeof(o->elf));
+		gpuenv_error_clear(L->ctx);
+	}
+	if ((r = add_known(L, path, *idx)) || (r = add_known(L, o->elf.soname, *idx)))
+		return r;
+	return 0;
+}
+
+int gpuenv_loader_resolve(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *binary,
+	const gpuenv_loader_opts_t *opts, gpuenv_ld_resolution_t *out)
+{
+	static const gpuenv_loader_opts_t defaults;
+	struct lctx L;
+	size_t root, max;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	memset(&L, 0, sizeof(L));
+	L.ctx = ctx;
+	L.a = arena;
+	L.o = opts ? opts : &defaults;
+	max = L.o->max_objects ? L.o->max_objects : 512;
+	out->binary = stack_strdup(arena, binary, strlen(binary));
+	if (!out->binary.ptr)
+		return -ENOMEM;
+	{
+		char full[PATH_MAX];
+		struct stat st;
+		if (!stack_rooted(ctx, binary, full, sizeof(full)))
+			return gpuenv_fail(ctx, -ENAMETOOLONG, binary, 0, 0, "path too long");
+		if (stat(full, &st) != 0)
+			return gpuenv_fail(ctx, -errno, binary, 0, 0, "%s", strerror(errno));
+		if ((r = add_object(&L, out->binary, st.st_dev, st.st_ino, SIZE_MAX, 0, &root)))
+			return r;
+	}
+	if (OBJ(&L, root).error) {
+		/* read again to give the caller the story */
+		gpuenv_ld_elf_t tmp;
+		r = gpuenv_ld_read_elf(ctx, arena, binary, &tmp);
+		return r ? r : OBJ(&L, root).error;
+	}
+	L.machine = OBJ(&L, root).elf.machine;
+	L.is64 = OBJ(&L, root).elf.is64;
+	L.platform = L.o->platform ? L.o->platform : platform_of(L.machine);
+	L.lib = L.o->lib ? L.o->lib : lib_of(L.machine, L.is64);
+	L.defaults = L.o->default_dirs ? L.o->default_dirs : stack_default_dirs(L.machine, L.is64);
+	L.llp = L.o->ld_library_path ? L.o->ld_library_path : gpuenv_ctx_getenv(ctx, "LD_LIBRARY_PATH");
+
+	for (size_t i = 0; i < L.objects.n; i++) {
+		size_t nneeded = OBJ(&L, i).elf.nneeded;
+		gpuenv_ld_need_t *needs = gpuenv_arena_calloc(arena, nneeded ? nneeded : 1, sizeof(*needs));
+		if (!needs)
+			return -ENOMEM;
+		OBJ(&L, i).needs = needs;
+		for (size_t k = 0; k < nneeded; k++) {
+			gpuenv_ld_need_t *n = &needs[k];
+			struct search_out s;
+			size_t idx;
+
+			n->name = OBJ(&L, i).elf.needed[k];
+			n->object = SIZE_MAX;
+			n->rule_owner = SIZE_MAX;
+			idx = find_known(&L, n->name);
+			if (idx != SIZE_MAX) {
+				n->how = GPUENV_LDSRC_LOADED;
+				n->object = idx;
+				n->path = OBJ(&L, idx).path;
+				continue;
+			}
+			if (memchr(n->name.ptr, '/', n->name.len)) {
+				struct hit h;
+				memset(&h, 0, sizeof(h));
+				memset(&s, 0, sizeof(s));
+				if (verify(&L, n->name.ptr, &h.dev, &h.ino)) {
+					s.found = true;
+					s.how = GPUENV_LDSRC_DIRECT;
+					s.rule_owner = SIZE_MAX;
+					h.path = n->name;
+					s.win = h;
+				}
+			} else if ((r = search(&L, i, n->name, &s))) {
+				return r;
+			}
+			if (!s.found) {
+				n->how = GPUENV_LDSRC_NOTFOUND;
+				out->nmissing++;
+				continue;
+			}
+			n->how = s.how;
+			n->path = tidy_same(&L, s.win.path, s.win.dev, s.win.ino);
+			n->dir = s.win.dir;
+			n->rule = s.win.rule;
+			n->rule_owner = s.rule_owner;
+			n->shadowed = s.shadowed.items;
+			n->nshadowed = s.shadowed.n;
+			/* the same file under another name or path is the object
+			 * already loaded */
+			idx = find_file(&L, s.win.dev, s.win.ino);
+			if (idx == SIZE_MAX) {
+				if (L.objects.n >= max) {
+					out->truncated = true;
+					n->how = GPUENV_LDSRC_NOTFOUND;
+					n->path = GPUENV_STR_NULL;
+					continue;
+				}
+				if ((r = add_object(&L, n->path, s.win.dev, s.win.ino, i,
+					     OBJ(&L, i).depth + 1, &idx)))
+					return r;
+			} else {
+				n->how = GPUENV_LDSRC_LOADED;
+				n->path = OBJ(&L, idx).path;
+			}
+			n->object = idx;
+			if ((r = add_known(&L, n->name, idx)))
+				return r;
+		}
+	}
+	out->objects = L.objects.items;
+	out->nobjects = L.objects.n;
+	return 0;
+}
