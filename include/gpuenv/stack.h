@@ -454,7 +454,7 @@ enum {
 
 typedef struct gpuenv_libcopy {
 	int family;	     /* enum gpuenv_libfamily */
-	gpuenv_str_t path;   /* the file (not a symlink), as first met */
+	gpuenv_str_t path;   /* the file, symlinks (of folders too) resolved */
 	gpuenv_str_t name;   /* its file name: "libcudnn.so.9.19.0" */
 	gpuenv_str_t soname; /* DT_SONAME ("libcudnn.so.9"); NULL if none/unreadable */
 	size_t naliases;
@@ -465,9 +465,10 @@ typedef struct gpuenv_libcopy {
 	gpuenv_str_t dist;    /* owning wheel "nvidia-cudnn-cu13" when known */
 	gpuenv_str_t site;    /* site folder when inside a Python environment */
 	uint64_t size;	      /* bytes */
-	/* version evidence, best first: file name (full version), header,
-	 * wheel METADATA, toolkit version.json / dist-info, version definition,
-	 * soname (major only).  Empty when nothing is known. */
+	/* version evidence, the most precise first (most dotted parts; among
+	 * equals: file name, header, wheel METADATA, toolkit version.json /
+	 * dist-info, version definition), the soname's major last.  Empty when
+	 * nothing is known. */
 	size_t nversions;
 	gpuenv_stack_version_t *versions;
 	size_t nverdefs;

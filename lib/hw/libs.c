@@ -60,9 +60,10 @@ int gpuenv_libfamily_of(gpuenv_str_t fn)
 	};
 	size_t base = SIZE_MAX;
 
-	/* "NAME.so" or "NAME.so.VERSION" */
+	/* "NAME.so" or "NAME.so.N[.N...]" (not "libnccl.so.2.txt") */
 	for (size_t i = 0; i + 3 <= fn.len; i++)
-		if (memcmp(fn.ptr + i, ".so", 3) == 0 && (i + 3 == fn.len || fn.ptr[i + 3] == '.')) {
+		if (memcmp(fn.ptr + i, ".so", 3) == 0 && (i + 3 == fn.len || (fn.ptr[i + 3] == '.' &&
+			stack_is_dotted(gpuenv_str_n(fn.ptr + i + 4, fn.len - i - 4), false)))) {
 			base = i;
 			break;
 		}
@@ -157,10 +158,10 @@ static int add_alias(struct scan *S, struct copyx *x, gpuenv_str_t path)
 static int add_file(struct scan *S, gpuenv_str_t path, unsigned where)
 {
 	char full[PATH_MAX];
-	struct stat st, lst;
+	struct stat st;
 
 	if (!stack_rooted(S->ctx, path.ptr, full, sizeof(full)) || stat(full, &st) != 0 ||
-		!S_ISREG(st.st_mode) || lstat(full, &lst) != 0)
+		!S_ISREG(st.st_mode))
 		return 0;
 	for (size_t i = 0; i < S->copies.n; i++) {
 		struct copyx *x = &CX(S, i);
@@ -171,16 +172,13 @@ static int add_file(struct scan *S, gpuenv_str_t path, unsigned where)
 	}
 	if (S->copies.n >= MAX_COPIES)
 		return 0;
-	gpuenv_str_t real = path;
-	if (S_ISLNK(lst.st_mode)) {
-		real = stack_realpath(S->ctx, S->a, path.ptr);
-		if (!real.ptr)
-			return 0;
-	} else {
+	/* the canonical path (symlinks and symlinked folders resolved); the
+	 * ways in become aliases */
+	gpuenv_str_t real = stack_realpath(S->ctx, S->a, path.ptr);
+	if (!real.ptr)
 		real = gpuenv_arena_str(S->a, path);
-		if (!real.ptr)
-			return -ENOMEM;
-	}
+	if (!real.ptr)
+		return -ENOMEM;
 	const char *slash = strrchr(real.ptr, '/');
 	gpuenv_str_t name = gpuenv_str(slash ? slash + 1 : real.ptr);
 	int fam = gpuenv_libfamily_of(name);
@@ -368,7 +366,7 @@ static int header_version(struct scan *S, const char *incdir, int fam, gpuenv_st
 		for (; nv < 4 && hs[i].m[nv]; nv++)
 			if (!stack_header_int(S->buf.data, S->buf.len, hs[i].m[nv], &v[nv]))
 				break;
-		if (nv == 0 || (hs[i].m[nv] && nv < 4))
+		if (nv == 0 || (nv < 4 && hs[i].m[nv]))
 			continue;
 		if (fam == GPUENV_LIB_CUDART) /* 13000 -> 13.0 */
 			*ver = stack_strf(S->a, "%ld.%ld", v[0] / 1000, (v[0] % 1000) / 10);
@@ -533,6 +531,18 @@ static gpuenv_str_t so_version(gpuenv_str_t name, bool need_dot)
 	return GPUENV_STR_NULL;
 }
 
+/* precision of a piece of evidence: dotted components, soname lowest */
+static size_t rank(const gpuenv_stack_version_t *v)
+{
+	size_t n = 1;
+
+	if (v->src == GPUENV_VSRC_SONAME)
+		return 0;
+	for (size_t i = 0; i < v->text.len; i++)
+		n += v->text.ptr[i] == '.';
+	return n;
+}
+
 static int finish_copy(struct scan *S, struct copyx *x, const gpuenv_toolkit_t *tks, size_t ntk,
 	const gpuenv_pyenv_t *envs, size_t nenvs)
 {
@@ -576,7 +586,16 @@ static int finish_copy(struct scan *S, struct copyx *x, const gpuenv_toolkit_t *
 	if (sv.ptr && (r = add_version(S, x, sv, GPUENV_VSRC_SONAME,
 			       elf.soname.ptr ? elf.soname : x->c.name)))
 		return r;
-	x->c.versions = x->versions.items;
+	/* the most precise first ("13.0.96" from a wheel beats "13.0" from
+	 * cuda_runtime_api.h); among equals, the order above; the soname last */
+	gpuenv_stack_version_t *v = x->versions.items;
+	for (size_t i = 1; i < x->versions.n; i++)
+		for (size_t k = i; k > 0 && rank(&v[k]) > rank(&v[k - 1]); k--) {
+			gpuenv_stack_version_t t = v[k];
+			v[k] = v[k - 1];
+			v[k - 1] = t;
+		}
+	x->c.versions = v;
 	x->c.nversions = x->versions.n;
 	return 0;
 }

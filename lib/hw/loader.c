@@ -447,8 +447,9 @@ struct hit {
 	ino_t ino;
 };
 
-/* Try name in one folder (glibc-hwcaps subfolders first). */
-static bool try_dir(struct lctx *L, const char *dir, gpuenv_str_t name, struct hit *h)
+/* Try name in one folder (glibc-hwcaps subfolders first): 1 found, 0 not,
+ * -ENOMEM. */
+static int try_dir(struct lctx *L, const char *dir, gpuenv_str_t name, struct hit *h)
 {
 	char p[PATH_MAX];
 	int n;
@@ -461,7 +462,7 @@ static bool try_dir(struct lctx *L, const char *dir, gpuenv_str_t name, struct h
 		if (n > 0 && (size_t)n < sizeof(p) && verify(L, p, &h->dev, &h->ino)) {
 			h->dir = stack_strf(L->a, "%s/glibc-hwcaps/%s", dir, L->o->hwcaps[k]);
 			h->path = stack_strdup(L->a, p, (size_t)n);
-			return true;
+			return h->dir.ptr && h->path.ptr ? 1 : -ENOMEM;
 		}
 	}
 	n = snprintf(p, sizeof(p), "%s%s%.*s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/",
@@ -469,33 +470,9 @@ static bool try_dir(struct lctx *L, const char *dir, gpuenv_str_t name, struct h
 	if (n > 0 && (size_t)n < sizeof(p) && verify(L, p, &h->dev, &h->ino)) {
 		h->dir = stack_strdup(L->a, dir, strlen(dir));
 		h->path = stack_strdup(L->a, p, (size_t)n);
-		return true;
+		return h->dir.ptr && h->path.ptr ? 1 : -ENOMEM;
 	}
-	return false;
-}
-
-/* Search a colon list (RPATH, RUNPATH, LD_LIBRARY_PATH). */
-static bool try_list(struct lctx *L, gpuenv_str_t list, const char *origin, gpuenv_str_t name,
-	struct hit *h)
-{
-	gpuenv_str_t rest = list;
-
-	while (rest.ptr) {
-		gpuenv_str_t elem;
-		char dir[PATH_MAX];
-		size_t i = 0;
-		while (i < rest.len && rest.ptr[i] != ':' && rest.ptr[i] != ';')
-			i++;
-		elem = gpuenv_str_n(rest.ptr, i);
-		rest = i < rest.len ? gpuenv_str_n(rest.ptr + i + 1, rest.len - i - 1) : GPUENV_STR_NULL;
-		if (!expand(L, elem, origin, dir, sizeof(dir)))
-			continue;
-		if (try_dir(L, dir, name, h)) {
-			h->rule = gpuenv_arena_str(L->a, elem);
-			return true;
-		}
-	}
-	return false;
+	return 0;
 }
 
 /* Same file as the winner? */
@@ -504,9 +481,8 @@ static bool same(const struct hit *a, const struct hit *b)
 	return a->dev == b->dev && a->ino == b->ino;
 }
 
-/* The search of steps 2-6, from step `from` on; every hit goes to cb-like
- * collection: the first is the winner, the rest (with alternatives) are
- * shadowed copies. */
+/* The outcome of one search: the first hit wins, the later ones (with
+ * opts.alternatives) are the copies it hides. */
 struct search_out {
 	int how;
 	size_t rule_owner;
@@ -536,9 +512,37 @@ static int record(struct lctx *L, struct search_out *s, int how, size_t owner, c
 	return 0;
 }
 
-static gpuenv_str_t origin_of(struct lctx *L, size_t obj)
+/* Search a colon list (RPATH, RUNPATH, LD_LIBRARY_PATH), recording hits;
+ * 1 when the search is over (a hit and no alternatives wanted). */
+static int try_list(struct lctx *L, struct search_out *s, int how, size_t owner, gpuenv_str_t list,
+	const char *origin, gpuenv_str_t name)
 {
-	return stack_dirname(L->a, OBJ(L, obj).path.ptr);
+	gpuenv_str_t rest = list;
+
+	while (rest.ptr) {
+		gpuenv_str_t elem;
+		char dir[PATH_MAX];
+		struct hit h;
+		size_t i = 0;
+		int r;
+		while (i < rest.len && rest.ptr[i] != ':' && rest.ptr[i] != ';')
+			i++;
+		elem = gpuenv_str_n(rest.ptr, i);
+		rest = i < rest.len ? gpuenv_str_n(rest.ptr + i + 1, rest.len - i - 1) : GPUENV_STR_NULL;
+		if (!expand(L, elem, origin, dir, sizeof(dir)))
+			continue;
+		memset(&h, 0, sizeof(h));
+		if ((r = try_dir(L, dir, name, &h)) < 0)
+			return r;
+		if (!r)
+			continue;
+		h.rule = gpuenv_arena_str(L->a, elem);
+		if (!h.rule.ptr || (r = record(L, s, how, owner, &h)))
+			return h.rule.ptr ? r : -ENOMEM;
+		if (!L->o->alternatives)
+			return 1;
+	}
+	return 0;
 }
 
 static int search(struct lctx *L, size_t obj, gpuenv_str_t name, struct search_out *s)
@@ -556,34 +560,25 @@ static int search(struct lctx *L, size_t obj, gpuenv_str_t name, struct search_o
 			const gpuenv_ld_elf_t *oe = &OBJ(L, o).elf;
 			if (!oe->rpath.ptr || oe->runpath.ptr)
 				continue;
-			gpuenv_str_t origin = origin_of(L, o);
-			memset(&h, 0, sizeof(h));
-			if (try_list(L, oe->rpath, origin.ptr ? origin.ptr : ".", name, &h) &&
-				(r = record(L, s, GPUENV_LDSRC_RPATH, o, &h)))
-				return r;
-			if (s->found && !all)
-				return 0;
+			gpuenv_str_t origin = stack_dirname(L->a, OBJ(L, o).path.ptr);
+			if (!origin.ptr)
+				return -ENOMEM;
+			if ((r = try_list(L, s, GPUENV_LDSRC_RPATH, o, oe->rpath, origin.ptr, name)))
+				return r < 0 ? r : 0;
 		}
 	}
 	/* 3: LD_LIBRARY_PATH ($ORIGIN there would be the main program's:
 	 * unknown, so such elements are dropped) */
-	if (L->llp && L->llp[0]) {
-		memset(&h, 0, sizeof(h));
-		if (try_list(L, gpuenv_str(L->llp), NULL, name, &h) &&
-			(r = record(L, s, GPUENV_LDSRC_LD_LIBRARY_PATH, SIZE_MAX, &h)))
-			return r;
-		if (s->found && !all)
-			return 0;
-	}
+	if (L->llp && L->llp[0] &&
+		(r = try_list(L, s, GPUENV_LDSRC_LD_LIBRARY_PATH, SIZE_MAX, gpuenv_str(L->llp), NULL, name)))
+		return r < 0 ? r : 0;
 	/* 4: RUNPATH of the needing object */
 	if (e->runpath.ptr) {
-		gpuenv_str_t origin = origin_of(L, obj);
-		memset(&h, 0, sizeof(h));
-		if (try_list(L, e->runpath, origin.ptr ? origin.ptr : ".", name, &h) &&
-			(r = record(L, s, GPUENV_LDSRC_RUNPATH, SIZE_MAX, &h)))
-			return r;
-		if (s->found && !all)
-			return 0;
+		gpuenv_str_t origin = stack_dirname(L->a, OBJ(L, obj).path.ptr);
+		if (!origin.ptr)
+			return -ENOMEM;
+		if ((r = try_list(L, s, GPUENV_LDSRC_RUNPATH, SIZE_MAX, e->runpath, origin.ptr, name)))
+			return r < 0 ? r : 0;
 	}
 	if (e->nodeflib)
 		return 0;
@@ -595,6 +590,8 @@ static int search(struct lctx *L, size_t obj, gpuenv_str_t name, struct search_o
 		if (ce && verify(L, ce->path.ptr, &h.dev, &h.ino)) {
 			h.path = ce->path;
 			h.dir = stack_dirname(L->a, ce->path.ptr);
+			if (!h.dir.ptr)
+				return -ENOMEM;
 			if ((r = record(L, s, GPUENV_LDSRC_LDCACHE, SIZE_MAX, &h)))
 				return r;
 			if (!all)
@@ -604,12 +601,14 @@ static int search(struct lctx *L, size_t obj, gpuenv_str_t name, struct search_o
 	/* 6: default folders */
 	for (size_t i = 0; L->defaults[i]; i++) {
 		memset(&h, 0, sizeof(h));
-		if (try_dir(L, L->defaults[i], name, &h)) {
-			if ((r = record(L, s, GPUENV_LDSRC_DEFAULT, SIZE_MAX, &h)))
-				return r;
-			if (!all)
-				return 0;
-		}
+		if ((r = try_dir(L, L->defaults[i], name, &h)) < 0)
+			return r;
+		if (!r)
+			continue;
+		if ((r = record(L, s, GPUENV_LDSRC_DEFAULT, SIZE_MAX, &h)))
+			return r;
+		if (!all)
+			return 0;
 	}
 	return 0;
 }
@@ -777,6 +776,8 @@ int gpuenv_loader_resolve(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *
 			}
 			n->how = s.how;
 			n->path = tidy_same(&L, s.win.path, s.win.dev, s.win.ino);
+			if (!n->path.ptr)
+				return -ENOMEM;
 			n->dir = s.win.dir;
 			n->rule = s.win.rule;
 			n->rule_owner = s.rule_owner;
