@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -562,34 +563,40 @@ static void test_ldcache_corrupt(void **state)
 	gpuenv_arena_free(&a);
 }
 
-/* The real cache against `ldconfig -p`: the same entries, in the same order. */
-static void test_ldcache_real(void **state)
+/* Our parse of a cache file against `ldconfig -p -C FILE` (glibc's own
+ * reader): the same entries in the same order.  -1 when ldconfig refuses
+ * the file or is missing, else the number of entries compared. */
+static long compare_with_ldconfig(const char *file)
 {
-	(void)state;
 	gpuenv_ctx_t ctx;
 	gpuenv_arena_t a;
 	gpuenv_ldcache_t c;
-	char line[4096];
+	char cmd[4200], line[4096];
 	size_t i = 0;
 	FILE *p;
 
+	if (access("/sbin/ldconfig", X_OK) != 0)
+		return -1;
+	snprintf(cmd, sizeof(cmd), "/sbin/ldconfig -p -C '%s' 2>/dev/null", file);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	if (!fgets(line, sizeof(line), p) || !strstr(line, " libs found in cache")) {
+		pclose(p);
+		return -1;
+	}
 	gpuenv_ctx_init(&ctx);
 	gpuenv_arena_init(&a, &ctx, 0);
-	if (access("/etc/ld.so.cache", R_OK) != 0) {
-		printf("no /etc/ld.so.cache here: real-cache check skipped\n");
+	int r = gpuenv_ldcache_load(&ctx, &a, file, &c);
+	if (r != 0 && strtoul(line, NULL, 10) == 0) {
+		/* ldconfig -p lists nothing from a bare header that ld.so
+		 * refuses; so do we, with an error */
+		pclose(p);
 		gpuenv_arena_free(&a);
-		return;
+		return 0;
 	}
-	assert_int_equal(gpuenv_ldcache_load(&ctx, &a, NULL, &c), 0);
-	assert_true(c.n > 0);
-	p = popen("/sbin/ldconfig -p 2>/dev/null", "r");
-	if (!p || !fgets(line, sizeof(line), p)) {
-		printf("no ldconfig here: comparison skipped\n");
-		if (p)
-			pclose(p);
-		gpuenv_arena_free(&a);
-		return;
-	}
+	if (r != 0)
+		fail_msg("%s: ldconfig reads it, we say %s", file, ctx.err.msg);
 	assert_int_equal(strtoul(line, NULL, 10), c.n);
 	while (fgets(line, sizeof(line), p)) {
 		char *arrow = strstr(line, " => ");
@@ -602,11 +609,53 @@ static void test_ldcache_real(void **state)
 		assert_true(i < c.n);
 		assert_string_equal(c.entries[i].soname.ptr, key);
 		assert_string_equal(c.entries[i].path.ptr, path);
+		/* hwcap: "x86-64-v3" */
+		char *hw = strstr(sp + 1, "hwcap: \"");
+		if (hw && hw < arrow) {
+			hw += 8;
+			*strchr(hw, '"') = '\0';
+			assert_true(c.entries[i].hwcaps_index >= 0 && (size_t)c.entries[i].hwcaps_index < c.nhwcaps);
+			assert_string_equal(c.hwcaps[c.entries[i].hwcaps_index].ptr, hw);
+		}
 		i++;
 	}
 	pclose(p);
 	assert_int_equal(i, c.n);
 	gpuenv_arena_free(&a);
+	return (long)i;
+}
+
+static void test_ldcache_real(void **state)
+{
+	(void)state;
+	char dir[4096];
+	const char *src = getenv("GPUENV_SRC");
+	size_t files = 0, entries = 0;
+
+	long n = access("/etc/ld.so.cache", R_OK) == 0 ? compare_with_ldconfig("/etc/ld.so.cache") : -1;
+	if (n < 0)
+		printf("no ldconfig or /etc/ld.so.cache here: real-cache check skipped\n");
+	else
+		printf("/etc/ld.so.cache: %ld entries, same as ldconfig -p\n", n);
+	/* every seed of the fuzz corpus that glibc's ldconfig accepts */
+	snprintf(dir, sizeof(dir), "%s/tests/fuzz/corpus/ldcache", src ? src : "..");
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d && (e = readdir(d)) != NULL) {
+		char path[4400];
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		long k = compare_with_ldconfig(path);
+		if (k >= 0) {
+			files++;
+			entries += (size_t)k;
+		}
+	}
+	if (d)
+		closedir(d);
+	printf("ld.so.cache corpus: %zu files (%zu entries) read as ldconfig -p -C reads them\n", files,
+		entries);
 }
 
 /* ---- ELF ------------------------------------------------------------------------- */
