@@ -39,7 +39,11 @@ static const struct cli_verb subs[] = {
 		"gpuenv debug metadata PATH", NULL },
 	{ "fatbin", cli_debug_fatbin,
 		"list the CUDA code (sm_XX cubins, PTX) inside ELF files' .nv_fatbin sections, as cuobjdump --list-elf / --list-ptx",
-		"gpuenv debug fatbin [--elf|--ptx] FILE...", NULL },
+		"gpuenv debug fatbin [--elf] [--ptx] [--json] FILE...",
+		"  --elf    print cuobjdump --list-elf lines (\"ELF file    1: libX.so.1.sm_90a.cubin\")\n"
+		"  --ptx    print cuobjdump --list-ptx lines\n"
+		"  (neither: one summary line per file, \"sm_75 sm_90a sm_100f ptx: compute_121\")\n"
+		"  (--json: an array with an object per file: cubins, PTX, LTO-IR, summary, error)\n" },
 	{ "sha256", cli_debug_sha256, "print the SHA-256 digest of each FILE, as sha256sum does",
 		"gpuenv debug sha256 FILE...", NULL },
 };
