@@ -150,7 +150,7 @@ GPUENV_API const char *gpuenv_ldcache_abi_name(int32_t flags);
 /* What the loader needs from one ELF object. */
 typedef struct gpuenv_ld_elf {
 	unsigned machine;     /* e_machine (62 x86-64, 183 aarch64, ...) */
-	bool is64;	      /* ELFCLASS64 */
+	bool is64;	      /* ELFCLASS64 (always: 32-bit files are refused) */
 	bool is_dso;	      /* ET_DYN */
 	gpuenv_str_t soname;  /* DT_SONAME, or NULL */
 	gpuenv_str_t rpath;   /* DT_RPATH as written (colon-separated), or NULL */
@@ -164,9 +164,10 @@ typedef struct gpuenv_ld_elf {
 } gpuenv_ld_elf_t;
 
 /* Read the dynamic-linking facts of one ELF file (path is read under
- * ctx->root).  mmap, headers only.  GPUENV_EFORMAT for a file that is not a
- * valid little-endian ELF; an ELF without a dynamic section succeeds with
- * empty lists. */
+ * ctx->root) with the shared ELF reader (gpuenv/elf.h): mmap, headers only.
+ * GPUENV_EFORMAT for a file that is not a valid ELF, GPUENV_EUNSUPPORTED
+ * for 32-bit or big-endian ones; an ELF without a dynamic section succeeds
+ * with empty lists. */
 GPUENV_API int gpuenv_ld_read_elf(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
 	const char *path, gpuenv_ld_elf_t *out);
 

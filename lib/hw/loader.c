@@ -20,30 +20,23 @@
  * Not modelled: LD_PRELOAD, the legacy hwcap folders (tls, x86_64 ...) that
  * glibc < 2.37 still searched, secure (setuid) mode, dlopen flags.
  *
- * The ELF reading here is deliberately small (program headers, dynamic
- * section, dynamic strings, version definitions): it mmaps the file and
- * touches only those pages, so a 1 GB libtorch_cuda.so costs a few page
- * faults. */
+ * ELF files are read with gpuenv/elf.h: mmap, headers, dynamic section and
+ * dynamic strings only, so a 1 GB libtorch_cuda.so costs a few page faults.
+ * Candidates are checked with a 20-byte pread of their ELF header. */
 #include "stack_int.h"
+
+#include "gpuenv/elf.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAX_NEEDED 4096
-#define MAX_VERDEFS 1024
-#define MAX_DYN 65536
 
-/* ---- ELF ---------------------------------------------------------------- */
-
-struct elfv {
-	const unsigned char *d;
-	size_t len;
-	bool is64;
-};
+/* ---- ELF ------------------------------------------------------------------
+ * The shared ELF reader (gpuenv/elf.h) does the parsing; what the loader
+ * needs is copied into the caller's arena so the mapping can go at once. */
 
 static uint64_t rd(const unsigned char *p, int n)
 {
@@ -53,231 +46,101 @@ static uint64_t rd(const unsigned char *p, int n)
 	return v;
 }
 
-static bool in_range(size_t len, uint64_t off, uint64_t size)
+static int copy_strs(gpuenv_arena_t *a, const gpuenv_str_t *in, size_t n, size_t skip,
+	gpuenv_str_t **out, size_t *nout)
 {
-	return off <= len && size <= len - off;
-}
-
-/* vaddr -> file offset through the PT_LOAD segments */
-static bool vaddr_off(const struct elfv *e, uint64_t phoff, unsigned phent, unsigned phnum,
-	uint64_t addr, uint64_t *off)
-{
-	for (unsigned i = 0; i < phnum; i++) {
-		const unsigned char *ph = e->d + phoff + (uint64_t)i * phent;
-		uint64_t type = rd(ph, 4), poff, vaddr, filesz;
-
-		if (type != 1) /* PT_LOAD */
-			continue;
-		if (e->is64) {
-			poff = rd(ph + 8, 8);
-			vaddr = rd(ph + 16, 8);
-			filesz = rd(ph + 32, 8);
-		} else {
-			poff = rd(ph + 4, 4);
-			vaddr = rd(ph + 8, 4);
-			filesz = rd(ph + 16, 4);
-		}
-		if (addr >= vaddr && addr - vaddr < filesz) {
-			*off = poff + (addr - vaddr);
-			return true;
-		}
+	*out = NULL;
+	*nout = 0;
+	if (n <= skip)
+		return 0;
+	*out = gpuenv_arena_calloc(a, n - skip, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	for (size_t i = skip; i < n; i++) {
+		(*out)[i - skip] = gpuenv_arena_str(a, in[i]);
+		if (!(*out)[i - skip].ptr)
+			return -ENOMEM;
 	}
-	return false;
+	*nout = n - skip;
+	return 0;
 }
 
-static int efail(gpuenv_ctx_t *ctx, const char *name, const char *what)
+static int from_elf(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_elf_t *elf,
+	gpuenv_ld_elf_t *out)
 {
-	return gpuenv_fail(ctx, GPUENV_EFORMAT, name, 0, 0, "not a usable ELF file: %s", what);
-}
+	gpuenv_elf_dynamic_t dyn;
+	int r;
 
-/* string at off of the dynamic string table [stroff, stroff+strsz) */
-static int dstr(gpuenv_arena_t *a, const struct elfv *e, uint64_t stroff, uint64_t strsz,
-	uint64_t off, gpuenv_str_t *out)
-{
-	const unsigned char *nul;
-
-	if (off >= strsz)
-		return GPUENV_EFORMAT;
-	nul = memchr(e->d + stroff + off, '\0', (size_t)(strsz - off));
-	if (!nul)
-		return GPUENV_EFORMAT;
-	*out = stack_strdup(a, (const char *)e->d + stroff + off,
-		(size_t)(nul - (e->d + stroff + off)));
-	return out->ptr ? 0 : -ENOMEM;
+	out->machine = elf->machine;
+	out->is64 = true; /* the reader takes ELF64 only */
+	out->is_dso = elf->type == GPUENV_ET_DYN;
+	r = gpuenv_elf_dynamic(ctx, elf, arena, &dyn);
+	if (r == GPUENV_ENOTFOUND) {
+		gpuenv_error_clear(ctx); /* a static executable or an object file */
+		return 0;
+	}
+	if (r)
+		return r;
+	/* DF_1_NODEFLIB lives in DT_FLAGS_1, which the reader leaves alone */
+	for (size_t i = 0; i < elf->nsegments; i++) {
+		const gpuenv_elf_segment_t *sg = &elf->segments[i];
+		if (sg->type != 2) /* PT_DYNAMIC, bounds checked by the reader */
+			continue;
+		for (uint64_t o = 0; o + 16 <= sg->filesz; o += 16) {
+			uint64_t tag = rd(elf->data + sg->offset + o, 8);
+			if (tag == 0)
+				break;
+			if (tag == 0x6ffffffb) /* DT_FLAGS_1 */
+				out->nodeflib = (rd(elf->data + sg->offset + o + 8, 8) & 0x800) != 0;
+		}
+		break;
+	}
+	if (dyn.soname.ptr && !(out->soname = gpuenv_arena_str(arena, dyn.soname)).ptr)
+		return -ENOMEM;
+	if (dyn.rpath.ptr && !(out->rpath = gpuenv_arena_str(arena, dyn.rpath)).ptr)
+		return -ENOMEM;
+	if (dyn.runpath.ptr && !(out->runpath = gpuenv_arena_str(arena, dyn.runpath)).ptr)
+		return -ENOMEM;
+	if ((r = copy_strs(arena, dyn.needed, dyn.nneeded, 0, &out->needed, &out->nneeded)))
+		return r;
+	/* the first version definition is the file's own name (VER_FLG_BASE) */
+	return copy_strs(arena, dyn.verdef, dyn.nverdef, 1, &out->verdefs, &out->nverdefs);
 }
 
 int gpuenv_ld_parse_elf(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const void *data, size_t len,
 	const char *name, gpuenv_ld_elf_t *out)
 {
-	struct elfv e = { data, len, false };
-	uint64_t phoff, dynoff = 0, dynsz = 0, strtab = 0, strsz = 0, verdef = 0, verdefnum = 0;
-	uint64_t soname = UINT64_MAX, rpath = UINT64_MAX, runpath = UINT64_MAX, flags1 = 0;
-	uint64_t needed[64], *needv = needed;
-	size_t nneeded = 0, capneeded = 64;
-	unsigned phent, phnum, type;
-	bool have_dyn = false, have_strtab = false;
+	gpuenv_elf_t elf;
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	if (!name)
-		name = "ELF";
-	if (len < 52 || memcmp(e.d, "\177ELF", 4) != 0)
-		return efail(ctx, name, "no ELF magic");
-	if (e.d[4] != 1 && e.d[4] != 2)
-		return efail(ctx, name, "bad ELF class");
-	e.is64 = e.d[4] == 2;
-	if (e.d[5] != 1)
-		return gpuenv_fail(ctx, GPUENV_EUNSUPPORTED, name, 0, 0,
-			"big-endian ELF: not supported");
-	if (e.is64 && len < 64)
-		return efail(ctx, name, "truncated ELF header");
-	type = (unsigned)rd(e.d + 16, 2);
-	out->machine = (unsigned)rd(e.d + 18, 2);
-	out->is64 = e.is64;
-	out->is_dso = type == 3; /* ET_DYN */
-	if (e.is64) {
-		phoff = rd(e.d + 32, 8);
-		phent = (unsigned)rd(e.d + 54, 2);
-		phnum = (unsigned)rd(e.d + 56, 2);
-	} else {
-		phoff = rd(e.d + 28, 4);
-		phent = (unsigned)rd(e.d + 42, 2);
-		phnum = (unsigned)rd(e.d + 44, 2);
-	}
-	if (phnum == 0)
-		return 0; /* nothing dynamic (a relocatable object) */
-	if (phent < (e.is64 ? 56u : 32u) || !in_range(len, phoff, (uint64_t)phent * phnum))
-		return efail(ctx, name, "program headers out of bounds");
-	for (unsigned i = 0; i < phnum; i++) {
-		const unsigned char *ph = e.d + phoff + (uint64_t)i * phent;
-		if (rd(ph, 4) != 2) /* PT_DYNAMIC */
-			continue;
-		dynoff = e.is64 ? rd(ph + 8, 8) : rd(ph + 4, 4);
-		dynsz = e.is64 ? rd(ph + 32, 8) : rd(ph + 16, 4);
-		have_dyn = true;
-		break;
-	}
-	if (!have_dyn)
-		return 0; /* a static executable */
-	if (!in_range(len, dynoff, dynsz))
-		return efail(ctx, name, "dynamic section out of bounds");
-	size_t dent = e.is64 ? 16 : 8, ndyn = (size_t)(dynsz / dent);
-	if (ndyn > MAX_DYN)
-		ndyn = MAX_DYN;
-	for (size_t i = 0; i < ndyn; i++) {
-		const unsigned char *dp = e.d + dynoff + i * dent;
-		uint64_t tag = e.is64 ? rd(dp, 8) : rd(dp, 4);
-		uint64_t val = e.is64 ? rd(dp + 8, 8) : rd(dp + 4, 4);
-
-		if (tag == 0) /* DT_NULL */
-			break;
-		switch (tag) {
-		case 1: /* DT_NEEDED */
-			if (nneeded == MAX_NEEDED)
-				break;
-			if (nneeded == capneeded) {
-				uint64_t *nv = gpuenv_arena_alloc(arena, 2 * capneeded * sizeof(*nv));
-				if (!nv)
-					return -ENOMEM;
-				memcpy(nv, needv, nneeded * sizeof(*nv));
-				needv = nv;
-				capneeded *= 2;
-			}
-			needv[nneeded++] = val;
-			break;
-		case 5: strtab = val; have_strtab = true; break; /* DT_STRTAB */
-		case 10: strsz = val; break;	     /* DT_STRSZ */
-		case 14: soname = val; break;	     /* DT_SONAME */
-		case 15: rpath = val; break;	     /* DT_RPATH */
-		case 29: runpath = val; break;	     /* DT_RUNPATH */
-		case 0x6ffffffb: flags1 = val; break; /* DT_FLAGS_1 */
-		case 0x6ffffffc: verdef = val; break; /* DT_VERDEF */
-		case 0x6ffffffd: verdefnum = val; break; /* DT_VERDEFNUM */
-		default: break;
-		}
-	}
-	out->nodeflib = (flags1 & 0x800) != 0; /* DF_1_NODEFLIB */
-	if (!have_strtab)
-		return nneeded || soname != UINT64_MAX ? efail(ctx, name, "no DT_STRTAB") : 0;
-	uint64_t stroff;
-	if (!vaddr_off(&e, phoff, phent, phnum, strtab, &stroff) || stroff > len)
-		return efail(ctx, name, "DT_STRTAB outside the loaded segments");
-	if (strsz == 0 || strsz > len - stroff)
-		strsz = len - stroff; /* a lying DT_STRSZ: stay inside the file */
-
-	if (soname != UINT64_MAX && (r = dstr(arena, &e, stroff, strsz, soname, &out->soname)))
-		return r == -ENOMEM ? r : efail(ctx, name, "bad DT_SONAME");
-	if (rpath != UINT64_MAX && (r = dstr(arena, &e, stroff, strsz, rpath, &out->rpath)))
-		return r == -ENOMEM ? r : efail(ctx, name, "bad DT_RPATH");
-	if (runpath != UINT64_MAX && (r = dstr(arena, &e, stroff, strsz, runpath, &out->runpath)))
-		return r == -ENOMEM ? r : efail(ctx, name, "bad DT_RUNPATH");
-	out->needed = gpuenv_arena_calloc(arena, nneeded ? nneeded : 1, sizeof(*out->needed));
-	if (!out->needed)
-		return -ENOMEM;
-	for (size_t i = 0; i < nneeded; i++)
-		if ((r = dstr(arena, &e, stroff, strsz, needv[i], &out->needed[i])))
-			return r == -ENOMEM ? r : efail(ctx, name, "bad DT_NEEDED");
-	out->nneeded = nneeded;
-
-	/* version definitions: Elf_Verdef {u16 version, flags, ndx, cnt; u32
-	 * hash, aux, next}, Elf_Verdaux {u32 name, next}; same in both classes */
-	uint64_t voff;
-	if (verdef && verdefnum && vaddr_off(&e, phoff, phent, phnum, verdef, &voff)) {
-		struct svec defs = { 0 };
-		for (uint64_t i = 0; i < verdefnum && i < MAX_VERDEFS; i++) {
-			if (!in_range(len, voff, 20))
-				break;
-			const unsigned char *vd = e.d + voff;
-			unsigned vflags = (unsigned)rd(vd + 2, 2);
-			uint64_t aux = rd(vd + 12, 4), next = rd(vd + 16, 4);
-			if (rd(vd, 2) != 1)
-				break; /* unknown vd_version */
-			if (!(vflags & 1) && in_range(len, voff + aux, 8)) { /* not VER_FLG_BASE */
-				gpuenv_str_t *s = stack_vec_push(arena, &defs, sizeof(*s));
-				if (!s)
-					return -ENOMEM;
-				if (dstr(arena, &e, stroff, strsz, rd(e.d + voff + aux, 4), s)) {
-					defs.n--;
-				}
-			}
-			if (next == 0)
-				break;
-			voff += next;
-		}
-		out->verdefs = defs.items;
-		out->nverdefs = defs.n;
-	}
-	return 0;
+	r = gpuenv_elf_parse(ctx, name ? name : "ELF", data, len, &elf);
+	if (r)
+		return r;
+	r = from_elf(ctx, arena, &elf, out);
+	gpuenv_elf_close(&elf);
+	if (r)
+		memset(out, 0, sizeof(*out));
+	return r;
 }
 
 int gpuenv_ld_read_elf(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *path,
 	gpuenv_ld_elf_t *out)
 {
 	char full[PATH_MAX];
-	struct stat st;
-	void *map;
-	int fd, r;
+	gpuenv_elf_t elf;
+	int r;
 
 	memset(out, 0, sizeof(*out));
 	if (!stack_rooted(ctx, path, full, sizeof(full)))
 		return gpuenv_fail(ctx, -ENAMETOOLONG, path, 0, 0, "path too long");
-	fd = open(full, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return gpuenv_fail(ctx, -errno, path, 0, 0, "%s", strerror(errno));
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
-		close(fd);
-		return efail(ctx, path, "not a regular, non-empty file");
-	}
-	if ((uint64_t)st.st_size > SIZE_MAX / 2) {
-		close(fd);
-		return efail(ctx, path, "too big");
-	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED)
-		return gpuenv_fail(ctx, -errno, path, 0, 0, "mmap: %s", strerror(errno));
-	r = gpuenv_ld_parse_elf(ctx, arena, map, (size_t)st.st_size, path, out);
-	munmap(map, (size_t)st.st_size);
+	r = gpuenv_elf_open(ctx, full, &elf);
+	if (r)
+		return r;
+	r = from_elf(ctx, arena, &elf, out);
+	gpuenv_elf_close(&elf);
+	if (r)
+		memset(out, 0, sizeof(*out));
 	return r;
 }
 
