@@ -132,6 +132,7 @@ struct scan {
 	gpuenv_ctx_t *ctx;
 	gpuenv_arena_t *a;
 	struct stack_warn *w;
+	struct stack_elfcache *cache;
 	struct svec copies; /* struct copyx */
 	struct svec memo;   /* struct hdrmemo */
 	struct svec dirs;   /* gpuenv_str_t: folders already listed */
@@ -546,18 +547,24 @@ static size_t rank(const gpuenv_stack_version_t *v)
 static int finish_copy(struct scan *S, struct copyx *x, const gpuenv_toolkit_t *tks, size_t ntk,
 	const gpuenv_pyenv_t *envs, size_t nenvs)
 {
+	const gpuenv_ld_elf_t *ep;
 	gpuenv_ld_elf_t elf;
 	int r;
 
-	r = gpuenv_ld_read_elf(S->ctx, S->a, x->c.path.ptr, &elf);
+	r = stack_elf_get(S->ctx, S->cache, x->c.path.ptr, x->dev, x->ino, &ep);
 	if (r == -ENOMEM)
 		return r;
 	if (r) {
 		char msg[1200];
 		gpuenv_error_format(&S->ctx->err, msg, sizeof(msg));
-		stack_warn(S->ctx, S->w, "%s", msg);
+		if (S->ctx->err.code == r)
+			stack_warn(S->ctx, S->w, "%s", msg);
+		else /* met before, told before */
+			gpuenv_log(S->ctx, GPUENV_LOG_DEBUG, "%s: %s", x->c.path.ptr, gpuenv_strerror(r));
 		gpuenv_error_clear(S->ctx);
 		memset(&elf, 0, sizeof(elf));
+	} else {
+		elf = *ep;
 	}
 	x->c.soname = elf.soname;
 	x->c.verdefs = elf.verdefs;
@@ -634,10 +641,12 @@ static int loader_paths(struct scan *S, const gpuenv_pyenv_t *envs, size_t nenvs
 }
 
 int stack_libs_probe(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, struct stack_warn *w,
-	const gpuenv_toolkit_t *toolkits, size_t ntoolkits, const gpuenv_ldcache_t *cache,
-	const gpuenv_pyenv_t *envs, size_t nenvs, size_t *n, gpuenv_libcopy_t **out)
+	struct stack_elfcache *elfcache, const gpuenv_toolkit_t *toolkits, size_t ntoolkits,
+	const gpuenv_ldcache_t *cache, const gpuenv_pyenv_t *envs, size_t nenvs, size_t *n,
+	gpuenv_libcopy_t **out)
 {
-	struct scan S = { .ctx = ctx, .a = arena, .w = w };
+	struct stack_elfcache local = { .arena = arena };
+	struct scan S = { .ctx = ctx, .a = arena, .w = w, .cache = elfcache ? elfcache : &local };
 	int r = 0;
 
 	*n = 0;
@@ -715,5 +724,5 @@ int gpuenv_libs_probe(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_too
 	size_t ntoolkits, const gpuenv_ldcache_t *cache, const gpuenv_pyenv_t *envs, size_t nenvs,
 	size_t *n, gpuenv_libcopy_t **out)
 {
-	return stack_libs_probe(ctx, arena, NULL, toolkits, ntoolkits, cache, envs, nenvs, n, out);
+	return stack_libs_probe(ctx, arena, NULL, NULL, toolkits, ntoolkits, cache, envs, nenvs, n, out);
 }

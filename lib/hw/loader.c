@@ -144,6 +144,41 @@ int gpuenv_ld_read_elf(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *pat
 	return r;
 }
 
+/* ---- the per-probe cache of ELF facts ------------------------------------- */
+
+struct stack_elfitem {
+	dev_t dev;
+	ino_t ino;
+	int error;
+	gpuenv_ld_elf_t elf;
+};
+
+int stack_elf_get(gpuenv_ctx_t *ctx, struct stack_elfcache *c, const char *path, dev_t dev,
+	ino_t ino, const gpuenv_ld_elf_t **out)
+{
+	struct stack_elfitem *it = c->items.items;
+	int r;
+
+	for (size_t i = 0; i < c->items.n; i++)
+		if (it[i].dev == dev && it[i].ino == ino) {
+			*out = &it[i].elf;
+			return it[i].error;
+		}
+	gpuenv_ld_elf_t elf;
+	r = gpuenv_ld_read_elf(ctx, c->arena, path, &elf);
+	if (r == -ENOMEM)
+		return r;
+	struct stack_elfitem *slot = stack_vec_push(c->arena, &c->items, sizeof(*slot));
+	if (!slot)
+		return -ENOMEM;
+	slot->dev = dev;
+	slot->ino = ino;
+	slot->error = r;
+	slot->elf = elf;
+	*out = &slot->elf;
+	return r;
+}
+
 /* ---- the search ----------------------------------------------------------- */
 
 const char *gpuenv_ldsrc_name(int how)
@@ -222,6 +257,7 @@ struct lctx {
 	struct svec objects; /* gpuenv_ld_object_t */
 	struct svec ids;     /* struct fileid, parallel to objects */
 	struct svec known;   /* struct known */
+	struct stack_elfcache *cache;
 };
 
 struct fileid {
@@ -231,29 +267,74 @@ struct fileid {
 
 #define OBJ(L, i) (((gpuenv_ld_object_t *)(L)->objects.items)[i])
 
+/* Candidate checks are remembered by path for the whole probe: every
+ * framework binary asks for libc.so.6 & co. through the same folders. */
+struct stack_verified {
+	uint64_t hash;
+	gpuenv_str_t path;
+	bool exists; /* a regular file with an ELF header */
+	unsigned char cls, data;
+	unsigned machine;
+	dev_t dev;
+	ino_t ino;
+};
+
+static uint64_t fnv(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
 /* Is this file an ELF of the root's class and machine?  (dev, ino) out. */
 static bool verify(struct lctx *L, const char *path, dev_t *dev, ino_t *ino)
 {
 	char full[PATH_MAX];
 	unsigned char h[20];
 	struct stat st;
+	struct stack_verified *v = L->cache->verified.items, *slot = NULL;
+	uint64_t hash = fnv(path);
 	int fd;
-	bool ok;
 
+	for (size_t i = 0; i < L->cache->verified.n; i++)
+		if (v[i].hash == hash && strcmp(v[i].path.ptr, path) == 0) {
+			slot = &v[i];
+			goto answer;
+		}
+	slot = stack_vec_push(L->a, &L->cache->verified, sizeof(*slot));
+	if (slot) {
+		slot->path = stack_strdup(L->a, path, strlen(path));
+		if (!slot->path.ptr) {
+			L->cache->verified.n--;
+			slot = NULL;
+		}
+	}
+	struct stack_verified tmp = { 0 };
+	if (!slot)
+		slot = &tmp; /* out of memory: check without remembering */
+	slot->hash = hash;
 	if (!stack_rooted(L->ctx, path, full, sizeof(full)))
-		return false;
+		goto answer;
 	fd = open(full, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return false;
-	ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && pread(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
-		memcmp(h, "\177ELF", 4) == 0 && h[4] == (L->is64 ? 2 : 1) && h[5] == 1 &&
-		(unsigned)rd(h + 18, 2) == L->machine;
-	close(fd);
-	if (ok) {
-		*dev = st.st_dev;
-		*ino = st.st_ino;
+		goto answer;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && pread(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+		memcmp(h, "\177ELF", 4) == 0) {
+		slot->exists = true;
+		slot->cls = h[4];
+		slot->data = h[5];
+		slot->machine = (unsigned)rd(h + 18, 2);
+		slot->dev = st.st_dev;
+		slot->ino = st.st_ino;
 	}
-	return ok;
+	close(fd);
+answer:
+	if (!slot->exists || slot->cls != (L->is64 ? 2 : 1) || slot->data != 1 || slot->machine != L->machine)
+		return false;
+	*dev = slot->dev;
+	*ino = slot->ino;
+	return true;
 }
 
 /* Expand $ORIGIN, $PLATFORM, $LIB (also as ${...}) in one path element;
@@ -544,13 +625,16 @@ static int add_object(struct lctx *L, gpuenv_str_t path, dev_t dev, ino_t ino, s
 	o->parent = parent;
 	o->depth = depth;
 	*idx = L->objects.n - 1;
-	r = gpuenv_ld_read_elf(L->ctx, L->a, path.ptr, &o->elf);
+	const gpuenv_ld_elf_t *elf;
+	r = stack_elf_get(L->ctx, L->cache, path.ptr, dev, ino, &elf);
 	if (r == -ENOMEM)
 		return r;
+	o = &OBJ(L, *idx);
 	if (r) {
 		o->error = r;
-		memset(&o->elf, 0, sizeof(o->elf));
 		gpuenv_error_clear(L->ctx);
+	} else {
+		o->elf = *elf; /* arrays shared with the cache, same arena lifetime */
 	}
 	if ((r = add_known(L, path, *idx)) || (r = add_known(L, o->elf.soname, *idx)))
 		return r;
@@ -560,7 +644,14 @@ static int add_object(struct lctx *L, gpuenv_str_t path, dev_t dev, ino_t ino, s
 int gpuenv_loader_resolve(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *binary,
 	const gpuenv_loader_opts_t *opts, gpuenv_ld_resolution_t *out)
 {
+	return stack_loader_resolve(ctx, arena, NULL, binary, opts, out);
+}
+
+int stack_loader_resolve(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, struct stack_elfcache *cache,
+	const char *binary, const gpuenv_loader_opts_t *opts, gpuenv_ld_resolution_t *out)
+{
 	static const gpuenv_loader_opts_t defaults;
+	struct stack_elfcache local = { .arena = arena };
 	struct lctx L;
 	size_t root, max;
 	int r;
@@ -569,6 +660,7 @@ int gpuenv_loader_resolve(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *
 	memset(&L, 0, sizeof(L));
 	L.ctx = ctx;
 	L.a = arena;
+	L.cache = cache ? cache : &local;
 	L.o = opts ? opts : &defaults;
 	max = L.o->max_objects ? L.o->max_objects : 512;
 	out->binary = stack_strdup(arena, binary, strlen(binary));

@@ -32,6 +32,7 @@ struct penv {
 	gpuenv_ctx_t *ctx;
 	gpuenv_arena_t *a;
 	struct stack_warn *w;
+	struct stack_elfcache *cache;
 	const gpuenv_pyenv_opts_t *o;
 	gpuenv_buf_t buf;
 };
@@ -491,7 +492,9 @@ static int read_dist(struct penv *P, const char *site, size_t site_idx, const ch
 		meta = stack_join(P->a, dir.ptr, egg ? "PKG-INFO" : "METADATA");
 	if (!meta.ptr)
 		return -ENOMEM;
-	r = stack_read_head(P->ctx, meta.ptr, META_MAX, &P->buf);
+	/* the headers only: the long description after the blank line can be
+	 * 100 KB and is not needed */
+	r = stack_read_until(P->ctx, meta.ptr, META_MAX, "\n\n", &P->buf);
 	memset(&m, 0, sizeof(m));
 	if (r == 0 && P->buf.len && (r = stack_parse_meta(P->a, P->buf.data, P->buf.len, &m)))
 		return r;
@@ -831,7 +834,8 @@ static int add_framework(struct penv *P, gpuenv_pyenv_t *env, size_t di, int kin
 		if (!fw->loads)
 			return -ENOMEM;
 		for (size_t i = 0; i < bins.n; i++) {
-			r = gpuenv_loader_resolve(P->ctx, P->a, fw->binaries[i].ptr, P->o->loader, &fw->loads[i]);
+			r = stack_loader_resolve(P->ctx, P->a, P->cache, fw->binaries[i].ptr, P->o->loader,
+				&fw->loads[i]);
 			if (r == -ENOMEM)
 				return r;
 			if (r) {
@@ -966,10 +970,11 @@ static bool same_prefix(struct penv *P, const gpuenv_pyenv_t *a, const gpuenv_py
 }
 
 int stack_pyenv_probe(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, struct stack_warn *w,
-	const gpuenv_pyenv_opts_t *opts, size_t *n, gpuenv_pyenv_t **out)
+	struct stack_elfcache *cache, const gpuenv_pyenv_opts_t *opts, size_t *n, gpuenv_pyenv_t **out)
 {
 	static const gpuenv_pyenv_opts_t defaults;
-	struct penv P = { ctx, arena, w, opts ? opts : &defaults, { 0 } };
+	struct stack_elfcache local = { .arena = arena };
+	struct penv P = { ctx, arena, w, cache ? cache : &local, opts ? opts : &defaults, { 0 } };
 	struct svec envs = { 0 };
 	gpuenv_pyenv_t env;
 	int r = 0;
@@ -1053,5 +1058,5 @@ done:
 int gpuenv_pyenv_probe(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_pyenv_opts_t *opts,
 	size_t *n, gpuenv_pyenv_t **out)
 {
-	return stack_pyenv_probe(ctx, arena, NULL, opts, n, out);
+	return stack_pyenv_probe(ctx, arena, NULL, NULL, opts, n, out);
 }

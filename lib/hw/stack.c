@@ -1,6 +1,7 @@
 /* stack.c: the software-stack probe put together (toolkits, ld.so.cache,
  * Python environments, library copies), and the small helpers its backends
  * share. */
+#define _GNU_SOURCE /* memmem */
 #include "stack_int.h"
 
 #include <errno.h>
@@ -114,6 +115,12 @@ gpuenv_str_t stack_strf(gpuenv_arena_t *a, const char *fmt, ...)
 
 int stack_read_head(gpuenv_ctx_t *ctx, const char *path, size_t max, gpuenv_buf_t *buf)
 {
+	return stack_read_until(ctx, path, max, NULL, buf);
+}
+
+int stack_read_until(gpuenv_ctx_t *ctx, const char *path, size_t max, const char *stop,
+	gpuenv_buf_t *buf)
+{
 	char full[PATH_MAX];
 	int fd;
 
@@ -124,10 +131,11 @@ int stack_read_head(gpuenv_ctx_t *ctx, const char *path, size_t max, gpuenv_buf_
 	if (fd < 0)
 		return -errno;
 	int r = 0;
+	size_t chunk = stop ? 8192 : 65536, slen = stop ? strlen(stop) : 0;
 	while (buf->len < max) {
 		size_t want = max - buf->len;
-		if (want > 65536)
-			want = 65536;
+		if (want > chunk)
+			want = chunk;
 		if ((r = gpuenv_buf_reserve(buf, want)) != 0)
 			break;
 		ssize_t got = read(fd, buf->data + buf->len, want);
@@ -139,8 +147,12 @@ int stack_read_head(gpuenv_ctx_t *ctx, const char *path, size_t max, gpuenv_buf_
 		}
 		if (got == 0)
 			break;
+		size_t from = buf->len > slen ? buf->len - slen : 0;
 		buf->len += (size_t)got;
 		buf->data[buf->len] = '\0';
+		/* the marker may straddle two reads: look from just before */
+		if (stop && memmem(buf->data + from, buf->len - from, stop, slen))
+			break;
 	}
 	close(fd);
 	if (!buf->data && r == 0)
@@ -417,6 +429,7 @@ int gpuenv_stack_probe(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_st
 {
 	static const gpuenv_stack_opts_t defaults;
 	struct stack_warn w = { .arena = arena };
+	struct stack_elfcache elfs = { .arena = arena };
 	gpuenv_loader_opts_t lopts;
 	gpuenv_pyenv_opts_t popts;
 	const char *llp;
@@ -453,11 +466,11 @@ int gpuenv_stack_probe(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_st
 	popts.env_dir = opts->env_dir;
 	popts.no_user_site = opts->no_user_site;
 	popts.loader = opts->no_loader ? NULL : &lopts;
-	r = stack_pyenv_probe(ctx, arena, &w, &popts, &out->nenvs, &out->envs);
+	r = stack_pyenv_probe(ctx, arena, &w, &elfs, &popts, &out->nenvs, &out->envs);
 	if (r)
 		return r;
 
-	r = stack_libs_probe(ctx, arena, &w, out->toolkits, out->ntoolkits,
+	r = stack_libs_probe(ctx, arena, &w, &elfs, out->toolkits, out->ntoolkits,
 		out->have_ldcache ? &out->ldcache : NULL, out->envs, out->nenvs, &out->nlibs, &out->libs);
 	if (r)
 		return r;

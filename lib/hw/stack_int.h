@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "gpuenv/stack.h"
 
@@ -44,6 +45,11 @@ gpuenv_str_t stack_strdup(gpuenv_arena_t *a, const char *s, size_t n);
  * 0 or -errno; no ctx->err. */
 int stack_read_head(gpuenv_ctx_t *ctx, const char *path, size_t max, gpuenv_buf_t *buf);
 
+/* The same, stopping early once stop (e.g. "\n\n": the end of a METADATA
+ * header block) has been read. */
+int stack_read_until(gpuenv_ctx_t *ctx, const char *path, size_t max, const char *stop,
+	gpuenv_buf_t *buf);
+
 /* Whether a path (under ctx->root) exists as a file / folder. */
 bool stack_is_file(gpuenv_ctx_t *ctx, const char *path);
 bool stack_is_dir(gpuenv_ctx_t *ctx, const char *path);
@@ -78,12 +84,32 @@ gpuenv_str_t stack_header_str(const char *text, size_t len, const char *name);
  * need_dot). */
 bool stack_is_dotted(gpuenv_str_t s, bool need_dot);
 
+/* ELF facts read once per probe: the loader emulations of every framework
+ * binary and the library inventory meet the same files (libc, cuDNN ...);
+ * each is mapped and parsed once, keyed by device and inode. */
+struct stack_elfcache {
+	gpuenv_arena_t *arena;
+	struct svec items;    /* struct stack_elfitem */
+	struct svec verified; /* struct stack_verified: candidate checks by path */
+};
+
+/* The facts of the file at path (dev/ino from a stat of it): *out points
+ * into the cache, valid until the next call; the return is 0 or the read error (-errno,
+ * GPUENV_EFORMAT, GPUENV_EUNSUPPORTED), remembered too; -ENOMEM. */
+int stack_elf_get(gpuenv_ctx_t *ctx, struct stack_elfcache *c, const char *path, dev_t dev,
+	ino_t ino, const gpuenv_ld_elf_t **out);
+
+/* gpuenv_loader_resolve with a cache shared between calls (NULL: none). */
+int stack_loader_resolve(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, struct stack_elfcache *cache,
+	const char *binary, const gpuenv_loader_opts_t *opts, gpuenv_ld_resolution_t *out);
+
 /* Internal variants taking a warning sink. */
 int stack_toolkit_probe(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, struct stack_warn *w,
 	size_t *n, gpuenv_toolkit_t **out);
 int stack_pyenv_probe(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, struct stack_warn *w,
-	const gpuenv_pyenv_opts_t *opts, size_t *n, gpuenv_pyenv_t **out);
+	struct stack_elfcache *cache, const gpuenv_pyenv_opts_t *opts, size_t *n, gpuenv_pyenv_t **out);
 int stack_libs_probe(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, struct stack_warn *w,
+	struct stack_elfcache *elfcache,
 	const gpuenv_toolkit_t *toolkits, size_t ntoolkits, const gpuenv_ldcache_t *cache,
 	const gpuenv_pyenv_t *envs, size_t nenvs, size_t *n, gpuenv_libcopy_t **out);
 
