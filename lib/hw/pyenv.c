@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define META_MAX (256u << 10)
 #define SMALL_MAX (64u << 10)
@@ -993,8 +994,35 @@ int stack_pyenv_probe(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, struct stack_war
 			}
 			py = found.ptr;
 		}
-		r = build_env(&P, py ? GPUENV_PYENV_ARG_PYTHON : GPUENV_PYENV_ARG_ENV, py,
-			py ? NULL : P.o->env_dir, &env);
+		const char *dir = py ? NULL : P.o->env_dir;
+		/* a relative name is the caller's, from its current folder: made
+		 * absolute without resolving links (a venv's python is one); under
+		 * a --root it stays as given (stack_rooted leaves it alone) */
+		char cwd[PATH_MAX];
+		bool real_root = !ctx->root || !ctx->root[0];
+		if (real_root && ((py && py[0] != '/') || (dir && dir[0] != '/'))) {
+			if (!getcwd(cwd, sizeof(cwd))) {
+				r = gpuenv_fail(ctx, -errno, py ? py : dir, 0, 0, "getcwd: %s", strerror(errno));
+				goto done;
+			}
+			char abs[PATH_MAX];
+			int len = snprintf(abs, sizeof(abs), "%s/%s", cwd, py ? py : dir);
+			if (len < 0 || (size_t)len >= sizeof(abs)) {
+				r = gpuenv_fail(ctx, -ENAMETOOLONG, py ? py : dir, 0, 0, "path too long");
+				goto done;
+			}
+			stack_path_tidy(abs);
+			gpuenv_str_t a = stack_strdup(arena, abs, strlen(abs));
+			if (!a.ptr) {
+				r = -ENOMEM;
+				goto done;
+			}
+			if (py)
+				py = a.ptr;
+			else
+				dir = a.ptr;
+		}
+		r = build_env(&P, py ? GPUENV_PYENV_ARG_PYTHON : GPUENV_PYENV_ARG_ENV, py, dir, &env);
 		if (r == -ENOENT) {
 			const char *what = py ? py : P.o->env_dir;
 			r = gpuenv_fail(ctx, -ENOENT, what, 0, 0, "%s",
