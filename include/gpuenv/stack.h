@@ -17,6 +17,8 @@
  *  - paths are as seen on the probed machine: absolute, without ctx->root
  *    (the prefix under which the files were read; "" = the real root);
  *  - environment variables are read through gpuenv_ctx_getenv only.
+ * A ctx->root tree is read as it is: an absolute symlink inside it points
+ * outside it (the kernel resolves it), so fake trees use relative links.
  */
 #ifndef GPUENV_STACK_H
 #define GPUENV_STACK_H
