@@ -88,6 +88,9 @@ int cli_debug_wheel_tags(struct cli *cli, const struct cli_verb *verb, int argc,
 int cli_debug_metadata(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
 int cli_debug_fatbin(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
 int cli_debug_gpus(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
+int cli_debug_libs(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
+int cli_debug_pyenv(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
+int cli_debug_ldd(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
 int cli_debug_sha256(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
 
 #endif

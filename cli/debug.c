@@ -75,6 +75,12 @@ static const struct cli_verb subs[] = {
 		"  --nvml LIB         load this NVML library instead of libnvidia-ml.so.1\n"
 		"  --libcuda LIB      load this CUDA driver library instead of libcuda.so.1\n"
 		"  --no-nvml, --no-libcuda, --no-mig, --no-nvlink   skip those queries\n" },
+	{ "libs", cli_debug_libs, "CUDA toolkits and every copy of the NVIDIA libraries, with versions and where found",
+		"gpuenv debug libs [--json] [--root DIR] [--ldcache FILE] [--python PATH | --env DIR]", NULL },
+	{ "pyenv", cli_debug_pyenv, "Python environments, their GPU frameworks and the libraries those load",
+		"gpuenv debug pyenv [--json] [--tree] [--alternatives] [--no-loader] [--root DIR] [--python PATH | --env DIR]", NULL },
+	{ "ldd", cli_debug_ldd, "emulate the dynamic loader for FILE: each DT_NEEDED -> the path ld.so would pick and why",
+		"gpuenv debug ldd [--json] [--tree] [--alternatives] [--root DIR] [--ldcache FILE] FILE...", NULL },
 	{ "sha256", cli_debug_sha256, "print the SHA-256 digest of each FILE, as sha256sum does",
 		"gpuenv debug sha256 FILE...", NULL },
 };

@@ -26,6 +26,9 @@ static const struct cli_verb verbs[] = {
 		"  metadata          DIST-INFO|METADATA -> JSON of the core metadata\n"
 		"  fatbin            FILE... -> sm_XX cubins and PTX inside (cuobjdump's lists)\n"
 		"  gpus              the driver and GPU facts alone (NVML, libcuda, sysfs)\n"
+		"  libs              CUDA toolkits and NVIDIA library copies with versions\n"
+		"  pyenv             Python environments, GPU frameworks, what they load\n"
+		"  ldd               the dynamic loader's choices for a binary, emulated\n"
 		"  sha256            FILE... -> SHA-256 digests\n" },
 };
 

@@ -37,7 +37,7 @@ r = run("debug", "--help")
 check(r.returncode == 0 and "toml-decode" in r.stdout, "debug --help")
 r = run("debug", "toml-decod")
 check(r.returncode == 2 and "did you mean 'toml-decode'" in r.stderr, "debug subcommand suggestion")
-subs = ["fatbin", "gpus", "toml-decode", "toml-encode", "version-sort", "specifier", "marker", "requirement",
+subs = ["fatbin", "gpus", "libs", "pyenv", "ldd", "toml-decode", "toml-encode", "version-sort", "specifier", "marker", "requirement",
         "wheel-name", "metadata", "sha256"]
 for s in subs:
     r = run("debug", s, "--help")
