@@ -12,7 +12,19 @@
 
 static const struct cli_verb verbs[] = {
 	{ "probe", cli_probe, "snapshot of this machine's GPU stack: driver, GPUs, toolkits, libraries, Python environments, CUDA code",
-		"gpuenv probe [--json] [--deep] [--python PATH | --env DIR]", NULL },
+		"gpuenv probe [--json] [--deep] [--python PATH | --env DIR] [--root DIR]",
+		"  --deep             also cuInit and ask libcuda about each device (~200 ms with a GPU)\n"
+		"  --python PATH      read the environment of this interpreter (default: VIRTUAL_ENV,\n"
+		"                     then python3 on PATH); read from disk, Python is never started\n"
+		"  --env DIR          read this virtual environment or prefix\n"
+		"  --no-fatbin        skip listing the CUDA code (cubins, PTX) in framework binaries\n"
+		"  --all-binaries     also list the CUDA code of every NVIDIA library found\n"
+		"  --gpus-only        driver and GPUs only: no toolkits, libraries or environments\n"
+		"  --root DIR         read /proc, /sys, /etc, ... under DIR (a snapshot or a test tree)\n"
+		"  --nvml-lib LIB     load this NVML instead of libnvidia-ml.so.1\n"
+		"  --cuda-lib LIB     load this libcuda instead of libcuda.so.1\n"
+		"\nThe JSON (--json) is the facts document of docs/probe-schema.md (gpuenv.facts/1),\n"
+		"which doctor --facts and preflight --facts read.\n" },
 	{ "debug", cli_debug, "expose gpuenv's parsers to scripts and test suites",
 		"gpuenv debug SUBCOMMAND [ARGS...]",
 		"subcommands (each takes --help):\n"

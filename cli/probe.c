@@ -128,6 +128,98 @@ static void human_gpus(struct cli *cli, json_t *f)
 	}
 }
 
+
+static const char *ver_of(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+	return json_is_object(v) ? s_of(v, "version") : NULL;
+}
+
+static void human_toolkits(struct cli *cli, json_t *f)
+{
+	json_t *tks = json_object_get(f, "toolkits"), *t;
+	size_t i;
+
+	printf("%sCUDA toolkits%s\n", cli_col(cli, CLI_BOLD), cli_col(cli, CLI_RESET));
+	if (!json_array_size(tks))
+		printf("  none\n");
+	json_array_foreach(tks, i, t) {
+		json_t *v = json_object_get(t, "version");
+		printf("  %s  CUDA %s (%s)%s%s\n", or_unknown(s_of(t, "path")),
+			or_unknown(ver_of(t, "version")), or_unknown(s_of(v, "source")),
+			s_of(t, "nvcc") ? "  nvcc " : "", s_of(t, "nvcc") ? s_of(t, "nvcc") : "");
+	}
+}
+
+static void human_libraries(struct cli *cli, json_t *f)
+{
+	json_t *libs = json_object_get(f, "libraries"), *l;
+	size_t i;
+
+	printf("%slibraries%s\n", cli_col(cli, CLI_BOLD), cli_col(cli, CLI_RESET));
+	if (!json_array_size(libs))
+		printf("  none found\n");
+	json_array_foreach(libs, i, l) {
+		json_t *v = json_object_get(l, "version"), *w = json_object_get(l, "where"), *x;
+		size_t k;
+		printf("  %-9s %-12s %s [", or_unknown(s_of(l, "family")), or_unknown(s_of(v, "version")),
+			or_unknown(s_of(l, "path")));
+		json_array_foreach(w, k, x)
+			printf("%s%s", k ? ", " : "", json_string_value(x));
+		printf("]\n");
+	}
+}
+
+/* The copy the loader picks for each NVIDIA library a binary needs. */
+static void human_loads(json_t *bin)
+{
+	json_t *loads = json_object_get(bin, "loads");
+	json_t *objs = json_object_get(loads, "objects"), *o, *n;
+	size_t i, k;
+
+	json_array_foreach(objs, i, o) {
+		json_array_foreach(json_object_get(o, "needs"), k, n) {
+			const char *name = s_of(n, "name");
+			if (!name || !(strstr(name, "cud") || strstr(name, "nccl") || strstr(name, "cublas") ||
+				strstr(name, "nvrtc") || strstr(name, "nvJitLink") || strstr(name, "nvinfer")))
+				continue;
+			printf("        %s -> %s (%s)\n", name, s_of(n, "path") ? s_of(n, "path") : "NOT FOUND",
+				or_unknown(s_of(n, "how")));
+		}
+		break; /* the binary's own needs; the rest are transitive */
+	}
+}
+
+static void human_envs(struct cli *cli, json_t *f)
+{
+	json_t *envs = json_object_get(f, "environments"), *e;
+	size_t i;
+
+	printf("%sPython environments%s\n", cli_col(cli, CLI_BOLD), cli_col(cli, CLI_RESET));
+	if (!json_array_size(envs))
+		printf("  none found\n");
+	json_array_foreach(envs, i, e) {
+		json_t *fw, *b;
+		size_t k, m;
+		printf("  %s  Python %s, %zu distributions (%s)\n", or_unknown(s_of(e, "prefix")),
+			or_unknown(ver_of(e, "python")), json_array_size(json_object_get(e, "distributions")),
+			or_unknown(s_of(e, "found_by")));
+		json_array_foreach(json_object_get(e, "frameworks"), k, fw) {
+			printf("    %s %s%s%s\n", or_unknown(s_of(fw, "dist")), or_unknown(s_of(fw, "version")),
+				s_of(fw, "cuda") ? ", CUDA " : json_is_true(json_object_get(fw, "gpu")) ? "" : ", CPU only",
+				s_of(fw, "cuda") ? s_of(fw, "cuda") : "");
+			json_array_foreach(json_object_get(fw, "binaries"), m, b) {
+				json_t *cc = json_object_get(b, "cuda_code");
+				const char *path = or_unknown(s_of(b, "path"));
+				const char *base = strrchr(path, '/');
+				printf("      %s: %s\n", base ? base + 1 : path,
+					cc ? (s_of(cc, "error") ? s_of(cc, "error") : or_unknown(s_of(cc, "summary"))) : "");
+				human_loads(b);
+			}
+		}
+	}
+}
+
 static void human_warnings(struct cli *cli, json_t *f)
 {
 	json_t *w = json_object_get(f, "warnings"), *x;
@@ -151,6 +243,7 @@ int cli_probe(struct cli *cli, const struct cli_verb *verb, int argc, char **arg
 		{ "cuda-lib", required_argument, NULL, 'c' },
 		{ "no-fatbin", no_argument, NULL, 'F' },
 		{ "all-binaries", no_argument, NULL, 'A' },
+		{ "gpus-only", no_argument, NULL, 'G' },
 		{ NULL, 0, NULL, 0 },
 	};
 	gpuenv_probe_opts_t po;
@@ -171,6 +264,7 @@ int cli_probe(struct cli *cli, const struct cli_verb *verb, int argc, char **arg
 		case 'c': po.hw.cuda_lib = optarg; break;
 		case 'F': po.flags |= GPUENV_PROBE_NO_FATBIN; break;
 		case 'A': po.flags |= GPUENV_PROBE_ALL_BINARIES; break;
+		case 'G': po.flags |= GPUENV_PROBE_NO_LIBS; break;
 		}
 	}
 	if (optind < argc)
@@ -184,6 +278,11 @@ int cli_probe(struct cli *cli, const struct cli_verb *verb, int argc, char **arg
 		return cli_print_json(cli, facts);
 	human_driver(cli, facts);
 	human_gpus(cli, facts);
+	if (json_object_get(facts, "libraries")) {
+		human_toolkits(cli, facts);
+		human_libraries(cli, facts);
+		human_envs(cli, facts);
+	}
 	human_warnings(cli, facts);
 	json_decref(facts);
 	return CLI_EXIT_OK;

@@ -3,6 +3,9 @@
 #define _GNU_SOURCE
 #include "gpuenv/probe.h"
 
+#include "gpuenv/fatbin.h"
+#include "gpuenv/stack.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -274,6 +277,126 @@ static void host_json(gpuenv_ctx_t *ctx, json_t *obj)
 	set(obj, "host", h);
 }
 
+
+/* The CUDA code a binary carries: distinct cubin and PTX archs. */
+static json_t *cuda_code_json(gpuenv_ctx_t *ctx, const char *path)
+{
+	gpuenv_fatbin_t fb;
+	gpuenv_fatbin_arch_t archs[128];
+	json_t *o = json_object(), *cub = json_array(), *ptx = json_array();
+	gpuenv_buf_t sum;
+	int r;
+
+	if (!o || !cub || !ptx) {
+		json_decref(o);
+		json_decref(cub);
+		json_decref(ptx);
+		return NULL;
+	}
+	gpuenv_fatbin_init(&fb, ctx);
+	r = gpuenv_fatbin_open(&fb, path);
+	static const struct { int kind; const char *prefix; } kinds[] = {
+		{ GPUENV_FATBIN_CUBIN, "sm_" }, { GPUENV_FATBIN_PTX, "compute_" },
+	};
+	for (size_t k = 0; k < 2; k++) {
+		size_t n = gpuenv_fatbin_archs(&fb, kinds[k].kind, archs, 128);
+		for (size_t i = 0; i < n && i < 128; i++) {
+			char name[32];
+			snprintf(name, sizeof(name), "%s%u%s", kinds[k].prefix, archs[i].arch,
+				archs[i].variant ? (char[2]){ archs[i].variant, 0 } : "");
+			json_array_append_new(k == 0 ? cub : ptx, json_string(name));
+		}
+	}
+	json_object_set_new(o, "cubins", cub);
+	json_object_set_new(o, "ptx", ptx);
+	json_object_set_new(o, "entries", json_integer((json_int_t)fb.n));
+	gpuenv_buf_init(&sum, ctx, 4096);
+	if (gpuenv_fatbin_summary(&fb, &sum) == 0 && sum.data)
+		json_object_set_new(o, "summary", json_string(sum.data));
+	gpuenv_buf_free(&sum);
+	if (r) {
+		char msg[600];
+		gpuenv_error_format(&ctx->err, msg, sizeof(msg));
+		json_object_set_new(o, "error", json_string(msg));
+	} else {
+		json_object_set_new(o, "error", json_null());
+	}
+	gpuenv_fatbin_free(&fb);
+	return o;
+}
+
+/* Toolkits, ld.so.cache, library copies, Python environments and, for each
+ * framework binary, the loader's choices and the CUDA code inside. */
+static int stack_part(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts, json_t *obj)
+{
+	gpuenv_arena_t arena;
+	gpuenv_stack_opts_t so;
+	gpuenv_stack_t st;
+	json_t *sj, *warnings = json_object_get(obj, "warnings");
+	int r;
+
+	memset(&so, 0, sizeof(so));
+	so.python = opts->python;
+	so.env_dir = opts->env_dir;
+	gpuenv_arena_init(&arena, ctx, 0);
+	r = gpuenv_stack_probe(ctx, &arena, &so, &st);
+	if (r) {
+		/* an unusable --python / --env: say so, keep the rest */
+		char msg[600];
+		gpuenv_error_format(&ctx->err, msg, sizeof(msg));
+		gpuenv_arena_free(&arena);
+		if (r == -ENOMEM)
+			return r;
+		json_array_append_new(warnings, json_pack("{s:s, s:s, s:n, s:s}", "id", "stack-probe",
+			"message", msg, "hint", "source", "stack"));
+		return 0;
+	}
+	sj = gpuenv_stack_json(&st);
+	if (!sj) {
+		gpuenv_arena_free(&arena);
+		return -ENOMEM;
+	}
+	json_object_set(obj, "toolkits", json_object_get(sj, "toolkits"));
+	json_object_set(obj, "ldcache", json_object_get(sj, "ldcache"));
+	json_object_set(obj, "ld_library_path", json_object_get(sj, "ld_library_path"));
+	json_object_set(obj, "libraries", json_object_get(sj, "libraries"));
+	json_t *envs = json_object_get(sj, "python_envs");
+	json_object_set(obj, "environments", envs);
+	for (size_t i = 0; i < st.nwarnings; i++)
+		json_array_append_new(warnings, json_pack("{s:s, s:s%, s:n, s:s}", "id", "stack",
+			"message", st.warnings[i].ptr, st.warnings[i].len, "hint", "source", "stack"));
+	if (!(opts->flags & GPUENV_PROBE_NO_FATBIN)) {
+		size_t ei, fi, bi;
+		json_t *env, *fw, *bin;
+		json_array_foreach(envs, ei, env) {
+			json_array_foreach(json_object_get(env, "frameworks"), fi, fw) {
+				json_array_foreach(json_object_get(fw, "binaries"), bi, bin) {
+					const char *path = json_string_value(json_object_get(bin, "path"));
+					char full[4096];
+					if (!path)
+						continue;
+					snprintf(full, sizeof(full), "%s%s", ctx->root ? ctx->root : "", path);
+					json_object_set_new(bin, "cuda_code", cuda_code_json(ctx, full));
+				}
+			}
+		}
+		if (opts->flags & GPUENV_PROBE_ALL_BINARIES) {
+			json_t *lib;
+			json_array_foreach(json_object_get(obj, "libraries"), bi, lib) {
+				const char *path = json_string_value(json_object_get(lib, "path"));
+				char full[4096];
+				if (!path)
+					continue;
+				snprintf(full, sizeof(full), "%s%s", ctx->root ? ctx->root : "", path);
+				json_object_set_new(lib, "cuda_code", cuda_code_json(ctx, full));
+			}
+		}
+	}
+	json_decref(sj);
+	gpuenv_arena_free(&arena);
+	return 0;
+}
+
 static double mono_ms(void)
 {
 	struct timespec ts;
@@ -318,6 +441,8 @@ int gpuenv_probe_facts_json(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts, 
 	if (!r)
 		r = gpuenv_probe_hw_json(hw, obj);
 	gpuenv_arena_free(&arena);
+	if (!r && !(opts->flags & GPUENV_PROBE_NO_LIBS))
+		r = stack_part(ctx, opts, obj);
 	if (r) {
 		json_decref(obj);
 		return r;

@@ -100,6 +100,44 @@ jet = os.path.join(SRC, "tests", "fixtures", "hw", "jetson-orin")
 f = facts("--root", jet, "--nvml-lib", "/nonexistent/libnvidia-ml.so.1", "--cuda-lib", "/nonexistent/libcuda.so.1")
 check(f.get("jetson") and f["jetson"].get("soc") == "tegra234", "jetson soc: %s" % f.get("jetson"))
 
+# a fake torch environment: real METADATA from the corpus, torch/version.py,
+# and a real CUDA library standing in for libtorch_cuda.so
+import shutil, tempfile
+SHARED = os.environ["GPUENV_SHARED"]
+curand = "/usr/local/cuda/lib64/libcurand.so.10"
+with tempfile.TemporaryDirectory() as tmp:
+    site = os.path.join(tmp, "lib", "python3.12", "site-packages")
+    os.makedirs(os.path.join(site, "torch", "lib"))
+    shutil.copytree(os.path.join(SHARED, "corpus", "h200-env", "torch-2.11.0.dist-info"),
+                    os.path.join(site, "torch-2.11.0.dist-info"))
+    with open(os.path.join(site, "torch", "version.py"), "w") as fh:
+        fh.write("__version__ = '2.11.0+cu130'\ncuda = '13.0'\n")
+    with open(os.path.join(tmp, "pyvenv.cfg"), "w") as fh:
+        fh.write("home = /usr/bin\nversion = 3.12.3\n")
+    have_cuda_lib = os.path.exists(curand)
+    if have_cuda_lib:
+        shutil.copy(curand, os.path.join(site, "torch", "lib", "libtorch_cuda.so"))
+    f = facts("--env", tmp)
+    envs = f.get("environments", [])
+    check(len(envs) == 1 and envs[0]["prefix"] == tmp, "--env names the environment")
+    fws = envs[0]["frameworks"] if envs else []
+    torch = [x for x in fws if x["dist"] == "torch"]
+    check(torch and torch[0]["version"] == "2.11.0+cu130" and torch[0]["cuda"] == "13.0",
+          "torch version and CUDA from version.py: %s" % torch)
+    if have_cuda_lib and torch:
+        bins = torch[0]["binaries"]
+        check(bins and "sm_90" in bins[0]["cuda_code"]["cubins"] and
+              bins[0]["cuda_code"]["ptx"] == ["compute_121"], "cubins/PTX of the framework binary: %s" % bins)
+    r = run("probe", "--env", tmp)
+    check("torch 2.11.0+cu130, CUDA 13.0" in r.stdout, "human view lists torch")
+    # a corrupt binary is a warning in the facts, never a crash
+    if have_cuda_lib:
+        with open(os.path.join(site, "torch", "lib", "libtorch_cuda.so"), "r+b") as fh:
+            fh.truncate(5000)
+        f = facts("--env", tmp)
+        b = f["environments"][0]["frameworks"][0]["binaries"]
+        check(b and b[0]["cuda_code"]["error"], "truncated binary -> error recorded: %s" % b)
+
 r = run("probe", "--bogus")
 check(r.returncode == 2, "unknown option -> 2")
 r = run("probe", "--python", "/x", "--env", "/y")
