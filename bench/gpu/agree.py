@@ -23,7 +23,7 @@ def main():
     out_md = None
     if "--out" in sys.argv:
         out_md = sys.argv[sys.argv.index("--out") + 1]
-    r = sh(gpuenv, "probe", "--json")
+    r = sh(gpuenv, "probe", "--json", "--python", sys.executable)
     if r.returncode not in (0,):
         print("gpuenv probe failed:", r.returncode, r.stderr[-2000:])
     facts = json.loads(r.stdout)
@@ -79,15 +79,16 @@ print(json.dumps(d))
     torch_fw = None
     for env in facts.get("environments", []):
         for fw in env.get("frameworks", []):
-            if fw.get("name") == "torch":
+            if fw.get("dist") == "torch":
                 torch_fw = fw
     cmp("torch version", t["version"], (torch_fw or {}).get("version"))
     cmp("torch CUDA", t["cuda"], (torch_fw or {}).get("cuda"))
     # which cuDNN / NCCL the process really maps vs the loader emulation
     loads = {}
     for b in (torch_fw or {}).get("binaries", []):
-        for ld in b.get("loads", []):
-            loads.setdefault(ld.get("needed"), ld.get("path"))
+        for obj in ((b.get("loads") or {}).get("objects") or []):
+            for need in obj.get("needs", []):
+                loads.setdefault(need.get("name"), need.get("path"))
     mapped_cudnn = [m for m in t["maps"] if re.search(r"/libcudnn\.so", m)]
     mapped_nccl = [m for m in t["maps"] if re.search(r"/libnccl\.so", m)]
     ours_cudnn = [v for k, v in loads.items() if k and k.startswith("libcudnn.so")]
@@ -101,8 +102,9 @@ print(json.dumps(d))
     def version_of(path):
         rp = os.path.realpath(path) if path else None
         for lib in libs:
-            if lib.get("path") and os.path.realpath(lib["path"]) == rp:
-                return lib.get("version")
+            paths = [lib.get("path")] + (lib.get("aliases") or [])
+            if any(p and os.path.realpath(p) == rp for p in paths):
+                return (lib.get("version") or {}).get("version")
         return None
     cv = t["cudnn"]
     torch_cudnn = "%d.%d.%d" % (cv // 10000, cv // 100 % 100, cv % 100) if cv >= 90000 else str(cv)
@@ -114,9 +116,17 @@ print(json.dumps(d))
     cubins = set()
     for b in (torch_fw or {}).get("binaries", []):
         if b.get("path", "").endswith("libtorch_cuda.so"):
-            cubins = set(b.get("cubins", []))
+            cubins = set((b.get("cuda_code") or {}).get("cubins", []))
     cmp("torch arch list within libtorch_cuda.so cubins", sorted(t["arch_list"]), sorted(cubins),
         lambda a, b: set(a) <= set(b))
+    # the same binary's cubin archs, exactly as cuobjdump lists them
+    lt = [b.get("path") for b in (torch_fw or {}).get("binaries", []) if b.get("path", "").endswith("libtorch_cuda.so")]
+    if lt:
+        out = sh("cuobjdump", "--list-elf", lt[0]).stdout
+        cuob = sorted({l.rsplit(".", 2)[-2] for l in out.splitlines() if l.endswith(".cubin")})
+        # cuobjdump names sm_100f as sm_100: compare with the family suffix dropped
+        ours = sorted({c[:-1] if c.endswith("f") else c for c in cubins})
+        cmp("libtorch_cuda.so cubin archs vs cuobjdump --list-elf", cuob, ours)
 
     lines = ["| field | nvidia-smi / torch | gpuenv probe | verdict |", "|---|---|---|---|"]
     for f, a, b, v in rows:
