@@ -7,6 +7,7 @@
 #include "gpuenv/stack.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -327,7 +328,8 @@ static json_t *cuda_code_json(gpuenv_ctx_t *ctx, const char *path)
 
 /* Toolkits, ld.so.cache, library copies, Python environments and, for each
  * framework binary, the loader's choices and the CUDA code inside. */
-static int stack_part(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts, json_t *obj)
+static int stack_part(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts, json_t *obj,
+	json_t *out)
 {
 	gpuenv_arena_t arena;
 	gpuenv_stack_opts_t so;
@@ -356,12 +358,12 @@ static int stack_part(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts, json_t
 		gpuenv_arena_free(&arena);
 		return -ENOMEM;
 	}
-	json_object_set(obj, "toolkits", json_object_get(sj, "toolkits"));
-	json_object_set(obj, "ldcache", json_object_get(sj, "ldcache"));
-	json_object_set(obj, "ld_library_path", json_object_get(sj, "ld_library_path"));
-	json_object_set(obj, "libraries", json_object_get(sj, "libraries"));
+	json_object_set(out, "toolkits", json_object_get(sj, "toolkits"));
+	json_object_set(out, "ldcache", json_object_get(sj, "ldcache"));
+	json_object_set(out, "ld_library_path", json_object_get(sj, "ld_library_path"));
+	json_object_set(out, "libraries", json_object_get(sj, "libraries"));
 	json_t *envs = json_object_get(sj, "python_envs");
-	json_object_set(obj, "environments", envs);
+	json_object_set(out, "environments", envs);
 	for (size_t i = 0; i < st.nwarnings; i++)
 		json_array_append_new(warnings, json_pack("{s:s, s:s%, s:n, s:s}", "id", "stack",
 			"message", st.warnings[i].ptr, st.warnings[i].len, "hint", "source", "stack"));
@@ -382,7 +384,7 @@ static int stack_part(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts, json_t
 		}
 		if (opts->flags & GPUENV_PROBE_ALL_BINARIES) {
 			json_t *lib;
-			json_array_foreach(json_object_get(obj, "libraries"), bi, lib) {
+			json_array_foreach(json_object_get(out, "libraries"), bi, lib) {
 				const char *path = json_string_value(json_object_get(lib, "path"));
 				char full[4096];
 				if (!path)
@@ -397,6 +399,25 @@ static int stack_part(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts, json_t
 	return 0;
 }
 
+/* The driver/GPU backends run in a thread of their own: NVML's init is
+ * mostly waiting on the kernel driver (about 20 ms on an H200), and the
+ * software-stack probe (file reads) fits inside that wait. */
+struct hw_job {
+	gpuenv_ctx_t ctx; /* a copy: its err must not race the main thread's */
+	gpuenv_hw_opts_t opts;
+	gpuenv_arena_t arena;
+	gpuenv_hw_facts_t *facts;
+	int r;
+};
+
+static void *hw_thread(void *p)
+{
+	struct hw_job *j = p;
+
+	j->r = gpuenv_hw_probe_gpus(&j->ctx, &j->opts, &j->arena, &j->facts);
+	return NULL;
+}
+
 static double mono_ms(void)
 {
 	struct timespec ts;
@@ -408,9 +429,6 @@ static double mono_ms(void)
 int gpuenv_probe_facts_json(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts, json_t **out)
 {
 	gpuenv_probe_opts_t defaults;
-	gpuenv_arena_t arena;
-	gpuenv_hw_facts_t *hw = NULL;
-	gpuenv_hw_opts_t hwo;
 	json_t *obj;
 	double t0 = mono_ms();
 	char when[32];
@@ -433,16 +451,38 @@ int gpuenv_probe_facts_json(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts, 
 	host_json(ctx, obj);
 	set(obj, "warnings", json_array());
 
-	gpuenv_arena_init(&arena, ctx, 0);
-	hwo = opts->hw;
+	struct hw_job job;
+	pthread_t tid;
+	bool threaded;
+	json_t *sobj = json_object();
+
+	memset(&job, 0, sizeof(job));
+	job.ctx = *ctx;
+	job.opts = opts->hw;
 	if (opts->flags & GPUENV_PROBE_DEEP)
-		hwo.flags |= GPUENV_HW_DEEP;
-	r = gpuenv_hw_probe_gpus(ctx, &hwo, &arena, &hw);
+		job.opts.flags |= GPUENV_HW_DEEP;
+	gpuenv_arena_init(&job.arena, &job.ctx, 0);
+	threaded = pthread_create(&tid, NULL, hw_thread, &job) == 0;
+	if (!threaded)
+		hw_thread(&job);
+	r = 0;
+	if (!sobj)
+		r = -ENOMEM;
+	else if (!(opts->flags & GPUENV_PROBE_NO_LIBS))
+		r = stack_part(ctx, opts, obj, sobj);
+	if (threaded)
+		pthread_join(tid, NULL);
+	if (job.r) {
+		ctx->err = job.ctx.err;
+		if (!r)
+			r = job.r;
+	}
 	if (!r)
-		r = gpuenv_probe_hw_json(hw, obj);
-	gpuenv_arena_free(&arena);
-	if (!r && !(opts->flags & GPUENV_PROBE_NO_LIBS))
-		r = stack_part(ctx, opts, obj);
+		r = gpuenv_probe_hw_json(job.facts, obj);
+	gpuenv_arena_free(&job.arena);
+	if (!r && json_object_update(obj, sobj))
+		r = -ENOMEM;
+	json_decref(sobj);
 	if (r) {
 		json_decref(obj);
 		return r;
