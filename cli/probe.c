@@ -205,8 +205,13 @@ static void human_envs(struct cli *cli, json_t *f)
 			or_unknown(ver_of(e, "python")), json_array_size(json_object_get(e, "distributions")),
 			or_unknown(s_of(e, "found_by")));
 		json_array_foreach(json_object_get(e, "frameworks"), k, fw) {
+			/* "CPU only" only where the package itself decides (torch +cpu,
+			 * plain onnxruntime); jax and jaxlib get CUDA from plugins */
+			const char *kind = or_unknown(s_of(fw, "kind"));
+			bool cpu = !json_is_true(json_object_get(fw, "gpu")) &&
+				(strcmp(kind, "torch") == 0 || strcmp(kind, "onnxruntime") == 0);
 			printf("    %s %s%s%s\n", or_unknown(s_of(fw, "dist")), or_unknown(s_of(fw, "version")),
-				s_of(fw, "cuda") ? ", CUDA " : json_is_true(json_object_get(fw, "gpu")) ? "" : ", CPU only",
+				s_of(fw, "cuda") ? ", CUDA " : cpu ? ", CPU only" : "",
 				s_of(fw, "cuda") ? s_of(fw, "cuda") : "");
 			json_array_foreach(json_object_get(fw, "binaries"), m, b) {
 				json_t *cc = json_object_get(b, "cuda_code");
