@@ -487,6 +487,13 @@ int gpuenv_version_cmp(const gpuenv_version_t *a, const gpuenv_version_t *b)
 	return r ? r : cmp_local(a->local, b->local);
 }
 
+void gpuenv_version_key(const gpuenv_version_t *v, gpuenv_version_key_t *key)
+{
+	key->k[0] = v->epoch;
+	for (size_t i = 0; i < 3; i++)
+		key->k[i + 1] = i < v->nrelease ? v->release[i] : 0;
+}
+
 bool gpuenv_version_is_prerelease(const gpuenv_version_t *v)
 {
 	return v->pre_kind != GPUENV_PRE_NONE || v->has_dev;
