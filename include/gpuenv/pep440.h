@@ -70,18 +70,20 @@ GPUENV_API int gpuenv_version_format_ex(const gpuenv_version_t *v, unsigned flag
 /* Compare ignoring local labels (1.0+cu118 == 1.0 here). <0, 0, >0. */
 GPUENV_API int gpuenv_version_cmp_public(const gpuenv_version_t *a, const gpuenv_version_t *b);
 
-/* A small order-preserving key for sorting many versions: epoch and the
- * first three release numbers.  Keys that differ order their versions as
- * gpuenv_version_cmp does; equal keys need gpuenv_version_cmp.  Keeping the
- * key beside each element saves the pointer chasing of most comparisons. */
+/* A small order-preserving key for sorting many versions: epoch, the first
+ * three release numbers and a packed summary of the rest (more release
+ * numbers, pre/post/dev numbers up to a size, whether a local label is
+ * there).  Keys that differ order their versions as gpuenv_version_cmp does;
+ * equal keys need gpuenv_version_cmp.  Keeping the key beside each element
+ * saves the pointer chasing of most comparisons. */
 typedef struct gpuenv_version_key {
-	uint64_t k[4];
+	uint64_t k[5];
 } gpuenv_version_key_t;
 GPUENV_API void gpuenv_version_key(const gpuenv_version_t *v, gpuenv_version_key_t *key);
 static inline int gpuenv_version_key_cmp(const gpuenv_version_key_t *a,
 	const gpuenv_version_key_t *b)
 {
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		if (a->k[i] != b->k[i])
 			return a->k[i] < b->k[i] ? -1 : 1;
 	return 0;
