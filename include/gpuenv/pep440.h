@@ -168,8 +168,10 @@ GPUENV_API int gpuenv_specset_prereleases(const gpuenv_specset_t *set);
 
 /* packaging's filter(): select from texts[0..n) (vs[i] their parses or NULL)
  * those the set admits, in input order; with the default policy,
- * pre-releases are kept only when the set admits them or when nothing else
- * matched.  Writes the chosen indexes to out_idx, returns the count. */
+ * pre-releases are kept only when the set admits them or when no final (or
+ * post-) release matched.  Texts that are not versions are kept only when a
+ * === clause or an empty set matches them.  Writes the chosen indexes to
+ * out_idx (room for n), returns the count. */
 GPUENV_API size_t gpuenv_specset_filter(const gpuenv_specset_t *set, const gpuenv_str_t *texts,
 	const gpuenv_version_t *const *vs, size_t n, int prereleases, size_t *out_idx);
 /* filter() one candidate at a time, for streams too long to keep parsed:
