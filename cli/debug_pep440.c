@@ -3,42 +3,120 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "gpuenv/pep440.h"
 
 #define INPUT_MAX ((size_t)1 << 30)
 
-/* A line of input: its text (without the '\n') and, when valid, its parse. */
-struct line {
-	gpuenv_str_t text;
-	const gpuenv_version_t *v; /* NULL: not a valid version */
-	size_t lineno;
+/* ---- memory for large inputs ----------------------------------------------
+ * Sorting 100,000 versions touches some 30 MB.  Faulting that in 4 KiB pages
+ * costs more than the parsing on some virtual machines (15 us a fault has
+ * been measured), so for the length of these verbs the context's allocator
+ * asks for transparent huge pages on blocks of a megabyte or more.  Small
+ * blocks go to malloc.  Every block carries a header saying which. */
+
+struct blk {
+	size_t map; /* bytes mapped (0: from malloc) */
+	size_t size;
+	max_align_t pad[2]; /* keeps the payload aligned */
 };
 
-/* Split buf into lines; a final line without '\n' counts, a final '\n' does
- * not start another line. */
-static struct line *split_lines(struct cli *cli, const gpuenv_buf_t *buf, size_t *nout)
-{
-	size_t n = 0, k = 0;
-	struct line *lines;
+#define BIG_MIN ((size_t)1 << 20)
+#define HUGE_SZ ((size_t)2 << 20)
 
-	for (size_t i = 0; i < buf->len; i++)
-		n += buf->data[i] == '\n';
-	if (buf->len && buf->data[buf->len - 1] != '\n')
-		n++;
-	lines = gpuenv_calloc(&cli->ctx, n ? n : 1, sizeof(*lines));
-	if (!lines)
+static void *big_alloc(void *ud, size_t n)
+{
+	struct blk *b;
+
+	(void)ud;
+	if (n > SIZE_MAX - sizeof(*b) - 2 * HUGE_SZ)
 		return NULL;
-	for (size_t pos = 0; pos < buf->len;) {
-		const char *nl = memchr(buf->data + pos, '\n', buf->len - pos);
-		size_t end = nl ? (size_t)(nl - buf->data) : buf->len;
-		lines[k].text = gpuenv_str_n(buf->data + pos, end - pos);
-		lines[k].lineno = k + 1;
-		k++;
-		pos = end + 1;
+#ifdef MADV_HUGEPAGE
+	if (n >= BIG_MIN) {
+		size_t map = (n + sizeof(*b) + HUGE_SZ - 1) & ~(HUGE_SZ - 1);
+		char *p = mmap(NULL, map + HUGE_SZ, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p != MAP_FAILED) {
+			/* align to a huge page, give back the slack on both sides */
+			char *a = (char *)(((uintptr_t)p + HUGE_SZ - 1) & ~(uintptr_t)(HUGE_SZ - 1));
+			if (a > p)
+				munmap(p, (size_t)(a - p));
+			if (a + map < p + map + HUGE_SZ)
+				munmap(a + map, (size_t)(p + map + HUGE_SZ - (a + map)));
+			madvise(a, map, MADV_HUGEPAGE);
+			b = (struct blk *)a;
+			b->map = map;
+			b->size = n;
+			return b + 1;
+		}
 	}
-	*nout = k;
-	return lines;
+#endif
+	b = malloc(sizeof(*b) + n);
+	if (!b)
+		return NULL;
+	b->map = 0;
+	b->size = n;
+	return b + 1;
+}
+
+static void big_free(void *ud, void *p)
+{
+	struct blk *b;
+
+	(void)ud;
+	if (!p)
+		return;
+	b = (struct blk *)p - 1;
+	if (b->map)
+		munmap(b, b->map);
+	else
+		free(b);
+}
+
+static void *big_realloc(void *ud, void *p, size_t n)
+{
+	struct blk *b;
+	void *q;
+
+	if (!p)
+		return big_alloc(ud, n);
+	b = (struct blk *)p - 1;
+	if (b->map && n + sizeof(*b) <= b->map) {
+		b->size = n;
+		return p;
+	}
+	if (!b->map && n < BIG_MIN) {
+		struct blk *nb = realloc(b, sizeof(*b) + n);
+		if (!nb)
+			return NULL;
+		nb->size = n;
+		return nb + 1;
+	}
+	q = big_alloc(ud, n);
+	if (!q)
+		return NULL;
+	memcpy(q, p, b->size < n ? b->size : n);
+	big_free(ud, p);
+	return q;
+}
+
+/* ---- input ----------------------------------------------------------------- */
+
+/* The next line of buf from *pos (without its '\n'); false at the end.  A
+ * final '\n' does not start another line. */
+static bool next_line(const gpuenv_buf_t *buf, size_t *pos, gpuenv_str_t *line)
+{
+	const char *nl;
+	size_t end;
+
+	if (*pos >= buf->len)
+		return false;
+	nl = memchr(buf->data + *pos, '\n', buf->len - *pos);
+	end = nl ? (size_t)(nl - buf->data) : buf->len;
+	*line = gpuenv_str_n(buf->data + *pos, end - *pos);
+	*pos = end + 1;
+	return true;
 }
 
 /* The text of a bad line, with control bytes escaped, for messages. */
@@ -53,10 +131,32 @@ static void print_escaped(FILE *f, gpuenv_str_t s)
 	}
 }
 
-/* Stable bottom-up merge sort of a[0..n) by version, equal versions in
- * input order; tmp has room for n.  Returns the array holding the result
- * (a or tmp). */
-static struct line *sort_lines(struct line *a, struct line *tmp, size_t n)
+static void *alloc_array(struct cli *cli, size_t n, size_t size)
+{
+	if (n && size > SIZE_MAX / n)
+		return NULL;
+	return gpuenv_alloc(&cli->ctx, (n ? n : 1) * size);
+}
+
+/* ---- version-sort ---------------------------------------------------------- */
+
+/* What the sort moves: the version's key, which settles most comparisons
+ * without touching the version, then the version and the line. */
+struct sortent {
+	gpuenv_version_key_t key;
+	const gpuenv_version_t *v;
+	gpuenv_str_t text;
+};
+
+static inline int ent_cmp(const struct sortent *x, const struct sortent *y)
+{
+	int c = gpuenv_version_key_cmp(&x->key, &y->key);
+	return c ? c : gpuenv_version_cmp(x->v, y->v);
+}
+
+/* Stable bottom-up merge sort of a[0..n) (equal versions keep their input
+ * order); tmp has room for n.  Returns the array holding the result. */
+static struct sortent *sort_ents(struct sortent *a, struct sortent *tmp, size_t n)
 {
 	for (size_t width = 1; width < n; width *= 2) {
 		for (size_t lo = 0; lo < n; lo += 2 * width) {
@@ -64,54 +164,33 @@ static struct line *sort_lines(struct line *a, struct line *tmp, size_t n)
 			size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
 			size_t i = lo, j = mid, k = lo;
 			/* runs already in order (common in real lists) are copied */
-			if (mid >= hi || gpuenv_version_cmp(a[mid - 1].v, a[mid].v) <= 0) {
+			if (mid >= hi || ent_cmp(&a[mid - 1], &a[mid]) <= 0) {
 				memcpy(tmp + lo, a + lo, (hi - lo) * sizeof(*a));
 				continue;
 			}
 			while (i < mid && j < hi)
-				tmp[k++] = gpuenv_version_cmp(a[j].v, a[i].v) < 0 ? a[j++] : a[i++];
+				tmp[k++] = ent_cmp(&a[j], &a[i]) < 0 ? a[j++] : a[i++];
 			while (i < mid)
 				tmp[k++] = a[i++];
 			while (j < hi)
 				tmp[k++] = a[j++];
 		}
-		struct line *t = a;
+		struct sortent *t = a;
 		a = tmp;
 		tmp = t;
 	}
 	return a;
 }
 
-static int read_lines(struct cli *cli, gpuenv_buf_t *buf, gpuenv_arena_t *arena,
-	struct line **lines, size_t *n, gpuenv_version_t **vs)
-{
-	int r;
-
-	if ((r = cli_read_input(cli, "-", INPUT_MAX, buf)))
-		return r;
-	*lines = split_lines(cli, buf, n);
-	if (!*lines)
-		return cli_error(cli, CLI_EXIT_FAIL, "out of memory");
-	*vs = gpuenv_calloc(&cli->ctx, *n ? *n : 1, sizeof(**vs));
-	if (!*vs)
-		return cli_error(cli, CLI_EXIT_FAIL, "out of memory");
-	for (size_t i = 0; i < *n; i++) {
-		r = gpuenv_version_parse(&cli->ctx, arena, (*lines)[i].text, &(*vs)[i]);
-		if (r == 0)
-			(*lines)[i].v = &(*vs)[i];
-		else if (r != GPUENV_EVERSION)
-			return cli_report(cli, CLI_EXIT_FAIL);
-	}
-	return 0;
-}
-
-int cli_debug_version_sort(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+static int version_sort(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	gpuenv_buf_t in, out;
 	gpuenv_arena_t arena;
-	struct line *lines = NULL, *sorted = NULL, *tmp = NULL;
+	struct sortent *ents = NULL, *tmp = NULL, *res;
 	gpuenv_version_t *vs = NULL;
-	size_t n = 0, nvalid = 0, nbad = 0;
+	json_t *bad = NULL;
+	size_t nlines = 0, n = 0, nbad = 0, pos;
+	gpuenv_str_t line;
 	int c, st, status = CLI_EXIT_OK;
 
 	while ((c = cli_getopt(cli, verb, argc, argv, "", NULL, &st)) != -1)
@@ -124,65 +203,103 @@ int cli_debug_version_sort(struct cli *cli, const struct cli_verb *verb, int arg
 	gpuenv_buf_init(&in, &cli->ctx, INPUT_MAX);
 	gpuenv_buf_init(&out, &cli->ctx, GPUENV_BUF_DEFAULT_MAX);
 	gpuenv_arena_init(&arena, &cli->ctx, 0);
-	if ((status = read_lines(cli, &in, &arena, &lines, &n, &vs)))
+	arena.chunk_size = (size_t)4 << 20; /* few, huge-page backed chunks */
+	if ((status = cli_read_input(cli, "-", INPUT_MAX, &in)))
 		goto done;
+	for (pos = 0; next_line(&in, &pos, &line);)
+		nlines++;
+	vs = alloc_array(cli, nlines, sizeof(*vs));
+	ents = alloc_array(cli, nlines, sizeof(*ents));
+	tmp = alloc_array(cli, nlines, sizeof(*tmp));
+	bad = cli->json ? json_array() : NULL;
+	if (!vs || !ents || !tmp || (cli->json && !bad))
+		goto oom;
 
-	sorted = gpuenv_calloc(&cli->ctx, n ? n : 1, sizeof(*sorted));
-	tmp = gpuenv_calloc(&cli->ctx, n ? n : 1, sizeof(*tmp));
-	if (!sorted || !tmp) {
-		status = cli_error(cli, CLI_EXIT_FAIL, "out of memory");
-		goto done;
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (lines[i].v) {
-			sorted[nvalid++] = lines[i];
+	for (pos = 0; next_line(&in, &pos, &line);) {
+		int r = gpuenv_version_parse(&cli->ctx, &arena, line, &vs[n]);
+		if (r == 0) {
+			gpuenv_version_key(&vs[n], &ents[n].key);
+			ents[n].v = &vs[n];
+			ents[n].text = line;
+			n++;
 			continue;
 		}
+		if (r != GPUENV_EVERSION) {
+			status = cli_report(cli, CLI_EXIT_FAIL);
+			goto done;
+		}
 		nbad++;
+		if (bad) {
+			json_array_append_new(bad, json_pack("{s:I,s:s%}", "line",
+							   (json_int_t)(n + nbad), "text", line.ptr, line.len));
+			continue;
+		}
 		fflush(stdout);
-		fprintf(stderr, "<stdin>:%zu: invalid version '", lines[i].lineno);
-		print_escaped(stderr, lines[i].text);
+		fprintf(stderr, "<stdin>:%zu: invalid version '", n + nbad);
+		print_escaped(stderr, line);
 		fputs("'\n", stderr);
 	}
-	{
-		struct line *a = sort_lines(sorted, tmp, nvalid);
+	res = sort_ents(ents, tmp, n);
 
-		if (cli->json) {
-			json_t *arr = json_array(), *bad = json_array(), *obj = json_object();
-			for (size_t i = 0; i < nvalid; i++)
-				json_array_append_new(arr, json_stringn(a[i].text.ptr, a[i].text.len));
-			for (size_t i = 0; i < n; i++)
-				if (!lines[i].v)
-					json_array_append_new(bad,
-						json_pack("{s:I,s:s%}", "line", (json_int_t)lines[i].lineno,
-							"text", lines[i].text.ptr, lines[i].text.len));
-			json_object_set_new(obj, "versions", arr);
-			json_object_set_new(obj, "invalid", bad);
-			if (cli_print_json(cli, obj))
-				status = CLI_EXIT_FAIL;
-		} else {
-			for (size_t i = 0; i < nvalid && !status; i++)
-				if (gpuenv_buf_append(&out, a[i].text.ptr, a[i].text.len) ||
-					gpuenv_buf_putc(&out, '\n'))
-					status = cli_error(cli, CLI_EXIT_FAIL, "out of memory");
-			if (!status && out.len)
-				fwrite(out.data, 1, out.len, stdout);
+	if (cli->json) {
+		json_t *arr = json_array(), *obj = json_object();
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(arr, json_stringn(res[i].text.ptr, res[i].text.len));
+		json_object_set_new(obj, "versions", arr);
+		json_object_set_new(obj, "invalid", bad);
+		bad = NULL;
+		if (cli_print_json(cli, obj))
+			status = CLI_EXIT_FAIL;
+	} else {
+		if (gpuenv_buf_reserve(&out, in.len + 1))
+			goto oom;
+		for (size_t i = 0; i < n; i++) {
+			memcpy(out.data + out.len, res[i].text.ptr, res[i].text.len);
+			out.len += res[i].text.len;
+			out.data[out.len++] = '\n';
 		}
+		if (out.len)
+			fwrite(out.data, 1, out.len, stdout);
 	}
 	if (!status && nbad)
 		status = CLI_EXIT_FAIL;
+	goto done;
+oom:
+	status = cli_error(cli, CLI_EXIT_FAIL, "%s: out of memory", verb->name);
 done:
+	json_decref(bad);
 	gpuenv_free(&cli->ctx, tmp);
-	gpuenv_free(&cli->ctx, sorted);
+	gpuenv_free(&cli->ctx, ents);
 	gpuenv_free(&cli->ctx, vs);
-	gpuenv_free(&cli->ctx, lines);
 	gpuenv_arena_free(&arena);
 	gpuenv_buf_free(&out);
 	gpuenv_buf_free(&in);
 	return status;
 }
 
-int cli_debug_specifier(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+/* ---- specifier ------------------------------------------------------------- */
+
+/* Candidates come from argv or from stdin's lines; they are filtered as they
+ * come (one parse at a time), only each verdict is kept. */
+struct cands {
+	char **argv;
+	int argc, i;
+	const gpuenv_buf_t *buf;
+	size_t pos;
+};
+
+static bool next_cand(struct cands *c, gpuenv_str_t *out)
+{
+	if (!c->buf) {
+		if (c->i >= c->argc)
+			return false;
+		*out = gpuenv_str(c->argv[c->i++]);
+		return true;
+	}
+	return next_line(c->buf, &c->pos, out);
+}
+
+static int specifier(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "prereleases", no_argument, NULL, 'p' },
@@ -191,14 +308,16 @@ int cli_debug_specifier(struct cli *cli, const struct cli_verb *verb, int argc, 
 	};
 	int pre = GPUENV_PRERELEASES_DEFAULT;
 	gpuenv_buf_t in, out;
-	gpuenv_arena_t arena;
+	gpuenv_arena_t arena, scratch;
 	gpuenv_specset_t set;
-	struct line *lines = NULL;
-	gpuenv_version_t *vs = NULL;
-	gpuenv_str_t *texts = NULL;
-	const gpuenv_version_t **pv = NULL;
-	size_t *idx = NULL, n = 0, m;
+	gpuenv_filter_t filt;
+	unsigned char *verdict = NULL;
+	struct cands cands = { 0 };
+	gpuenv_str_t text;
+	size_t n = 0, kept = 0;
+	json_t *arr = NULL;
 	const char *spec;
+	bool from_stdin;
 	int c, st, status = CLI_EXIT_OK;
 
 	while ((c = cli_getopt(cli, verb, argc, argv, "", opts, &st)) != -1) {
@@ -209,97 +328,124 @@ int cli_debug_specifier(struct cli *cli, const struct cli_verb *verb, int argc, 
 	if (optind >= argc)
 		return cli_usage_error(cli, verb, "%s: no SPEC given", verb->name);
 	spec = argv[optind++];
+	from_stdin = optind >= argc || (optind + 1 == argc && strcmp(argv[optind], "-") == 0);
 
 	gpuenv_buf_init(&in, &cli->ctx, INPUT_MAX);
 	gpuenv_buf_init(&out, &cli->ctx, GPUENV_BUF_DEFAULT_MAX);
 	gpuenv_arena_init(&arena, &cli->ctx, 0);
+	gpuenv_arena_init(&scratch, &cli->ctx, 0);
 	if (gpuenv_specset_parse(&cli->ctx, &arena, gpuenv_str(spec), &set)) {
 		status = cli_report(cli, CLI_EXIT_FAIL);
 		goto done;
 	}
-
-	if (optind >= argc || (optind + 1 == argc && strcmp(argv[optind], "-") == 0)) {
-		/* versions on stdin, one a line */
-		if ((status = read_lines(cli, &in, &arena, &lines, &n, &vs)))
+	if (from_stdin) {
+		if ((status = cli_read_input(cli, "-", INPUT_MAX, &in)))
 			goto done;
+		cands.buf = &in;
+		for (size_t pos = 0; next_line(&in, &pos, &text);)
+			n++;
 	} else {
-		n = (size_t)(argc - optind);
-		lines = gpuenv_calloc(&cli->ctx, n, sizeof(*lines));
-		vs = gpuenv_calloc(&cli->ctx, n, sizeof(*vs));
-		if (!lines || !vs) {
-			status = cli_error(cli, CLI_EXIT_FAIL, "out of memory");
+		cands.argv = argv + optind;
+		cands.argc = argc - optind;
+		n = (size_t)cands.argc;
+	}
+	verdict = alloc_array(cli, n, 1);
+	if (!verdict)
+		goto oom;
+
+	/* one pass: each candidate parsed into a scratch arena, emptied now and
+	 * then, and its verdict remembered */
+	gpuenv_filter_init(&filt, &set, pre);
+	for (size_t i = 0; next_cand(&cands, &text); i++) {
+		gpuenv_version_t v;
+		int r;
+		if ((i & 1023) == 1023) {
+			gpuenv_arena_free(&scratch);
+			gpuenv_arena_init(&scratch, &cli->ctx, 0);
+		}
+		r = gpuenv_version_parse(&cli->ctx, &scratch, text, &v);
+		if (r && r != GPUENV_EVERSION) {
+			status = cli_report(cli, CLI_EXIT_FAIL);
 			goto done;
 		}
-		for (size_t i = 0; i < n; i++) {
-			int r;
-			lines[i].text = gpuenv_str(argv[optind + (int)i]);
-			lines[i].lineno = i + 1;
-			r = gpuenv_version_parse(&cli->ctx, &arena, lines[i].text, &vs[i]);
-			if (r == 0)
-				lines[i].v = &vs[i];
-			else if (r != GPUENV_EVERSION) {
-				status = cli_report(cli, CLI_EXIT_FAIL);
-				goto done;
-			}
+		verdict[i] = (unsigned char)gpuenv_filter_feed(&filt, text, r ? NULL : &v);
+		if (r && !verdict[i]) {
+			/* not PEP 440 and not let in by === or an empty set */
+			fflush(stdout);
+			fprintf(stderr, "gpuenv: warning: %s%zu: invalid version '",
+				from_stdin ? "<stdin>:" : "argument ", i + 1);
+			print_escaped(stderr, text);
+			fputs("' (skipped)\n", stderr);
 		}
 	}
 
-	texts = gpuenv_calloc(&cli->ctx, n ? n : 1, sizeof(*texts));
-	pv = gpuenv_calloc(&cli->ctx, n ? n : 1, sizeof(*pv));
-	idx = gpuenv_calloc(&cli->ctx, n ? n : 1, sizeof(*idx));
-	if (!texts || !pv || !idx) {
-		status = cli_error(cli, CLI_EXIT_FAIL, "out of memory");
-		goto done;
-	}
-	for (size_t i = 0; i < n; i++) {
-		texts[i] = lines[i].text;
-		pv[i] = lines[i].v;
-	}
-	m = gpuenv_specset_filter(&set, texts, pv, n, pre, idx);
-	/* versions that are not PEP 440 can only match ===: say so */
-	for (size_t i = 0, j = 0; i < n; i++) {
-		while (j < m && idx[j] < i)
-			j++;
-		if (pv[i] || (j < m && idx[j] == i))
+	/* second pass: print what was kept, in input order */
+	if (cli->json && !(arr = json_array()))
+		goto oom;
+	if (!cli->json && from_stdin && gpuenv_buf_reserve(&out, in.len + 1))
+		goto oom;
+	cands.i = 0;
+	cands.pos = 0;
+	for (size_t i = 0; next_cand(&cands, &text); i++) {
+		if (verdict[i] == GPUENV_FILTER_DROP ||
+			(verdict[i] == GPUENV_FILTER_KEEP_IF_NO_FINAL && filt.found_final))
 			continue;
-		fflush(stdout);
-		fprintf(stderr, "gpuenv: warning: %s%zu: invalid version '",
-			optind >= argc || strcmp(argv[optind], "-") == 0 ? "<stdin>:" : "argument ",
-			lines[i].lineno);
-		print_escaped(stderr, texts[i]);
-		fputs("' (skipped)\n", stderr);
+		kept++;
+		if (arr) {
+			json_array_append_new(arr, json_stringn(text.ptr, text.len));
+		} else if (gpuenv_buf_append(&out, text.ptr, text.len) ||
+			gpuenv_buf_putc(&out, '\n')) {
+			goto oom;
+		}
 	}
-
-	if (cli->json) {
-		json_t *arr = json_array(), *obj = json_object();
+	if (arr) {
+		json_t *obj = json_object();
 		gpuenv_buf_t norm;
 		gpuenv_buf_init(&norm, &cli->ctx, 0);
-		for (size_t i = 0; i < m; i++)
-			json_array_append_new(arr, json_stringn(texts[idx[i]].ptr, texts[idx[i]].len));
 		gpuenv_specset_format(&set, &norm);
 		json_object_set_new(obj, "specifier", json_string(norm.data ? norm.data : ""));
 		json_object_set_new(obj, "matches", arr);
+		arr = NULL;
 		gpuenv_buf_free(&norm);
 		if (cli_print_json(cli, obj))
 			status = CLI_EXIT_FAIL;
-	} else {
-		for (size_t i = 0; i < m && !status; i++)
-			if (gpuenv_buf_append(&out, texts[idx[i]].ptr, texts[idx[i]].len) ||
-				gpuenv_buf_putc(&out, '\n'))
-				status = cli_error(cli, CLI_EXIT_FAIL, "out of memory");
-		if (!status && out.len)
-			fwrite(out.data, 1, out.len, stdout);
+	} else if (out.len) {
+		fwrite(out.data, 1, out.len, stdout);
 	}
-	if (!status && m == 0)
+	if (!status && kept == 0)
 		status = CLI_EXIT_FAIL; /* nothing matched: a "no", as grep says it */
+	goto done;
+oom:
+	status = cli_error(cli, CLI_EXIT_FAIL, "%s: out of memory", verb->name);
 done:
-	gpuenv_free(&cli->ctx, idx);
-	gpuenv_free(&cli->ctx, pv);
-	gpuenv_free(&cli->ctx, texts);
-	gpuenv_free(&cli->ctx, vs);
-	gpuenv_free(&cli->ctx, lines);
+	json_decref(arr);
+	gpuenv_free(&cli->ctx, verdict);
+	gpuenv_arena_free(&scratch);
 	gpuenv_arena_free(&arena);
 	gpuenv_buf_free(&out);
 	gpuenv_buf_free(&in);
 	return status;
+}
+
+/* The entry points run the verbs with the huge-page allocator. */
+static int with_big_pages(struct cli *cli, const struct cli_verb *verb, int argc, char **argv,
+	int (*fn)(struct cli *, const struct cli_verb *, int, char **))
+{
+	gpuenv_allocator_t saved = cli->ctx.mem;
+	int status;
+
+	cli->ctx.mem = (gpuenv_allocator_t){ big_alloc, big_realloc, big_free, NULL };
+	status = fn(cli, verb, argc, argv);
+	cli->ctx.mem = saved;
+	return status;
+}
+
+int cli_debug_version_sort(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+{
+	return with_big_pages(cli, verb, argc, argv, version_sort);
+}
+
+int cli_debug_specifier(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+{
+	return with_big_pages(cli, verb, argc, argv, specifier);
 }

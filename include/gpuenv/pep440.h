@@ -70,6 +70,25 @@ GPUENV_API int gpuenv_version_format_ex(const gpuenv_version_t *v, unsigned flag
 /* Compare ignoring local labels (1.0+cu118 == 1.0 here). <0, 0, >0. */
 GPUENV_API int gpuenv_version_cmp_public(const gpuenv_version_t *a, const gpuenv_version_t *b);
 
+/* A small order-preserving key for sorting many versions: epoch, the first
+ * three release numbers and a packed summary of the rest (more release
+ * numbers, pre/post/dev numbers up to a size, whether a local label is
+ * there).  Keys that differ order their versions as gpuenv_version_cmp does;
+ * equal keys need gpuenv_version_cmp.  Keeping the key beside each element
+ * saves the pointer chasing of most comparisons. */
+typedef struct gpuenv_version_key {
+	uint64_t k[5];
+} gpuenv_version_key_t;
+GPUENV_API void gpuenv_version_key(const gpuenv_version_t *v, gpuenv_version_key_t *key);
+static inline int gpuenv_version_key_cmp(const gpuenv_version_key_t *a,
+	const gpuenv_version_key_t *b)
+{
+	for (int i = 0; i < 5; i++)
+		if (a->k[i] != b->k[i])
+			return a->k[i] < b->k[i] ? -1 : 1;
+	return 0;
+}
+
 /* ---- specifiers -------------------------------------------------------- */
 
 enum gpuenv_spec_op {
@@ -149,10 +168,33 @@ GPUENV_API int gpuenv_specset_prereleases(const gpuenv_specset_t *set);
 
 /* packaging's filter(): select from texts[0..n) (vs[i] their parses or NULL)
  * those the set admits, in input order; with the default policy,
- * pre-releases are kept only when the set admits them or when nothing else
- * matched.  Writes the chosen indexes to out_idx, returns the count. */
+ * pre-releases are kept only when the set admits them or when no final (or
+ * post-) release matched.  Texts that are not versions are kept only when a
+ * === clause or an empty set matches them.  Writes the chosen indexes to
+ * out_idx (room for n), returns the count. */
 GPUENV_API size_t gpuenv_specset_filter(const gpuenv_specset_t *set, const gpuenv_str_t *texts,
 	const gpuenv_version_t *const *vs, size_t n, int prereleases, size_t *out_idx);
+/* filter() one candidate at a time, for streams too long to keep parsed:
+ * feed the candidates in order; each verdict is final except
+ * KEEP_IF_NO_FINAL (a pre-release under the default policy), kept only when
+ * found_final is still false after the last one.  gpuenv_specset_filter()
+ * is this loop. */
+enum {
+	GPUENV_FILTER_DROP = 0,
+	GPUENV_FILTER_KEEP = 1,
+	GPUENV_FILTER_KEEP_IF_NO_FINAL = 2,
+};
+typedef struct gpuenv_filter {
+	const gpuenv_specifier_t *items;
+	size_t n;
+	int policy;	  /* the effective GPUENV_PRERELEASES_* */
+	bool found_final; /* a final (or post-) release was kept */
+} gpuenv_filter_t;
+GPUENV_API void gpuenv_filter_init(gpuenv_filter_t *f, const gpuenv_specset_t *set,
+	int prereleases);
+GPUENV_API int gpuenv_filter_feed(gpuenv_filter_t *f, gpuenv_str_t text,
+	const gpuenv_version_t *v);
+
 /* The same for one clause (packaging's Specifier.filter). */
 GPUENV_API size_t gpuenv_specifier_filter(const gpuenv_specifier_t *s, const gpuenv_str_t *texts,
 	const gpuenv_version_t *const *vs, size_t n, int prereleases, size_t *out_idx);

@@ -408,33 +408,49 @@ bool gpuenv_specset_contains(const gpuenv_specset_t *set, gpuenv_str_t text,
 	return gpuenv_specset_contains_ex(set, text, v, prereleases, false);
 }
 
-/* Select the candidates every clause admits, then apply the policy: YES
- * keeps them all, NO drops pre-releases, DEFAULT drops pre-releases when a
- * final release (or post-release) was selected.  Texts that are not versions
- * are never pre-releases: they stay when a === or an empty set let them in. */
-static size_t select_matches(const gpuenv_specifier_t *items, size_t nitems,
-	const gpuenv_str_t *texts, const gpuenv_version_t *const *vs, size_t n, int policy,
-	size_t *out_idx)
+/* One candidate through the filter: it must satisfy every clause; then the
+ * policy: YES keeps it, NO drops pre-releases, DEFAULT keeps pre-releases
+ * only if no final (or post-) release is kept at all.  Texts that are not
+ * versions are never pre-releases: they stay when a === or an empty set let
+ * them in. */
+int gpuenv_filter_feed(gpuenv_filter_t *f, gpuenv_str_t text, const gpuenv_version_t *v)
+{
+	bool pre;
+
+	for (size_t c = 0; c < f->n; c++)
+		if (!clause_match(&f->items[c], text, v))
+			return GPUENV_FILTER_DROP;
+	pre = v && gpuenv_version_is_prerelease(v);
+	if (!pre) {
+		f->found_final |= v != NULL;
+		return GPUENV_FILTER_KEEP;
+	}
+	if (f->policy == GPUENV_PRERELEASES_YES)
+		return GPUENV_FILTER_KEEP;
+	if (f->policy == GPUENV_PRERELEASES_NO || f->found_final)
+		return GPUENV_FILTER_DROP;
+	return GPUENV_FILTER_KEEP_IF_NO_FINAL;
+}
+
+void gpuenv_filter_init(gpuenv_filter_t *f, const gpuenv_specset_t *set, int prereleases)
+{
+	f->items = set->items;
+	f->n = set->n;
+	f->policy = set_policy(set, prereleases);
+	f->found_final = false;
+}
+
+static size_t run_filter(gpuenv_filter_t *f, const gpuenv_str_t *texts,
+	const gpuenv_version_t *const *vs, size_t n, size_t *out_idx)
 {
 	size_t m = 0, k = 0;
-	bool found_final = false;
 
-	for (size_t i = 0; i < n; i++) {
-		const gpuenv_version_t *v = vs ? vs[i] : NULL;
-		gpuenv_str_t t = texts ? texts[i] : GPUENV_STR_NULL;
-		bool pre, ok = true;
-		for (size_t c = 0; c < nitems && ok; c++)
-			ok = clause_match(&items[c], t, v);
-		if (!ok)
-			continue;
-		pre = v && gpuenv_version_is_prerelease(v);
-		if (pre && policy == GPUENV_PRERELEASES_NO)
-			continue;
-		found_final |= v && !pre;
-		out_idx[m++] = i;
-	}
-	if (policy != GPUENV_PRERELEASES_DEFAULT || !found_final)
+	for (size_t i = 0; i < n; i++)
+		if (gpuenv_filter_feed(f, texts ? texts[i] : GPUENV_STR_NULL, vs ? vs[i] : NULL))
+			out_idx[m++] = i;
+	if (!f->found_final || f->policy != GPUENV_PRERELEASES_DEFAULT)
 		return m;
+	/* a final came after some pre-releases: those go */
 	for (size_t j = 0; j < m; j++) {
 		const gpuenv_version_t *v = vs[out_idx[j]];
 		if (!(v && gpuenv_version_is_prerelease(v)))
@@ -446,14 +462,18 @@ static size_t select_matches(const gpuenv_specifier_t *items, size_t nitems,
 size_t gpuenv_specset_filter(const gpuenv_specset_t *set, const gpuenv_str_t *texts,
 	const gpuenv_version_t *const *vs, size_t n, int prereleases, size_t *out_idx)
 {
-	return select_matches(set->items, set->n, texts, vs, n, set_policy(set, prereleases),
-		out_idx);
+	gpuenv_filter_t f;
+
+	gpuenv_filter_init(&f, set, prereleases);
+	return run_filter(&f, texts, vs, n, out_idx);
 }
 
 size_t gpuenv_specifier_filter(const gpuenv_specifier_t *s, const gpuenv_str_t *texts,
 	const gpuenv_version_t *const *vs, size_t n, int prereleases, size_t *out_idx)
 {
-	return select_matches(s, 1, texts, vs, n, clause_policy(s, prereleases), out_idx);
+	gpuenv_filter_t f = { s, 1, clause_policy(s, prereleases), false };
+
+	return run_filter(&f, texts, vs, n, out_idx);
 }
 
 /* ---- equality and text --------------------------------------------------- */

@@ -487,6 +487,52 @@ int gpuenv_version_cmp(const gpuenv_version_t *a, const gpuenv_version_t *b)
 	return r ? r : cmp_local(a->local, b->local);
 }
 
+/* Append a number of `bits` bits to the packed word; a number too big for
+ * its field is written as all ones and ends the packing (what follows would
+ * mislead: only versions with the same true number may compare the rest). */
+static bool pack(uint64_t *w, unsigned *used, unsigned bits, uint64_t x)
+{
+	uint64_t max = ((uint64_t)1 << bits) - 1;
+	bool fits = x < max;
+
+	*used += bits;
+	*w |= (fits ? x : max) << (64 - *used);
+	return fits;
+}
+
+void gpuenv_version_key(const gpuenv_version_t *v, gpuenv_version_key_t *key)
+{
+	uint64_t w = 0;
+	unsigned used = 0;
+	bool more = false;
+	int rank = pre_rank(v);
+
+	key->k[0] = v->epoch;
+	for (size_t i = 0; i < 3; i++)
+		key->k[i + 1] = i < v->nrelease ? v->release[i] : 0;
+	/* k[4], from the top bit: more release numbers (then nothing else),
+	 * pre rank 3, pre 16, post flag 1, post 16, no-dev flag 1, dev 25,
+	 * local flag 1 */
+	for (size_t i = 3; i < v->nrelease; i++)
+		more |= v->release[i] != 0;
+	if (more || !pack(&w, &used, 1, 0))
+		goto done;
+	pack(&w, &used, 3, (uint64_t)rank);
+	if (!pack(&w, &used, 16, rank >= 1 && rank <= 3 ? v->pre : 0))
+		goto done;
+	pack(&w, &used, 1, v->has_post);
+	if (!pack(&w, &used, 16, v->has_post ? v->post : 0))
+		goto done;
+	pack(&w, &used, 1, !v->has_dev);
+	if (!pack(&w, &used, 25, v->has_dev ? v->dev : 0))
+		goto done;
+	pack(&w, &used, 1, v->local.len != 0);
+done:
+	if (more)
+		w = (uint64_t)1 << 63;
+	key->k[4] = w;
+}
+
 bool gpuenv_version_is_prerelease(const gpuenv_version_t *v)
 {
 	return v->pre_kind != GPUENV_PRE_NONE || v->has_dev;

@@ -103,6 +103,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			int c = gpuenv_version_cmp(&v, &w), p = gpuenv_version_cmp_public(&v, &w);
 			CHECK(sign(c) == -sign(gpuenv_version_cmp(&w, &v)));
 			CHECK(p == 0 || sign(p) == sign(c));
+			gpuenv_version_key_t kv, kw;
+			gpuenv_version_key(&v, &kv);
+			gpuenv_version_key(&w, &kw);
+			int k = gpuenv_version_key_cmp(&kv, &kw);
+			CHECK(k == 0 || sign(k) == sign(c));
+			CHECK(c != 0 || k == 0);
 		}
 		set_ok = gpuenv_specset_parse(&ctx, &a, rest, &set) == 0;
 		if (set_ok) {
