@@ -1,4 +1,4 @@
-/* gpuenv kb: the compatibility knowledge base (data/kb/*.toml) as typed
+/* gpuenv kb: the compatibility knowledge base (data/kb/<file>.toml) as typed
  * tables, and the queries the verbs ask of it.
  *
  * The files are compiled into the library (scripts/embed.py); a directory
@@ -294,7 +294,10 @@ typedef struct gpuenv_kb_signature {
 	gpuenv_str_t id, title;
 	gpuenv_kb_strs_t literal, regex; /* at least one pattern in all */
 	int8_t ignore_case;
-	gpuenv_str_t cause, fix, fix_facts;
+	gpuenv_str_t cause;
+	gpuenv_str_t fix;	/* generic; {N} captures only */
+	gpuenv_str_t fix_log;	/* from the log's captures and the KB ({N|filter}) */
+	gpuenv_str_t fix_facts; /* from the machine's facts */
 } gpuenv_kb_signature_t;
 
 /* ---- the knowledge base ---------------------------------------------------- */

@@ -1,4 +1,4 @@
-/* The knowledge base loader: data/kb/*.toml -> typed tables.
+/* The knowledge base loader: data/kb/<file>.toml -> typed tables.
  *
  * Each file is parsed with gpuenv's TOML parser; then one table-driven pass
  * maps every [[table]] row onto its struct (a field list per table: key,
@@ -293,7 +293,8 @@ static const struct field f_container[] = { FLD(T, image, F_STR, R), FLD(T, tag,
 #define T gpuenv_kb_signature_t
 static const struct field f_signature[] = { FLD(T, id, F_STR, R), FLD(T, title, F_STR, R),
 	FLD(T, literal, F_STRS, O), FLD(T, regex, F_STRS, O), FLD(T, ignore_case, F_BOOL, O),
-	FLD(T, cause, F_STR, R), FLD(T, fix, F_STR, R), FLD(T, fix_facts, F_STR, O), END };
+	FLD(T, cause, F_STR, R), FLD(T, fix, F_STR, R), FLD(T, fix_log, F_STR, O),
+	FLD(T, fix_facts, F_STR, O), END };
 #undef T
 
 struct table {
