@@ -882,9 +882,15 @@ static int load_sources(gpuenv_ctx_t *ctx, const gpuenv_kb_source_t *src, size_t
 }
 
 int gpuenv_kb_load_sources(gpuenv_ctx_t *ctx, const gpuenv_kb_source_t *src, size_t n,
-	gpuenv_kb_t **out)
+	unsigned mask, gpuenv_kb_t **out)
 {
-	return load_sources(ctx, src, n, GPUENV_KB_ALL, out);
+	/* a file given is loaded whatever the mask says */
+	for (size_t i = 0; i < n; i++) {
+		int id = src[i].name ? file_id(src[i].name) : -1;
+		if (id >= 0)
+			mask |= 1u << id;
+	}
+	return load_sources(ctx, src, n, mask, out);
 }
 
 int gpuenv_kb_load(gpuenv_ctx_t *ctx, const char *dir, gpuenv_kb_t **out)
