@@ -163,6 +163,7 @@ enum ftype {
 
 struct field {
 	const char *key;
+	uint8_t keylen;
 	uint8_t type;
 	bool required;
 	uint16_t off;
@@ -170,8 +171,8 @@ struct field {
 
 #define R true
 #define O false
-#define FLD(T, key, type, req) { #key, type, req, (uint16_t)offsetof(T, key) }
-#define END { NULL, 0, false, 0 }
+#define FLD(T, key, type, req) { #key, sizeof(#key) - 1, type, req, (uint16_t)offsetof(T, key) }
+#define END { NULL, 0, 0, false, 0 }
 
 #define T gpuenv_kb_toolkit_t
 static const struct field f_toolkit[] = { FLD(T, cuda, F_VER, R), FLD(T, update, F_INT, R),
@@ -428,9 +429,14 @@ static const struct table *find_table(int file, gpuenv_str_t name)
 static const struct field *find_field(const struct field *f, gpuenv_str_t key)
 {
 	for (; f->key; f++)
-		if (gpuenv_str_eq_cstr(key, f->key))
+		if (key.len == f->keylen && memcmp(key.ptr, f->key, key.len) == 0)
 			return f;
 	return NULL;
+}
+
+static bool key_is(gpuenv_str_t key, const char *lit, size_t n)
+{
+	return key.len == n && memcmp(key.ptr, lit, n) == 0;
 }
 
 static const char *type_word(int type)
@@ -611,7 +617,7 @@ static int load_row(struct loader *L, const struct table *t, const gpuenv_toml_t
 		const gpuenv_toml_value_t *v = &kv->val;
 		const struct field *f;
 
-		if (gpuenv_str_eq_cstr(kv->key, "source") || gpuenv_str_eq_cstr(kv->key, "note")) {
+		if (key_is(kv->key, "source", 6) || key_is(kv->key, "note", 4)) {
 			bool src = kv->key.len == 6;
 			if (v->type != GPUENV_TOML_STRING)
 				return fail_at(L, GPUENV_ETYPE, v->line, v->col,
@@ -632,7 +638,7 @@ static int load_row(struct loader *L, const struct table *t, const gpuenv_toml_t
 				L->last_source = meta->source;
 			continue;
 		}
-		if (gpuenv_str_eq_cstr(kv->key, "confidence")) {
+		if (key_is(kv->key, "confidence", 10)) {
 			if (v->type != GPUENV_TOML_STRING || !gpuenv_str_eq_cstr(v->u.str, "secondary"))
 				return fail_at(L, GPUENV_EFORMAT, v->line, v->col,
 					"'confidence' can only be \"secondary\"");
@@ -724,14 +730,16 @@ static int load_file(gpuenv_kb_t *kb, int file, const char *origin, const char *
 	if (!r && len < UINT32_MAX) {
 		/* line starts, to find string values in the text */
 		uint32_t n = 1;
-		for (size_t i = 0; i < len; i++)
-			n += text[i] == '\n';
+		const char *p = text, *end = text + len;
+		while ((p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+			n++;
+			p++;
+		}
 		L.lines = gpuenv_alloc(kb->ctx, (size_t)n * sizeof(*L.lines));
 		if (L.lines) {
 			L.lines[L.nlines++] = 0;
-			for (size_t i = 0; i < len; i++)
-				if (text[i] == '\n')
-					L.lines[L.nlines++] = (uint32_t)(i + 1);
+			for (p = text; (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++)
+				L.lines[L.nlines++] = (uint32_t)(p - text + 1);
 		}
 	}
 	if (!r) {
