@@ -353,48 +353,22 @@ struct loader {
 	gpuenv_str_t last_source; /* rows of a table often share one source */
 	const char *text;	  /* the file's bytes, alive as long as the KB */
 	size_t len;
-	uint32_t *lines;	  /* byte offset where each line starts */
-	uint32_t nlines;
 };
 
-/* Where a value's text starts: its line and column (in characters) turned
- * into a byte offset; SIZE_MAX when unknown. */
-static size_t offset_of(const struct loader *L, uint32_t line, uint32_t col)
-{
-	size_t off;
-
-	if (!L->lines || !line || line > L->nlines || !col)
-		return SIZE_MAX;
-	off = L->lines[line - 1];
-	for (uint32_t c = 1; c < col; c++) {
-		if (off >= L->len)
-			return SIZE_MAX;
-		/* skip one UTF-8 character */
-		off++;
-		while (off < L->len && ((unsigned char)L->text[off] & 0xC0) == 0x80)
-			off++;
-	}
-	return off;
-}
-
 /* Make a string value the KB's own: the document is freed after mapping.
- * A string written without escapes is the same bytes in the file, so the
- * slice points there (no copy, no new memory); others are copied into the
- * KB's arena. */
-static int keep(struct loader *L, gpuenv_str_t *s, uint32_t line, uint32_t col)
+ * The parse borrows the text, so a string written without escapes is a
+ * slice of the text already (no copy, no new memory); the others are
+ * copied into the KB's arena. */
+static int keep(struct loader *L, gpuenv_str_t *s)
 {
 	gpuenv_str_t c;
-	size_t off;
 
 	if (!s->ptr)
 		return 0;
-	off = offset_of(L, line, col);
-	if (off != SIZE_MAX && off < L->len && (L->text[off] == '"' || L->text[off] == '\'') &&
-		L->len - off - 1 > s->len && L->text[off + 1 + s->len] == L->text[off] &&
-		memcmp(L->text + off + 1, s->ptr, s->len) == 0) {
-		s->ptr = L->text + off + 1;
+	/* as integers: comparing pointers into different objects is undefined */
+	uintptr_t p = (uintptr_t)s->ptr, t = (uintptr_t)L->text;
+	if (p >= t && s->len <= L->len && p - t <= L->len - s->len)
 		return 0;
-	}
 	c = gpuenv_arena_str(&L->kb->arena, *s);
 	if (!c.ptr && s->len)
 		return gpuenv_fail(L->ctx, -ENOMEM, L->origin, 0, 0, "out of memory");
@@ -462,7 +436,7 @@ static int convert_str(struct loader *L, const struct field *f, int type,
 	const gpuenv_toml_value_t *v, void *dst)
 {
 	gpuenv_str_t s = v->u.str;
-	int r = keep(L, &s, v->line, v->col);
+	int r = keep(L, &s);
 
 	if (r)
 		return r;
@@ -631,7 +605,7 @@ static int load_row(struct loader *L, const struct table *t, const gpuenv_toml_t
 				meta->source = v->u.str;
 			else
 				meta->note = v->u.str;
-			r = keep(L, src ? &meta->source : &meta->note, v->line, v->col);
+			r = keep(L, src ? &meta->source : &meta->note);
 			if (r)
 				return r;
 			if (src)
@@ -716,37 +690,22 @@ static int map_file(struct loader *L, const gpuenv_toml_table_t *root)
 /* Parse one file, map its rows into the KB, free the document: only one
  * document is alive at a time, which keeps the load's memory (and its page
  * faults, most of a cold load's cost) small.  text must live as long as the
- * KB (the embedded copy, or a copy in the KB's arena). */
+ * KB and have a NUL at text[len] (the embedded copy, or a copy in the KB's
+ * arena): the parse borrows it. */
 static int load_file(gpuenv_kb_t *kb, int file, const char *origin, const char *text, size_t len)
 {
-	struct loader L = { kb, kb->ctx, origin, file, GPUENV_STR_NULL, text, len, NULL, 0 };
+	struct loader L = { kb, kb->ctx, origin, file, GPUENV_STR_NULL, text, len };
 	gpuenv_toml_doc_t doc;
 	int r;
 
 	r = gpuenv_toml_doc_init(&doc, kb->ctx, origin);
 	if (r)
 		return r;
-	r = gpuenv_toml_parse(&doc, text ? text : "", len);
-	if (!r && len < UINT32_MAX) {
-		/* line starts, to find string values in the text */
-		uint32_t n = 1;
-		const char *p = text, *end = text + len;
-		while ((p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
-			n++;
-			p++;
-		}
-		L.lines = gpuenv_alloc(kb->ctx, (size_t)n * sizeof(*L.lines));
-		if (L.lines) {
-			L.lines[L.nlines++] = 0;
-			for (p = text; (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++)
-				L.lines[L.nlines++] = (uint32_t)(p - text + 1);
-		}
-	}
+	r = gpuenv_toml_parse_borrowed(&doc, text, len);
 	if (!r) {
 		kb->files[file].size = len;
 		r = map_file(&L, doc.root);
 	}
-	gpuenv_free(kb->ctx, L.lines);
 	gpuenv_toml_doc_free(&doc);
 	return r;
 }
