@@ -75,6 +75,8 @@ const char *cli_col(struct cli *cli, const char *esc);
 /* Verb entry points (one file each under cli/). */
 int cli_probe(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
 int cli_debug(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
+int cli_kb(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
+int cli_diagnose(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
 
 /* debug subcommands, grouped by the module they expose */
 int cli_debug_toml_decode(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
