@@ -10,5 +10,5 @@ RUNS=${TOML_BENCH_RUNS:-7}
 [ -f build-rel/build.ninja ] || meson setup build-rel --buildtype=release >/dev/null
 ninja -C build-rel gpuenv >/dev/null
 mkdir -p bench/out
-python3 bench/toml_gen.py "$MB" bench/out/lock-$MB.toml
-python3 bench/toml_bench.py build-rel/gpuenv bench/out/lock-$MB.toml "$RUNS"
+python3 bench/toml_gen.py "$MB" "bench/out/lock-$MB.toml"
+python3 bench/toml_bench.py build-rel/gpuenv "bench/out/lock-$MB.toml" "$RUNS"

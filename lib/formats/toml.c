@@ -1,12 +1,15 @@
 /* TOML 1.0 parser and document model.
  *
- * One pass over a private, NUL-padded copy of the input: strings without
- * escapes are slices of that copy, everything else is bump-allocated in the
- * document's arena.  Array elements are collected on a scratch stack and
- * copied once into an exactly sized block; tables grow by doubling and get a
- * hash index once they hold more than a few keys.  Line and column of every
+ * One pass over NUL-terminated text (a private copy, or the caller's text
+ * with gpuenv_toml_parse_borrowed): strings without escapes are slices of
+ * it, everything else is bump-allocated from the document's arena.  Array
+ * elements and the keys of inline tables are collected on a scratch stack and
+ * copied once into exactly sized blocks; other tables grow by doubling and get
+ * a hash index once they hold more than a few keys.  Line and column of every
  * key and value are recorded (columns counted in code points, incrementally,
- * so long lines stay linear).
+ * so long lines stay linear; plain byte offsets when the input is ASCII).
+ * Most of a parse's cost is the memory of the document itself, so the
+ * structures are kept small (24-byte values, 48-byte key/values).
  *
  * TOML's table rules are kept with three flags on each table value:
  * DEFINED (it had a [header]), DOTTED (made or extended by a dotted key) and
