@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Time TOML parsing: gpuenv vs Python's tomllib on one file, in one run.
 
-usage: toml_bench.py GPUENV_BIN FILE.toml RUNS
+usage: toml_bench.py GPUENV_BIN FILE.toml RUNS [PREFAULT_BIN]
 
 Each round runs, one after the other so that both see the same machine load:
   gpuenv   `debug toml-decode --check --time FILE`: a fresh process that reads
@@ -13,8 +13,10 @@ Each round runs, one after the other so that both see the same machine load:
            (interpreter start, import and file read excluded)
 and the wall time of both whole processes is taken from outside.  Then, in one
 process each, RUNS parses back to back ("warm": gpuenv `--repeat`, a loop in
-Python).  Info rows: the library's copying entry point (`--copy`) and
-`toml-decode` writing all the tagged JSON.  Medians over RUNS; MB = 10^6 bytes.
+Python).  Info rows: the library's copying entry point (`--copy`),
+`toml-decode` writing all the tagged JSON, and (PREFAULT_BIN, built from
+toml_prefault.c) the CPU time of the parser alone when the memory it fills is
+already faulted in.  Medians over RUNS; MB = 10^6 bytes.
 Before timing, both parsers' results are compared (names, versions, wheel
 sizes and hashes of every package).
 """
@@ -77,6 +79,7 @@ def summary_tomllib(path):
 
 def main():
     bin_, path, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    prefault = sys.argv[4] if len(sys.argv) > 4 else None
     size = os.path.getsize(path)
     mb = size / 1e6
     a, b = summary_gpuenv(bin_, path), summary_tomllib(path)
@@ -99,6 +102,10 @@ def main():
     g_warm = [w for w, _ in gpuenv_times(err)]
     _, out, _ = timed([sys.executable, "-c", PY_WARM, path, str(runs)])
     p_warm = [float(x) for x in out.split()]
+    g_pre = []
+    if prefault:
+        _, out, _ = timed([prefault, path, str(runs)])
+        g_pre = [float(x) / 1e3 for x in out.split()]
 
     med = statistics.median
 
@@ -119,13 +126,17 @@ def main():
     print(row("whole process (start, read, parse, exit), wall", g_proc, p_proc))
     print(f"| (info) gpuenv_toml_parse, copying the input, wall | {med(g_copy) * 1e3:.1f} ms | | |")
     print(f"| (info) whole process, toml-decode writing tagged JSON, wall | {med(g_json) * 1e3:.1f} ms | | |")
+    if g_pre:
+        print(f"| (info) parser alone, memory pre-faulted, CPU | {med(g_pre) * 1e3:.1f} ms "
+              f"({mb / med(g_pre):.0f} MB/s) | | |")
     print()
     print("all runs (ms):")
     for name, xs in (("gpuenv parse wall", g_wall), ("gpuenv parse cpu", g_cpu),
                      ("tomllib parse wall", p_wall), ("tomllib parse cpu", p_cpu),
                      ("gpuenv warm", g_warm), ("tomllib warm", p_warm),
                      ("gpuenv process", g_proc), ("tomllib process", p_proc),
-                     ("gpuenv --copy parse", g_copy), ("gpuenv process + JSON", g_json)):
+                     ("gpuenv --copy parse", g_copy), ("gpuenv process + JSON", g_json),
+                     ("gpuenv pre-faulted cpu", g_pre)):
         print(f"  {name}: " + " ".join(f"{x * 1e3:.1f}" for x in xs))
     return 0
 
