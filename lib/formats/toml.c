@@ -1369,15 +1369,20 @@ static int parse_inline_table(struct parser *ps, gpuenv_toml_value_t *v, uint32_
 	return r;
 }
 
+static int inline_newline(struct parser *ps)
+{
+	return perr(ps, ps->p, GPUENV_ESYNTAX,
+		"inline table must close with '}' on the same line (newlines and comments "
+		"inside inline tables are TOML 1.1, not 1.0)");
+}
+
 static int inline_body(struct parser *ps, gpuenv_toml_table_t *t, const char *open)
 {
 	int r;
 
 	for (;;) {
 		if (*ps->p == '\n' || *ps->p == '\r' || *ps->p == '#')
-			return perr(ps, ps->p, GPUENV_ESYNTAX,
-				"inline table must close with '}' on the same line (newlines and comments "
-				"inside inline tables are TOML 1.1, not 1.0)");
+			return inline_newline(ps);
 		if ((r = parse_keyval(ps, t)))
 			return r;
 		skip_ws(ps);
@@ -1394,9 +1399,7 @@ static int inline_body(struct parser *ps, gpuenv_toml_table_t *t, const char *op
 			return 0;
 		}
 		if (*ps->p == '\n' || *ps->p == '\r' || *ps->p == '#')
-			return perr(ps, ps->p, GPUENV_ESYNTAX,
-				"inline table must close with '}' on the same line (newlines and comments "
-				"inside inline tables are TOML 1.1, not 1.0)");
+			return inline_newline(ps);
 		if (ps->p >= ps->end)
 			return perr(ps, open, GPUENV_ESYNTAX, "inline table is not closed with '}'");
 		return unexpected(ps, ps->p, "',' or '}' in inline table");
