@@ -12,6 +12,6 @@ ninja -C build-rel gpuenv libgpuenv.a >/dev/null
 mkdir -p bench/out
 # the parser alone, into pre-faulted memory (see toml_prefault.c)
 ${CC:-cc} -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -Iinclude bench/toml_prefault.c \
-	build-rel/libgpuenv.a $(pkg-config --libs jansson libcrypto) -ldl -o bench/out/toml_prefault
+	build-rel/libgpuenv.a $(pkg-config --libs jansson libcrypto) -ldl -lpthread -o bench/out/toml_prefault
 python3 bench/toml_gen.py "$MB" "bench/out/lock-$MB.toml"
 python3 bench/toml_bench.py build-rel/gpuenv "bench/out/lock-$MB.toml" "$RUNS" bench/out/toml_prefault

@@ -112,7 +112,7 @@ static double cpu_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int cli_debug_toml_decode(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+static int toml_decode(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "check", no_argument, NULL, 'c' },
@@ -583,4 +583,17 @@ int cli_debug_toml_encode(struct cli *cli, const struct cli_verb *verb, int argc
 		st = CLI_EXIT_OK;
 	gpuenv_buf_free(&out);
 	return st;
+}
+
+/* Big documents fault in tens of MB of fresh memory: parse with the bulk
+ * (huge-page) allocator, as version-sort does. */
+int cli_debug_toml_decode(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+{
+	gpuenv_allocator_t saved = cli->ctx.mem;
+	int status;
+
+	gpuenv_allocator_bulk(&cli->ctx.mem);
+	status = toml_decode(cli, verb, argc, argv);
+	cli->ctx.mem = saved;
+	return status;
 }

@@ -93,6 +93,12 @@ typedef struct gpuenv_ctx {
  * handler.  The CLI sets the handlers it wants afterwards. */
 GPUENV_API void gpuenv_ctx_init(gpuenv_ctx_t *ctx);
 
+/* An allocator for bulk work (big parses, sorts): blocks of 1 MiB or more
+ * are mapped with transparent huge pages, where faulting tens of MB in 4 KiB
+ * pages would cost more than the work; smaller ones come from malloc.  Set
+ * it in ctx->mem for the length of such work. */
+GPUENV_API void gpuenv_allocator_bulk(gpuenv_allocator_t *a);
+
 /* Environment lookup through the context; NULL when unset. */
 GPUENV_API const char *gpuenv_ctx_getenv(gpuenv_ctx_t *ctx, const char *name);
 

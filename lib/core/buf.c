@@ -138,6 +138,7 @@ int gpuenv_buf_reserve(gpuenv_buf_t *b, size_t extra)
 		return -ENOMEM;
 	b->data = p;
 	b->cap = ncap;
+	b->data[b->len] = '\0'; /* data is a C string from its first allocation */
 	return 0;
 }
 

@@ -115,6 +115,14 @@ static void test_buf_cap(void **state)
 	assert_int_equal(gpuenv_buf_printf(&b, "%d-%s", 42, "ok"), 0);
 	assert_string_equal(b.data, "42-ok");
 	assert_int_equal(gpuenv_buf_reserve(&b, SIZE_MAX), GPUENV_ETOOBIG);
+	{
+		/* reserving alone already gives a NUL-terminated (empty) string */
+		gpuenv_buf_t e;
+		gpuenv_buf_init(&e, &ctx, 0);
+		assert_int_equal(gpuenv_buf_reserve(&e, 100), 0);
+		assert_string_equal(e.data, "");
+		gpuenv_buf_free(&e);
+	}
 	size_t n;
 	char *s = gpuenv_buf_steal(&b, &n);
 	assert_string_equal(s, "42-ok");
