@@ -788,9 +788,11 @@ bool dr_rule_driver(drun_t *r, int need, const char *what, const char *need_fact
 	}
 }
 
-static bool driver_judge(drun_t *r, int need, const char *what, const char *need_fact,
+static bool driver_judge(drun_t *r, int need, const char *what0, const char *need_fact,
 	const char *need_src, const char *env, const char *fix_alt, bool ok_info)
 {
+	char cv[24];
+	const char *what;
 	const struct dkb_minor *mc;
 	const struct dkb_toolkit *tk;
 	gpuenv_verdict_t *v;
@@ -799,6 +801,11 @@ static bool driver_judge(drun_t *r, int need, const char *what, const char *need
 
 	dk_cuda_str(need, needs, sizeof(needs));
 	dk_cuda_str(r->drv_cuda, has, sizeof(has));
+	/* "torch 2.2.2+cu121 (CUDA 12.1)", unless what says the version already */
+	snprintf(cv, sizeof(cv), "CUDA %s", needs);
+	what = strstr(what0, cv) ? what0 : dr_fmt(r, "%s (%s)", what0, cv);
+	if (!what)
+		return false;
 	dk_cuda_str(r->compat_cuda, compat, sizeof(compat));
 	tk = dkb_toolkit(r->kb, need);
 	mc = dkb_minor_compat(r->kb, CUDA_MAJOR(need));
@@ -821,8 +828,8 @@ static bool driver_judge(drun_t *r, int need, const char *what, const char *need
 			return true;
 		v->env = env;
 		DRIVER_EVIDENCE(v);
-		v->message = dr_fmt(r, "driver %s supports CUDA <= %s; %s needs %s",
-			r->drv_version ? r->drv_version : "?", has, what, needs);
+		v->message = dr_fmt(r, "driver %s supports CUDA <= %s, enough for %s",
+			r->drv_version ? r->drv_version : "?", has, what0);
 		return true;
 	}
 	if (r->compat_cuda >= need) {
@@ -837,10 +844,10 @@ static bool driver_judge(drun_t *r, int need, const char *what, const char *need
 			dj_str(lc, "path") ? dj_str(lc, "path") : "?");
 		dr_ev(r, v, "driver.libcuda.cuda_version", "libcuda", "%s", compat);
 		v->message = dr_fmt(r, "driver %s supports CUDA <= %s, but the libcuda loaded (%s) is "
-			"the forward-compatibility package for CUDA %s: %s (CUDA %s) runs through it "
+			"the forward-compatibility package for CUDA %s: %s runs through it "
 			"(data-center GPUs only)",
 			r->drv_version ? r->drv_version : "?", has,
-			dj_str(lc, "path") ? dj_str(lc, "path") : "?", compat, what, needs);
+			dj_str(lc, "path") ? dj_str(lc, "path") : "?", compat, what);
 		return true;
 	}
 	if (mc && r->drv_version && dk_vcmp(r->drv_version, mc->driver_min, &ok) >= 0 && ok) {
@@ -855,11 +862,11 @@ static bool driver_judge(drun_t *r, int need, const char *what, const char *need
 		if (tk)
 			dr_ev_kb(r, v, dr_fmt(r, "kb:cuda.toml toolkit cuda=%s", needs), tk->source,
 				"driver >= %s", tk->driver);
-		v->message = dr_fmt(r, "driver %s supports CUDA <= %s; %s (CUDA %s) runs through minor "
+		v->message = dr_fmt(r, "driver %s supports CUDA <= %s; %s runs through minor "
 			"version compatibility (any driver >= %s runs CUDA %d.x), with its limits: "
 			"the driver cannot JIT PTX built by CUDA %s, and a few newer APIs return "
 			"cudaErrorCallRequiresNewerDriver",
-			r->drv_version, has, what, needs, mc->driver_min, mc->major, needs);
+			r->drv_version, has, what, mc->driver_min, mc->major, needs);
 		if (tk)
 			v->fix = dr_fmt(r, "for full CUDA %s support, upgrade the driver to >= %s", needs,
 				tk->driver);
@@ -877,9 +884,9 @@ static bool driver_judge(drun_t *r, int need, const char *what, const char *need
 	if (mc)
 		dr_ev_kb(r, v, dr_fmt(r, "kb:cuda.toml minor_compat cuda_major=%d", mc->major),
 			mc->source, "driver >= %s", mc->driver_min);
-	v->message = dr_fmt(r, "driver %s supports CUDA <= %s; %s needs CUDA %s (\"CUDA driver "
+	v->message = dr_fmt(r, "driver %s supports CUDA <= %s, not %s (\"CUDA driver "
 		"version is insufficient for CUDA runtime version\")%s",
-		r->drv_version ? r->drv_version : "?", has, what, needs,
+		r->drv_version ? r->drv_version : "?", has, what,
 		mc ? dr_fmt(r, ", and minor version compatibility for CUDA %d.x needs a driver >= %s",
 			   mc->major, mc->driver_min)
 		   : "");

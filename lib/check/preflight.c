@@ -407,7 +407,7 @@ int gpuenv_preflight_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const json_
 		if (ngc && ngc->driver_min_branch && r.drv_version)
 			ptx_ok = image_driver(&r, ngc, what);
 		else
-			ptx_ok = dr_rule_driver(&r, need, what, "request", "request", NULL, NULL, true);
+			ptx_ok = dr_rule_driver(&r, need, what, "request.cuda", "request", NULL, NULL, true);
 	}
 
 	if (kv && kv->have_arch) {
