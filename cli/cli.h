@@ -75,6 +75,8 @@ const char *cli_col(struct cli *cli, const char *esc);
 /* Verb entry points (one file each under cli/). */
 int cli_probe(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
 int cli_debug(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
+int cli_kb(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
+int cli_diagnose(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
 
 /* doctor and preflight (cli/doctor.c, cli/preflight.c; docs/doctor.md) */
 int cli_doctor(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);

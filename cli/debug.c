@@ -9,10 +9,12 @@
 static const struct cli_verb subs[] = {
 	{ "toml-decode", cli_debug_toml_decode,
 		"read TOML on stdin and write toml-test's tagged JSON on stdout; exit 1 on invalid TOML",
-		"gpuenv debug toml-decode < FILE.toml", NULL },
+		"gpuenv debug toml-decode [--check] [--time] [FILE.toml] (default: stdin)",
+		"  --check   parse only: no output, the exit status says whether it is valid\n"
+		"  --time    print the parse time and throughput on stderr\n" },
 	{ "toml-encode", cli_debug_toml_encode,
 		"read toml-test's tagged JSON on stdin and write TOML on stdout",
-		"gpuenv debug toml-encode < FILE.json", NULL },
+		"gpuenv debug toml-encode [FILE.json] (default: stdin)", NULL },
 	{ "version-sort", cli_debug_version_sort,
 		"read PEP 440 versions (one a line) on stdin, write them sorted ascending; invalid ones go to stderr and the exit status is 1",
 		"gpuenv debug version-sort < VERSIONS",

@@ -32,6 +32,23 @@ static const struct cli_verb verbs[] = {
 		"  --facts FILE.json  judge the node a snapshot describes instead of this one\n"
 		"exit status: 0 go, 1 no-go, 2 usage, 4 the facts or the request could not\n"
 		"  be judged (unknown to the knowledge base)\n" },
+	{ "diagnose", cli_diagnose, "name the known failures in an error log, with their causes and fixes",
+		"gpuenv diagnose [FILE|-] [--facts FACTS.json] [--gpu NAME] [--driver VERSION] [--torch VERSION]",
+		"  FILE               the log (default, or '-': standard input)\n"
+		"  --facts FILE.json  this machine's facts (`gpuenv probe --json`): fixes made concrete\n"
+		"  --gpu NAME, --driver VERSION, --torch VERSION\n"
+		"                     facts given by hand (they override --facts)\n"
+		"  --kb-dir DIR       knowledge-base files (diagnose.toml ...) from DIR\n"
+		"exit status: 0 no known failure found, 1 known failures found,\n"
+		"             2 usage error or an input that cannot be read\n" },
+	{ "kb", cli_kb, "ask the compatibility knowledge base (torch builds, drivers, GPUs, NGC images)",
+		"gpuenv kb torch|driver|gpu|image|sources [ARGS...]",
+		"questions (each takes --help, --json and --kb-dir DIR):\n"
+		"  torch [--gpu NAME] [--driver VER] [--version X]  torch builds that run there, and why not\n"
+		"  driver --cuda X.Y | driver VERSION               minimum driver / CUDA a driver runs\n"
+		"  gpu NAME|PCI-ID                                  compute capability, architecture, PCI ids\n"
+		"  image IMAGE[:TAG] [--driver VER]                 an NGC image's contents and driver needs\n"
+		"  sources                                          the files and their row counts\n" },
 	{ "debug", cli_debug, "expose gpuenv's parsers to scripts and test suites",
 		"gpuenv debug SUBCOMMAND [ARGS...]",
 		"subcommands (each takes --help):\n"

@@ -1,0 +1,211 @@
+/* gpuenv diagnose: an error log in, each known failure out with its cause
+ * and fix; fixes made concrete with the machine's facts (--facts from
+ * `gpuenv probe --json`, or --gpu/--driver/--torch). */
+#include "cli.h"
+
+#include <string.h>
+
+#include "gpuenv/check.h"
+#include "gpuenv/fs.h"
+#include "gpuenv/kb.h"
+
+#define MAX_LOG ((size_t)256 << 20)
+#define MAX_FACTS ((size_t)64 << 20)
+
+enum { OPT_FACTS = 0x2101, OPT_KB_DIR, OPT_GPU, OPT_DRIVER, OPT_TORCH };
+
+static json_t *jrow(const gpuenv_kb_row_t *r)
+{
+	return json_pack("{s:s, s:i, s:s%, s:b}", "file", gpuenv_kb_file_name(r->file), "line",
+		(json_int_t)r->line, "source", r->source.ptr, r->source.len, "secondary",
+		r->secondary);
+}
+
+static json_t *jopt(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+int cli_diagnose(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "facts", required_argument, NULL, OPT_FACTS },
+		{ "kb-dir", required_argument, NULL, OPT_KB_DIR },
+		{ "gpu", required_argument, NULL, OPT_GPU },
+		{ "driver", required_argument, NULL, OPT_DRIVER },
+		{ "torch", required_argument, NULL, OPT_TORCH },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *facts_path = NULL, *kb_dir = NULL, *gpu = NULL, *driver = NULL, *torch = NULL;
+	const char *path = NULL, *name;
+	gpuenv_buf_t log, fbuf;
+	gpuenv_kb_t *kb = NULL;
+	gpuenv_diag_t *diag = NULL;
+	gpuenv_diag_facts_t facts;
+	gpuenv_diag_result_t res;
+	gpuenv_arena_t arena;
+	bool have_facts = false;
+	int c, st = 0;
+
+	while ((c = cli_getopt(cli, verb, argc, argv, "", opts, &st)) != -1) {
+		switch (c) {
+		case CLI_OPT_EXIT:
+			return st;
+		case OPT_FACTS:
+			facts_path = optarg;
+			break;
+		case OPT_KB_DIR:
+			kb_dir = optarg;
+			break;
+		case OPT_GPU:
+			gpu = optarg;
+			break;
+		case OPT_DRIVER:
+			driver = optarg;
+			break;
+		case OPT_TORCH:
+			torch = optarg;
+			break;
+		default:
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (optind < argc)
+		path = argv[optind++];
+	if (optind < argc)
+		return cli_usage_error(cli, verb, "%s: one log at a time ('%s' is extra)", verb->name,
+			argv[optind]);
+	if (driver) {
+		gpuenv_kb_ver_t v;
+		if (!gpuenv_kb_ver_parse(gpuenv_str(driver), &v) || v.n > 3)
+			return cli_usage_error(cli, verb, "%s: '%s' is not a driver version (as 535.104.05)",
+				verb->name, driver);
+	}
+	name = !path || strcmp(path, "-") == 0 ? "<stdin>" : path;
+
+	gpuenv_arena_init(&arena, &cli->ctx, 0);
+	gpuenv_buf_init(&log, &cli->ctx, MAX_LOG);
+	gpuenv_buf_init(&fbuf, &cli->ctx, MAX_FACTS);
+	memset(&facts, 0, sizeof(facts));
+	facts.cc_major = facts.cc_minor = -1;
+
+	/* an unreadable FILE or facts file is a usage error (2): exit 1 means
+	 * exactly "known failures found" */
+	if (cli_read_input(cli, path, MAX_LOG, &log)) {
+		st = CLI_EXIT_USAGE;
+		goto out;
+	}
+	if (gpuenv_kb_load(&cli->ctx, kb_dir, &kb)) {
+		st = cli_report(cli, CLI_EXIT_USAGE);
+		goto out;
+	}
+	if (facts_path) {
+		if (cli_read_input(cli, facts_path, MAX_FACTS, &fbuf)) {
+			st = CLI_EXIT_USAGE;
+			goto out;
+		}
+		if (gpuenv_diag_facts_parse(&cli->ctx, fbuf.data ? fbuf.data : "", fbuf.len, facts_path,
+			    &arena, &facts)) {
+			st = cli_report(cli, CLI_EXIT_USAGE);
+			goto out;
+		}
+		have_facts = true;
+	}
+	if (gpu) {
+		gpuenv_kb_gpu_match_t m;
+		if (gpuenv_kb_gpu_lookup(kb, gpu, &m)) {
+			st = cli_report(cli, CLI_EXIT_USAGE);
+			goto out;
+		}
+		facts.gpu = gpuenv_arena_strndup(&arena, m.gpu->name.ptr, m.gpu->name.len);
+		facts.cc_major = (int)m.gpu->cc.part[0];
+		facts.cc_minor = (int)m.gpu->cc.part[1];
+		if (!facts.gpu_count)
+			facts.gpu_count = 1;
+		have_facts = true;
+	}
+	if (driver) {
+		facts.driver = driver;
+		facts.driver_cuda = NULL; /* derived from the KB for this driver */
+		have_facts = true;
+	}
+	if (torch) {
+		facts.torch = torch;
+		facts.torch_cuda = NULL;
+		facts.torch_code = false; /* the KB's arch list of that build */
+		have_facts = true;
+	}
+	if (gpuenv_diag_new(&cli->ctx, kb, &diag)) {
+		st = cli_report(cli, CLI_EXIT_USAGE);
+		goto out;
+	}
+	if (gpuenv_diag_scan(diag, log.data ? log.data : "", log.len, have_facts ? &facts : NULL,
+		    &arena, &res)) {
+		st = cli_report(cli, CLI_EXIT_FAIL);
+		goto out;
+	}
+
+	if (cli->json) {
+		json_t *root = json_object(), *arr = json_array();
+		for (size_t i = 0; i < res.n; i++) {
+			const gpuenv_diag_hit_t *h = &res.hits[i];
+			json_t *lines = json_array();
+			for (size_t k = 0; k < h->n_lines; k++)
+				json_array_append_new(lines, json_integer((json_int_t)h->lines[k]));
+			json_array_append_new(arr, json_pack("{s:s%, s:s%, s:I, s:I, s:o, s:s%, s:s%, s:s, s:s, s:b, s:o}",
+				"id", h->sig->id.ptr, h->sig->id.len, "title", h->sig->title.ptr,
+				h->sig->title.len, "line", (json_int_t)h->line, "count", (json_int_t)h->count,
+				"lines", lines, "match", h->match.ptr ? h->match.ptr : "", h->match.len,
+				"text", h->text.ptr ? h->text.ptr : "", h->text.len, "cause", h->cause, "fix",
+				h->fix, "fix_from_facts", h->concrete, "source", jrow(&h->sig->row)));
+		}
+		json_object_set_new(root, "file", json_string(name));
+		json_object_set_new(root, "lines", json_integer((json_int_t)res.lines));
+		json_object_set_new(root, "findings", arr);
+		if (have_facts)
+			json_object_set_new(root, "facts", json_pack("{s:o, s:o, s:o, s:o}", "gpu",
+				jopt(facts.gpu), "driver", jopt(facts.driver), "torch", jopt(facts.torch),
+				"facts_file", jopt(facts_path)));
+		st = cli_print_json(cli, root);
+	} else {
+		const char *b = cli_col(cli, CLI_BOLD), *r = cli_col(cli, CLI_RESET);
+		char where[64];
+		for (size_t i = 0; i < res.n; i++) {
+			const gpuenv_diag_hit_t *h = &res.hits[i];
+			printf("%s%s:%llu: %.*s%s: %.*s\n", b, name, (unsigned long long)h->line,
+				GPUENV_STR_ARG(h->sig->id), r, GPUENV_STR_ARG(h->sig->title));
+			printf("  | %.*s\n", GPUENV_STR_ARG(h->text));
+			printf("  cause: %s\n", h->cause);
+			printf("  fix%s: %s\n", h->concrete ? " (from this machine's facts)" : "", h->fix);
+			printf("  source: %s: %.*s%s\n",
+				gpuenv_kb_row_where(&h->sig->row, where, sizeof(where)),
+				GPUENV_STR_ARG(h->sig->row.source),
+				h->sig->row.secondary ? " (secondary source)" : "");
+			if (h->count > 1) {
+				printf("  also on line");
+				printf("%s", h->n_lines > 2 ? "s" : "");
+				for (size_t k = 1; k < h->n_lines; k++)
+					printf("%s %llu", k > 1 ? "," : "", (unsigned long long)h->lines[k]);
+				if (h->count > h->n_lines)
+					printf(", ...");
+				printf(" (%llu lines in all)\n", (unsigned long long)h->count);
+			}
+			printf("\n");
+		}
+		if (res.n)
+			printf("%zu known failure%s in %s (%llu lines)\n", res.n, res.n == 1 ? "" : "s", name,
+				(unsigned long long)res.lines);
+		else
+			printf("no known failure in %s (%llu lines; %zu signatures)\n", name,
+				(unsigned long long)res.lines, kb->n_signature);
+	}
+	if (!st && res.n)
+		st = CLI_EXIT_FAIL;
+out:
+	gpuenv_diag_free(diag);
+	gpuenv_kb_free(kb);
+	gpuenv_buf_free(&log);
+	gpuenv_buf_free(&fbuf);
+	gpuenv_arena_free(&arena);
+	return st;
+}

@@ -1,0 +1,573 @@
+/* gpuenv kb: the compatibility knowledge base (data/kb/<file>.toml) as typed
+ * tables, and the queries the verbs ask of it.
+ *
+ * The files are compiled into the library (scripts/embed.py); a directory
+ * given to gpuenv_kb_load() replaces the files it holds.  Every row keeps its
+ * source, file and line, so an answer can always cite where its fact was
+ * read (docs/kb.md: the sourcing rule); a row without a source is a load
+ * error here as it is in tests/kb_check.py.
+ *
+ * The tables are plain arrays of plain structs.  Strings are slices into the
+ * loaded documents and live as long as the gpuenv_kb_t.  Optional keys that a
+ * row leaves out read as: a NULL slice, a version with n == 0, an integer of
+ * GPUENV_KB_NONE, a tri-state of -1, an empty list.
+ */
+#ifndef GPUENV_KB_H
+#define GPUENV_KB_H
+
+#include "gpuenv/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GPUENV_KB_NONE (-1) /* an optional integer the row leaves out */
+
+/* ---- values ------------------------------------------------------------- */
+
+/* A dotted numeric version as the KB writes it: a driver "570.124.06", a
+ * CUDA version "12.8", a compute capability "9.0".  Missing parts compare
+ * as 0, so "570" < "570.26" and "12" == "12.0". */
+typedef struct gpuenv_kb_ver {
+	gpuenv_str_t str; /* as written; ptr NULL when absent */
+	uint32_t part[4];
+	uint8_t n; /* number of parts; 0 = absent */
+} gpuenv_kb_ver_t;
+
+/* Parse 1 to 4 dot-separated decimal parts (each < 10^9) filling the whole
+ * slice; leading zeros are fine ("570.124.06").  out->str is s. */
+GPUENV_API bool gpuenv_kb_ver_parse(gpuenv_str_t s, gpuenv_kb_ver_t *out);
+GPUENV_API int gpuenv_kb_ver_cmp(const gpuenv_kb_ver_t *a, const gpuenv_kb_ver_t *b);
+/* a's first n parts equal b's ("12.8.1" has prefix "12.8") */
+GPUENV_API bool gpuenv_kb_ver_prefix(const gpuenv_kb_ver_t *v, const gpuenv_kb_ver_t *prefix);
+
+/* A GPU code target: a cubin architecture (sm_90, sm_90a arch-specific,
+ * sm_100f family) or, where the caller says so, a PTX one (compute_90). */
+typedef struct gpuenv_kb_sm {
+	gpuenv_str_t str; /* as written */
+	uint8_t major, minor; /* sm_120 -> 12.0, sm_90a -> 9.0 */
+	char variant; /* 0, 'a' (arch-specific) or 'f' (family) */
+} gpuenv_kb_sm_t;
+
+/* Parse "sm_XY", "sm_XYa", "sm_XYf", "compute_XY[af]" or a compute
+ * capability "X.Y"; the last digit of XY is the minor. */
+GPUENV_API bool gpuenv_kb_sm_parse(gpuenv_str_t s, gpuenv_kb_sm_t *out);
+
+typedef struct gpuenv_kb_strs {
+	const gpuenv_str_t *v;
+	uint32_t n;
+} gpuenv_kb_strs_t;
+typedef struct gpuenv_kb_vers {
+	const gpuenv_kb_ver_t *v;
+	uint32_t n;
+} gpuenv_kb_vers_t;
+typedef struct gpuenv_kb_sms {
+	const gpuenv_kb_sm_t *v;
+	uint32_t n;
+} gpuenv_kb_sms_t;
+typedef struct gpuenv_kb_ints {
+	const int64_t *v;
+	uint32_t n;
+} gpuenv_kb_ints_t;
+
+/* ---- files and rows ------------------------------------------------------ */
+
+enum gpuenv_kb_file_id {
+	GPUENV_KB_CUDA = 0, /* cuda.toml */
+	GPUENV_KB_GPUS,	    /* gpus.toml */
+	GPUENV_KB_TORCH,    /* torch.toml */
+	GPUENV_KB_LIBRARIES, /* libraries.toml */
+	GPUENV_KB_WHEELS,   /* wheels.toml */
+	GPUENV_KB_NGC,	    /* ngc.toml */
+	GPUENV_KB_DIAGNOSE, /* diagnose.toml */
+	GPUENV_KB_NFILES
+};
+
+typedef struct gpuenv_kb_file {
+	const char *name;   /* "cuda.toml" */
+	const char *origin; /* "embedded", or the path it was read from */
+	size_t size;	    /* bytes */
+	size_t rows;	    /* rows of every table in it */
+} gpuenv_kb_file_t;
+
+/* What every row has; first member of every row struct. */
+typedef struct gpuenv_kb_row {
+	gpuenv_str_t source; /* never empty */
+	gpuenv_str_t note;   /* ptr NULL when absent */
+	bool secondary;	     /* confidence = "secondary" */
+	uint8_t file;	     /* enum gpuenv_kb_file_id */
+	uint32_t line;	     /* of the row's [[table]] header */
+} gpuenv_kb_row_t;
+
+/* ---- cuda.toml ----------------------------------------------------------- */
+typedef struct gpuenv_kb_toolkit {
+	gpuenv_kb_row_t row;
+	gpuenv_kb_ver_t cuda; /* "12.8" */
+	int64_t update;	      /* 0 = GA */
+	gpuenv_str_t label;
+	gpuenv_kb_ver_t driver_linux, driver_windows;
+} gpuenv_kb_toolkit_t;
+
+typedef struct gpuenv_kb_minor_compat {
+	gpuenv_kb_row_t row;
+	int64_t cuda_major;
+	gpuenv_kb_ver_t driver_min, driver_below; /* [min, below) */
+} gpuenv_kb_minor_compat_t;
+
+typedef struct gpuenv_kb_branch {
+	gpuenv_kb_row_t row;
+	gpuenv_str_t branch; /* "R535" */
+	gpuenv_str_t designation, eol;
+	int64_t max_cuda_major;
+} gpuenv_kb_branch_t;
+
+typedef struct gpuenv_kb_cuda_arch_list {
+	gpuenv_kb_row_t row;
+	gpuenv_kb_ver_t cuda_min, cuda_max; /* inclusive */
+	gpuenv_kb_sms_t sm;
+} gpuenv_kb_cuda_arch_list_t;
+
+typedef struct gpuenv_kb_rule {
+	gpuenv_kb_row_t row;
+	gpuenv_str_t id, text;
+} gpuenv_kb_rule_t;
+
+typedef struct gpuenv_kb_driver_observed {
+	gpuenv_kb_row_t row;
+	gpuenv_kb_ver_t driver, cuda;
+	gpuenv_str_t kernel_module;
+} gpuenv_kb_driver_observed_t;
+
+/* ---- gpus.toml ----------------------------------------------------------- */
+typedef struct gpuenv_kb_arch {
+	gpuenv_kb_row_t row;
+	gpuenv_kb_ver_t cc;
+	gpuenv_kb_sm_t sm;
+	gpuenv_str_t architecture;
+	int64_t last_cuda_major;
+	gpuenv_str_t last_driver_branch;
+} gpuenv_kb_arch_t;
+
+typedef struct gpuenv_kb_gpu {
+	gpuenv_kb_row_t row;
+	gpuenv_str_t name;
+	gpuenv_kb_ver_t cc;
+	gpuenv_str_t segment; /* datacenter, workstation, consumer, jetson */
+} gpuenv_kb_gpu_t;
+
+typedef struct gpuenv_kb_pci_vendor {
+	gpuenv_kb_row_t row;
+	int32_t vendor_id;
+	gpuenv_str_t name;
+} gpuenv_kb_pci_vendor_t;
+
+typedef struct gpuenv_kb_pci {
+	gpuenv_kb_row_t row;
+	int32_t device_id;		    /* 0x2335 */
+	int32_t subsys_vendor, subsys_device; /* GPUENV_KB_NONE when absent */
+	gpuenv_str_t name;		    /* the driver's product name */
+	gpuenv_str_t gpu;		    /* a gpu row's name */
+	const gpuenv_kb_gpu_t *gpu_row;	    /* that row (resolved at load) */
+} gpuenv_kb_pci_t;
+
+/* ---- torch.toml ---------------------------------------------------------- */
+typedef struct gpuenv_kb_torch_release {
+	gpuenv_kb_row_t row;
+	gpuenv_kb_ver_t torch; /* "2.11" */
+	gpuenv_kb_ver_t python_min, python_max;
+	gpuenv_str_t python_note, cxx, released;
+} gpuenv_kb_torch_release_t;
+
+typedef struct gpuenv_kb_torch_variant {
+	gpuenv_kb_row_t row;
+	gpuenv_kb_ver_t torch; /* "2.11" */
+	gpuenv_str_t tag;      /* "cu130" */
+	gpuenv_kb_ver_t cuda;
+	gpuenv_str_t channel; /* stable, experimental */
+	gpuenv_kb_ver_t cudnn, nccl;
+	int8_t pypi_default; /* -1 not stated, 0, 1 */
+} gpuenv_kb_torch_variant_t;
+
+typedef struct gpuenv_kb_torch_arch_list {
+	gpuenv_kb_row_t row;
+	gpuenv_kb_ver_t torch;
+	gpuenv_str_t tag, platform;
+	gpuenv_kb_sms_t sm, ptx, extra_sm;
+} gpuenv_kb_torch_arch_list_t;
+
+typedef struct gpuenv_kb_torch_pin {
+	gpuenv_kb_row_t row;
+	gpuenv_kb_ver_t torch; /* "2.11.0" */
+	gpuenv_str_t tag, package;
+	gpuenv_kb_strs_t extras;
+	gpuenv_str_t spec, marker;
+} gpuenv_kb_torch_pin_t;
+
+/* ---- libraries.toml ------------------------------------------------------- */
+typedef struct gpuenv_kb_cudnn {
+	gpuenv_kb_row_t row;
+	gpuenv_kb_ver_t cudnn;
+	int64_t cuda_major;
+	gpuenv_kb_vers_t cuda;
+	int8_t static_link;
+	gpuenv_kb_ver_t driver_linux, driver_windows;
+	gpuenv_kb_vers_t cc;
+} gpuenv_kb_cudnn_t;
+
+typedef struct gpuenv_kb_nccl {
+	gpuenv_kb_row_t row;
+	gpuenv_kb_ver_t nccl;
+	gpuenv_kb_vers_t cuda;
+	gpuenv_kb_ints_t cuda_majors;
+} gpuenv_kb_nccl_t;
+
+typedef struct gpuenv_kb_tensorrt {
+	gpuenv_kb_row_t row;
+	gpuenv_kb_ver_t tensorrt;
+	gpuenv_kb_vers_t cuda;
+	gpuenv_kb_ints_t cuda_majors;
+	gpuenv_kb_ver_t cudnn_optional;
+	gpuenv_kb_sm_t sm_min; /* str.ptr NULL when absent */
+} gpuenv_kb_tensorrt_t;
+
+typedef struct gpuenv_kb_version_encoding {
+	gpuenv_kb_row_t row;
+	gpuenv_str_t library, formula;
+	int64_t major_min, major_max, example_int;
+	gpuenv_kb_ver_t example_version;
+} gpuenv_kb_version_encoding_t;
+
+typedef struct gpuenv_kb_soname {
+	gpuenv_kb_row_t row;
+	gpuenv_str_t soname, library;
+	int64_t major, cuda_major;
+} gpuenv_kb_soname_t;
+
+/* ---- wheels.toml ---------------------------------------------------------- */
+typedef struct gpuenv_kb_local_tag {
+	gpuenv_kb_row_t row;
+	gpuenv_str_t project, pattern, meaning, index;
+} gpuenv_kb_local_tag_t;
+
+typedef struct gpuenv_kb_wheel_package {
+	gpuenv_kb_row_t row;
+	gpuenv_str_t name, framework;
+	int64_t cuda_major;
+	gpuenv_kb_ver_t cuda_min;
+} gpuenv_kb_wheel_package_t;
+
+typedef struct gpuenv_kb_version_rule {
+	gpuenv_kb_row_t row;
+	gpuenv_str_t project, versions;
+	int64_t cuda_major, cudnn_major;
+} gpuenv_kb_version_rule_t;
+
+typedef struct gpuenv_kb_wheel_extra {
+	gpuenv_kb_row_t row;
+	gpuenv_str_t project, extra, requires;
+	int64_t cuda_major;
+	int8_t bundles_cuda;
+} gpuenv_kb_wheel_extra_t;
+
+typedef struct gpuenv_kb_meta_pin {
+	gpuenv_kb_row_t row;
+	gpuenv_str_t parent;
+	gpuenv_kb_ver_t parent_version;
+	gpuenv_str_t extra, package, spec, marker;
+} gpuenv_kb_meta_pin_t;
+
+/* ---- ngc.toml ------------------------------------------------------------- */
+typedef struct gpuenv_kb_container {
+	gpuenv_kb_row_t row;
+	gpuenv_str_t image, tag; /* "nvcr.io/nvidia/pytorch", "24.05-py3" */
+	gpuenv_kb_ver_t release, cuda, cuda_full, python;
+	gpuenv_str_t torch;
+	gpuenv_kb_ver_t tensorrt, tensorrt_llm, cudnn, nccl, ubuntu, cuda_driver;
+	gpuenv_str_t driver_min_branch;
+	gpuenv_kb_vers_t datacenter_drivers;
+	gpuenv_kb_ver_t cc_min;
+} gpuenv_kb_container_t;
+
+/* ---- diagnose.toml -------------------------------------------------------- */
+typedef struct gpuenv_kb_signature {
+	gpuenv_kb_row_t row;
+	gpuenv_str_t id, title;
+	gpuenv_kb_strs_t literal, regex; /* at least one pattern in all */
+	int8_t ignore_case;
+	gpuenv_str_t cause;
+	gpuenv_str_t fix;	/* generic; {N} captures only */
+	gpuenv_str_t fix_log;	/* from the log's captures and the KB ({N|filter}) */
+	gpuenv_str_t fix_facts; /* from the machine's facts */
+} gpuenv_kb_signature_t;
+
+/* ---- the knowledge base ---------------------------------------------------- */
+struct gpuenv_toml_doc;
+
+#define GPUENV_KB_TABLE(type, name) \
+	const type *name;           \
+	size_t n_##name
+
+typedef struct gpuenv_kb {
+	gpuenv_ctx_t *ctx;
+	gpuenv_kb_file_t files[GPUENV_KB_NFILES];
+	/* cuda.toml */
+	GPUENV_KB_TABLE(gpuenv_kb_toolkit_t, toolkit);
+	GPUENV_KB_TABLE(gpuenv_kb_minor_compat_t, minor_compat);
+	GPUENV_KB_TABLE(gpuenv_kb_branch_t, branch);
+	GPUENV_KB_TABLE(gpuenv_kb_cuda_arch_list_t, cuda_arch_list);
+	GPUENV_KB_TABLE(gpuenv_kb_rule_t, rule);
+	GPUENV_KB_TABLE(gpuenv_kb_driver_observed_t, driver_observed);
+	/* gpus.toml */
+	GPUENV_KB_TABLE(gpuenv_kb_arch_t, arch);
+	GPUENV_KB_TABLE(gpuenv_kb_gpu_t, gpu);
+	GPUENV_KB_TABLE(gpuenv_kb_pci_vendor_t, pci_vendor);
+	GPUENV_KB_TABLE(gpuenv_kb_pci_t, pci);
+	/* torch.toml */
+	GPUENV_KB_TABLE(gpuenv_kb_torch_release_t, torch_release);
+	GPUENV_KB_TABLE(gpuenv_kb_torch_variant_t, torch_variant);
+	GPUENV_KB_TABLE(gpuenv_kb_torch_arch_list_t, torch_arch_list);
+	GPUENV_KB_TABLE(gpuenv_kb_torch_pin_t, torch_pin);
+	/* libraries.toml */
+	GPUENV_KB_TABLE(gpuenv_kb_cudnn_t, cudnn);
+	GPUENV_KB_TABLE(gpuenv_kb_nccl_t, nccl);
+	GPUENV_KB_TABLE(gpuenv_kb_tensorrt_t, tensorrt);
+	GPUENV_KB_TABLE(gpuenv_kb_version_encoding_t, version_encoding);
+	GPUENV_KB_TABLE(gpuenv_kb_soname_t, soname);
+	/* wheels.toml */
+	GPUENV_KB_TABLE(gpuenv_kb_local_tag_t, local_tag);
+	GPUENV_KB_TABLE(gpuenv_kb_wheel_package_t, wheel_package);
+	GPUENV_KB_TABLE(gpuenv_kb_version_rule_t, version_rule);
+	GPUENV_KB_TABLE(gpuenv_kb_wheel_extra_t, wheel_extra);
+	GPUENV_KB_TABLE(gpuenv_kb_meta_pin_t, meta_pin);
+	/* ngc.toml */
+	GPUENV_KB_TABLE(gpuenv_kb_container_t, container);
+	/* diagnose.toml */
+	GPUENV_KB_TABLE(gpuenv_kb_signature_t, signature);
+
+	/* private: the parsed documents the slices point into */
+	struct gpuenv_toml_doc *docs[GPUENV_KB_NFILES];
+	gpuenv_arena_t arena;
+} gpuenv_kb_t;
+
+#undef GPUENV_KB_TABLE
+
+/* ---- loading ---------------------------------------------------------------- */
+
+/* One file's bytes, for gpuenv_kb_load_sources. */
+typedef struct gpuenv_kb_source {
+	const char *name;   /* "gpus.toml" */
+	const void *data;   /* TOML text, not NUL-terminated */
+	size_t len;
+	const char *origin; /* shown in errors and `kb sources`; NULL: name */
+} gpuenv_kb_source_t;
+
+#define GPUENV_KB_MAX_FILE ((size_t)8 << 20) /* per file, from a directory */
+
+/* Load the knowledge base: the embedded files, each replaced by DIR/<name>
+ * when dir is not NULL and holds that file.  Errors (a parse error, a row
+ * without a source, a key of the wrong type, an unknown table or key, a
+ * broken cross-reference) come back as GPUENV_ESYNTAX / GPUENV_ETYPE /
+ * GPUENV_EFORMAT / -errno with ctx->err at "file:line:col".  *out is freed
+ * with gpuenv_kb_free. */
+GPUENV_API int gpuenv_kb_load(gpuenv_ctx_t *ctx, const char *dir, gpuenv_kb_t **out);
+/* As gpuenv_kb_load, with files given in memory (names must be known KB
+ * files); the others come from the embedded copy. */
+GPUENV_API int gpuenv_kb_load_sources(gpuenv_ctx_t *ctx, const gpuenv_kb_source_t *src,
+	size_t n, gpuenv_kb_t **out);
+GPUENV_API void gpuenv_kb_free(gpuenv_kb_t *kb);
+
+/* The embedded copy of file id (for `kb sources` and tests). */
+GPUENV_API gpuenv_kb_source_t gpuenv_kb_embedded(int file_id);
+/* "cuda.toml", ... for a file id; NULL when out of range. */
+GPUENV_API const char *gpuenv_kb_file_name(int file_id);
+
+/* Row counts of every table, in file order. */
+typedef struct gpuenv_kb_table_info {
+	int file;	  /* enum gpuenv_kb_file_id */
+	const char *name; /* "toolkit" (the [[table]] name) */
+	size_t rows, secondary;
+} gpuenv_kb_table_info_t;
+/* Fill out[0..max) and return the number of tables (may exceed max). */
+GPUENV_API size_t gpuenv_kb_tables(const gpuenv_kb_t *kb, gpuenv_kb_table_info_t *out,
+	size_t max);
+
+/* "cuda.toml:412" for a row (buf of 64 bytes is enough). */
+GPUENV_API const char *gpuenv_kb_row_where(const gpuenv_kb_row_t *row, char *buf,
+	size_t size);
+
+/* ---- CUDA and the driver ------------------------------------------------------ */
+
+/* The toolkit row of a CUDA version ("12.8" GA: update 0; update >= 1 for
+ * "Update N"); NULL when the KB has no such release. */
+GPUENV_API const gpuenv_kb_toolkit_t *gpuenv_kb_toolkit(const gpuenv_kb_t *kb,
+	const gpuenv_kb_ver_t *cuda, int update);
+
+/* The minimum Linux driver for a CUDA version: the driver of its GA row.
+ * cuda is "MAJOR.MINOR" (a third part, as in "12.8.1", is ignored).
+ * GPUENV_ENOTFOUND with a hint naming the known versions otherwise. */
+GPUENV_API int gpuenv_kb_cuda_min_driver(const gpuenv_kb_t *kb, gpuenv_str_t cuda,
+	const gpuenv_kb_toolkit_t **ga);
+
+/* The minor-version compatibility row of a CUDA major, NULL when none. */
+GPUENV_API const gpuenv_kb_minor_compat_t *gpuenv_kb_minor_compat(const gpuenv_kb_t *kb,
+	int64_t cuda_major);
+
+/* The data-center branch row of a driver ("R535" for 535.104.05), or NULL. */
+GPUENV_API const gpuenv_kb_branch_t *gpuenv_kb_driver_branch(const gpuenv_kb_t *kb,
+	const gpuenv_kb_ver_t *driver);
+
+/* What a driver can run. */
+typedef struct gpuenv_kb_driver_max {
+	/* the newest release (GA or update) whose minimum driver it meets, by
+	 * the toolkit table (rule backward-compat); NULL: older than them all */
+	const gpuenv_kb_toolkit_t *ga;
+	/* the minor-version compatibility range the driver falls in: every
+	 * CUDA <mvc->cuda_major>.x runs, with the limits of that rule; NULL */
+	const gpuenv_kb_minor_compat_t *mvc;
+	const gpuenv_kb_branch_t *branch; /* NULL when not a listed branch */
+} gpuenv_kb_driver_max_t;
+GPUENV_API void gpuenv_kb_driver_max_cuda(const gpuenv_kb_t *kb, const gpuenv_kb_ver_t *driver,
+	gpuenv_kb_driver_max_t *out);
+
+enum gpuenv_kb_runs {
+	GPUENV_KB_RUNS_NO = 0,	  /* the driver is too old for that CUDA */
+	GPUENV_KB_RUNS_GA,	  /* driver >= the GA minimum */
+	GPUENV_KB_RUNS_MINOR_COMPAT, /* only through minor-version compatibility */
+	GPUENV_KB_RUNS_UNKNOWN,	  /* the KB has no row for that CUDA version */
+};
+typedef struct gpuenv_kb_driver_cuda {
+	int runs;			     /* enum gpuenv_kb_runs */
+	const gpuenv_kb_toolkit_t *ga;	     /* GA row of the CUDA version */
+	const gpuenv_kb_minor_compat_t *mvc; /* minor-compat row of its major */
+} gpuenv_kb_driver_cuda_t;
+/* Does driver run applications built with CUDA cuda (MAJOR.MINOR)? */
+GPUENV_API int gpuenv_kb_driver_runs_cuda(const gpuenv_kb_t *kb, const gpuenv_kb_ver_t *driver,
+	const gpuenv_kb_ver_t *cuda, gpuenv_kb_driver_cuda_t *out);
+
+/* A rule row by id ("minor-version-compat"), NULL when absent. */
+GPUENV_API const gpuenv_kb_rule_t *gpuenv_kb_rule(const gpuenv_kb_t *kb, const char *id);
+
+/* ---- GPUs ------------------------------------------------------------------------- */
+
+/* The arch row of a compute capability, NULL when unknown. */
+GPUENV_API const gpuenv_kb_arch_t *gpuenv_kb_arch(const gpuenv_kb_t *kb, unsigned major,
+	unsigned minor);
+
+enum gpuenv_kb_match {
+	GPUENV_KB_MATCH_EXACT = 1,  /* the name, brand words aside ("RTX 5090") */
+	GPUENV_KB_MATCH_PCI,	    /* a PCI id ("0x2335", "10de:2335") */
+	GPUENV_KB_MATCH_PREFIX,	    /* a longer product name ("NVIDIA H100 80GB HBM3") */
+	GPUENV_KB_MATCH_PARTIAL,    /* the query starts a name ("RTX PRO 6000") */
+};
+typedef struct gpuenv_kb_gpu_match {
+	const gpuenv_kb_gpu_t *gpu;
+	const gpuenv_kb_pci_t *pci; /* the PCI row when one decided */
+	int how;		    /* enum gpuenv_kb_match */
+} gpuenv_kb_gpu_match_t;
+
+/* Find GPUs by a name as people and tools write it ("RTX 5090", "h100",
+ * "NVIDIA H200", "NVIDIA A100-SXM4-80GB", "Tesla T4") or a PCI device id
+ * ("0x2335", "2335", "10de:2335").  Case, punctuation and the words NVIDIA,
+ * GeForce and Tesla do not matter.  The best kind of match wins; returns how
+ * many GPUs matched that well (out[0..max) filled): 1 is an answer, more is
+ * ambiguous, 0 none. */
+GPUENV_API size_t gpuenv_kb_gpu_find(const gpuenv_kb_t *kb, const char *query,
+	gpuenv_kb_gpu_match_t *out, size_t max);
+/* One GPU or an error: GPUENV_ENOTFOUND (with a suggestion when a name is
+ * close) or GPUENV_EDUPLICATE when the name is ambiguous (the hint lists
+ * the candidates). */
+GPUENV_API int gpuenv_kb_gpu_lookup(const gpuenv_kb_t *kb, const char *query,
+	gpuenv_kb_gpu_match_t *out);
+
+/* ---- CUDA code and compute capabilities ---------------------------------------------- */
+
+/* Does code built for target sm run on a GPU of compute capability
+ * major.minor?  A cubin (ptx false): same major and minor <= the GPU's; an
+ * arch-specific cubin (sm_90a) only on exactly that capability; a family
+ * cubin (sm_100f) on the same major with minor >= its own.  PTX (ptx true):
+ * any GPU of capability >= the target (JIT-compiled by the driver, which
+ * must be new enough for the PTX: the caller's concern); arch-specific PTX
+ * only on exactly that capability, family PTX within the family. */
+GPUENV_API bool gpuenv_kb_sm_runs_on(const gpuenv_kb_sm_t *sm, bool ptx, unsigned major,
+	unsigned minor);
+
+typedef struct gpuenv_kb_cover {
+	bool ok;
+	bool via_ptx;		  /* no cubin fits; PTX must be JIT-compiled */
+	const gpuenv_kb_sm_t *by; /* the cubin (or PTX) that runs */
+} gpuenv_kb_cover_t;
+/* Which of a binary's cubins / PTX runs on major.minor: the closest
+ * cubin, else the newest PTX that fits. */
+GPUENV_API bool gpuenv_kb_code_covers(const gpuenv_kb_sm_t *cubins, size_t ncubins,
+	const gpuenv_kb_sm_t *ptx, size_t nptx, unsigned major, unsigned minor,
+	gpuenv_kb_cover_t *out);
+
+/* The oldest toolkit whose real architectures include major.minor (from the
+ * [[arch_list]] rows of cuda.toml), and that toolkit's GA row: drivers
+ * older than its minimum predate the architecture.  NULL when no row has it. */
+GPUENV_API const gpuenv_kb_cuda_arch_list_t *gpuenv_kb_arch_first_cuda(const gpuenv_kb_t *kb,
+	unsigned major, unsigned minor, const gpuenv_kb_toolkit_t **ga);
+
+/* "sm_50..sm_90" for a list (one element: itself; empty: "none"), into buf. */
+GPUENV_API const char *gpuenv_kb_sms_range(const gpuenv_kb_sm_t *v, size_t n, char *buf,
+	size_t size);
+
+/* ---- torch --------------------------------------------------------------------------- */
+
+/* A machine (or a target) to judge builds for; each part is optional. */
+typedef struct gpuenv_kb_target {
+	bool has_cc;
+	unsigned cc_major, cc_minor;
+	const gpuenv_kb_gpu_t *gpu; /* for names and the segment; may be NULL */
+	bool has_driver;
+	gpuenv_kb_ver_t driver;
+} gpuenv_kb_target_t;
+
+enum gpuenv_kb_verdict {
+	GPUENV_KB_NO = 0,
+	GPUENV_KB_YES = 1,
+	GPUENV_KB_UNKNOWN = 2, /* the KB lacks a fact the answer needs */
+};
+
+#define GPUENV_KB_MAX_REASONS 6
+typedef struct gpuenv_kb_reason {
+	int verdict;		    /* what this reason says on its own */
+	const char *text;	    /* one sentence, in the caller's arena */
+	const gpuenv_kb_row_t *src; /* the row the fact comes from; may be NULL */
+	const gpuenv_kb_row_t *src2;
+} gpuenv_kb_reason_t;
+
+typedef struct gpuenv_kb_torch_verdict {
+	const gpuenv_kb_torch_variant_t *variant;
+	const gpuenv_kb_torch_arch_list_t *arch; /* NULL: not in the KB */
+	int verdict;				 /* enum gpuenv_kb_verdict */
+	gpuenv_kb_reason_t reason[GPUENV_KB_MAX_REASONS];
+	size_t n_reason;
+} gpuenv_kb_torch_verdict_t;
+
+/* The arch list row of a torch variant, NULL when the KB has none. */
+GPUENV_API const gpuenv_kb_torch_arch_list_t *gpuenv_kb_torch_arch(const gpuenv_kb_t *kb,
+	const gpuenv_kb_torch_variant_t *v);
+
+/* The variant a torch version names: "2.5.1+cu124" or "2.5" + "cu124";
+ * without a local tag, the release's PyPI default.  NULL when unknown. */
+GPUENV_API const gpuenv_kb_torch_variant_t *gpuenv_kb_torch_variant(const gpuenv_kb_t *kb,
+	gpuenv_str_t version);
+
+/* Does variant v run on target t?  Reasons (positive and negative) name
+ * the rows they come from; texts are allocated in arena. 0 or -ENOMEM. */
+GPUENV_API int gpuenv_kb_torch_check(const gpuenv_kb_t *kb, const gpuenv_kb_target_t *t,
+	const gpuenv_kb_torch_variant_t *v, gpuenv_arena_t *arena, gpuenv_kb_torch_verdict_t *out);
+
+/* ---- NGC images ----------------------------------------------------------------------- */
+
+/* Image rows for a reference: "nvcr.io/nvidia/pytorch:24.05-py3",
+ * "pytorch:24.05-py3", or an image without a tag (all its tags).  Returns the
+ * number of matches, out[0..max) filled. */
+GPUENV_API size_t gpuenv_kb_image_find(const gpuenv_kb_t *kb, const char *ref,
+	const gpuenv_kb_container_t **out, size_t max);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,941 @@
+/* diagnose: known failures in an error log, with their causes and fixes.
+ *
+ * The signatures are knowledge-base rows (data/kb/diagnose.toml).  Each
+ * regex is compiled once with the libc's POSIX regcomp; before running a
+ * regex on a line, a literal "needle" that every match must contain (the
+ * longest plain run of the pattern, found at compile time) is looked for
+ * with memmem, so a long log costs a few substring scans per line.
+ */
+#include "gpuenv/check.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_CAPS 10 /* \0 and {1}..{9} */
+
+struct pattern {
+	bool is_regex;
+	bool icase;
+	gpuenv_str_t lit;    /* the literal, or the regex's needle (may be empty) */
+	regex_t re;
+	bool compiled;
+};
+
+struct sig {
+	const gpuenv_kb_signature_t *row;
+	struct pattern *pat;
+	size_t npat;
+};
+
+struct gpuenv_diag {
+	gpuenv_ctx_t *ctx;
+	const gpuenv_kb_t *kb;
+	struct sig *sigs;
+	size_t nsigs;
+	gpuenv_arena_t arena; /* patterns as C strings, needles */
+};
+
+/* ---- compiling ------------------------------------------------------------- */
+
+static bool is_meta(char c)
+{
+	return strchr(".[]()*+?{}|^$\\", c) != NULL;
+}
+
+/* The longest run of plain characters outside groups and brackets that
+ * every match of an ERE must contain; empty when the pattern alternates at
+ * its top level (then no single run is required). */
+static gpuenv_str_t needle_of(gpuenv_arena_t *a, const char *re, size_t len)
+{
+	char run[GPUENV_DIAG_MAX_PATTERN], best[GPUENV_DIAG_MAX_PATTERN];
+	size_t rl = 0, bl = 0, i = 0;
+	int depth = 0;
+
+	while (i < len) {
+		char c = re[i];
+		bool lit = false;
+		char ch = 0;
+
+		if (c == '\\' && i + 1 < len) {
+			char n = re[i + 1];
+			/* \. \( \[ ...: the character itself; \d etc. are not ERE */
+			if (is_meta(n) || n == '/' || n == '-' || n == ':' || n == '\'' || n == '"') {
+				lit = depth == 0;
+				ch = n;
+			}
+			i += 2;
+		} else if (c == '[') {
+			/* skip a bracket expression: []...] and [^]...] hold a ']' first */
+			size_t j = i + 1;
+			if (j < len && re[j] == '^')
+				j++;
+			if (j < len && re[j] == ']')
+				j++;
+			while (j < len && re[j] != ']') {
+				if (re[j] == '[' && j + 1 < len && (re[j + 1] == ':' || re[j + 1] == '.' ||
+								   re[j + 1] == '=')) {
+					char close = re[j + 1];
+					j += 2;
+					while (j + 1 < len && !(re[j] == close && re[j + 1] == ']'))
+						j++;
+					j += 2;
+					continue;
+				}
+				j++;
+			}
+			i = j + 1;
+		} else if (c == '(') {
+			depth++;
+			i++;
+		} else if (c == ')') {
+			if (depth)
+				depth--;
+			i++;
+		} else if (c == '|') {
+			if (depth == 0)
+				return GPUENV_STR_NULL;
+			i++;
+		} else if (c == '*' || c == '?' || c == '{') {
+			/* the character before is optional: drop it from the run */
+			if (rl)
+				rl--;
+			if (c == '{')
+				while (i < len && re[i] != '}')
+					i++;
+			i++;
+			goto end_run;
+		} else if (is_meta(c)) {
+			i++;
+		} else {
+			lit = depth == 0;
+			ch = c;
+			i++;
+		}
+		if (lit) {
+			/* a quantifier right after a character applies to it alone */
+			run[rl++] = ch;
+			continue;
+		}
+	end_run:
+		if (rl > bl) {
+			memcpy(best, run, rl);
+			bl = rl;
+		}
+		rl = 0;
+	}
+	if (rl > bl) {
+		memcpy(best, run, rl);
+		bl = rl;
+	}
+	if (!bl)
+		return GPUENV_STR_NULL;
+	return gpuenv_arena_str(a, gpuenv_str_n(best, bl));
+}
+
+static int compile_sig(gpuenv_diag_t *d, const gpuenv_kb_signature_t *row, struct sig *s)
+{
+	const char *file = d->kb->files[GPUENV_KB_DIAGNOSE].origin;
+	size_t n = row->literal.n + row->regex.n, k = 0;
+
+	s->row = row;
+	s->pat = gpuenv_arena_calloc(&d->arena, n ? n : 1, sizeof(*s->pat));
+	if (!s->pat)
+		return gpuenv_fail(d->ctx, -ENOMEM, NULL, 0, 0, "out of memory");
+	for (uint32_t i = 0; i < row->literal.n; i++, k++) {
+		struct pattern *p = &s->pat[k];
+		gpuenv_str_t l = row->literal.v[i];
+		if (!l.len || l.len > GPUENV_DIAG_MAX_PATTERN)
+			return gpuenv_fail(d->ctx, GPUENV_EFORMAT, file, row->row.line, 0,
+				"signature '%.*s': a literal must have 1 to %d bytes",
+				GPUENV_STR_ARG(row->id), GPUENV_DIAG_MAX_PATTERN);
+		p->lit = l;
+		p->icase = row->ignore_case == 1;
+	}
+	for (uint32_t i = 0; i < row->regex.n; i++, k++) {
+		struct pattern *p = &s->pat[k];
+		gpuenv_str_t r = row->regex.v[i];
+		char *cre;
+		int rc;
+		if (!r.len || r.len > GPUENV_DIAG_MAX_PATTERN || memchr(r.ptr, '\0', r.len))
+			return gpuenv_fail(d->ctx, GPUENV_EFORMAT, file, row->row.line, 0,
+				"signature '%.*s': a regex must have 1 to %d bytes and no NUL",
+				GPUENV_STR_ARG(row->id), GPUENV_DIAG_MAX_PATTERN);
+		cre = gpuenv_arena_strndup(&d->arena, r.ptr, r.len);
+		if (!cre)
+			return gpuenv_fail(d->ctx, -ENOMEM, NULL, 0, 0, "out of memory");
+		p->is_regex = true;
+		p->icase = row->ignore_case == 1;
+		rc = regcomp(&p->re, cre, REG_EXTENDED | (p->icase ? REG_ICASE : 0));
+		if (rc) {
+			char msg[200];
+			regerror(rc, &p->re, msg, sizeof(msg));
+			return gpuenv_fail(d->ctx, GPUENV_ESYNTAX, file, row->row.line, 0,
+				"signature '%.*s': regex '%s': %s", GPUENV_STR_ARG(row->id), cre, msg);
+		}
+		p->compiled = true;
+		if (p->re.re_nsub >= MAX_CAPS) {
+			return gpuenv_fail(d->ctx, GPUENV_EFORMAT, file, row->row.line, 0,
+				"signature '%.*s': regex '%s' has more than %d groups",
+				GPUENV_STR_ARG(row->id), cre, MAX_CAPS - 1);
+		}
+		p->lit = needle_of(&d->arena, r.ptr, r.len);
+	}
+	s->npat = n;
+	return 0;
+}
+
+void gpuenv_diag_free(gpuenv_diag_t *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->nsigs; i++)
+		for (size_t j = 0; j < d->sigs[i].npat; j++)
+			if (d->sigs[i].pat[j].compiled)
+				regfree(&d->sigs[i].pat[j].re);
+	gpuenv_arena_free(&d->arena);
+	gpuenv_free(d->ctx, d);
+}
+
+int gpuenv_diag_new(gpuenv_ctx_t *ctx, const gpuenv_kb_t *kb, gpuenv_diag_t **out)
+{
+	gpuenv_diag_t *d = gpuenv_calloc(ctx, 1, sizeof(*d));
+	int r = 0;
+
+	*out = NULL;
+	if (!d)
+		return gpuenv_fail(ctx, -ENOMEM, NULL, 0, 0, "out of memory");
+	d->ctx = ctx;
+	d->kb = kb;
+	gpuenv_arena_init(&d->arena, ctx, 0);
+	d->sigs = gpuenv_arena_calloc(&d->arena, kb->n_signature ? kb->n_signature : 1,
+		sizeof(*d->sigs));
+	if (!d->sigs)
+		r = gpuenv_fail(ctx, -ENOMEM, NULL, 0, 0, "out of memory");
+	for (size_t i = 0; i < kb->n_signature && !r; i++) {
+		r = compile_sig(d, &kb->signature[i], &d->sigs[i]);
+		d->nsigs = i + 1;
+	}
+	if (r) {
+		gpuenv_diag_free(d);
+		return r;
+	}
+	*out = d;
+	return 0;
+}
+
+/* ---- matching ---------------------------------------------------------------- */
+
+static int lower(int c)
+{
+	return c >= 'A' && c <= 'Z' ? c + 32 : c;
+}
+
+/* memmem is a GNU extension: a plain search, first byte by memchr */
+static const char *find_bytes(const char *h, size_t hl, const char *n, size_t nl)
+{
+	const char *end = h + hl;
+
+	if (nl > hl)
+		return NULL;
+	while ((size_t)(end - h) >= nl) {
+		const char *p = memchr(h, n[0], (size_t)(end - h) - nl + 1);
+		if (!p)
+			return NULL;
+		if (memcmp(p, n, nl) == 0)
+			return p;
+		h = p + 1;
+	}
+	return NULL;
+}
+
+static const char *find_icase(const char *h, size_t hl, gpuenv_str_t n)
+{
+	if (n.len > hl)
+		return NULL;
+	for (size_t i = 0; i + n.len <= hl; i++) {
+		size_t j = 0;
+		while (j < n.len && lower((unsigned char)h[i + j]) == lower((unsigned char)n.ptr[j]))
+			j++;
+		if (j == n.len)
+			return h + i;
+	}
+	return NULL;
+}
+
+static const char *find(const char *h, size_t hl, gpuenv_str_t n, bool icase)
+{
+	if (!n.len)
+		return h;
+	return icase ? find_icase(h, hl, n) : find_bytes(h, hl, n.ptr, n.len);
+}
+
+/* Does pattern p match line (NUL-terminated copy of length len)?  caps[0]
+ * is the whole match, caps[1..] the groups (ptr NULL when unset). */
+static bool match(const struct pattern *p, const char *line, size_t len, gpuenv_str_t *caps,
+	size_t *ncaps)
+{
+	regmatch_t m[MAX_CAPS];
+	const char *at = find(line, len, p->lit, p->icase);
+
+	if (!at)
+		return false;
+	if (!p->is_regex) {
+		caps[0] = gpuenv_str_n(at, p->lit.len);
+		*ncaps = 1;
+		return true;
+	}
+	if (regexec(&p->re, line, MAX_CAPS, m, 0) != 0)
+		return false;
+	*ncaps = p->re.re_nsub + 1;
+	for (size_t i = 0; i < *ncaps; i++)
+		caps[i] = m[i].rm_so < 0 ? GPUENV_STR_NULL
+					 : gpuenv_str_n(line + m[i].rm_so,
+						   (size_t)(m[i].rm_eo - m[i].rm_so));
+	return true;
+}
+
+/* ---- templates ----------------------------------------------------------------- */
+
+static const char *afmt(gpuenv_arena_t *a, const char *fmt, ...) GPUENV_PRINTF(2, 3);
+
+static const char *afmt(gpuenv_arena_t *a, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return NULL;
+	return gpuenv_arena_strndup(a, buf, strlen(buf));
+}
+
+static bool facts_cc(const gpuenv_diag_facts_t *f)
+{
+	return f && f->cc_major >= 0 && f->cc_minor >= 0 && f->cc_major < 100 && f->cc_minor < 10;
+}
+
+static bool facts_driver(const gpuenv_diag_facts_t *f, gpuenv_kb_ver_t *v)
+{
+	return f && f->driver && gpuenv_kb_ver_parse(gpuenv_str(f->driver), v);
+}
+
+/* The KB's variant for the machine's torch, NULL when unknown. */
+static const gpuenv_kb_torch_variant_t *facts_variant(gpuenv_diag_t *d,
+	const gpuenv_diag_facts_t *f)
+{
+	if (!f || !f->torch)
+		return NULL;
+	return gpuenv_kb_torch_variant(d->kb, gpuenv_str(f->torch));
+}
+
+/* "sm_50..sm_90 and no PTX" for the machine's torch: the cubins the probe
+ * read from libtorch_cuda.so, else the KB's arch list of its variant. */
+static const char *torch_code(gpuenv_diag_t *d, const gpuenv_diag_facts_t *f, gpuenv_arena_t *a)
+{
+	gpuenv_kb_sm_t sms[64], ptx[64];
+	size_t ns = 0, np = 0;
+	char r1[64], r2[64];
+
+	if (f && f->torch_code) {
+		for (size_t i = 0; i < f->n_torch_cubins && ns < 64; i++)
+			if (gpuenv_kb_sm_parse(gpuenv_str(f->torch_cubins[i]), &sms[ns]))
+				ns++;
+		for (size_t i = 0; i < f->n_torch_ptx && np < 64; i++)
+			if (gpuenv_kb_sm_parse(gpuenv_str(f->torch_ptx[i]), &ptx[np]))
+				np++;
+		gpuenv_kb_sms_range(sms, ns, r1, sizeof(r1));
+		if (!np)
+			return afmt(a, "%s and no PTX", r1);
+		return afmt(a, "%s and PTX %s", r1, gpuenv_kb_sms_range(ptx, np, r2, sizeof(r2)));
+	}
+	{
+		const gpuenv_kb_torch_variant_t *v = facts_variant(d, f);
+		const gpuenv_kb_torch_arch_list_t *al = v ? gpuenv_kb_torch_arch(d->kb, v) : NULL;
+		if (!al)
+			return NULL;
+		gpuenv_kb_sms_range(al->sm.v, al->sm.n, r1, sizeof(r1));
+		if (!al->ptx.n)
+			return afmt(a, "%s and no PTX", r1);
+		return afmt(a, "%s and PTX %s", r1,
+			gpuenv_kb_sms_range(al->ptx.v, al->ptx.n, r2, sizeof(r2)));
+	}
+}
+
+static const char *index_url(const gpuenv_kb_t *kb, gpuenv_str_t tag, char *buf, size_t size)
+{
+	for (size_t i = 0; i < kb->n_local_tag; i++) {
+		const gpuenv_kb_local_tag_t *t = &kb->local_tag[i];
+		const char *at;
+		if (!gpuenv_str_eq_cstr(t->project, "torch") || !t->index.ptr ||
+			!gpuenv_str_startswith(t->pattern, "+cu"))
+			continue;
+		at = find_bytes(t->index.ptr, t->index.len, "cu{major}{minor}", 16);
+		if (!at)
+			continue;
+		snprintf(buf, size, "%.*s%.*s%.*s", (int)(at - t->index.ptr), t->index.ptr,
+			GPUENV_STR_ARG(tag), (int)(t->index.len - (size_t)(at - t->index.ptr) - 16),
+			at + 16);
+		return buf;
+	}
+	return NULL;
+}
+
+static int series_cmp(const gpuenv_kb_torch_variant_t *a, const gpuenv_kb_torch_variant_t *b)
+{
+	return gpuenv_kb_ver_cmp(&a->torch, &b->torch);
+}
+
+/* The variant to recommend for a target: among those that run (YES), the
+ * machine's own torch series when one of its builds runs, else the newest
+ * series; within a series the oldest CUDA (the least the driver must do). */
+static const gpuenv_kb_torch_variant_t *pick(gpuenv_diag_t *d, const gpuenv_kb_target_t *t,
+	const gpuenv_kb_torch_variant_t *mine, gpuenv_arena_t *a)
+{
+	const gpuenv_kb_torch_variant_t *best = NULL;
+	bool best_mine = false;
+
+	for (size_t i = 0; i < d->kb->n_torch_variant; i++) {
+		const gpuenv_kb_torch_variant_t *v = &d->kb->torch_variant[i];
+		gpuenv_kb_torch_verdict_t vd;
+		bool is_mine;
+		if (gpuenv_kb_torch_check(d->kb, t, v, a, &vd) || vd.verdict != GPUENV_KB_YES)
+			continue;
+		is_mine = mine && gpuenv_kb_ver_cmp(&v->torch, &mine->torch) == 0;
+		if (!best || (is_mine && !best_mine) ||
+			(is_mine == best_mine &&
+				(series_cmp(v, best) > 0 ||
+					(series_cmp(v, best) == 0 &&
+						gpuenv_kb_ver_cmp(&v->cuda, &best->cuda) < 0)))) {
+			best = v;
+			best_mine = is_mine;
+		}
+	}
+	return best;
+}
+
+static const char *pick_phrase(gpuenv_diag_t *d, const gpuenv_kb_torch_variant_t *v,
+	const char *after, gpuenv_arena_t *a)
+{
+	char url[256];
+	const char *u = index_url(d->kb, v->tag, url, sizeof(url));
+
+	if (u)
+		return afmt(a, "a %.*s build (torch %.*s: pip install \"torch==%.*s.*\" --index-url %s)%s",
+			GPUENV_STR_ARG(v->tag), GPUENV_STR_ARG(v->torch.str),
+			GPUENV_STR_ARG(v->torch.str), u, after);
+	return afmt(a, "a %.*s build (torch %.*s)%s", GPUENV_STR_ARG(v->tag),
+		GPUENV_STR_ARG(v->torch.str), after);
+}
+
+const char *gpuenv_diag_torch_pick(gpuenv_diag_t *d, const gpuenv_diag_facts_t *f,
+	gpuenv_arena_t *a)
+{
+	gpuenv_kb_target_t t;
+	const gpuenv_kb_torch_variant_t *v, *mine = facts_variant(d, f);
+
+	if (!facts_cc(f))
+		return NULL;
+	memset(&t, 0, sizeof(t));
+	t.has_cc = true;
+	t.cc_major = (unsigned)f->cc_major;
+	t.cc_minor = (unsigned)f->cc_minor;
+	t.has_driver = facts_driver(f, &t.driver);
+	v = pick(d, &t, mine, a);
+	if (v)
+		return pick_phrase(d, v, "", a);
+	if (!t.has_driver)
+		return NULL;
+	/* nothing runs with this driver: what would run after an upgrade */
+	t.has_driver = false;
+	v = pick(d, &t, mine, a);
+	if (v) {
+		const gpuenv_kb_toolkit_t *ga = gpuenv_kb_toolkit(d->kb, &v->cuda, 0);
+		const gpuenv_kb_toolkit_t *first = NULL;
+		const gpuenv_kb_ver_t *need = ga ? &ga->driver_linux : NULL;
+		/* and the GPU itself may need a newer driver than that CUDA */
+		gpuenv_kb_arch_first_cuda(d->kb, t.cc_major, t.cc_minor, &first);
+		if (first && need && gpuenv_kb_ver_cmp(&first->driver_linux, need) > 0)
+			need = &first->driver_linux;
+		if (need) {
+			char after[128];
+			snprintf(after, sizeof(after), " after upgrading the driver to >= %.*s",
+				GPUENV_STR_ARG(need->str));
+			return pick_phrase(d, v, after, a);
+		}
+		return pick_phrase(d, v, "", a);
+	}
+	return NULL;
+}
+
+/* The oldest cuDNN line of the KB that lists the GPU's compute capability. */
+static const char *cudnn_for_gpu(gpuenv_diag_t *d, const gpuenv_diag_facts_t *f, gpuenv_arena_t *a)
+{
+	const gpuenv_kb_cudnn_t *best = NULL;
+
+	if (!facts_cc(f))
+		return NULL;
+	for (size_t i = 0; i < d->kb->n_cudnn; i++) {
+		const gpuenv_kb_cudnn_t *c = &d->kb->cudnn[i];
+		for (uint32_t j = 0; j < c->cc.n; j++)
+			if (c->cc.v[j].part[0] == (uint32_t)f->cc_major &&
+				c->cc.v[j].part[1] == (uint32_t)f->cc_minor &&
+				(!best || gpuenv_kb_ver_cmp(&c->cudnn, &best->cudnn) < 0))
+				best = c;
+	}
+	if (!best)
+		return NULL;
+	return afmt(a, "%.*s (CUDA %lld builds)", GPUENV_STR_ARG(best->cudnn.str),
+		(long long)best->cuda_major);
+}
+
+static const char *fmt_mem(uint64_t b, gpuenv_arena_t *a)
+{
+	return afmt(a, "%.1f GiB", (double)b / (1024.0 * 1024.0 * 1024.0));
+}
+
+/* A facts or KB placeholder by name; NULL when unknown. */
+static const char *fact(gpuenv_diag_t *d, gpuenv_str_t name, const gpuenv_diag_facts_t *f,
+	gpuenv_arena_t *a)
+{
+#define IS(s) gpuenv_str_eq_cstr(name, s)
+	if (IS("gpu"))
+		return f ? f->gpu : NULL;
+	if (IS("gpu_cc"))
+		return facts_cc(f) ? afmt(a, "%d.%d", f->cc_major, f->cc_minor) : NULL;
+	if (IS("gpu_sm"))
+		return facts_cc(f) ? afmt(a, "sm_%d%d", f->cc_major, f->cc_minor) : NULL;
+	if (IS("gpu_arch")) {
+		const gpuenv_kb_arch_t *ar = facts_cc(f)
+			? gpuenv_kb_arch(d->kb, (unsigned)f->cc_major, (unsigned)f->cc_minor)
+			: NULL;
+		return ar ? afmt(a, "%.*s", GPUENV_STR_ARG(ar->architecture)) : NULL;
+	}
+	if (IS("gpu_mem"))
+		return f && f->gpu_mem ? fmt_mem(f->gpu_mem, a) : NULL;
+	if (IS("gpu_count"))
+		return f && f->gpu_count ? afmt(a, "%u", f->gpu_count) : NULL;
+	if (IS("driver"))
+		return f ? f->driver : NULL;
+	if (IS("driver_cuda")) {
+		gpuenv_kb_ver_t dv;
+		gpuenv_kb_driver_max_t mx;
+		if (f && f->driver_cuda)
+			return f->driver_cuda;
+		if (!facts_driver(f, &dv))
+			return NULL;
+		gpuenv_kb_driver_max_cuda(d->kb, &dv, &mx);
+		return mx.ga ? afmt(a, "%.*s", GPUENV_STR_ARG(mx.ga->cuda.str)) : NULL;
+	}
+	if (IS("kernel_module"))
+		return f ? f->kernel_module : NULL;
+	if (IS("cuda_visible_devices"))
+		return f && f->cuda_visible_devices ? f->cuda_visible_devices : NULL;
+	if (IS("torch"))
+		return f ? f->torch : NULL;
+	if (IS("torch_cuda")) {
+		const gpuenv_kb_torch_variant_t *v;
+		if (f && f->torch_cuda)
+			return f->torch_cuda;
+		v = facts_variant(d, f);
+		return v ? afmt(a, "%.*s", GPUENV_STR_ARG(v->cuda.str)) : NULL;
+	}
+	if (IS("torch_code"))
+		return torch_code(d, f, a);
+	if (IS("torch_cudnn")) {
+		const gpuenv_kb_torch_variant_t *v = facts_variant(d, f);
+		return v && v->cudnn.n ? afmt(a, "%.*s", GPUENV_STR_ARG(v->cudnn.str)) : NULL;
+	}
+	if (IS("torch_pick"))
+		return gpuenv_diag_torch_pick(d, f, a);
+	if (IS("cudnn"))
+		return f ? f->cudnn : NULL;
+	if (IS("cudnn_for_gpu"))
+		return cudnn_for_gpu(d, f, a);
+	return NULL;
+#undef IS
+}
+
+/* {N|filter}: a capture turned into a KB fact. */
+static const char *filter(gpuenv_diag_t *d, gpuenv_str_t name, gpuenv_str_t val, gpuenv_arena_t *a)
+{
+	if (gpuenv_str_eq_cstr(name, "cuda_int")) {
+		/* a CUDA version integer: 11040 = 11.4, 12080 = 12.8 */
+		uint64_t x;
+		if (!gpuenv_str_to_u64(val, &x) || x < 1000 || x > 99999)
+			return NULL;
+		return afmt(a, "%u.%u", (unsigned)(x / 1000), (unsigned)(x % 1000 / 10));
+	}
+	if (gpuenv_str_eq_cstr(name, "first_cuda") || gpuenv_str_eq_cstr(name, "first_driver")) {
+		/* sm_120 / compute_120 / 120 -> the oldest toolkit that builds it */
+		gpuenv_kb_sm_t sm;
+		char buf[32];
+		const gpuenv_kb_toolkit_t *ga;
+		const gpuenv_kb_cuda_arch_list_t *al;
+		if (val.len > 20)
+			return NULL;
+		if (val.len && val.ptr[0] >= '0' && val.ptr[0] <= '9') {
+			snprintf(buf, sizeof(buf), "sm_%.*s", GPUENV_STR_ARG(val));
+			val = gpuenv_str(buf);
+		}
+		if (!gpuenv_kb_sm_parse(val, &sm))
+			return NULL;
+		al = gpuenv_kb_arch_first_cuda(d->kb, sm.major, sm.minor, &ga);
+		if (!al)
+			return NULL;
+		if (name.len == 10) /* first_cuda */
+			return afmt(a, "%.*s", GPUENV_STR_ARG(al->cuda_min.str));
+		return ga ? afmt(a, "%.*s", GPUENV_STR_ARG(ga->driver_linux.str)) : NULL;
+	}
+	if (gpuenv_str_eq_cstr(name, "min_driver")) {
+		const gpuenv_kb_toolkit_t *ga;
+		gpuenv_kb_ver_t v;
+		if (!gpuenv_kb_ver_parse(val, &v) || v.n < 2)
+			return NULL;
+		ga = gpuenv_kb_toolkit(d->kb, &v, 0);
+		return ga ? afmt(a, "%.*s", GPUENV_STR_ARG(ga->driver_linux.str)) : NULL;
+	}
+	if (gpuenv_str_eq_cstr(name, "torch_for_sm")) {
+		/* the build to install for a GPU the log names ("sm_120") */
+		gpuenv_diag_facts_t f;
+		gpuenv_kb_sm_t sm;
+		if (!gpuenv_kb_sm_parse(val, &sm))
+			return NULL;
+		memset(&f, 0, sizeof(f));
+		f.cc_major = sm.major;
+		f.cc_minor = sm.minor;
+		return gpuenv_diag_torch_pick(d, &f, a);
+	}
+	return NULL;
+}
+
+/* Fill a template.  lenient: a placeholder that cannot be filled becomes
+ * "?" instead of failing the whole text. */
+static const char *expand(gpuenv_diag_t *d, const char *tmpl, size_t len, const gpuenv_str_t *caps,
+	size_t ncaps, const gpuenv_diag_facts_t *facts, gpuenv_arena_t *arena, bool lenient,
+	const char **missing)
+{
+	gpuenv_buf_t b;
+	const char *out = NULL;
+	static const char *const nomem = "out of memory";
+
+	*missing = NULL;
+	gpuenv_buf_init(&b, d->ctx, 64 * 1024);
+	for (size_t i = 0; i < len;) {
+		const char *close;
+		gpuenv_str_t name, val = GPUENV_STR_NULL, flt;
+		const char *v = NULL;
+		if (tmpl[i] != '{' || !(close = memchr(tmpl + i, '}', len - i))) {
+			if (gpuenv_buf_putc(&b, tmpl[i]))
+				goto oom;
+			i++;
+			continue;
+		}
+		name = gpuenv_str_n(tmpl + i + 1, (size_t)(close - tmpl - i - 1));
+		flt = gpuenv_str_split(name, '|', &name);
+		if (name.len == 1 && name.ptr[0] >= '1' && name.ptr[0] <= '9') {
+			size_t k = (size_t)(name.ptr[0] - '0');
+			if (k < ncaps && caps[k].ptr)
+				val = caps[k];
+		} else {
+			v = fact(d, name, facts, arena);
+			if (v)
+				val = gpuenv_str(v);
+		}
+		if (val.ptr && flt.ptr) {
+			v = filter(d, flt, val, arena);
+			val = v ? gpuenv_str(v) : GPUENV_STR_NULL;
+		}
+		if (!val.ptr && lenient)
+			val = gpuenv_str("?");
+		if (!val.ptr) {
+			*missing = afmt(arena, "%.*s", (int)(close - tmpl - i - 1), tmpl + i + 1);
+			if (!*missing)
+				*missing = nomem;
+			gpuenv_buf_free(&b);
+			return NULL;
+		}
+		if (gpuenv_buf_append(&b, val.ptr, val.len))
+			goto oom;
+		i = (size_t)(close - tmpl) + 1;
+	}
+	out = gpuenv_arena_strndup(arena, b.data ? b.data : "", b.len);
+	gpuenv_buf_free(&b);
+	if (!out)
+		*missing = nomem;
+	return out;
+oom:
+	gpuenv_buf_free(&b);
+	*missing = nomem;
+	return NULL;
+}
+
+const char *gpuenv_diag_expand(gpuenv_diag_t *d, const char *tmpl, size_t len,
+	const gpuenv_str_t *caps, size_t ncaps, const gpuenv_diag_facts_t *facts,
+	gpuenv_arena_t *arena, const char **missing)
+{
+	return expand(d, tmpl, len, caps, ncaps, facts, arena, false, missing);
+}
+
+/* ---- scanning ------------------------------------------------------------------------- */
+
+static int record(gpuenv_diag_t *d, const struct sig *s, gpuenv_diag_hit_t *h, uint64_t lineno,
+	const char *line, size_t len, const gpuenv_str_t *caps, size_t ncaps,
+	const gpuenv_diag_facts_t *facts, gpuenv_arena_t *a)
+{
+	const gpuenv_kb_signature_t *row = s->row;
+	gpuenv_str_t t = gpuenv_str_trim(gpuenv_str_n(line, len)), c[MAX_CAPS];
+	const char *miss;
+
+	if (h->count++) {
+		if (h->n_lines < GPUENV_DIAG_MAX_LINES)
+			h->lines[h->n_lines++] = lineno;
+		return 0;
+	}
+	h->sig = row;
+	h->line = lineno;
+	h->lines[0] = lineno;
+	h->n_lines = 1;
+	if (t.len > 400)
+		t.len = 400;
+	h->text = gpuenv_arena_str(a, t);
+	h->match = gpuenv_arena_str(a, gpuenv_str_n(caps[0].ptr, caps[0].len > 400 ? 400 : caps[0].len));
+	if ((t.len && !h->text.ptr) || (caps[0].len && !h->match.ptr))
+		return -ENOMEM;
+	/* the captures point into the scratch line: copy them */
+	for (size_t i = 0; i < ncaps; i++) {
+		c[i] = caps[i].ptr ? gpuenv_arena_str(a, caps[i]) : GPUENV_STR_NULL;
+		if (caps[i].ptr && caps[i].len && !c[i].ptr)
+			return -ENOMEM;
+		if (caps[i].ptr && !c[i].ptr)
+			c[i] = gpuenv_str_n("", 0);
+	}
+	/* the cause and the generic fix always come out ("?" for what is not
+	 * known); the fix from the facts, else from the log, when they fill */
+	h->cause = expand(d, row->cause.ptr, row->cause.len, c, ncaps, facts, a, true, &miss);
+	if (row->fix_facts.ptr && facts) {
+		h->fix = expand(d, row->fix_facts.ptr, row->fix_facts.len, c, ncaps, facts, a, false,
+			&miss);
+		h->concrete = h->fix != NULL;
+	}
+	if (!h->fix && row->fix_log.ptr)
+		h->fix = expand(d, row->fix_log.ptr, row->fix_log.len, c, ncaps, NULL, a, false, &miss);
+	if (!h->fix)
+		h->fix = expand(d, row->fix.ptr, row->fix.len, c, ncaps, NULL, a, true, &miss);
+	if (!h->cause || !h->fix)
+		return -ENOMEM;
+	return 0;
+}
+
+int gpuenv_diag_scan(gpuenv_diag_t *d, const char *log, size_t len,
+	const gpuenv_diag_facts_t *facts, gpuenv_arena_t *arena, gpuenv_diag_result_t *out)
+{
+	char *scratch;
+	gpuenv_diag_hit_t *hits;
+	size_t *slot; /* signature -> hit index + 1 */
+	uint64_t lineno = 0;
+	size_t pos = 0;
+	int r = 0;
+
+	memset(out, 0, sizeof(*out));
+	hits = gpuenv_arena_calloc(arena, d->nsigs ? d->nsigs : 1, sizeof(*hits));
+	slot = gpuenv_calloc(d->ctx, d->nsigs ? d->nsigs : 1, sizeof(*slot));
+	scratch = gpuenv_alloc(d->ctx, GPUENV_DIAG_MAX_LINE + 1);
+	if (!hits || !slot || !scratch) {
+		r = gpuenv_fail(d->ctx, -ENOMEM, NULL, 0, 0, "out of memory");
+		goto done;
+	}
+	while (pos < len) {
+		const char *nl = memchr(log + pos, '\n', len - pos);
+		size_t ll = nl ? (size_t)(nl - log - pos) : len - pos;
+		size_t n = ll;
+
+		lineno++;
+		if (n && log[pos + n - 1] == '\r')
+			n--;
+		/* long lines (a base64 blob, a progress bar) are looked at up to the cap */
+		if (n > GPUENV_DIAG_MAX_LINE)
+			n = GPUENV_DIAG_MAX_LINE;
+		memcpy(scratch, log + pos, n);
+		scratch[n] = '\0';
+		for (size_t i = 0; i < n; i++)
+			if (scratch[i] == '\0')
+				scratch[i] = ' ';
+		pos += ll + (nl ? 1 : 0);
+		if (!n)
+			continue;
+		for (size_t i = 0; i < d->nsigs; i++) {
+			const struct sig *s = &d->sigs[i];
+			gpuenv_str_t caps[MAX_CAPS];
+			size_t ncaps = 0, j;
+			for (j = 0; j < s->npat; j++)
+				if (match(&s->pat[j], scratch, n, caps, &ncaps))
+					break;
+			if (j == s->npat)
+				continue;
+			if (!slot[i])
+				slot[i] = ++out->n;
+			r = record(d, s, &hits[slot[i] - 1], lineno, scratch, n, caps, ncaps, facts,
+				arena);
+			if (r) {
+				r = gpuenv_fail(d->ctx, r, NULL, 0, 0, "out of memory");
+				goto done;
+			}
+			break; /* the first signature claims the line */
+		}
+	}
+	out->hits = hits;
+	out->lines = lineno;
+done:
+	gpuenv_free(d->ctx, slot);
+	gpuenv_free(d->ctx, scratch);
+	if (r)
+		memset(out, 0, sizeof(*out));
+	return r;
+}
+
+/* ---- facts from `gpuenv probe --json` --------------------------------------------------- */
+
+static const char *jstr(json_t *o, const char *key, gpuenv_arena_t *a)
+{
+	json_t *v = json_object_get(o, key);
+	const char *s = json_is_string(v) ? json_string_value(v) : NULL;
+
+	return s ? gpuenv_arena_strndup(a, s, strlen(s)) : NULL;
+}
+
+static const char *const *jstrs(json_t *arr, size_t *n, gpuenv_arena_t *a)
+{
+	size_t m = json_is_array(arr) ? json_array_size(arr) : 0, k = 0;
+	const char **v;
+
+	*n = 0;
+	if (!m)
+		return NULL;
+	v = gpuenv_arena_calloc(a, m, sizeof(*v));
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < m; i++) {
+		json_t *e = json_array_get(arr, i);
+		if (json_is_string(e))
+			v[k] = gpuenv_arena_strndup(a, json_string_value(e), strlen(json_string_value(e)));
+		if (json_is_string(e) && v[k])
+			k++;
+	}
+	*n = k;
+	return v;
+}
+
+static void facts_torch(json_t *root, gpuenv_diag_facts_t *f, gpuenv_arena_t *a)
+{
+	json_t *envs = json_object_get(root, "environments");
+	json_t *pickfw = NULL;
+
+	/* the active environment's torch, else the first torch found */
+	for (size_t i = 0; json_is_array(envs) && i < json_array_size(envs); i++) {
+		json_t *e = json_array_get(envs, i), *fws = json_object_get(e, "frameworks");
+		for (size_t j = 0; json_is_array(fws) && j < json_array_size(fws); j++) {
+			json_t *fw = json_array_get(fws, j), *nm = json_object_get(fw, "name");
+			if (!json_is_string(nm) || strcmp(json_string_value(nm), "torch"))
+				continue;
+			if (!pickfw || json_is_true(json_object_get(e, "active")))
+				pickfw = fw;
+		}
+	}
+	if (!pickfw)
+		return;
+	f->torch = jstr(pickfw, "version", a);
+	f->torch_cuda = jstr(pickfw, "cuda", a);
+	json_t *bins = json_object_get(pickfw, "binaries");
+	for (size_t i = 0; json_is_array(bins) && i < json_array_size(bins); i++) {
+		json_t *b = json_array_get(bins, i), *p = json_object_get(b, "path");
+		const char *path = json_is_string(p) ? json_string_value(p) : "";
+		size_t pl = strlen(path);
+		/* libtorch_cuda.so holds torch's own kernels */
+		if (pl < 17 || strcmp(path + pl - 17, "libtorch_cuda.so") != 0)
+			if (!strstr(path, "libtorch_cuda.so"))
+				continue;
+		f->torch_cubins = jstrs(json_object_get(b, "cubins"), &f->n_torch_cubins, a);
+		f->torch_ptx = jstrs(json_object_get(b, "ptx"), &f->n_torch_ptx, a);
+		f->torch_code = f->n_torch_cubins || f->n_torch_ptx;
+		break;
+	}
+}
+
+int gpuenv_diag_facts_parse(gpuenv_ctx_t *ctx, const char *text, size_t len, const char *name,
+	gpuenv_arena_t *a, gpuenv_diag_facts_t *f)
+{
+	json_error_t je;
+	json_t *root, *v, *gpus, *drv;
+
+	memset(f, 0, sizeof(*f));
+	f->cc_major = f->cc_minor = -1;
+	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+	if (!root)
+		return gpuenv_fail(ctx, GPUENV_ESYNTAX, name, (unsigned)(je.line > 0 ? je.line : 0),
+			(unsigned)(je.column > 0 ? je.column : 0), "%s", je.text);
+	v = json_object_get(root, "schema");
+	if (!json_is_object(root) || !json_is_string(v) ||
+		strncmp(json_string_value(v), "gpuenv.facts/", 13) != 0) {
+		json_decref(root);
+		gpuenv_fail(ctx, GPUENV_EFORMAT, name, 0, 0, "not gpuenv probe facts (no \"schema\": \"gpuenv.facts/1\")");
+		return gpuenv_hint(ctx, "write them with `gpuenv probe --json > facts.json`");
+	}
+	if (strcmp(json_string_value(v), "gpuenv.facts/1") != 0 &&
+		strncmp(json_string_value(v), "gpuenv.facts/1.", 15) != 0) {
+		gpuenv_fail(ctx, GPUENV_EFORMAT, name, 0, 0, "facts schema '%s' is newer than this gpuenv reads (gpuenv.facts/1)",
+			json_string_value(v));
+		json_decref(root);
+		return ctx->err.code;
+	}
+	gpus = json_object_get(root, "gpus");
+	for (size_t i = 0; json_is_array(gpus) && i < json_array_size(gpus); i++) {
+		json_t *g = json_array_get(gpus, i), *vis = json_object_get(g, "visible");
+		const char *cc;
+		if (json_is_false(vis))
+			continue;
+		f->gpu_count++;
+		if (f->gpu)
+			continue;
+		f->gpu = jstr(g, "name", a);
+		cc = jstr(g, "compute_capability", a);
+		if (cc) {
+			gpuenv_kb_ver_t ccv;
+			if (gpuenv_kb_ver_parse(gpuenv_str(cc), &ccv) && ccv.n == 2 && ccv.part[0] < 100 &&
+				ccv.part[1] < 10) {
+				f->cc_major = (int)ccv.part[0];
+				f->cc_minor = (int)ccv.part[1];
+			}
+		}
+		v = json_object_get(g, "memory_total");
+		if (json_is_integer(v) && json_integer_value(v) > 0)
+			f->gpu_mem = (uint64_t)json_integer_value(v);
+	}
+	drv = json_object_get(root, "driver");
+	if (json_is_object(drv)) {
+		f->driver = jstr(drv, "version", a);
+		f->driver_cuda = jstr(drv, "cuda_version", a);
+		f->kernel_module = jstr(drv, "kernel_module", a);
+	}
+	v = json_object_get(root, "cuda_visible_devices");
+	if (json_is_object(v) && json_is_true(json_object_get(v, "set")))
+		f->cuda_visible_devices = jstr(v, "value", a);
+	facts_torch(root, f, a);
+	v = json_object_get(root, "libraries");
+	for (size_t i = 0; json_is_array(v) && i < json_array_size(v); i++) {
+		json_t *l = json_array_get(v, i), *nm = json_object_get(l, "name");
+		if (json_is_string(nm) && strcmp(json_string_value(nm), "cudnn") == 0) {
+			f->cudnn = jstr(l, "version", a);
+			break;
+		}
+	}
+	json_decref(root);
+	return 0;
+}
