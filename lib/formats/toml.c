@@ -1071,6 +1071,8 @@ static int parse_array(struct parser *ps, gpuenv_toml_value_t *v, uint32_t depth
 			return r;
 		if (*ps->p == ']')
 			break;
+		if (ps->p >= ps->end)
+			return perr(ps, open, GPUENV_ESYNTAX, "array is not closed with ']'");
 		gpuenv_toml_value_t *el = gpuenv_arena_alloc(&ps->doc->arena, sizeof(*el));
 		if (!el)
 			return nomem(ps);
@@ -1144,6 +1146,10 @@ static int parse_inline_table(struct parser *ps, gpuenv_toml_value_t *v, uint32_
 		return 0;
 	}
 	for (;;) {
+		if (*ps->p == '\n' || *ps->p == '\r' || *ps->p == '#')
+			return perr(ps, ps->p, GPUENV_ESYNTAX,
+				"inline table must close with '}' on the same line (newlines and comments "
+				"inside inline tables are TOML 1.1, not 1.0)");
 		if ((r = parse_keyval(ps, t)))
 			return r;
 		skip_ws(ps);

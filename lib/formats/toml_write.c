@@ -105,11 +105,19 @@ size_t gpuenv_toml_format_float(double f, char *buf)
 	/* printf and strtod follow LC_NUMERIC: switch to "C" around them */
 	locale_t c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
 	locale_t old = c ? uselocale(c) : (locale_t)0;
-	for (int prec = 1; prec <= 17; prec++) {
-		snprintf(buf, 32, "%.*g", prec, f);
-		if (prec == 17 || strtod(buf, NULL) == f)
+	int prec, exp10;
+	for (prec = 1; prec < 17; prec++) {
+		snprintf(buf, 32, "%.*e", prec - 1, f);
+		if (strtod(buf, NULL) == f)
 			break;
 	}
+	snprintf(buf, 32, "%.*e", prec - 1, f);
+	exp10 = (int)strtol(strchr(buf, 'e') + 1, NULL, 10);
+	/* plain notation for everyday magnitudes, exponents beyond */
+	if (exp10 >= -5 && exp10 < 16)
+		snprintf(buf, 32, "%.*f", prec - 1 - exp10 > 0 ? prec - 1 - exp10 : 0, f);
+	else
+		snprintf(buf, 32, "%.*g", prec, f);
 	if (c) {
 		uselocale(old);
 		freelocale(c);
