@@ -891,26 +891,33 @@ static void rule_copies(drun_t *r, const struct denv *e)
 
 /* ---- wheel-pin-mismatch / wheel-missing --------------------------------- */
 
-static bool mentions_nvidia(const char *s)
+/* The PEP 503 name a requirement starts with, from its raw text (cheap, to
+ * skip the parse of requirements on other projects). */
+static bool req_name(const char *t, char *out, size_t outsz)
 {
-	for (; *s; s++)
-		if ((s[0] | 32) == 'n' && (s[1] | 32) == 'v' && (s[2] | 32) == 'i' &&
-			(s[3] | 32) == 'd' && (s[4] | 32) == 'i' && (s[5] | 32) == 'a')
-			return true;
-	return false;
-}
-
-static bool starts_with_cuda_toolkit(const char *s)
-{
-	char n[NAME_MAX_LEN];
 	size_t k = 0;
 
-	while (s[k] && s[k] != '[' && s[k] != ' ' && s[k] != '=' && s[k] != '<' && s[k] != '>' &&
-		s[k] != '~' && s[k] != '!' && s[k] != ';' && s[k] != '(' && k + 1 < sizeof(n))
+	while (*t == ' ' || *t == '\t')
+		t++;
+	/* most requirements are on other projects: "nvidia-*" and
+	 * "cuda-toolkit" are the only names watched */
+	if ((*t | 32) != 'n' && (*t | 32) != 'c')
+		return false;
+	while (t[k] && t[k] != '[' && t[k] != ' ' && t[k] != '\t' && t[k] != '=' && t[k] != '<' &&
+		t[k] != '>' && t[k] != '~' && t[k] != '!' && t[k] != ';' && t[k] != '(' &&
+		t[k] != '@' && k + 1 < outsz)
 		k++;
-	memcpy(n, s, k);
-	n[k] = '\0';
-	return norm_name(n, n, sizeof(n)) && strcmp(n, "cuda-toolkit") == 0;
+	if (k + 1 >= outsz)
+		return false;
+	memcpy(out, t, k);
+	out[k] = '\0';
+	return norm_name(out, out, outsz);
+}
+
+/* NVIDIA wheels and the CUDA meta package that carries them. */
+static bool watched(const char *norm)
+{
+	return strncmp(norm, "nvidia-", 7) == 0 || strcmp(norm, "cuda-toolkit") == 0;
 }
 
 /* The major of the version a specifier set pins (==, ~=, ===), -1 if none. */
@@ -927,120 +934,142 @@ static long pinned_major(const gpuenv_specset_t *set)
 	return -1;
 }
 
-static void check_requirement(drun_t *r, struct denv *e, const struct ddist *by,
-	const char *via_extra, const char *text, const char *fact, int depth);
+/* One Requires-Dist entry, parsed. */
+struct dreq {
+	gpuenv_requirement_t req;
+	char name[NAME_MAX_LEN];
+	const char *text;
+	size_t dist, line; /* where it was read, for the evidence */
+};
 
-/* Requirements of dist d (installed) selected by its extra. */
-static void check_extras(drun_t *r, struct denv *e, const struct ddist *by, const struct ddist *d,
-	const gpuenv_requirement_t *req, int depth)
+static const char *req_fact(drun_t *r, const struct denv *e, const struct dreq *q)
 {
-	const json_t *rd = dj_arr(d->obj, "requires_dist");
-	const json_t *s;
-	size_t i;
-
-	for (size_t x = 0; x < req->nextras; x++) {
-		char ex[NAME_MAX_LEN];
-		if (req->extras[x].len >= sizeof(ex))
-			continue;
-		memcpy(ex, req->extras[x].ptr, req->extras[x].len);
-		ex[req->extras[x].len] = '\0';
-		json_array_foreach(rd, i, s) {
-			const char *t = json_is_string(s) ? json_string_value(s) : NULL;
-			if (t && mentions_nvidia(t))
-				check_requirement(r, e, by, ex, t,
-					dr_fmt(r, "environments[%zu].distributions[%zu].requires_dist[%zu]",
-						e->i, d->i, i), depth + 1);
-		}
-	}
+	return dr_fmt(r, "environments[%zu].distributions[%zu].requires_dist[%zu]", e->i,
+		e->dists[q->dist].i, q->line);
 }
 
-static void check_requirement(drun_t *r, struct denv *e, const struct ddist *by,
-	const char *via_extra, const char *text, const char *fact, int depth)
+/* Is the installed distribution what q asks for?  via_extra: the extra of
+ * `by` through which q applies (cuda-toolkit[cublas]), NULL for none. */
+static void check_installed(drun_t *r, struct denv *e, const struct ddist *by, const struct dreq *q,
+	const char *via_extra)
 {
-	gpuenv_requirement_t req;
-	gpuenv_version_t ver;
-	gpuenv_marker_env_t menv = e->menv;
-	const struct ddist *d;
+	const struct ddist *d = find_dist(e, q->name);
+	const char *spec = "", *through = "";
 	gpuenv_verdict_t *v;
-	char name[NAME_MAX_LEN];
-	bool active = true;
-	const char *spec = "";
+	gpuenv_version_t ver;
 
-	if (r->err || depth > 2)
-		return;
-	if (gpuenv_requirement_parse(r->ctx, r->arena, gpuenv_str(text), &req) != 0) {
-		gpuenv_error_clear(r->ctx);
-		return;
-	}
-	if (req.name.len >= sizeof(name))
-		return;
-	memcpy(name, req.name.ptr, req.name.len);
-	name[req.name.len] = '\0';
-	if (!norm_name(name, name, sizeof(name)))
-		return;
-	if (strncmp(name, "nvidia-", 7) != 0 && strcmp(name, "cuda-toolkit") != 0)
-		return;
-	menv.extra = via_extra ? via_extra : "";
-	if (req.marker && gpuenv_marker_eval(r->ctx, req.marker, &menv, &active) != 0) {
-		gpuenv_error_clear(r->ctx);
-		return;
-	}
-	if (!active)
-		return;
-	if (req.spec.n) {
+	if (q->req.spec.n) {
 		gpuenv_buf_t b;
 		gpuenv_buf_init(&b, r->ctx, 4096);
-		if (gpuenv_specset_format(&req.spec, &b) == 0 && b.data)
+		if (gpuenv_specset_format(&q->req.spec, &b) == 0 && b.data)
 			spec = dr_fmt(r, "%s", b.data);
 		gpuenv_buf_free(&b);
+		if (!spec)
+			return;
 	}
-	d = find_dist(e, name);
+	if (via_extra)
+		through = dr_fmt(r, " (through the extra %s)", via_extra);
+	if (!through)
+		return;
 	if (!d) {
 		v = dr_verdict(r, "wheel-missing", GPUENV_SEV_ERROR, "environment", e->path);
 		if (!v)
 			return;
 		v->env = e->path;
-		dr_ev(r, v, fact, "metadata", "%s", text);
+		dr_ev(r, v, req_fact(r, e, q), "metadata", "%s", q->text);
 		dr_ev(r, v, dr_fmt(r, "environments[%zu].distributions", e->i), "metadata",
-			"no %s installed", name);
-		v->message = dr_fmt(r, "%s %s requires %s%s%s%s, which is not installed (installed with "
+			"no %s installed", q->name);
+		v->message = dr_fmt(r, "%s %s requires %s%s%s, which is not installed (installed with "
 			"--no-deps?): the libraries it carries will be missing or come from elsewhere",
-			by->norm, by->version ? by->version : "", name, spec ? spec : "",
-			via_extra ? " (through the extra " : "", via_extra ? dr_fmt(r, "%s)", via_extra) : "");
-		v->fix = dr_fmt(r, "pip install '%s%s'", name, spec ? spec : "");
+			by->norm, by->version ? by->version : "", q->name, spec, through);
+		v->fix = dr_fmt(r, "pip install '%s%s'", q->name, spec);
 		return;
 	}
-	if (req.spec.n && d->version) {
-		bool inside;
-		if (gpuenv_version_parse(r->ctx, r->arena, gpuenv_str(d->version), &ver) != 0) {
-			gpuenv_error_clear(r->ctx);
+	if (!q->req.spec.n || !d->version)
+		return;
+	if (gpuenv_version_parse(r->ctx, r->arena, gpuenv_str(d->version), &ver) != 0) {
+		gpuenv_error_clear(r->ctx);
+		return;
+	}
+	if (!gpuenv_specset_contains_ex(&q->req.spec, gpuenv_str(d->version), &ver,
+		    GPUENV_PRERELEASES_DEFAULT, true)) {
+		long pm = pinned_major(&q->req.spec);
+		bool major = pm >= 0 && ver.nrelease > 0 && (long)ver.release[0] != pm;
+		v = dr_verdict(r, "wheel-pin-mismatch", major ? GPUENV_SEV_ERROR : GPUENV_SEV_WARNING,
+			"environment", e->path);
+		if (!v)
 			return;
-		}
-		inside = gpuenv_specset_contains_ex(&req.spec, gpuenv_str(d->version), &ver,
-			GPUENV_PRERELEASES_DEFAULT, true);
-		if (!inside) {
-			long pm = pinned_major(&req.spec);
-			bool major = pm >= 0 && ver.nrelease > 0 && (long)ver.release[0] != pm;
-			v = dr_verdict(r, "wheel-pin-mismatch",
-				major ? GPUENV_SEV_ERROR : GPUENV_SEV_WARNING, "environment", e->path);
-			if (!v)
-				return;
-			v->env = e->path;
-			dr_ev(r, v, fact, "metadata", "%s", text);
-			dr_ev(r, v, dr_fmt(r, "environments[%zu].distributions[%zu].version", e->i, d->i),
-				"metadata", "%s %s", name, d->version);
-			v->message = dr_fmt(r, "%s %s requires %s%s%s%s but %s %s is installed%s", by->norm,
-				by->version ? by->version : "", name, spec ? spec : "",
-				via_extra ? " (through the extra " : "",
-				via_extra ? dr_fmt(r, "%s)", via_extra) : "", name, d->version,
-				major ? ": a different major version, whose libraries the framework was "
-					"not built against"
-				      : ": the framework was built and tested against the pinned one");
-			v->fix = dr_fmt(r, "pip install '%s%s'", name, spec ? spec : "");
+		v->env = e->path;
+		dr_ev(r, v, req_fact(r, e, q), "metadata", "%s", q->text);
+		dr_ev(r, v, dr_fmt(r, "environments[%zu].distributions[%zu].version", e->i, d->i),
+			"metadata", "%s %s", q->name, d->version);
+		v->message = dr_fmt(r, "%s %s requires %s%s%s but %s %s is installed%s", by->norm,
+			by->version ? by->version : "", q->name, spec, through, q->name, d->version,
+			major ? ": a different major version, whose libraries the framework was not "
+				"built against"
+			      : ": the framework was built and tested against the pinned one");
+		v->fix = dr_fmt(r, "pip install '%s%s'", q->name, spec);
+	}
+}
+
+/* Parse Requires-Dist entry i of dist k if it names a watched project. */
+static bool parse_req(drun_t *r, const struct denv *e, size_t k, size_t i, const char *t,
+	struct dreq *q)
+{
+	if (!req_name(t, q->name, sizeof(q->name)) || !watched(q->name))
+		return false;
+	if (gpuenv_requirement_parse(r->ctx, r->arena, gpuenv_str(t), &q->req) != 0) {
+		gpuenv_error_clear(r->ctx);
+		return false;
+	}
+	q->text = t;
+	q->dist = k;
+	q->line = i;
+	(void)e;
+	return true;
+}
+
+static bool marker_true(drun_t *r, const struct denv *e, const struct dreq *q, const char *extra)
+{
+	gpuenv_marker_env_t menv = e->menv;
+	bool active = true;
+
+	if (!q->req.marker)
+		return true;
+	menv.extra = extra ? extra : "";
+	if (gpuenv_marker_eval(r->ctx, q->req.marker, &menv, &active) != 0) {
+		gpuenv_error_clear(r->ctx);
+		return false;
+	}
+	return active;
+}
+
+/* What cuda-toolkit[extras] pulls in: its own Requires-Dist under each
+ * extra, each entry parsed once. */
+static void check_extras(drun_t *r, struct denv *e, const struct ddist *by, const struct dreq *parent)
+{
+	const struct ddist *d = find_dist(e, parent->name);
+	const json_t *rd = d ? dj_arr(d->obj, "requires_dist") : NULL;
+	const json_t *s;
+	size_t i;
+
+	if (!d)
+		return;
+	json_array_foreach(rd, i, s) {
+		const char *t = json_is_string(s) ? json_string_value(s) : NULL;
+		struct dreq q;
+		if (!t || !parse_req(r, e, (size_t)(d - e->dists), i, t, &q) ||
+			strcmp(q.name, "cuda-toolkit") == 0)
+			continue;
+		for (size_t x = 0; x < parent->req.nextras && !r->err; x++) {
+			const char *ex = dr_fmt(r, "%.*s", (int)parent->req.extras[x].len,
+				parent->req.extras[x].ptr);
+			if (ex && marker_true(r, e, &q, ex)) {
+				check_installed(r, e, by, &q, ex);
+				break; /* one verdict per entry, whichever extra selects it */
+			}
 		}
 	}
-	if (req.nextras && strcmp(name, "cuda-toolkit") == 0)
-		check_extras(r, e, by, d, &req, depth);
 }
 
 static void rule_pins(drun_t *r, struct denv *e)
@@ -1052,13 +1081,12 @@ static void rule_pins(drun_t *r, struct denv *e)
 		size_t i;
 		json_array_foreach(rd, i, s) {
 			const char *t = json_is_string(s) ? json_string_value(s) : NULL;
-			/* cheap filter before parsing: NVIDIA wheels and the CUDA
-			 * meta package that carries them */
-			if (!t || !(mentions_nvidia(t) || starts_with_cuda_toolkit(t)))
+			struct dreq q;
+			if (!t || !parse_req(r, e, k, i, t, &q) || !marker_true(r, e, &q, NULL))
 				continue;
-			check_requirement(r, e, d, NULL, t,
-				dr_fmt(r, "environments[%zu].distributions[%zu].requires_dist[%zu]", e->i,
-					d->i, i), 0);
+			check_installed(r, e, d, &q, NULL);
+			if (q.req.nextras && strcmp(q.name, "cuda-toolkit") == 0)
+				check_extras(r, e, d, &q);
 		}
 	}
 }
@@ -1246,6 +1274,7 @@ int gpuenv_doctor_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const json_t *
 {
 	const json_t *envs = dj_arr(facts, "environments");
 	const json_t *e;
+	const dkb_t *kb;
 	drun_t r;
 	size_t i, judged = 0;
 	int rc;
@@ -1253,7 +1282,9 @@ int gpuenv_doctor_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const json_t *
 	memset(out, 0, sizeof(*out));
 	if ((rc = gpuenv_facts_check(ctx, facts)) != 0)
 		return rc;
-	if ((rc = drun_init(&r, ctx, arena, facts, dkb_get(opts ? opts->kb : NULL), out)) != 0)
+	if ((rc = dkb_open(ctx, arena, opts ? opts->kb : NULL, &kb)) != 0)
+		return rc;
+	if ((rc = drun_init(&r, ctx, arena, facts, kb, out)) != 0)
 		return rc;
 	dr_rules_machine(&r);
 	json_array_foreach(envs, i, e) {

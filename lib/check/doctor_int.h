@@ -1,7 +1,7 @@
 /* Internal to lib/check: what doctor.c and preflight.c share.
  *
- *  - the knowledge-base queries the rules need (doctor_kb.c), behind a small
- *    interface so the rules do not depend on how the KB is loaded;
+ *  - the knowledge-base queries the rules need (doctor_kb.c, over the KB
+ *    loader of include/gpuenv/kb.h), as flat tables of C strings;
  *  - readers of the facts JSON that never fail on a wrong type (a wrong or
  *    missing field reads as "unknown");
  *  - the verdict builder, and the rules preflight reuses.
@@ -56,8 +56,10 @@ typedef struct dkb_ngc {
 
 typedef struct dkb dkb_t;
 
-/* The KB the rules read: kb from the caller, NULL for the built-in one. */
-const dkb_t *dkb_get(const struct gpuenv_kb *kb);
+/* The KB the rules read, from kb (NULL: the built-in one, loaded here),
+ * copied into arena.  0, or the loader's error with ctx->err set. */
+int dkb_open(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const struct gpuenv_kb *kb,
+	const dkb_t **out);
 /* Minimum driver of the GA release of cuda; NULL when unknown. */
 const struct dkb_toolkit *dkb_toolkit(const dkb_t *kb, int cuda);
 /* Minor version compatibility row of a CUDA major; NULL when none. */

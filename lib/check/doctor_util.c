@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "doctor_int.h"
+#include "gpuenv/kb.h"
 
 /* ==== small parsers ====================================================== */
 
@@ -143,22 +144,26 @@ bool dk_arch_parse(const char *s, dk_arch_t *out)
 	return true;
 }
 
+/* The rule itself is the KB's (gpuenv_kb_sm_runs_on, rules
+ * cubin-binary-compat, ptx-jit and arch-specific-targets of cuda.toml). */
+static bool runs(const dk_arch_t *a, bool ptx, int maj, int min)
+{
+	gpuenv_kb_sm_t sm = { .major = (uint8_t)a->maj, .minor = (uint8_t)a->min,
+		.variant = a->suffix };
+
+	if (maj < 0 || min < 0)
+		return false;
+	return gpuenv_kb_sm_runs_on(&sm, ptx, (unsigned)maj, (unsigned)min);
+}
+
 bool dk_cubin_runs(const dk_arch_t *a, int maj, int min)
 {
-	/* binary compatibility: same major, a later or equal minor; an
-	 * arch-specific cubin (sm_90a) only on exactly that architecture */
-	if (a->maj != maj)
-		return false;
-	return a->suffix == 'a' ? a->min == min : a->min <= min;
+	return runs(a, false, maj, min);
 }
 
 bool dk_ptx_runs(const dk_arch_t *a, int maj, int min)
 {
-	if (a->suffix == 'a')
-		return a->maj == maj && a->min == min;
-	if (a->suffix == 'f')
-		return a->maj == maj && a->min <= min;
-	return a->maj < maj || (a->maj == maj && a->min <= min);
+	return runs(a, true, maj, min);
 }
 
 static int arch_cmp(const dk_arch_t *x, const dk_arch_t *y)
@@ -187,7 +192,7 @@ static const char *c_item(const void *list, size_t i)
 static void cover(item_fn get, const void *cub, size_t ncub, const void *ptx, size_t nptx,
 	int maj, int min, bool ptx_ok, dk_cov_t *out)
 {
-	dk_arch_t a, best, lo, hi;
+	dk_arch_t a, best = { 0 }, lo = { 0 }, hi = { 0 };
 	bool have_best = false;
 
 	memset(out, 0, sizeof(*out));

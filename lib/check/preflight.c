@@ -302,6 +302,7 @@ int gpuenv_preflight_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const json_
 {
 	const dkb_torch_variant_t *kv = NULL;
 	const dkb_ngc_t *ngc = NULL;
+	const dkb_t *kb;
 	drun_t r;
 	int rc, given, need = 0;
 	const char *what = NULL;
@@ -315,7 +316,9 @@ int gpuenv_preflight_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const json_
 			      : "nothing to check: give --cuda, --torch or --image");
 	if ((rc = gpuenv_facts_check(ctx, facts)) != 0)
 		return rc;
-	if ((rc = drun_init(&r, ctx, arena, facts, dkb_get(req->kb), &out->reasons)) != 0)
+	if ((rc = dkb_open(ctx, arena, req->kb, &kb)) != 0)
+		return rc;
+	if ((rc = drun_init(&r, ctx, arena, facts, kb, &out->reasons)) != 0)
 		return rc;
 
 	if (req->cuda) {
