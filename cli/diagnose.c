@@ -95,7 +95,10 @@ int cli_diagnose(struct cli *cli, const struct cli_verb *verb, int argc, char **
 		st = CLI_EXIT_USAGE;
 		goto out;
 	}
-	if (gpuenv_kb_load(&cli->ctx, kb_dir, &kb)) {
+	/* every file but the NGC tags: fixes draw on CUDA, GPUs, torch,
+	 * cuDNN and the wheel indexes */
+	if (gpuenv_kb_load_files(&cli->ctx, kb_dir,
+		    GPUENV_KB_ALL & ~GPUENV_KB_FILE(GPUENV_KB_NGC), &kb)) {
 		st = cli_report(cli, CLI_EXIT_USAGE);
 		goto out;
 	}

@@ -84,9 +84,12 @@ static json_t *jsms(const gpuenv_kb_sms_t *l)
 	return a;
 }
 
-static int load_kb(struct cli *cli, const char *dir, gpuenv_kb_t **kb)
+/* Each question loads only the files its answer comes from. */
+#define F(id) GPUENV_KB_FILE(GPUENV_KB_##id)
+
+static int load_kb(struct cli *cli, const char *dir, unsigned files, gpuenv_kb_t **kb)
 {
-	if (gpuenv_kb_load(&cli->ctx, dir, kb))
+	if (gpuenv_kb_load_files(&cli->ctx, dir, files, kb))
 		return cli_report(cli, CLI_EXIT_FAIL);
 	return 0;
 }
@@ -290,7 +293,7 @@ static int kb_torch(struct cli *cli, const struct cli_verb *verb, int argc, char
 		if (want.n > 2)
 			want.n = 2;
 	}
-	if ((st = load_kb(cli, o.kb_dir, &kb)))
+	if ((st = load_kb(cli, o.kb_dir, F(TORCH) | F(CUDA) | F(GPUS), &kb)))
 		return st;
 	if (o.gpu) {
 		if (gpuenv_kb_gpu_lookup(kb, o.gpu, &gm)) {
@@ -454,7 +457,7 @@ static int kb_driver(struct cli *cli, const struct cli_verb *verb, int argc, cha
 	if (optind + 1 < argc)
 		return cli_usage_error(cli, verb, "%s: unexpected argument '%s'", verb->name,
 			argv[optind + 1]);
-	if ((st = load_kb(cli, o.kb_dir, &kb)))
+	if ((st = load_kb(cli, o.kb_dir, F(CUDA), &kb)))
 		return st;
 	if (o.cuda) {
 		const gpuenv_kb_toolkit_t *ga;
@@ -566,7 +569,7 @@ static int kb_gpu(struct cli *cli, const struct cli_verb *verb, int argc, char *
 		return cli_usage_error(cli, verb, "%s: which GPU?", verb->name);
 	if (optind + 1 < argc)
 		return cli_usage_error(cli, verb, "%s: one NAME (quote names with spaces)", verb->name);
-	if ((st = load_kb(cli, o.kb_dir, &kb)))
+	if ((st = load_kb(cli, o.kb_dir, F(GPUS) | F(CUDA) | F(TORCH), &kb)))
 		return st;
 	n = gpuenv_kb_gpu_find(kb, argv[optind], m, 16);
 	if (!n) {
@@ -724,7 +727,7 @@ static int kb_image(struct cli *cli, const struct cli_verb *verb, int argc, char
 			argv[optind + 1]);
 	if (o.driver && parse_driver(cli, verb, o.driver, &d))
 		return CLI_EXIT_USAGE;
-	if ((st = load_kb(cli, o.kb_dir, &kb)))
+	if ((st = load_kb(cli, o.kb_dir, F(NGC) | F(CUDA), &kb)))
 		return st;
 	n = gpuenv_kb_image_find(kb, argv[optind], m, 64);
 	if (!n) {
@@ -839,7 +842,7 @@ static int kb_sources(struct cli *cli, const struct cli_verb *verb, int argc, ch
 		return st;
 	if (optind < argc)
 		return cli_usage_error(cli, verb, "%s: unexpected argument '%s'", verb->name, argv[optind]);
-	if ((st = load_kb(cli, o.kb_dir, &kb)))
+	if ((st = load_kb(cli, o.kb_dir, GPUENV_KB_ALL, &kb)))
 		return st;
 	nt = gpuenv_kb_tables(kb, t, 64);
 	if (nt > 64)

@@ -162,7 +162,25 @@ SCHEMA = {
                           cuda_driver=("str", "driver", O), driver_min_branch=("str", "branch", O),
                           datacenter_drivers=("strlist", "driver", O), cc_min=("str", "cc", O)),
     },
+    "diagnose.toml": {
+        "signature": spec(id=("str", "ident", R), title=("str", None, R),
+                          literal=("strlist", None, O), regex=("strlist", None, O),
+                          ignore_case=("bool", None, O), cause=("str", None, R),
+                          fix=("str", None, R), fix_log=("str", None, O),
+                          fix_facts=("str", None, O)),
+    },
 }
+
+# placeholders a diagnose.toml text may use (lib/check/diagnose.c fills them)
+DIAG_FACTS = {"gpu", "gpu_cc", "gpu_sm", "gpu_arch", "gpu_mem", "gpu_count", "driver",
+              "driver_cuda", "kernel_module", "cuda_visible_devices", "torch", "torch_cuda",
+              "torch_code", "torch_cudnn", "torch_pick", "cudnn", "cudnn_for_gpu"}
+DIAG_FILTERS = {"cuda_int", "first_cuda", "first_driver", "min_driver", "torch_for_sm"}
+# failures the issue names: each must have a signature
+DIAG_REQUIRED = ["cudnn-lib-missing", "no-kernel-image", "cudnn-not-supported", "driver-insufficient",
+                 "cuda-oom", "torch-cpu-only", "torch-no-driver", "torch-undefined-symbol",
+                 "nccl-error", "launch-timeout", "trt-engine-version", "trt-half2", "no-cuda-device",
+                 "invalid-device-context"]
 
 
 class Checker:
@@ -461,6 +479,47 @@ class Checker:
             if isinstance(tag, str) and not tag.startswith(str(rel) + "-"):
                 self.err(f, "container", i, f"tag {tag} does not start with release {rel}")
 
+    def check_diagnose(self):
+        f = "diagnose.toml"
+        rows = self.rows(f, "signature")
+        self.unique(f, "signature", lambda r: r["id"], "signature id")
+        for i, r in enumerate(rows):
+            if not r.get("literal") and not r.get("regex"):
+                self.err(f, "signature", i, "neither literal nor regex patterns")
+            for p in (r.get("literal") or []) + (r.get("regex") or []):
+                if not isinstance(p, str) or not p or len(p) > 1024 or "\0" in p:
+                    self.err(f, "signature", i, f"pattern {p!r}: 1 to 1024 bytes, no NUL")
+            ngroups = 0
+            for p in r.get("regex") or []:
+                # POSIX ERE and Python's re agree on what these patterns use
+                try:
+                    ngroups = max(ngroups, re.compile(p).groups)
+                except re.error as e:
+                    self.err(f, "signature", i, f"regex {p!r} does not compile: {e}")
+            for key in ("cause", "fix", "fix_log", "fix_facts"):
+                text = r.get(key)
+                if not isinstance(text, str):
+                    continue
+                for name in re.findall(r"\{([^{}]*)\}", text):
+                    base, _, flt = name.partition("|")
+                    if base.isdigit():
+                        if not 1 <= int(base) <= 9 or int(base) > ngroups:
+                            self.err(f, "signature", i, f"{key}: {{{name}}} names no regex group")
+                    elif base not in DIAG_FACTS:
+                        self.err(f, "signature", i, f"{key}: unknown placeholder {{{name}}}")
+                    elif key in ("fix", "fix_log", "cause"):
+                        self.err(f, "signature", i, f"{key}: facts like {{{name}}} belong in fix_facts")
+                    if flt and flt not in DIAG_FILTERS:
+                        self.err(f, "signature", i, f"{key}: unknown filter in {{{name}}}")
+                    if flt and key == "fix":
+                        self.err(f, "signature", i, f"fix: filters like {{{name}}} belong in fix_log")
+        ids = {r.get("id") for r in rows}
+        for want in DIAG_REQUIRED:
+            if want not in ids:
+                self.err(f, "signature", None, f"no signature {want!r}")
+        if len(rows) < 30:
+            self.err(f, "signature", None, f"only {len(rows)} signatures, want >= 30")
+
     def check_coverage(self, series):
         """What issue 'Compatibility knowledge base' asks the data to cover."""
         for minor in range(0, 12):
@@ -571,6 +630,7 @@ def main(argv):
     c.check_libraries(cuda_versions)
     c.check_wheels()
     c.check_ngc(cuda_versions)
+    c.check_diagnose()
     c.check_coverage(series)
     binary = os.environ.get("GPUENV_BIN")
     parser_note = "skipped (GPUENV_BIN not set)"

@@ -8,7 +8,8 @@
  * error here as it is in tests/kb_check.py.
  *
  * The tables are plain arrays of plain structs.  Strings are slices into the
- * loaded documents and live as long as the gpuenv_kb_t.  Optional keys that a
+ * KB's own arena and live as long as the gpuenv_kb_t (the TOML documents
+ * are freed once mapped).  Optional keys that a
  * row leaves out read as: a NULL slice, a version with n == 0, an integer of
  * GPUENV_KB_NONE, a tri-state of -1, an empty list.
  */
@@ -83,9 +84,13 @@ enum gpuenv_kb_file_id {
 	GPUENV_KB_NFILES
 };
 
+#define GPUENV_KB_ALL ((1u << GPUENV_KB_NFILES) - 1)
+#define GPUENV_KB_FILE(id) (1u << (id)) /* a bit of a load mask */
+
 typedef struct gpuenv_kb_file {
 	const char *name;   /* "cuda.toml" */
-	const char *origin; /* "embedded", or the path it was read from */
+	const char *origin; /* "embedded", the path it was read from, or NULL
+			       when the load mask left it out */
 	size_t size;	    /* bytes */
 	size_t rows;	    /* rows of every table in it */
 } gpuenv_kb_file_t;
@@ -301,8 +306,6 @@ typedef struct gpuenv_kb_signature {
 } gpuenv_kb_signature_t;
 
 /* ---- the knowledge base ---------------------------------------------------- */
-struct gpuenv_toml_doc;
-
 #define GPUENV_KB_TABLE(type, name) \
 	const type *name;           \
 	size_t n_##name
@@ -344,8 +347,7 @@ typedef struct gpuenv_kb {
 	/* diagnose.toml */
 	GPUENV_KB_TABLE(gpuenv_kb_signature_t, signature);
 
-	/* private: the parsed documents the slices point into */
-	struct gpuenv_toml_doc *docs[GPUENV_KB_NFILES];
+	/* private: rows and strings */
 	gpuenv_arena_t arena;
 } gpuenv_kb_t;
 
@@ -370,8 +372,13 @@ typedef struct gpuenv_kb_source {
  * GPUENV_EFORMAT / -errno with ctx->err at "file:line:col".  *out is freed
  * with gpuenv_kb_free. */
 GPUENV_API int gpuenv_kb_load(gpuenv_ctx_t *ctx, const char *dir, gpuenv_kb_t **out);
+/* As gpuenv_kb_load, only the files in mask (GPUENV_KB_FILE(GPUENV_KB_CUDA)
+ * | ...); the tables of the others stay empty.  A query needs the files its
+ * rows come from: the verbs load what they ask about. */
+GPUENV_API int gpuenv_kb_load_files(gpuenv_ctx_t *ctx, const char *dir, unsigned mask,
+	gpuenv_kb_t **out);
 /* As gpuenv_kb_load, with files given in memory (names must be known KB
- * files); the others come from the embedded copy. */
+ * files; the data is copied); the others come from the embedded copy. */
 GPUENV_API int gpuenv_kb_load_sources(gpuenv_ctx_t *ctx, const gpuenv_kb_source_t *src,
 	size_t n, gpuenv_kb_t **out);
 GPUENV_API void gpuenv_kb_free(gpuenv_kb_t *kb);

@@ -393,9 +393,23 @@ static int series_cmp(const gpuenv_kb_torch_variant_t *a, const gpuenv_kb_torch_
 	return gpuenv_kb_ver_cmp(&a->torch, &b->torch);
 }
 
-/* The variant to recommend for a target: among those that run (YES), the
- * machine's own torch series when one of its builds runs, else the newest
- * series; within a series the oldest CUDA (the least the driver must do). */
+/* The variant to recommend for a target, among those that run (YES).  With
+ * a driver that runs some: the machine's own torch series when one of its
+ * builds runs, else the newest series; within a series the oldest CUDA.
+ * Without a driver to go by: the oldest CUDA first (the least a driver must
+ * do), then the newest series. */
+static bool better(const gpuenv_kb_torch_variant_t *v, bool v_mine,
+	const gpuenv_kb_torch_variant_t *best, bool best_mine, bool least_driver)
+{
+	int s = series_cmp(v, best), c = gpuenv_kb_ver_cmp(&v->cuda, &best->cuda);
+
+	if (least_driver)
+		return c < 0 || (c == 0 && s > 0);
+	if (v_mine != best_mine)
+		return v_mine;
+	return s > 0 || (s == 0 && c < 0);
+}
+
 static const gpuenv_kb_torch_variant_t *pick(gpuenv_diag_t *d, const gpuenv_kb_target_t *t,
 	const gpuenv_kb_torch_variant_t *mine, gpuenv_arena_t *a)
 {
@@ -409,11 +423,7 @@ static const gpuenv_kb_torch_variant_t *pick(gpuenv_diag_t *d, const gpuenv_kb_t
 		if (gpuenv_kb_torch_check(d->kb, t, v, a, &vd) || vd.verdict != GPUENV_KB_YES)
 			continue;
 		is_mine = mine && gpuenv_kb_ver_cmp(&v->torch, &mine->torch) == 0;
-		if (!best || (is_mine && !best_mine) ||
-			(is_mine == best_mine &&
-				(series_cmp(v, best) > 0 ||
-					(series_cmp(v, best) == 0 &&
-						gpuenv_kb_ver_cmp(&v->cuda, &best->cuda) < 0)))) {
+		if (!best || better(v, is_mine, best, best_mine, !t->has_driver)) {
 			best = v;
 			best_mine = is_mine;
 		}
@@ -492,8 +502,18 @@ static const char *cudnn_for_gpu(gpuenv_diag_t *d, const gpuenv_diag_facts_t *f,
 	}
 	if (!best)
 		return NULL;
-	return afmt(a, "%.*s (CUDA %lld builds)", GPUENV_STR_ARG(best->cudnn.str),
-		(long long)best->cuda_major);
+	{
+		char list[256];
+		size_t n = 0;
+		list[0] = '\0';
+		for (uint32_t j = 0; j < best->cuda.n && n + 16 < sizeof(list); j++) {
+			int w = snprintf(list + n, sizeof(list) - n, "%s%.*s", j ? ", " : "",
+				GPUENV_STR_ARG(best->cuda.v[j].str));
+			if (w > 0)
+				n += (size_t)w;
+		}
+		return afmt(a, "%.*s (for CUDA %s)", GPUENV_STR_ARG(best->cudnn.str), list);
+	}
 }
 
 static const char *fmt_mem(uint64_t b, gpuenv_arena_t *a)

@@ -349,7 +349,59 @@ struct loader {
 	gpuenv_ctx_t *ctx;
 	const char *origin; /* the file's name in errors */
 	int file;
+	gpuenv_str_t last_source; /* rows of a table often share one source */
+	const char *text;	  /* the file's bytes, alive as long as the KB */
+	size_t len;
+	uint32_t *lines;	  /* byte offset where each line starts */
+	uint32_t nlines;
 };
+
+/* Where a value's text starts: its line and column (in characters) turned
+ * into a byte offset; SIZE_MAX when unknown. */
+static size_t offset_of(const struct loader *L, uint32_t line, uint32_t col)
+{
+	size_t off;
+
+	if (!L->lines || !line || line > L->nlines || !col)
+		return SIZE_MAX;
+	off = L->lines[line - 1];
+	for (uint32_t c = 1; c < col; c++) {
+		if (off >= L->len)
+			return SIZE_MAX;
+		/* skip one UTF-8 character */
+		off++;
+		while (off < L->len && ((unsigned char)L->text[off] & 0xC0) == 0x80)
+			off++;
+	}
+	return off;
+}
+
+/* Make a string value the KB's own: the document is freed after mapping.
+ * A string written without escapes is the same bytes in the file, so the
+ * slice points there (no copy, no new memory); others are copied into the
+ * KB's arena. */
+static int keep(struct loader *L, gpuenv_str_t *s, uint32_t line, uint32_t col)
+{
+	gpuenv_str_t c;
+	size_t off;
+
+	if (!s->ptr)
+		return 0;
+	off = offset_of(L, line, col);
+	if (off != SIZE_MAX && off < L->len && (L->text[off] == '"' || L->text[off] == '\'') &&
+		L->len - off - 1 > s->len && L->text[off + 1 + s->len] == L->text[off] &&
+		memcmp(L->text + off + 1, s->ptr, s->len) == 0) {
+		s->ptr = L->text + off + 1;
+		return 0;
+	}
+	c = gpuenv_arena_str(&L->kb->arena, *s);
+	if (!c.ptr && s->len)
+		return gpuenv_fail(L->ctx, -ENOMEM, L->origin, 0, 0, "out of memory");
+	if (!c.ptr)
+		c = gpuenv_str_n("", 0);
+	*s = c;
+	return 0;
+}
 
 static int fail_at(struct loader *L, int code, uint32_t line, uint32_t col, const char *fmt, ...)
 	GPUENV_PRINTF(5, 6);
@@ -404,6 +456,10 @@ static int convert_str(struct loader *L, const struct field *f, int type,
 	const gpuenv_toml_value_t *v, void *dst)
 {
 	gpuenv_str_t s = v->u.str;
+	int r = keep(L, &s, v->line, v->col);
+
+	if (r)
+		return r;
 
 	switch (type) {
 	case F_STR:
@@ -561,10 +617,19 @@ static int load_row(struct loader *L, const struct table *t, const gpuenv_toml_t
 				return fail_at(L, GPUENV_ETYPE, v->line, v->col,
 					"'%s' must be a string, not %s", src ? "source" : "note",
 					gpuenv_toml_type_name(v->type));
+			if (src && gpuenv_str_eq(v->u.str, L->last_source)) {
+				meta->source = L->last_source;
+				continue;
+			}
 			if (src)
 				meta->source = v->u.str;
 			else
 				meta->note = v->u.str;
+			r = keep(L, src ? &meta->source : &meta->note, v->line, v->col);
+			if (r)
+				return r;
+			if (src)
+				L->last_source = meta->source;
 			continue;
 		}
 		if (gpuenv_str_eq_cstr(kv->key, "confidence")) {
@@ -599,60 +664,83 @@ static int load_row(struct loader *L, const struct table *t, const gpuenv_toml_t
 	return 0;
 }
 
-static int load_file(gpuenv_kb_t *kb, int file, const char *origin, const void *data, size_t len)
+static int map_file(struct loader *L, const gpuenv_toml_table_t *root)
 {
-	struct loader L = { kb, kb->ctx, origin, file };
-	gpuenv_toml_doc_t *doc;
-	const gpuenv_toml_table_t *root;
+	gpuenv_kb_t *kb = L->kb;
 	int r;
 
-	doc = gpuenv_arena_calloc(&kb->arena, 1, sizeof(*doc));
-	if (!doc)
-		return gpuenv_fail(kb->ctx, -ENOMEM, origin, 0, 0, "out of memory");
-	r = gpuenv_toml_doc_init(doc, kb->ctx, origin);
-	if (r)
-		return r;
-	kb->docs[file] = doc;
-	r = gpuenv_toml_parse(doc, data, len);
-	if (r)
-		return r;
-	kb->files[file].size = len;
-	root = doc->root;
 	for (uint32_t i = 0; i < root->len; i++) {
 		const gpuenv_toml_kv_t *kv = root->items[i];
-		const struct table *t = find_table(file, kv->key);
+		const struct table *t = find_table(L->file, kv->key);
 		const gpuenv_toml_array_t *a;
 		char *rows;
 		size_t *np;
 
 		if (!t) {
-			fail_at(&L, GPUENV_EFORMAT, kv->line, kv->col, "unknown table '%.*s' in %s",
+			fail_at(L, GPUENV_EFORMAT, kv->line, kv->col, "unknown table '%.*s' in %s",
 				(int)(kv->key.len > 60 ? 60 : kv->key.len), kv->key.ptr,
-				file_names[file]);
+				file_names[L->file]);
 			return gpuenv_hint(kb->ctx, "the tables of each file are listed in docs/kb.md");
 		}
 		if (kv->val.type != GPUENV_TOML_ARRAY)
-			return fail_at(&L, GPUENV_EFORMAT, kv->line, kv->col,
+			return fail_at(L, GPUENV_EFORMAT, kv->line, kv->col,
 				"'%s' must be an array of tables ([[%s]])", t->name, t->name);
 		a = kv->val.u.arr;
 		rows = a->len ? gpuenv_arena_calloc(&kb->arena, a->len, t->size) : NULL;
 		if (a->len && !rows)
-			return gpuenv_fail(kb->ctx, -ENOMEM, origin, 0, 0, "out of memory");
+			return gpuenv_fail(kb->ctx, -ENOMEM, L->origin, 0, 0, "out of memory");
+		L->last_source = GPUENV_STR_NULL;
 		for (uint32_t j = 0; j < a->len; j++) {
 			const gpuenv_toml_value_t *v = a->items[j];
 			if (v->type != GPUENV_TOML_TABLE)
-				return fail_at(&L, GPUENV_EFORMAT, v->line, v->col,
+				return fail_at(L, GPUENV_EFORMAT, v->line, v->col,
 					"'%s' must be an array of tables ([[%s]])", t->name, t->name);
-			r = load_row(&L, t, v->u.tab, rows + j * t->size);
+			r = load_row(L, t, v->u.tab, rows + j * t->size);
 			if (r)
 				return r;
 		}
 		memcpy((char *)kb + t->rows_off, &rows, sizeof(rows));
 		np = (size_t *)(void *)((char *)kb + t->n_off);
 		*np = a->len;
-		kb->files[file].rows += a->len;
+		kb->files[L->file].rows += a->len;
 	}
 	return 0;
+}
+
+/* Parse one file, map its rows into the KB, free the document: only one
+ * document is alive at a time, which keeps the load's memory (and its page
+ * faults, most of a cold load's cost) small.  text must live as long as the
+ * KB (the embedded copy, or a copy in the KB's arena). */
+static int load_file(gpuenv_kb_t *kb, int file, const char *origin, const char *text, size_t len)
+{
+	struct loader L = { kb, kb->ctx, origin, file, GPUENV_STR_NULL, text, len, NULL, 0 };
+	gpuenv_toml_doc_t doc;
+	int r;
+
+	r = gpuenv_toml_doc_init(&doc, kb->ctx, origin);
+	if (r)
+		return r;
+	r = gpuenv_toml_parse(&doc, text ? text : "", len);
+	if (!r && len < UINT32_MAX) {
+		/* line starts, to find string values in the text */
+		uint32_t n = 1;
+		for (size_t i = 0; i < len; i++)
+			n += text[i] == '\n';
+		L.lines = gpuenv_alloc(kb->ctx, (size_t)n * sizeof(*L.lines));
+		if (L.lines) {
+			L.lines[L.nlines++] = 0;
+			for (size_t i = 0; i < len; i++)
+				if (text[i] == '\n')
+					L.lines[L.nlines++] = (uint32_t)(i + 1);
+		}
+	}
+	if (!r) {
+		kb->files[file].size = len;
+		r = map_file(&L, doc.root);
+	}
+	gpuenv_free(kb->ctx, L.lines);
+	gpuenv_toml_doc_free(&doc);
+	return r;
 }
 
 /* Cross-references the queries rely on. */
@@ -720,15 +808,12 @@ void gpuenv_kb_free(gpuenv_kb_t *kb)
 	if (!kb)
 		return;
 	ctx = kb->ctx;
-	for (int i = 0; i < GPUENV_KB_NFILES; i++)
-		if (kb->docs[i])
-			gpuenv_toml_doc_free(kb->docs[i]);
 	gpuenv_arena_free(&kb->arena);
 	gpuenv_free(ctx, kb);
 }
 
-int gpuenv_kb_load_sources(gpuenv_ctx_t *ctx, const gpuenv_kb_source_t *src, size_t n,
-	gpuenv_kb_t **out)
+static int load_sources(gpuenv_ctx_t *ctx, const gpuenv_kb_source_t *src, size_t n,
+	unsigned mask, gpuenv_kb_t **out)
 {
 	const gpuenv_kb_source_t *use[GPUENV_KB_NFILES] = { NULL };
 	gpuenv_kb_source_t emb[GPUENV_KB_NFILES];
@@ -753,7 +838,10 @@ int gpuenv_kb_load_sources(gpuenv_ctx_t *ctx, const gpuenv_kb_source_t *src, siz
 	gpuenv_arena_init(&kb->arena, ctx, 0);
 	for (int i = 0; i < GPUENV_KB_NFILES && !r; i++) {
 		const gpuenv_kb_source_t *s = use[i];
-		const char *origin;
+		const char *origin, *text;
+		kb->files[i].name = file_names[i];
+		if (!(mask & (1u << i)))
+			continue;
 		if (!s) {
 			emb[i] = gpuenv_kb_embedded(i);
 			s = &emb[i];
@@ -762,11 +850,18 @@ int gpuenv_kb_load_sources(gpuenv_ctx_t *ctx, const gpuenv_kb_source_t *src, siz
 					"not embedded in this build");
 				break;
 			}
+			text = s->data; /* static: the KB may point into it */
+		} else {
+			/* the caller's buffer may go: the KB keeps its own copy */
+			text = s->len ? gpuenv_arena_strndup(&kb->arena, s->data, s->len) : "";
+			if (!text) {
+				r = gpuenv_fail(ctx, -ENOMEM, NULL, 0, 0, "out of memory");
+				break;
+			}
 		}
 		/* errors name the file: "cuda.toml" for the embedded copy, else
 		 * the path it came from */
 		origin = s->origin && strcmp(s->origin, "embedded") != 0 ? s->origin : file_names[i];
-		kb->files[i].name = file_names[i];
 		kb->files[i].origin = gpuenv_arena_strndup(&kb->arena,
 			s->origin ? s->origin : file_names[i],
 			strlen(s->origin ? s->origin : file_names[i]));
@@ -774,7 +869,7 @@ int gpuenv_kb_load_sources(gpuenv_ctx_t *ctx, const gpuenv_kb_source_t *src, siz
 			r = gpuenv_fail(ctx, -ENOMEM, NULL, 0, 0, "out of memory");
 			break;
 		}
-		r = load_file(kb, i, origin, s->data, s->len);
+		r = load_file(kb, i, origin, text, s->len);
 	}
 	if (!r)
 		r = link_tables(kb);
@@ -786,7 +881,18 @@ int gpuenv_kb_load_sources(gpuenv_ctx_t *ctx, const gpuenv_kb_source_t *src, siz
 	return 0;
 }
 
+int gpuenv_kb_load_sources(gpuenv_ctx_t *ctx, const gpuenv_kb_source_t *src, size_t n,
+	gpuenv_kb_t **out)
+{
+	return load_sources(ctx, src, n, GPUENV_KB_ALL, out);
+}
+
 int gpuenv_kb_load(gpuenv_ctx_t *ctx, const char *dir, gpuenv_kb_t **out)
+{
+	return gpuenv_kb_load_files(ctx, dir, GPUENV_KB_ALL, out);
+}
+
+int gpuenv_kb_load_files(gpuenv_ctx_t *ctx, const char *dir, unsigned mask, gpuenv_kb_t **out)
 {
 	gpuenv_buf_t bufs[GPUENV_KB_NFILES];
 	gpuenv_kb_source_t src[GPUENV_KB_NFILES];
@@ -797,13 +903,16 @@ int gpuenv_kb_load(gpuenv_ctx_t *ctx, const char *dir, gpuenv_kb_t **out)
 
 	*out = NULL;
 	if (!dir)
-		return gpuenv_kb_load_sources(ctx, NULL, 0, out);
+		return load_sources(ctx, NULL, 0, mask, out);
 	if (stat(dir, &st) != 0)
 		return gpuenv_fail(ctx, -errno, dir, 0, 0, "%s", strerror(errno));
 	if (!S_ISDIR(st.st_mode))
 		return gpuenv_fail(ctx, -ENOTDIR, dir, 0, 0, "not a directory");
 	for (int i = 0; i < GPUENV_KB_NFILES; i++) {
-		int len = snprintf(paths[n], sizeof(paths[n]), "%s/%s", dir, file_names[i]);
+		int len;
+		if (!(mask & (1u << i)))
+			continue;
+		len = snprintf(paths[n], sizeof(paths[n]), "%s/%s", dir, file_names[i]);
 		if (len < 0 || (size_t)len >= sizeof(paths[n])) {
 			r = gpuenv_fail(ctx, -ENAMETOOLONG, dir, 0, 0, "path too long");
 			break;
@@ -834,7 +943,7 @@ int gpuenv_kb_load(gpuenv_ctx_t *ctx, const char *dir, gpuenv_kb_t **out)
 		}
 		if (d)
 			closedir(d);
-		r = gpuenv_kb_load_sources(ctx, src, n, out);
+		r = load_sources(ctx, src, n, mask, out);
 	}
 	for (size_t i = 0; i < n; i++)
 		gpuenv_buf_free(&bufs[i]);

@@ -1,0 +1,165 @@
+"""gpuenv diagnose: every signature of data/kb/diagnose.toml has a log under
+tests/fixtures/logs/<id>.log that produces exactly that id; a clean log gives
+exit 0; real-looking mixed logs give their ids; facts make fixes concrete;
+exit statuses and --json."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import tomllib
+
+BIN = os.environ["GPUENV_BIN"]
+SRC = os.environ.get("GPUENV_SRC") or os.path.join(os.path.dirname(__file__), "..", "..")
+LOGS = os.path.join(SRC, "tests", "fixtures", "logs")
+failures = []
+
+
+def run(*args, stdin=None):
+    return subprocess.run([BIN, *args], capture_output=True, text=True, input=stdin, timeout=60)
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def ids(r):
+    try:
+        return [f["id"] for f in json.loads(r.stdout)["findings"]]
+    except (ValueError, KeyError) as e:
+        return "bad JSON (%s): %r %r" % (e, r.stdout[:200], r.stderr[:200])
+
+
+with open(os.path.join(SRC, "data", "kb", "diagnose.toml"), "rb") as f:
+    sigs = tomllib.load(f)["signature"]
+check(len(sigs) >= 30, "at least 30 signatures (%d)" % len(sigs))
+
+# one fixture per signature, each producing exactly its id
+for s in sigs:
+    path = os.path.join(LOGS, s["id"] + ".log")
+    if not os.path.exists(path):
+        check(False, "fixture %s.log exists" % s["id"])
+        continue
+    r = run("--json", "diagnose", path)
+    check(r.returncode == 1, "%s: exit 1 (got %d: %s)" % (s["id"], r.returncode, r.stderr[:200]))
+    check(ids(r) == [s["id"]], "%s.log gives exactly [%s], got %s" % (s["id"], s["id"], ids(r)))
+    if r.returncode == 1:
+        f = json.loads(r.stdout)["findings"][0]
+        check(f["line"] >= 1 and f["match"] and f["cause"] and f["fix"] and f["source"]["source"],
+              "%s: line, match, cause, fix and source" % s["id"])
+        check("{" not in f["cause"] and "{" not in f["fix"],
+              "%s: placeholders filled: %r / %r" % (s["id"], f["cause"], f["fix"]))
+print("signatures with a fixture:", len(sigs))
+
+# no fixture without a signature
+known = {s["id"] for s in sigs}
+for name in sorted(os.listdir(LOGS)):
+    if name.endswith(".log") and not name.startswith(("mixed-", "clean")):
+        check(name[:-4] in known, "fixture %s names a signature" % name)
+
+# nothing known -> exit 0, a line saying so
+r = run("diagnose", os.path.join(LOGS, "clean.log"))
+check(r.returncode == 0 and "no known failure" in r.stdout, "clean log -> 0: %r" % r.stdout)
+r = run("--json", "diagnose", os.path.join(LOGS, "clean.log"))
+check(r.returncode == 0 and json.loads(r.stdout)["findings"] == [], "clean log JSON")
+r = run("diagnose", "-", stdin="")
+check(r.returncode == 0, "empty stdin -> 0")
+
+# real-looking mixed logs
+r = run("--json", "diagnose", os.path.join(LOGS, "mixed-rtx5090.log"))
+check(r.returncode == 1 and ids(r) == ["torch-arch-unsupported", "no-kernel-image"],
+      "mixed-rtx5090: %s" % ids(r))
+if r.returncode == 1:
+    f = json.loads(r.stdout)["findings"]
+    check(f[0]["line"] == 8 and f[0]["count"] == 2 and f[0]["lines"] == [8, 14], "repeat lines %s" % f[0])
+    check(f[1]["line"] == 24 and f[1]["count"] == 2, "no-kernel-image at line 24, twice: %s" % f[1])
+    # without facts, the log's own words make the fix concrete enough
+    check("cu128" in f[0]["fix"] and not f[0]["fix_from_facts"], "fix from the log: %r" % f[0]["fix"])
+r = run("--json", "diagnose", os.path.join(LOGS, "mixed-cluster.log"))
+check(ids(r) == ["cuda-oom", "nccl-timeout", "gpu-fell-off-bus"], "mixed-cluster: %s" % ids(r))
+
+# facts make the fix concrete, as the issue words it
+want = ("your GPU is sm_120; your torch 2.5.1+cu124 carries sm_50..sm_90 and no PTX: "
+        "install a cu128 build")
+r = run("diagnose", os.path.join(LOGS, "no-kernel-image.log"),
+        "--facts", os.path.join(LOGS, "facts-rtx5090.json"))
+check(r.returncode == 1 and want in r.stdout and "from this machine's facts" in r.stdout,
+      "facts file -> concrete fix: %r" % r.stdout)
+r = run("--json", "diagnose", os.path.join(LOGS, "no-kernel-image.log"),
+        "--gpu", "RTX 5090", "--torch", "2.5.1+cu124", "--driver", "570.133.07")
+f = json.loads(r.stdout)["findings"][0] if r.returncode == 1 else {}
+check(want in f.get("fix", "") and f.get("fix_from_facts") is True, "facts by hand: %r" % f)
+# an old driver: the pick says to upgrade it too
+r = run("--json", "diagnose", os.path.join(LOGS, "no-kernel-image.log"),
+        "--gpu", "RTX 5090", "--torch", "2.5.1+cu124", "--driver", "535.104.05")
+f = json.loads(r.stdout)["findings"][0] if r.returncode == 1 else {}
+check("after upgrading the driver to >= 570.26" in f.get("fix", ""), "driver upgrade named: %r" % f)
+r = run("--json", "diagnose", os.path.join(LOGS, "torch-driver-too-old.log"))
+f = json.loads(r.stdout)["findings"][0]
+check("CUDA <= 11.4" in f["fix"] and "11.4" in f["cause"], "11040 read as CUDA 11.4: %r" % f)
+r = run("--json", "diagnose", os.path.join(LOGS, "cuda-oom.log"),
+        "--facts", os.path.join(LOGS, "facts-rtx5090.json"))
+f = json.loads(r.stdout)["findings"][0]
+check("NVIDIA GeForce RTX 5090 has 31.8 GiB" in f["fix"], "memory from facts: %r" % f["fix"])
+r = run("--json", "diagnose", os.path.join(LOGS, "nvcc-unsupported-arch.log"))
+f = json.loads(r.stdout)["findings"][0]
+check("CUDA 12.8 or newer" in f["fix"] and "570.26" in f["fix"], "nvcc fix from the KB: %r" % f["fix"])
+r = run("diagnose", os.path.join(LOGS, "torch-cpu-only.log"), "--gpu", "H200", "--driver", "580.159.04")
+check("cu130" in r.stdout and "from this machine's facts" in r.stdout, "CPU torch on an H200: %r" % r.stdout)
+
+# human output: file:line: id: title, the matched line, cause, fix, source
+r = run("diagnose", os.path.join(LOGS, "cudnn-lib-missing.log"))
+check(r.returncode == 1 and "cudnn-lib-missing.log:8: cudnn-lib-missing: cuDNN library not found" in r.stdout
+      and "  | ImportError: libcudnn.so.8" in r.stdout and "  cause: " in r.stdout
+      and "  fix: " in r.stdout and "  source: diagnose.toml:" in r.stdout, "human output: %r" % r.stdout)
+# stdin
+with open(os.path.join(LOGS, "cuda-oom.log")) as f:
+    r = run("--json", "diagnose", stdin=f.read())
+check(r.returncode == 1 and ids(r) == ["cuda-oom"] and json.loads(r.stdout)["file"] == "<stdin>", "stdin")
+
+# usage and unreadable input -> 2
+r = run("diagnose", "/nonexistent/log")
+check(r.returncode == 2 and "/nonexistent/log" in r.stderr, "missing log -> 2: %r" % r.stderr)
+r = run("diagnose", "a.log", "b.log")
+check(r.returncode == 2, "two logs -> 2")
+r = run("diagnose", "--facts", "/nonexistent.json", os.path.join(LOGS, "clean.log"))
+check(r.returncode == 2, "missing facts -> 2")
+r = run("diagnose", "--facts", os.path.join(LOGS, "clean.log"), os.path.join(LOGS, "clean.log"))
+check(r.returncode == 2, "facts that are not JSON -> 2: %r" % r.stderr)
+r = run("diagnose", "--gpu", "Voodoo 5", os.path.join(LOGS, "clean.log"))
+check(r.returncode == 2 and "Voodoo 5" in r.stderr, "unknown GPU -> 2")
+r = run("diagnose", "--driver", "new", os.path.join(LOGS, "clean.log"))
+check(r.returncode == 2, "bad driver -> 2")
+r = run("diagnose", "--factz", "x")
+check(r.returncode == 2 and "did you mean '--facts'" in r.stderr, "option suggestion")
+r = run("diagnose", "--help")
+check(r.returncode == 0 and "exit status" in r.stdout and "--facts" in r.stdout, "--help")
+
+# --kb-dir: a signature set of one
+with tempfile.TemporaryDirectory() as d:
+    with open(os.path.join(d, "diagnose.toml"), "w") as f:
+        f.write('[[signature]]\nid = "hello"\ntitle = "greeting"\nregex = ["hello (w[a-z]+)"]\n'
+                'cause = "said hello to {1}"\nfix = "say goodbye to {1}"\nsource = "a test"\n')
+    r = run("--json", "diagnose", "--kb-dir", d, "-", stdin="x\nhello world\n")
+    f = json.loads(r.stdout)["findings"] if r.returncode == 1 else []
+    check(r.returncode == 1 and [x["id"] for x in f] == ["hello"] and f[0]["cause"] == "said hello to world"
+          and f[0]["line"] == 2, "--kb-dir signature: %r %r" % (r.stdout, r.stderr))
+    with open(os.path.join(d, "diagnose.toml"), "w") as f:
+        f.write('[[signature]]\nid = "bad"\ntitle = "t"\nregex = ["(x"]\ncause = "c"\nfix = "f"\nsource = "s"\n')
+    r = run("diagnose", "--kb-dir", d, "-", stdin="x\n")
+    check(r.returncode == 2 and "diagnose.toml:1" in r.stderr, "bad regex reported: %r" % r.stderr)
+
+# a large log stays fast enough and is read whole
+lines = ["INFO step %d loss 1.234 tokens/s 380000" % i for i in range(200000)]
+lines[150000] = "RuntimeError: CUDA error: an illegal memory access was encountered"
+r = run("--json", "diagnose", "-", stdin="\n".join(lines) + "\n")
+check(r.returncode == 1 and ids(r) == ["illegal-memory-access"] and
+      json.loads(r.stdout)["findings"][0]["line"] == 150001 and json.loads(r.stdout)["lines"] == 200000,
+      "200000-line log")
+
+if failures:
+    print("%d failure(s)" % len(failures))
+    sys.exit(1)
+print("ok")

@@ -1,0 +1,55 @@
+/* Fuzz `gpuenv diagnose`: the input is a log scanned with the embedded
+ * signatures, once without facts and once with facts (templates filled
+ * from the knowledge base); the KB and the compiled signatures are made
+ * once per process. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpuenv/check.h"
+#include "gpuenv/kb.h"
+
+static gpuenv_ctx_t ctx;
+static gpuenv_kb_t *kb;
+static gpuenv_diag_t *diag;
+
+static void done(void)
+{
+	gpuenv_diag_free(diag);
+	gpuenv_kb_free(kb);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	gpuenv_diag_result_t res;
+	gpuenv_diag_facts_t f;
+	gpuenv_arena_t a;
+	static const char *const cub[] = { "sm_50", "sm_90", "sm_90a", "bogus" };
+
+	if (!kb) {
+		gpuenv_ctx_init(&ctx);
+		if (gpuenv_kb_load(&ctx, NULL, &kb) || gpuenv_diag_new(&ctx, kb, &diag))
+			abort();
+		atexit(done);
+	}
+	if (size > (4 << 20))
+		return 0;
+	gpuenv_arena_init(&a, &ctx, 0);
+	gpuenv_diag_scan(diag, (const char *)data, size, NULL, &a, &res);
+	memset(&f, 0, sizeof(f));
+	f.gpu = "NVIDIA GeForce RTX 5090";
+	f.cc_major = 12;
+	f.cc_minor = 0;
+	f.gpu_mem = 34190917632ULL;
+	f.driver = "535.104.05";
+	f.torch = "2.5.1+cu124";
+	f.torch_code = true;
+	f.torch_cubins = cub;
+	f.n_torch_cubins = 4;
+	gpuenv_diag_scan(diag, (const char *)data, size, &f, &a, &res);
+	/* the facts parser gets the bytes too */
+	gpuenv_diag_facts_parse(&ctx, (const char *)data, size, "fuzz.json", &a, &f);
+	gpuenv_arena_free(&a);
+	return 0;
+}
