@@ -89,6 +89,9 @@ enum {
 /* Facts from --facts FILE ("-" = stdin), or from the probe when path is
  * NULL; checked against the schema.  0, or an exit status (reported). */
 int cli_facts_load(struct cli *cli, const char *verb, const char *path, json_t **out);
+/* The KB files doctor / preflight read, from dir (others built in). */
+struct gpuenv_kb;
+int cli_kb_load(struct cli *cli, const char *dir, struct gpuenv_kb **out);
 struct gpuenv_verdict;
 /* One verdict as doctor prints it; label replaces the severity word. */
 void cli_print_verdict(struct cli *cli, const struct gpuenv_verdict *v, const char *label);

@@ -54,6 +54,13 @@ int cli_facts_load(struct cli *cli, const char *verb, const char *path, json_t *
 	return 0;
 }
 
+int cli_kb_load(struct cli *cli, const char *dir, gpuenv_kb_t **out)
+{
+	if (gpuenv_kb_load_files(&cli->ctx, dir, GPUENV_DOCTOR_KB_FILES, out) != 0)
+		return cli_report(cli, CLI_EXIT_CANNOT);
+	return 0;
+}
+
 static const char *sev_col(struct cli *cli, int sev)
 {
 	return cli_col(cli, sev == GPUENV_SEV_ERROR ? CLI_RED
@@ -89,9 +96,11 @@ int cli_doctor(struct cli *cli, const struct cli_verb *verb, int argc, char **ar
 	static const struct option opts[] = {
 		{ "facts", required_argument, NULL, 'f' },
 		{ "env", required_argument, NULL, 'e' },
+		{ "kb-dir", required_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *facts_path = NULL;
+	const char *facts_path = NULL, *kb_dir = NULL;
+	gpuenv_kb_t *kb = NULL;
 	gpuenv_doctor_opts_t dopts = { 0 };
 	gpuenv_verdicts_t vs;
 	gpuenv_arena_t arena;
@@ -108,14 +117,22 @@ int cli_doctor(struct cli *cli, const struct cli_verb *verb, int argc, char **ar
 		case 'e':
 			dopts.env = optarg;
 			break;
+		case 'k':
+			kb_dir = optarg;
+			break;
 		default:
 			return cli_usage_error(cli, verb, "%s: unexpected option", verb->name);
 		}
 	}
 	if (optind < argc)
 		return cli_usage_error(cli, verb, "%s: unexpected argument '%s'", verb->name, argv[optind]);
-	if ((st = cli_facts_load(cli, verb->name, facts_path, &facts)) != 0)
+	if (kb_dir && (st = cli_kb_load(cli, kb_dir, &kb)) != 0)
 		return st;
+	if ((st = cli_facts_load(cli, verb->name, facts_path, &facts)) != 0) {
+		gpuenv_kb_free(kb);
+		return st;
+	}
+	dopts.kb = kb;
 
 	gpuenv_arena_init(&arena, &cli->ctx, 0);
 	if (gpuenv_doctor_check(&cli->ctx, &arena, facts, &dopts, &vs) != 0) {
@@ -159,5 +176,6 @@ int cli_doctor(struct cli *cli, const struct cli_verb *verb, int argc, char **ar
 out:
 	gpuenv_arena_free(&arena);
 	json_decref(facts);
+	gpuenv_kb_free(kb);
 	return st;
 }

@@ -14,10 +14,12 @@ int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc, char *
 		{ "image", required_argument, NULL, 'i' },
 		{ "lock", required_argument, NULL, 'l' },
 		{ "facts", required_argument, NULL, 'f' },
+		{ "kb-dir", required_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
 	gpuenv_preflight_req_t req = { 0 };
-	const char *facts_path = NULL, *lock = NULL;
+	const char *facts_path = NULL, *lock = NULL, *kb_dir = NULL;
+	gpuenv_kb_t *kb = NULL;
 	gpuenv_preflight_t pf;
 	gpuenv_arena_t arena;
 	json_t *facts = NULL;
@@ -42,6 +44,9 @@ int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc, char *
 		case 'f':
 			facts_path = optarg;
 			break;
+		case 'k':
+			kb_dir = optarg;
+			break;
 		default:
 			return cli_usage_error(cli, verb, "%s: unexpected option", verb->name);
 		}
@@ -58,8 +63,13 @@ int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc, char *
 	if (lock)
 		return cli_error(cli, CLI_EXIT_CANNOT, "%s: --lock: lock files are not supported by this "
 			"build yet", verb->name);
-	if ((st = cli_facts_load(cli, verb->name, facts_path, &facts)) != 0)
+	if (kb_dir && (st = cli_kb_load(cli, kb_dir, &kb)) != 0)
 		return st;
+	if ((st = cli_facts_load(cli, verb->name, facts_path, &facts)) != 0) {
+		gpuenv_kb_free(kb);
+		return st;
+	}
+	req.kb = kb;
 
 	gpuenv_arena_init(&arena, &cli->ctx, 0);
 	if (gpuenv_preflight_check(&cli->ctx, &arena, facts, &req, &pf) != 0) {
@@ -83,5 +93,6 @@ int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc, char *
 out:
 	gpuenv_arena_free(&arena);
 	json_decref(facts);
+	gpuenv_kb_free(kb);
 	return st;
 }

@@ -14,14 +14,18 @@
 #include <jansson.h>
 
 #include "gpuenv/core.h"
+#include "gpuenv/kb.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* The knowledge base (include/gpuenv/kb.h); NULL everywhere below means the
- * one compiled into the binary. */
-struct gpuenv_kb;
+ * one compiled into the binary.  A KB given by the caller needs at least
+ * these files (gpuenv_kb_load_files mask): */
+#define GPUENV_DOCTOR_KB_FILES                                                        \
+	(GPUENV_KB_FILE(GPUENV_KB_CUDA) | GPUENV_KB_FILE(GPUENV_KB_TORCH) |           \
+		GPUENV_KB_FILE(GPUENV_KB_NGC))
 
 /* ---- verdicts ---------------------------------------------------------- */
 

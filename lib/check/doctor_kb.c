@@ -231,7 +231,7 @@ int dkb_open(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const struct gpuenv_kb *k
 
 	*out = NULL;
 	if (!kb) {
-		if ((r = gpuenv_kb_load(ctx, NULL, &own)) != 0)
+		if ((r = gpuenv_kb_load_files(ctx, NULL, GPUENV_DOCTOR_KB_FILES, &own)) != 0)
 			return r;
 		kb = own;
 	}

@@ -123,6 +123,20 @@ check(r.returncode == 2, "stray argument -> 2")
 r = run("doctor", "--help")
 check(r.returncode == 0 and "exit status" in r.stdout and "--facts" in r.stdout, "--help")
 
+# --kb-dir: the rules read the KB given (a changed minimum driver shows in the fix)
+with tempfile.TemporaryDirectory() as kbdir:
+    cuda = (SRC / "data" / "kb" / "cuda.toml").read_text()
+    changed = cuda.replace('driver_linux = "530.30.02"', 'driver_linux = "531.99.99"', 1)
+    check(changed != cuda, "cuda.toml has the CUDA 12.1 driver row")
+    Path(kbdir, "cuda.toml").write_text(changed)
+    r = run("doctor", "--facts", str(FIX / "driver470-cu121" / "facts.json"), "--kb-dir", kbdir)
+    check(r.returncode == 3 and ">= 531.99.99" in r.stdout, "--kb-dir row used: %r" % r.stdout[-300:])
+    Path(kbdir, "cuda.toml").write_text("[[toolkit]]\ncuda = 1\n")
+    r = run("doctor", "--facts", str(FIX / "healthy" / "facts.json"), "--kb-dir", kbdir)
+    check(r.returncode == 4 and "cuda.toml" in r.stderr, "broken KB file -> 4: %r" % r.stderr)
+r = run("doctor", "--facts", str(FIX / "healthy" / "facts.json"), "--kb-dir", "/nonexistent")
+check(r.returncode == 4 and "/nonexistent" in r.stderr, "--kb-dir missing -> 4")
+
 # wrong types everywhere: the rules read them as unknown, never crash
 weird = {"schema": "gpuenv.facts/1", "driver": [], "gpus": {"a": 1}, "pci": "x",
          "cuda_visible_devices": {"set": True, "value": 5, "visible": "all"},
