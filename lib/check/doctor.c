@@ -53,6 +53,56 @@ const char *gpuenv_severity_name(int severity)
 	}
 }
 
+/* ==== readers ============================================================
+ * The names of docs/probe-schema.md as lib/hw/probe.c writes them; the
+ * names of the first draft of that document are read too where they differ
+ * (a snapshot taken by an early build). */
+
+static const char *dj_str2(const json_t *o, const char *a, const char *b)
+{
+	const char *s = dj_str(o, a);
+	return s ? s : dj_str(o, b);
+}
+
+static const json_t *dj_arr2(const json_t *o, const char *a, const char *b)
+{
+	const json_t *v = dj_arr(o, a);
+	return v ? v : dj_arr(o, b);
+}
+
+/* A library copy's version: {"version": {"version", "source", "from"}} or
+ * a plain string. */
+static const char *lib_version(const json_t *l)
+{
+	const json_t *v = dj_get(l, "version");
+	return json_is_string(v) ? json_string_value(v) : dj_str(v, "version");
+}
+
+static const char *lib_vsrc(const json_t *l)
+{
+	const char *s = dj_str(dj_obj(l, "version"), "source");
+	return s ? s : dj_str(l, "version_source");
+}
+
+/* Where a copy was found: "where" (or "found_via") holds how. */
+static bool lib_where(const json_t *l, const char *how)
+{
+	const json_t *fv = dj_arr2(l, "where", "found_via");
+	const json_t *s;
+	size_t i;
+
+	json_array_foreach(fv, i, s)
+		if (json_is_string(s) && strcmp(json_string_value(s), how) == 0)
+			return true;
+	return false;
+}
+
+static const char *lib_where_first(const json_t *l)
+{
+	const json_t *fv = dj_arr2(l, "where", "found_via");
+	return fv && json_array_size(fv) ? json_string_value(json_array_get(fv, 0)) : NULL;
+}
+
 /* ==== one Python environment ============================================= */
 
 #define NAME_MAX_LEN 128
@@ -133,8 +183,10 @@ static int env_init(drun_t *r, struct denv *e, const json_t *obj, size_t i)
 	memset(e, 0, sizeof(*e));
 	e->obj = obj;
 	e->i = i;
-	e->path = dj_str(obj, "path");
-	e->python = dj_str(obj, "python_version");
+	e->path = dj_str2(obj, "prefix", "path");
+	e->python = dj_str(dj_obj(obj, "python"), "version");
+	if (!e->python)
+		e->python = dj_str(obj, "python_version");
 	if (n > MAX_DISTS)
 		n = MAX_DISTS;
 	if (n) {
@@ -147,7 +199,7 @@ static int env_init(drun_t *r, struct denv *e, const json_t *obj, size_t i)
 		if (e->ndists >= n)
 			break;
 		x = &e->dists[e->ndists];
-		if (!norm_name(dj_str(d, "name"), x->norm, sizeof(x->norm)))
+		if (!norm_name(dj_str2(d, "normalized", "name"), x->norm, sizeof(x->norm)))
 			continue;
 		x->version = dj_str(d, "version");
 		x->obj = d;
@@ -197,7 +249,7 @@ static bool path_under(const char *path, const char *dir)
 /* Is path inside the environment (its prefix or one of its site folders)? */
 static bool in_env(const struct denv *e, const char *path)
 {
-	const json_t *sites = dj_arr(e->obj, "site_packages");
+	const json_t *sites = dj_arr2(e->obj, "sites", "site_packages");
 	const json_t *s;
 	size_t i;
 
@@ -219,7 +271,9 @@ static bool same_path(const char *a, const char *b)
 struct dfw {
 	const json_t *obj;
 	size_t i;
-	const char *name, *version, *cuda_s, *tag;
+	const char *name;  /* kind: "torch", "cupy", ... */
+	const char *dist;  /* its distribution ("jax-cuda13-plugin"), or NULL */
+	const char *version, *cuda_s, *tag;
 	int cuda;	/* 0: a CPU build or unknown */
 	const char *label; /* "torch 2.7.1+cu128" */
 	const char *fact;  /* "environments[0].frameworks[1]" */
@@ -232,14 +286,16 @@ static void fw_init(drun_t *r, const struct denv *e, struct dfw *f, const json_t
 	memset(f, 0, sizeof(*f));
 	f->obj = obj;
 	f->i = i;
-	f->name = dj_str(obj, "name");
+	f->name = dj_str2(obj, "kind", "name");
+	f->dist = dj_str(obj, "dist");
 	f->version = dj_str(obj, "version");
 	f->cuda_s = dj_str(obj, "cuda");
 	f->cuda = dk_cuda_parse(f->cuda_s);
-	f->tag = dj_str(obj, "cuda_tag");
+	f->tag = dj_str2(obj, "local", "cuda_tag");
 	if (!f->tag && f->version && (plus = strchr(f->version, '+')))
 		f->tag = plus + 1;
-	f->label = dr_fmt(r, "%s %s", f->name ? f->name : "framework", f->version ? f->version : "");
+	f->label = dr_fmt(r, "%s %s", f->dist ? f->dist : f->name ? f->name : "framework",
+		f->version ? f->version : "");
 	f->fact = dr_fmt(r, "environments[%zu].frameworks[%zu]", e->i, i);
 }
 
@@ -266,7 +322,9 @@ static void rule_cpu_torch(drun_t *r, const struct denv *e, const struct dfw *f)
 	const dkb_torch_variant_t *pick;
 	gpuenv_verdict_t *v;
 
-	if (!fw_is(f, "torch") || !r->gpu_host || f->cuda || dj_str(f->obj, "hip"))
+	if (!fw_is(f, "torch") || !r->gpu_host || dj_str(f->obj, "hip"))
+		return;
+	if (f->cuda && !(dj_isbool(f->obj, "gpu") && !dj_true(f->obj, "gpu")))
 		return;
 	/* a ROCm build is not a CPU build; only +cpu or no CUDA at all */
 	if (local && strncmp(local + 1, "rocm", 4) == 0)
@@ -303,12 +361,33 @@ static void rule_cpu_torch(drun_t *r, const struct denv *e, const struct dfw *f)
 
 /* ---- driver-too-old ----------------------------------------------------- */
 
+/* A CUDA major alone ("13", read from a name such as jax-cuda13-plugin)
+ * says less than another framework's "13.0": that one speaks for both. */
+static bool said_better(const struct denv *e, const struct dfw *f)
+{
+	const json_t *fws = dj_arr(e->obj, "frameworks"), *o;
+	size_t i;
+
+	if (!f->cuda_s || strchr(f->cuda_s, '.'))
+		return false;
+	json_array_foreach(fws, i, o) {
+		const char *c = dj_str(o, "cuda");
+		if (i != f->i && c && strchr(c, '.') && CUDA_MAJOR(dk_cuda_parse(c)) == CUDA_MAJOR(f->cuda))
+			return true;
+	}
+	return false;
+}
+
 static bool rule_driver(drun_t *r, const struct denv *e, const struct dfw *f)
 {
 	const char *alt = NULL;
 
 	if (!f->cuda)
 		return true;
+	/* the nvidia-* wheels are there for a framework, whose verdict names
+	 * the CUDA it needs; triton brings its own PTX compiler */
+	if (fw_is(f, "nvidia-wheel") || fw_is(f, "triton") || said_better(e, f))
+		return r->drv_cuda >= f->cuda || r->compat_cuda >= f->cuda;
 	if (r->drv_cuda && r->drv_cuda < f->cuda && r->compat_cuda < f->cuda && fw_is(f, "torch")) {
 		/* another build of the same release that this driver runs */
 		const dkb_torch_variant_t *pick = dr_pick_torch(r, f->version, true, false, e->python);
@@ -472,13 +551,15 @@ static void rule_arch(drun_t *r, const struct denv *e, const struct dfw *f, bool
 	if (!f->cuda || r->ngpus == 0)
 		return;
 	json_array_foreach(bins, i, b) {
-		const json_t *cub = dj_arr(b, "cubins"), *ptx = dj_arr(b, "ptx");
+		const json_t *code = dj_obj(b, "cuda_code") ? dj_obj(b, "cuda_code") : b;
+		const json_t *cub = dj_arr(code, "cubins"), *ptx = dj_arr(code, "ptx");
 		const char *path = dj_str(b, "path");
 		if ((!cub || !json_array_size(cub)) && (!ptx || !json_array_size(ptx)))
 			continue; /* no CUDA code listed: nothing to judge */
 		judged++;
 		judge_binary(r, e, f, ptx_ok, path ? path : "?",
-			dr_fmt(r, "%s.binaries[%zu]", f->fact, i), dj_src(b, "cubins"), cub, ptx, NULL);
+			dr_fmt(r, code == b ? "%s.binaries[%zu]" : "%s.binaries[%zu].cuda_code", f->fact, i),
+			dj_src(b, "cubins") ? dj_src(b, "cubins") : "fatbin", cub, ptx, NULL);
 	}
 	if (judged == 0 && fw_is(f, "torch") && f->tag) {
 		/* no binary was read: the KB's arch list of that build */
@@ -513,27 +594,28 @@ static const json_t *lib_by_path(drun_t *r, const char *path)
 	return NULL;
 }
 
-static bool lib_is(const json_t *l, const char *soname)
+/* "libraries[3]" for a copy of the facts' list. */
+static const char *lib_fact(drun_t *r, const json_t *l)
 {
-	return same_path(dj_str(l, "soname"), soname) || same_path(dj_str(l, "file"), soname);
-}
-
-static bool lib_found_via(const json_t *l, const char *how)
-{
-	const json_t *fv = dj_arr(l, "found_via");
-	const json_t *s;
+	const json_t *libs = dj_arr(r->facts, "libraries"), *x;
 	size_t i;
 
-	json_array_foreach(fv, i, s)
-		if (json_is_string(s) && strcmp(json_string_value(s), how) == 0)
-			return true;
-	return false;
+	json_array_foreach(libs, i, x)
+		if (x == l)
+			return dr_fmt(r, "libraries[%zu]", i);
+	return "libraries[]";
+}
+
+static bool lib_is(const json_t *l, const char *soname)
+{
+	return same_path(dj_str(l, "soname"), soname) || same_path(dj_str(l, "name"), soname) ||
+		same_path(dj_str(l, "file"), soname);
 }
 
 static bool is_wheel_copy(const struct denv *e, const json_t *l)
 {
 	const char *p = dj_str(l, "path");
-	return in_env(e, p) && (!dj_arr(l, "found_via") || lib_found_via(l, "wheel"));
+	return in_env(e, p) && (!dj_arr2(l, "where", "found_via") || lib_where(l, "wheel"));
 }
 
 /* A copy that belongs to another environment is not a candidate here. */
@@ -635,9 +717,9 @@ static const char *required_wheel(drun_t *r, const struct denv *e, const struct 
 	const json_t *req, *s;
 	size_t i;
 
-	if (!stem || !norm_name(f->name, fn, sizeof(fn)) || !(d = find_dist(e, fn)))
+	if (!stem || !norm_name(f->dist ? f->dist : f->name, fn, sizeof(fn)) || !(d = find_dist(e, fn)))
 		return NULL;
-	req = dj_arr(d->obj, "requires_dist");
+	req = dj_arr2(d->obj, "requires", "requires_dist");
 	json_array_foreach(req, i, s) {
 		const char *t = json_is_string(s) ? json_string_value(s) : NULL;
 		size_t n = 0;
@@ -689,11 +771,10 @@ static struct dload *env_load(drun_t *r, struct denv *e, const char *soname, con
 }
 
 static void judge_load(drun_t *r, struct denv *e, const struct dfw *f, const char *bin,
-	const char *lfact, const json_t *load)
+	const char *lfact, const char *needed, const char *path, const char *via, bool real)
 {
-	const char *needed = dj_str(load, "needed");
-	const char *path = dj_str(load, "path");
-	const char *via = dj_str(load, "via");
+	/* the evidence names the fields as the facts spell them */
+	const char *f_needed = real ? "name" : "needed", *f_via = real ? "how" : "via";
 	const json_t *libs = dj_arr(r->facts, "libraries");
 	const json_t *chosen, *wheel = NULL, *l;
 	struct dload *seen;
@@ -702,18 +783,22 @@ static void judge_load(drun_t *r, struct denv *e, const struct dfw *f, const cha
 	int cmp;
 	bool ok;
 
-	if (!needed)
+	if (!needed || via_is(via, "already loaded") || via_is(via, "loaded"))
 		return;
-	if (via_is(via, "not found"))
+	if (via_is(via, "not found") || via_is(via, "not-found"))
 		path = NULL;
+	/* a library the driver installs (libcuda.so.1) or one no wheel ships
+	 * is not this rule's: driver-not-loaded and the probe say why */
+	if (!path && !wheel_for(needed))
+		return;
 	seen = env_load(r, e, needed, path);
 	if (!seen)
 		return;
 	if (seen->fw) {
 		/* judged already for another binary: name this one too */
 		if (seen->vi != SIZE_MAX)
-			dr_ev(r, &r->out->items[seen->vi], dr_fmt(r, "%s.needed", lfact), "loader",
-				"%s needs %s", bin, needed);
+			dr_ev(r, &r->out->items[seen->vi], dr_fmt(r, "%s.%s", lfact, f_needed),
+				"loader", "%s needs %s", bin, needed);
 		return;
 	}
 	seen->fw = f->label;
@@ -730,7 +815,7 @@ static void judge_load(drun_t *r, struct denv *e, const struct dfw *f, const cha
 		v->env = e->path;
 		v->binary = bin;
 		seen->shadowed = true;
-		dr_ev(r, v, dr_fmt(r, "%s.needed", lfact), "loader", "%s", needed);
+		dr_ev(r, v, dr_fmt(r, "%s.%s", lfact, f_needed), "loader", "%s", needed);
 		dr_ev(r, v, dr_fmt(r, "%s.path", lfact), "loader", "null (no search location has it)");
 		v->message = dr_fmt(r, "%s (%s) needs %s and the loader finds no copy: importing it fails "
 			"with \"%s: cannot open shared object file: No such file or directory\"", bin,
@@ -759,8 +844,8 @@ static void judge_load(drun_t *r, struct denv *e, const struct dfw *f, const cha
 		return;
 
 	{
-		const char *cv = dj_str(chosen, "version");
-		const char *wv = dj_str(wheel, "version");
+		const char *cv = lib_version(chosen);
+		const char *wv = lib_version(wheel);
 		const char *wdir = dir_of(r, dj_str(wheel, "path"));
 		const char *cdir = dir_of(r, path);
 		bool ldlp = via_is(via, "LD_LIBRARY_PATH");
@@ -779,14 +864,15 @@ static void judge_load(drun_t *r, struct denv *e, const struct dfw *f, const cha
 		v->env = e->path;
 		v->binary = bin;
 		dr_ev(r, v, dr_fmt(r, "%s.path", lfact), "loader", "%s", path);
-		dr_ev(r, v, dr_fmt(r, "%s.via", lfact), "loader", "%s", via ? via : "?");
+		dr_ev(r, v, dr_fmt(r, "%s.%s", lfact, f_via), "loader", "%s", via ? via : "?");
 		if (cv)
-			dr_ev(r, v, "libraries[].version", dj_str(chosen, "version_source"), "%s: %s", path,
-				cv);
-		dr_ev(r, v, "libraries[].path", "wheel", "%s", dj_str(wheel, "path"));
+			dr_ev(r, v, dr_fmt(r, "%s.version", lib_fact(r, chosen)), lib_vsrc(chosen),
+				"%s: %s", path, cv);
+		dr_ev(r, v, dr_fmt(r, "%s.path", lib_fact(r, wheel)), "wheel", "%s",
+			dj_str(wheel, "path"));
 		if (wv)
-			dr_ev(r, v, "libraries[].version", dj_str(wheel, "version_source"), "%s: %s",
-				dj_str(wheel, "path"), wv);
+			dr_ev(r, v, dr_fmt(r, "%s.version", lib_fact(r, wheel)), lib_vsrc(wheel),
+				"%s: %s", dj_str(wheel, "path"), wv);
 		v->message = dr_fmt(r, "%s (%s) loads %s from %s%s (%s) instead of the copy in its "
 			"environment's wheel, %s%s%s%s",
 			bin, f->label, needed, path, cv ? dr_fmt(r, " (%s)", cv) : "",
@@ -818,13 +904,30 @@ static void rule_loads(drun_t *r, struct denv *e, const struct dfw *f)
 	size_t i;
 
 	json_array_foreach(bins, i, b) {
-		const json_t *loads = dj_arr(b, "loads");
+		const json_t *loads = dj_get(b, "loads");
 		const char *bin = dj_str(b, "path");
 		const json_t *ld;
 		size_t k;
+		if (json_is_object(loads)) {
+			/* the loader emulation: objects[0] is the binary, each
+			 * object's needs its DT_NEEDED entries */
+			const json_t *objs = dj_arr(loads, "objects"), *o;
+			json_array_foreach(objs, k, o) {
+				const json_t *needs = dj_arr(o, "needs"), *n;
+				const char *opath = dj_str(o, "path");
+				size_t j;
+				json_array_foreach(needs, j, n)
+					judge_load(r, e, f, opath ? opath : bin ? bin : "?",
+						dr_fmt(r, "%s.binaries[%zu].loads.objects[%zu].needs[%zu]",
+							f->fact, i, k, j),
+						dj_str(n, "name"), dj_str(n, "path"), dj_str(n, "how"), true);
+			}
+			continue;
+		}
 		json_array_foreach(loads, k, ld)
 			judge_load(r, e, f, bin ? bin : "?",
-				dr_fmt(r, "%s.binaries[%zu].loads[%zu]", f->fact, i, k), ld);
+				dr_fmt(r, "%s.binaries[%zu].loads[%zu]", f->fact, i, k),
+				dj_str(ld, "needed"), dj_str(ld, "path"), dj_str(ld, "via"), false);
 	}
 }
 
@@ -851,7 +954,7 @@ static void rule_copies(drun_t *r, const struct denv *e)
 		if (dup)
 			continue;
 		json_array_foreach(libs, k, l) {
-			const char *lv = dj_str(l, "version");
+			const char *lv = lib_version(l);
 			if (!lib_is(l, d->soname) || other_env_copy(r, e, l))
 				continue;
 			ncopies++;
@@ -868,13 +971,11 @@ static void rule_copies(drun_t *r, const struct denv *e)
 		v->env = e->path;
 		v->binary = d->binary;
 		json_array_foreach(libs, k, l) {
-			const char *lp = dj_str(l, "path"), *lv = dj_str(l, "version");
-			const json_t *fv = dj_arr(l, "found_via");
-			const char *via = fv && json_array_size(fv) ? json_string_value(json_array_get(fv, 0))
-								    : NULL;
+			const char *lp = dj_str(l, "path"), *lv = lib_version(l);
+			const char *via = lib_where_first(l);
 			if (!lib_is(l, d->soname) || other_env_copy(r, e, l) || !lp)
 				continue;
-			dr_ev(r, v, dr_fmt(r, "libraries[%zu]", k), dj_str(l, "version_source"),
+			dr_ev(r, v, dr_fmt(r, "libraries[%zu]", k), lib_vsrc(l),
 				"%s %s (%s)", lp, lv ? lv : "version unknown", via ? via : "?");
 			if (l != chosen)
 				others = dr_fmt(r, "%s%s%s %s", others ? others : "", others && *others ? ", " : "",
@@ -883,8 +984,8 @@ static void rule_copies(drun_t *r, const struct denv *e)
 		v->message = dr_fmt(r, "%zu copies of %s with different versions; %s (%s) loads %s%s%s "
 			"through %s, the copy of its own environment; also present: %s",
 			ncopies, d->soname, d->binary, d->fw, d->path,
-			dj_str(chosen, "version") ? " " : "",
-			dj_str(chosen, "version") ? dj_str(chosen, "version") : "",
+			lib_version(chosen) ? " " : "",
+			lib_version(chosen) ? lib_version(chosen) : "",
 			d->via ? d->via : "the loader", others ? others : "");
 	}
 }
@@ -944,7 +1045,7 @@ struct dreq {
 
 static const char *req_fact(drun_t *r, const struct denv *e, const struct dreq *q)
 {
-	return dr_fmt(r, "environments[%zu].distributions[%zu].requires_dist[%zu]", e->i,
+	return dr_fmt(r, "environments[%zu].distributions[%zu].requires[%zu]", e->i,
 		e->dists[q->dist].i, q->line);
 }
 
@@ -1049,7 +1150,7 @@ static bool marker_true(drun_t *r, const struct denv *e, const struct dreq *q, c
 static void check_extras(drun_t *r, struct denv *e, const struct ddist *by, const struct dreq *parent)
 {
 	const struct ddist *d = find_dist(e, parent->name);
-	const json_t *rd = d ? dj_arr(d->obj, "requires_dist") : NULL;
+	const json_t *rd = d ? dj_arr2(d->obj, "requires", "requires_dist") : NULL;
 	const json_t *s;
 	size_t i;
 
@@ -1076,7 +1177,7 @@ static void rule_pins(drun_t *r, struct denv *e)
 {
 	for (size_t k = 0; k < e->ndists && !r->err; k++) {
 		const struct ddist *d = &e->dists[k];
-		const json_t *rd = dj_arr(d->obj, "requires_dist");
+		const json_t *rd = dj_arr2(d->obj, "requires", "requires_dist");
 		const json_t *s;
 		size_t i;
 		json_array_foreach(rd, i, s) {
@@ -1290,7 +1391,7 @@ int gpuenv_doctor_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const json_t *
 	json_array_foreach(envs, i, e) {
 		if (!json_is_object(e))
 			continue;
-		if (opts && opts->env && !env_matches(dj_str(e, "path"), opts->env))
+		if (opts && opts->env && !env_matches(dj_str2(e, "prefix", "path"), opts->env))
 			continue;
 		judged++;
 		if ((rc = judge_env(&r, e, i)) != 0)

@@ -308,6 +308,10 @@ long long dj_int(const json_t *o, const char *key, long long dflt)
 const char *dj_src(const json_t *o, const char *key)
 {
 	const char *s = key ? dj_str(dj_obj(o, "sources"), key) : NULL;
+	char k[64];
+
+	if (!s && key && snprintf(k, sizeof(k), "%s_source", key) < (int)sizeof(k))
+		s = dj_str(o, k);
 	return s ? s : dj_str(o, "source");
 }
 
@@ -589,11 +593,15 @@ int drun_init(drun_t *r, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const json_t 
 		} else if (d->visible)
 			r->visible_devices++;
 	}
+	/* what CUDA will enumerate, when the probe listed it */
+	if (dj_arr(cvd, "devices"))
+		r->visible_devices = json_array_size(dj_arr(cvd, "devices"));
 	r->gpu_host = r->ngpus > 0;
 	json_array_foreach(pci, i, e) {
 		const char *cls = dj_str(e, "class");
 		const char *ven = dj_str(e, "vendor");
-		if (cls && strncmp(cls, "0x03", 4) == 0 && (!ven || streq_ci(ven, "0x10de")))
+		if (((cls && strncmp(cls, "0x03", 4) == 0) || streq_ci(dj_str(e, "kind"), "gpu")) &&
+			(!ven || streq_ci(ven, "0x10de")))
 			r->gpu_host = true;
 	}
 	return 0;
@@ -618,14 +626,15 @@ static void rule_driver_not_loaded(drun_t *r)
 	json_array_foreach(pci, i, e) {
 		const char *cls = dj_str(e, "class");
 		const char *drv = dj_str(e, "driver");
-		if (!cls || strncmp(cls, "0x03", 4) != 0)
+		if (!(cls && strncmp(cls, "0x03", 4) == 0) && !streq_ci(dj_str(e, "kind"), "gpu"))
 			continue;
 		ngpu++;
 		if (drv && strcmp(drv, "nvidia") != 0)
 			bound = drv;
 		dr_ev(r, v, dr_fmt(r, "pci[%zu]", i), "sysfs", "%s device %s class %s driver %s",
 			dj_str(e, "bus_id") ? dj_str(e, "bus_id") : "?",
-			dj_str(e, "device") ? dj_str(e, "device") : "?", cls, drv ? drv : "none");
+			dj_str(e, "device") ? dj_str(e, "device") : "?", cls ? cls : "?",
+			drv ? drv : "none");
 	}
 	v->message = dr_fmt(r, "%zu NVIDIA GPU%s on the PCI bus but the NVIDIA kernel driver is not "
 		"loaded%s%s%s: CUDA finds no device (\"Found no NVIDIA driver on your system\")",
