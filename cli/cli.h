@@ -87,8 +87,10 @@ enum {
 	CLI_EXIT_CANNOT = 4,	      /* doctor, preflight: the facts could not be read or judged */
 };
 /* Facts from --facts FILE ("-" = stdin), or from the probe when path is
- * NULL; checked against the schema.  0, or an exit status (reported). */
-int cli_facts_load(struct cli *cli, const char *verb, const char *path, json_t **out);
+ * NULL (env_dir: the probe's --env, or NULL); checked against the schema.
+ * 0, or an exit status (reported). */
+int cli_facts_load(struct cli *cli, const char *verb, const char *path, const char *env_dir,
+	json_t **out);
 /* The KB files doctor / preflight read, from dir (others built in). */
 struct gpuenv_kb;
 int cli_kb_load(struct cli *cli, const char *dir, struct gpuenv_kb **out);

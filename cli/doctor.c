@@ -16,9 +16,14 @@
 #endif
 #endif
 
+#ifndef GPUENV_VERSION
+#define GPUENV_VERSION "0.0.0"
+#endif
+
 #define FACTS_MAX ((size_t)64 << 20)
 
-int cli_facts_load(struct cli *cli, const char *verb, const char *path, json_t **out)
+int cli_facts_load(struct cli *cli, const char *verb, const char *path, const char *env_dir,
+	json_t **out)
 {
 	gpuenv_buf_t buf;
 	json_error_t jerr;
@@ -27,10 +32,20 @@ int cli_facts_load(struct cli *cli, const char *verb, const char *path, json_t *
 	*out = NULL;
 	if (!path) {
 #ifdef HAVE_PROBE_FACTS
-		if (gpuenv_probe_facts_json(&cli->ctx, NULL, out) != 0 || !*out)
+		gpuenv_probe_opts_t po;
+		gpuenv_probe_opts_init(&po);
+		po.env_dir = env_dir; /* --env: probe that environment */
+		po.version = GPUENV_VERSION;
+		if (gpuenv_probe_facts_json(&cli->ctx, &po, out) != 0 || !*out)
 			return cli_report(cli, CLI_EXIT_CANNOT);
+		if (gpuenv_facts_check(&cli->ctx, *out) != 0) {
+			json_decref(*out);
+			*out = NULL;
+			return cli_report(cli, CLI_EXIT_CANNOT);
+		}
 		return 0;
 #else
+		(void)env_dir;
 		return cli_error(cli, CLI_EXIT_CANNOT,
 			"%s: probe not available in this build; give a snapshot with --facts FILE.json "
 			"(written by 'gpuenv probe --json' on the node)", verb);
@@ -128,7 +143,7 @@ int cli_doctor(struct cli *cli, const struct cli_verb *verb, int argc, char **ar
 		return cli_usage_error(cli, verb, "%s: unexpected argument '%s'", verb->name, argv[optind]);
 	if (kb_dir && (st = cli_kb_load(cli, kb_dir, &kb)) != 0)
 		return st;
-	if ((st = cli_facts_load(cli, verb->name, facts_path, &facts)) != 0) {
+	if ((st = cli_facts_load(cli, verb->name, facts_path, dopts.env, &facts)) != 0) {
 		gpuenv_kb_free(kb);
 		return st;
 	}

@@ -65,7 +65,7 @@ int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc, char *
 			"build yet", verb->name);
 	if (kb_dir && (st = cli_kb_load(cli, kb_dir, &kb)) != 0)
 		return st;
-	if ((st = cli_facts_load(cli, verb->name, facts_path, &facts)) != 0) {
+	if ((st = cli_facts_load(cli, verb->name, facts_path, NULL, &facts)) != 0) {
 		gpuenv_kb_free(kb);
 		return st;
 	}
