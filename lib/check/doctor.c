@@ -277,6 +277,11 @@ struct dfw {
 	int cuda;	/* 0: a CPU build or unknown */
 	const char *label; /* "torch 2.7.1+cu128" */
 	const char *fact;  /* "environments[0].frameworks[1]" */
+	/* the nvidia-* wheels its distribution requires (its Requires-Dist,
+	 * cuda-toolkit extras expanded): filled at first use */
+	bool reqs_done;
+	size_t nreqs;
+	const char **reqs;
 };
 
 static void fw_init(drun_t *r, const struct denv *e, struct dfw *f, const json_t *obj, size_t i)
@@ -770,7 +775,9 @@ static struct dload *env_load(drun_t *r, struct denv *e, const char *soname, con
 	return &e->loaded[e->nloaded++];
 }
 
-static void judge_load(drun_t *r, struct denv *e, const struct dfw *f, const char *bin,
+static bool fw_requires(drun_t *r, struct denv *e, struct dfw *f, const char *dist);
+
+static void judge_load(drun_t *r, struct denv *e, struct dfw *f, const char *bin,
 	const char *lfact, const char *needed, const char *path, const char *via, bool real)
 {
 	/* the evidence names the fields as the facts spell them */
@@ -842,6 +849,14 @@ static void judge_load(drun_t *r, struct denv *e, const struct dfw *f, const cha
 		}
 	if (!wheel)
 		return;
+	/* the wheel's copy is the one the framework was built for only when
+	 * the framework requires that wheel (cupy does not pin NCCL, torch
+	 * does); facts that do not name the owning wheel are taken at face
+	 * value */
+	if (dj_str(wheel, "dist") && !fw_requires(r, e, f, dj_str(wheel, "dist")))
+		return;
+	if (dk_vcmp(lib_version(chosen), lib_version(wheel), &ok) == 0 && ok)
+		return; /* the same release in another folder */
 
 	{
 		const char *cv = lib_version(chosen);
@@ -897,7 +912,7 @@ static void judge_load(drun_t *r, struct denv *e, const struct dfw *f, const cha
 	}
 }
 
-static void rule_loads(drun_t *r, struct denv *e, const struct dfw *f)
+static void rule_loads(drun_t *r, struct denv *e, struct dfw *f)
 {
 	const json_t *bins = dj_arr(f->obj, "binaries");
 	const json_t *b;
@@ -916,6 +931,10 @@ static void rule_loads(drun_t *r, struct denv *e, const struct dfw *f)
 				const json_t *needs = dj_arr(o, "needs"), *n;
 				const char *opath = dj_str(o, "path");
 				size_t j;
+				/* a system library's own dependencies are its
+				 * business, not the framework's */
+				if (k > 0 && !in_env(e, opath))
+					continue;
 				json_array_foreach(needs, j, n)
 					judge_load(r, e, f, opath ? opath : bin ? bin : "?",
 						dr_fmt(r, "%s.binaries[%zu].loads.objects[%zu].needs[%zu]",
@@ -982,11 +1001,13 @@ static void rule_copies(drun_t *r, const struct denv *e)
 					lp, lv ? lv : "(version unknown)");
 		}
 		v->message = dr_fmt(r, "%zu copies of %s with different versions; %s (%s) loads %s%s%s "
-			"through %s, the copy of its own environment; also present: %s",
+			"through %s%s; also present: %s",
 			ncopies, d->soname, d->binary, d->fw, d->path,
 			lib_version(chosen) ? " " : "",
 			lib_version(chosen) ? lib_version(chosen) : "",
-			d->via ? d->via : "the loader", others ? others : "");
+			d->via ? d->via : "the loader",
+			in_env(e, d->path) ? ", the copy of its own environment" : "",
+			others ? others : "");
 	}
 }
 
@@ -1190,6 +1211,74 @@ static void rule_pins(drun_t *r, struct denv *e)
 				check_extras(r, e, d, &q);
 		}
 	}
+}
+
+static bool add_req(drun_t *r, struct dfw *f, const char *name, size_t *cap)
+{
+	if (f->nreqs == *cap) {
+		size_t nc = *cap ? *cap * 2 : 16;
+		const char **n = gpuenv_arena_calloc(r->arena, nc, sizeof(*n));
+		if (!n) {
+			r->err = -ENOMEM;
+			return false;
+		}
+		if (f->nreqs)
+			memcpy(n, f->reqs, f->nreqs * sizeof(*n));
+		f->reqs = n;
+		*cap = nc;
+	}
+	f->reqs[f->nreqs++] = dr_fmt(r, "%s", name);
+	return true;
+}
+
+static bool fw_requires(drun_t *r, struct denv *e, struct dfw *f, const char *dist)
+{
+	char want[NAME_MAX_LEN];
+
+	if (!f->reqs_done) {
+		char fn[NAME_MAX_LEN];
+		const struct ddist *d;
+		size_t cap = 0;
+		f->reqs_done = true;
+		if (norm_name(f->dist ? f->dist : f->name, fn, sizeof(fn)) && (d = find_dist(e, fn))) {
+			const json_t *rd = dj_arr2(d->obj, "requires", "requires_dist"), *s;
+			size_t i;
+			json_array_foreach(rd, i, s) {
+				const char *t = json_is_string(s) ? json_string_value(s) : NULL;
+				struct dreq q;
+				if (!t || !parse_req(r, e, (size_t)(d - e->dists), i, t, &q) ||
+					!marker_true(r, e, &q, NULL) || !add_req(r, f, q.name, &cap))
+					continue;
+				if (q.req.nextras && strcmp(q.name, "cuda-toolkit") == 0) {
+					/* the wheels cuda-toolkit[extras] pulls in */
+					const struct ddist *tkd = find_dist(e, "cuda-toolkit");
+					const json_t *trd = tkd ? dj_arr2(tkd->obj, "requires", "requires_dist")
+								: NULL, *ts;
+					size_t k;
+					json_array_foreach(trd, k, ts) {
+						const char *tt = json_is_string(ts) ? json_string_value(ts) : NULL;
+						struct dreq tq;
+						if (!tt || !parse_req(r, e, (size_t)(tkd - e->dists), k, tt, &tq))
+							continue;
+						for (size_t x = 0; x < q.req.nextras; x++) {
+							const char *ex = dr_fmt(r, "%.*s", (int)q.req.extras[x].len,
+								q.req.extras[x].ptr);
+							if (ex && marker_true(r, e, &tq, ex)) {
+								add_req(r, f, tq.name, &cap);
+								break;
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if (!norm_name(dist, want, sizeof(want)))
+		return false;
+	for (size_t i = 0; i < f->nreqs; i++)
+		if (f->reqs[i] && strcmp(f->reqs[i], want) == 0)
+			return true;
+	return false;
 }
 
 /* ---- mixed-cuda-majors -------------------------------------------------- */
