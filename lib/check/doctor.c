@@ -1082,11 +1082,14 @@ static void check_installed(drun_t *r, struct denv *e, const struct ddist *by, c
 
 	if (q->req.spec.n) {
 		gpuenv_buf_t b;
+		int rc;
 		gpuenv_buf_init(&b, r->ctx, 4096);
-		if (gpuenv_specset_format(&q->req.spec, &b) == 0 && b.data)
+		if ((rc = gpuenv_specset_format(&q->req.spec, &b)) == 0 && b.data)
 			spec = dr_fmt(r, "%s", b.data);
+		else if (rc == -ENOMEM)
+			r->err = rc;
 		gpuenv_buf_free(&b);
-		if (!spec)
+		if (!spec || r->err)
 			return;
 	}
 	if (via_extra)
@@ -1109,7 +1112,10 @@ static void check_installed(drun_t *r, struct denv *e, const struct ddist *by, c
 	}
 	if (!q->req.spec.n || !d->version)
 		return;
-	if (gpuenv_version_parse(r->ctx, r->arena, gpuenv_str(d->version), &ver) != 0) {
+	int rc = gpuenv_version_parse(r->ctx, r->arena, gpuenv_str(d->version), &ver);
+	if (rc != 0) {
+		if (rc == -ENOMEM)
+			r->err = rc;
 		gpuenv_error_clear(r->ctx);
 		return;
 	}
@@ -1140,7 +1146,11 @@ static bool parse_req(drun_t *r, const struct denv *e, size_t k, size_t i, const
 {
 	if (!req_name(t, q->name, sizeof(q->name)) || !watched(q->name))
 		return false;
-	if (gpuenv_requirement_parse(r->ctx, r->arena, gpuenv_str(t), &q->req) != 0) {
+	int rc = gpuenv_requirement_parse(r->ctx, r->arena, gpuenv_str(t), &q->req);
+	if (rc != 0) {
+		/* a malformed entry is skipped; running out of memory is not */
+		if (rc == -ENOMEM)
+			r->err = rc;
 		gpuenv_error_clear(r->ctx);
 		return false;
 	}
@@ -1159,7 +1169,10 @@ static bool marker_true(drun_t *r, const struct denv *e, const struct dreq *q, c
 	if (!q->req.marker)
 		return true;
 	menv.extra = extra ? extra : "";
-	if (gpuenv_marker_eval(r->ctx, q->req.marker, &menv, &active) != 0) {
+	int rc = gpuenv_marker_eval(r->ctx, q->req.marker, &menv, &active);
+	if (rc != 0) {
+		if (rc == -ENOMEM)
+			r->err = rc;
 		gpuenv_error_clear(r->ctx);
 		return false;
 	}
