@@ -777,9 +777,24 @@ static struct dload *env_load(drun_t *r, struct denv *e, const char *soname, con
 
 static bool fw_requires(drun_t *r, struct denv *e, struct dfw *f, const char *dist);
 
-static void judge_load(drun_t *r, struct denv *e, struct dfw *f, const char *bin,
-	const char *lfact, const char *needed, const char *path, const char *via, bool real)
+/* Where a load was read, formatted only when a verdict cites it. */
+struct lref {
+	const char *fw;	 /* "environments[0].frameworks[1]" */
+	size_t b, o, n;	 /* binary, object, need */
+	bool real;	 /* loads.objects[].needs[] (else the draft's loads[]) */
+};
+
+static const char *lref_fmt(drun_t *r, const struct lref *l, const char *field)
 {
+	return l->real ? dr_fmt(r, "%s.binaries[%zu].loads.objects[%zu].needs[%zu].%s", l->fw, l->b,
+				 l->o, l->n, field)
+		       : dr_fmt(r, "%s.binaries[%zu].loads[%zu].%s", l->fw, l->b, l->n, field);
+}
+
+static void judge_load(drun_t *r, struct denv *e, struct dfw *f, const char *bin,
+	const struct lref *lr, const char *needed, const char *path, const char *via)
+{
+	bool real = lr->real;
 	/* the evidence names the fields as the facts spell them */
 	const char *f_needed = real ? "name" : "needed", *f_via = real ? "how" : "via";
 	const json_t *libs = dj_arr(r->facts, "libraries");
@@ -790,21 +805,21 @@ static void judge_load(drun_t *r, struct denv *e, struct dfw *f, const char *bin
 	int cmp;
 	bool ok;
 
-	if (!needed || via_is(via, "already loaded") || via_is(via, "loaded"))
+	/* only the NVIDIA libraries have copies in the facts and wheels */
+	if (!needed || !wheel_for(needed) || via_is(via, "already loaded") || via_is(via, "loaded"))
 		return;
 	if (via_is(via, "not found") || via_is(via, "not-found"))
 		path = NULL;
 	/* a library the driver installs (libcuda.so.1) or one no wheel ships
 	 * is not this rule's: driver-not-loaded and the probe say why */
-	if (!path && !wheel_for(needed))
-		return;
+
 	seen = env_load(r, e, needed, path);
 	if (!seen)
 		return;
 	if (seen->fw) {
 		/* judged already for another binary: name this one too */
 		if (seen->vi != SIZE_MAX)
-			dr_ev(r, &r->out->items[seen->vi], dr_fmt(r, "%s.%s", lfact, f_needed),
+			dr_ev(r, &r->out->items[seen->vi], lref_fmt(r, lr, f_needed),
 				"loader", "%s needs %s", bin, needed);
 		return;
 	}
@@ -822,8 +837,8 @@ static void judge_load(drun_t *r, struct denv *e, struct dfw *f, const char *bin
 		v->env = e->path;
 		v->binary = bin;
 		seen->shadowed = true;
-		dr_ev(r, v, dr_fmt(r, "%s.%s", lfact, f_needed), "loader", "%s", needed);
-		dr_ev(r, v, dr_fmt(r, "%s.path", lfact), "loader", "null (no search location has it)");
+		dr_ev(r, v, lref_fmt(r, lr, f_needed), "loader", "%s", needed);
+		dr_ev(r, v, lref_fmt(r, lr, "path"), "loader", "null (no search location has it)");
 		v->message = dr_fmt(r, "%s (%s) needs %s and the loader finds no copy: importing it fails "
 			"with \"%s: cannot open shared object file: No such file or directory\"", bin,
 			f->label, needed, needed);
@@ -878,8 +893,8 @@ static void judge_load(drun_t *r, struct denv *e, struct dfw *f, const char *bin
 		seen->shadowed = true;
 		v->env = e->path;
 		v->binary = bin;
-		dr_ev(r, v, dr_fmt(r, "%s.path", lfact), "loader", "%s", path);
-		dr_ev(r, v, dr_fmt(r, "%s.%s", lfact, f_via), "loader", "%s", via ? via : "?");
+		dr_ev(r, v, lref_fmt(r, lr, "path"), "loader", "%s", path);
+		dr_ev(r, v, lref_fmt(r, lr, f_via), "loader", "%s", via ? via : "?");
 		if (cv)
 			dr_ev(r, v, dr_fmt(r, "%s.version", lib_fact(r, chosen)), lib_vsrc(chosen),
 				"%s: %s", path, cv);
@@ -935,18 +950,19 @@ static void rule_loads(drun_t *r, struct denv *e, struct dfw *f)
 				 * business, not the framework's */
 				if (k > 0 && !in_env(e, opath))
 					continue;
-				json_array_foreach(needs, j, n)
-					judge_load(r, e, f, opath ? opath : bin ? bin : "?",
-						dr_fmt(r, "%s.binaries[%zu].loads.objects[%zu].needs[%zu]",
-							f->fact, i, k, j),
-						dj_str(n, "name"), dj_str(n, "path"), dj_str(n, "how"), true);
+				json_array_foreach(needs, j, n) {
+					struct lref lr = { f->fact, i, k, j, true };
+					judge_load(r, e, f, opath ? opath : bin ? bin : "?", &lr,
+						dj_str(n, "name"), dj_str(n, "path"), dj_str(n, "how"));
+				}
 			}
 			continue;
 		}
-		json_array_foreach(loads, k, ld)
-			judge_load(r, e, f, bin ? bin : "?",
-				dr_fmt(r, "%s.binaries[%zu].loads[%zu]", f->fact, i, k),
-				dj_str(ld, "needed"), dj_str(ld, "path"), dj_str(ld, "via"), false);
+		json_array_foreach(loads, k, ld) {
+			struct lref lr = { f->fact, i, 0, k, false };
+			judge_load(r, e, f, bin ? bin : "?", &lr, dj_str(ld, "needed"),
+				dj_str(ld, "path"), dj_str(ld, "via"));
+		}
 	}
 }
 
