@@ -9,9 +9,12 @@
 static const struct cli_verb subs[] = {
 	{ "toml-decode", cli_debug_toml_decode,
 		"read TOML on stdin and write toml-test's tagged JSON on stdout; exit 1 on invalid TOML",
-		"gpuenv debug toml-decode [--check] [--time] [FILE.toml] (default: stdin)",
+		"gpuenv debug toml-decode [--check] [--time] [--copy] [--repeat N] [FILE.toml] (default: stdin)",
 		"  --check   parse only: no output, the exit status says whether it is valid\n"
-		"  --time    print the parse time and throughput on stderr\n" },
+		"  --time    print the parse time and throughput on stderr\n"
+		"  --copy    parse through gpuenv_toml_parse (copies the input) instead of\n"
+		"            gpuenv_toml_parse_borrowed (benchmarks)\n"
+		"  --repeat N  parse N times in this process (benchmarks, with --time)\n" },
 	{ "toml-encode", cli_debug_toml_encode,
 		"read toml-test's tagged JSON on stdin and write TOML on stdout",
 		"gpuenv debug toml-encode [FILE.json] (default: stdin)", NULL },

@@ -621,7 +621,7 @@ static int kb_gpu(struct cli *cli, const struct cli_verb *verb, int argc, char *
 					snprintf(id, sizeof(id), "0x%04x", (unsigned)p->device_id);
 				if (pcis) {
 					json_t *pj = json_object();
-					char d[8];
+					char d[16];
 					snprintf(d, sizeof(d), "0x%04x", (unsigned)p->device_id);
 					json_object_set_new(pj, "device_id", json_string(d));
 					if (p->subsys_vendor >= 0) {

@@ -377,10 +377,11 @@ GPUENV_API int gpuenv_kb_load(gpuenv_ctx_t *ctx, const char *dir, gpuenv_kb_t **
  * rows come from: the verbs load what they ask about. */
 GPUENV_API int gpuenv_kb_load_files(gpuenv_ctx_t *ctx, const char *dir, unsigned mask,
 	gpuenv_kb_t **out);
-/* As gpuenv_kb_load, with files given in memory (names must be known KB
- * files; the data is copied); the others come from the embedded copy. */
+/* As gpuenv_kb_load_files, with files given in memory (names must be known
+ * KB files; the data is copied); the others in mask come from the embedded
+ * copy. */
 GPUENV_API int gpuenv_kb_load_sources(gpuenv_ctx_t *ctx, const gpuenv_kb_source_t *src,
-	size_t n, gpuenv_kb_t **out);
+	size_t n, unsigned mask, gpuenv_kb_t **out);
 GPUENV_API void gpuenv_kb_free(gpuenv_kb_t *kb);
 
 /* The embedded copy of file id (for `kb sources` and tests). */

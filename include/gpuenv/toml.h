@@ -46,10 +46,16 @@ enum {
 typedef struct gpuenv_toml_table gpuenv_toml_table_t;
 typedef struct gpuenv_toml_array gpuenv_toml_array_t;
 
+/* Positions: line, and column in characters; 0 when built in memory.  The
+ * stored column stops at 65535 (GPUENV_TOML_COL_MAX) to keep values small;
+ * parse errors always carry the exact column. */
+#define GPUENV_TOML_COL_MAX 65535u
+
 typedef struct gpuenv_toml_value {
-	uint8_t type;	    /* gpuenv_toml_type_t */
-	uint8_t flags;	    /* GPUENV_TOML_* of the table or array */
-	uint32_t line, col; /* where the value starts; 0 when built in memory */
+	uint32_t line;	/* where the value starts */
+	uint16_t col;
+	uint8_t type;	/* gpuenv_toml_type_t */
+	uint8_t flags;	/* GPUENV_TOML_* of the table or array */
 	union {
 		gpuenv_str_t str; /* STRING, and the date/time kinds (validated text) */
 		int64_t i;
@@ -61,10 +67,10 @@ typedef struct gpuenv_toml_value {
 } gpuenv_toml_value_t;
 
 typedef struct gpuenv_toml_kv {
-	gpuenv_str_t key;   /* decoded key (may hold any UTF-8, even NUL) */
-	uint32_t line, col; /* of the key (for a.b.c = 1: of that part) */
-	uint32_t hash;
+	gpuenv_str_t key; /* decoded key (may hold any UTF-8, even NUL) */
 	gpuenv_toml_value_t val;
+	uint32_t line; /* of the key (for a.b.c = 1: of that part) */
+	uint16_t col;
 } gpuenv_toml_kv_t;
 
 /* Items are pointers so that a value stays where it is while its table or
@@ -109,6 +115,13 @@ GPUENV_API void gpuenv_toml_doc_free(gpuenv_toml_doc_t *doc);
  * it afterwards.  0, or GPUENV_ESYNTAX / GPUENV_EDUPLICATE / GPUENV_ETYPE /
  * GPUENV_ETOOBIG / -ENOMEM with ctx->err set to "file:line:col: message". */
 GPUENV_API int gpuenv_toml_parse(gpuenv_toml_doc_t *doc, const char *text,
+	size_t len);
+
+/* The same without the copy, for big inputs already in memory: text[len]
+ * must be a NUL byte (as in a gpuenv_buf_t), and the document refers to the
+ * text (its strings are slices of it), so the text must outlive the
+ * document.  GPUENV_EUSAGE when text[len] is not NUL. */
+GPUENV_API int gpuenv_toml_parse_borrowed(gpuenv_toml_doc_t *doc, const char *text,
 	size_t len);
 
 /* ---- lookups ------------------------------------------------------------ */

@@ -21,13 +21,67 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PAD 8		 /* NUL bytes after the copy: lookahead never reads out */
-#define INDEX_MIN 8	 /* tables with more keys than this get a hash index */
+#define INDEX_MIN 16 /* tables with more keys than this get a hash index */
 
 struct keypart {
 	gpuenv_str_t s;
-	uint32_t line, col, hash;
+	uint32_t line, col;
 };
+
+static inline uint16_t col16(uint32_t c)
+{
+	return (uint16_t)(c > GPUENV_TOML_COL_MAX ? GPUENV_TOML_COL_MAX : c);
+}
+
+/* Parse-time allocations: a bump pointer over blocks taken from the
+ * document's arena, aligned to 8 bytes (the arena aligns every allocation
+ * to 16 and is a function call away; small objects dominate a parse).  With
+ * bsize 0 every request goes to the arena (the builder functions). */
+struct mem {
+	gpuenv_arena_t *arena;
+	char *bp, *bend;
+	size_t bsize;
+};
+
+#define MEM_BLOCK_MIN ((size_t)16 << 10)
+#define MEM_BLOCK_MAX ((size_t)1 << 20)
+
+static void *mem_alloc_slow(struct mem *m, size_t n)
+{
+	if (!m->bsize)
+		return gpuenv_arena_alloc(m->arena, n);
+	size_t sz = m->bsize;
+	if (m->bsize < MEM_BLOCK_MAX)
+		m->bsize *= 2;
+	if (n > sz / 4) /* big ones get their own block */
+		return gpuenv_arena_alloc(m->arena, n);
+	char *b = gpuenv_arena_alloc(m->arena, sz);
+	if (!b)
+		return NULL;
+	m->bp = b + n;
+	m->bend = b + sz;
+	return b;
+}
+
+static inline void *mem_alloc(struct mem *m, size_t n)
+{
+	if (n > SIZE_MAX - 8)
+		return NULL;
+	n = (n + 7) & ~(size_t)7;
+	if ((size_t)(m->bend - m->bp) < n)
+		return mem_alloc_slow(m, n);
+	void *r = m->bp;
+	m->bp += n;
+	return r;
+}
+
+static inline void *mem_calloc(struct mem *m, size_t n)
+{
+	void *p = mem_alloc(m, n);
+	if (p)
+		memset(p, 0, n);
+	return p;
+}
 
 struct parser {
 	gpuenv_toml_doc_t *doc;
@@ -38,11 +92,17 @@ struct parser {
 	const char *col_p; /* column cache: col_p is at column col_n */
 	uint32_t col_n;
 	unsigned max_depth;
+	bool ascii; /* the whole input is ASCII: columns are byte offsets */
 	gpuenv_toml_table_t *cur; /* table of the current [header] */
 	struct keypart *parts;	  /* max_depth + 1 slots */
 	unsigned nparts;
-	gpuenv_toml_value_t **stack; /* array elements being collected */
+	struct mem m;
+	/* scratch stack: elements of the arrays and keys of the inline tables
+	 * being parsed; each gets an exactly sized copy when it closes */
+	void **stack;
 	size_t sp, stack_cap;
+	gpuenv_toml_table_t *inl; /* innermost open inline table (keys on the stack) */
+	size_t inl_base;
 	locale_t cloc; /* "C" numeric locale for strtod, made on first use */
 };
 
@@ -101,6 +161,83 @@ static inline int hexval(int c)
 	return (c | 0x20) - 'a' + 10;
 }
 
+/* ---- eight bytes at a time ----
+ * Exact per-byte tests on a 64-bit word (each flags bit 7 of the bytes that
+ * match, with no false positives), used to skip runs of ordinary string
+ * bytes and to count UTF-8 continuation bytes for columns. */
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+#define LOWS 0x7f7f7f7f7f7f7f7full
+
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define HAVE_SWAR 1
+#else
+#define HAVE_SWAR 0
+#endif
+
+static inline uint64_t load8(const char *p)
+{
+	uint64_t w;
+	memcpy(&w, p, 8);
+	return w;
+}
+
+static inline uint64_t bytes_eq(uint64_t w, unsigned char c)
+{
+	uint64_t t = w ^ (ONES * c);
+	return ~(((t & LOWS) + LOWS) | t) & HIGHS;
+}
+
+/* bytes below 0x20 (controls, tab included) or equal to 0x7f */
+static inline uint64_t bytes_ctrl(uint64_t w)
+{
+	uint64_t lt = ~(((w & LOWS) + ONES * (0x80 - 0x20)) | w) & HIGHS;
+	return lt | bytes_eq(w, 0x7f);
+}
+
+/* Skip bytes that a basic (quote '"') or literal (quote '\'') string holds
+ * as themselves, up to end; stops at the first byte that needs a look. */
+static inline const char *skip_plain(const char *q, const char *end, char quote)
+{
+#if HAVE_SWAR
+	while (end - q >= 8) {
+		uint64_t w = load8(q);
+		uint64_t m = bytes_ctrl(w) | bytes_eq(w, (unsigned char)quote);
+		if (quote == '"')
+			m |= bytes_eq(w, '\\');
+		if (m) {
+			q += __builtin_ctzll(m) >> 3;
+			if (*q != '\t')
+				return q;
+			q++;
+			continue;
+		}
+		q += 8;
+	}
+#endif
+	const uint8_t ok = quote == '"' ? C_STR : C_LIT;
+	while (cls[(unsigned char)*q] & ok)
+		q++;
+	return q;
+}
+
+static inline uint32_t count_chars(const char *from, const char *to)
+{
+	uint32_t n = 0;
+#if HAVE_SWAR
+	while (to - from >= 8) {
+		uint64_t w = load8(from);
+		/* continuation bytes are 10xxxxxx; the multiply adds up the flags */
+		uint64_t m = (w & ~(w << 1) & HIGHS) >> 7;
+		n += 8 - (uint32_t)((m * ONES) >> 56);
+		from += 8;
+	}
+#endif
+	for (; from < to; from++)
+		n += ((unsigned char)*from & 0xc0) != 0x80;
+	return n;
+}
+
 static uint32_t key_hash(const char *s, size_t n)
 {
 	uint32_t h = 2166136261u;
@@ -112,12 +249,13 @@ static uint32_t key_hash(const char *s, size_t n)
 }
 
 /* Length of the valid UTF-8 prefix of s (RFC 3629: no overlongs, no
- * surrogates, nothing above U+10FFFF). */
-static size_t utf8_valid(const char *s, size_t n)
+ * surrogates, nothing above U+10FFFF); *ascii says whether s is all ASCII. */
+static size_t utf8_check(const char *s, size_t n, bool *ascii)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0;
 
+	*ascii = true;
 	while (i < n) {
 		/* ASCII runs eight bytes at a time */
 		while (i + 8 <= n) {
@@ -134,6 +272,7 @@ static size_t utf8_valid(const char *s, size_t n)
 			i++;
 			continue;
 		}
+		*ascii = false;
 		size_t need;
 		unsigned lo = 0x80, hi = 0xbf;
 		if (c >= 0xc2 && c <= 0xdf)
@@ -164,38 +303,62 @@ static size_t utf8_valid(const char *s, size_t n)
 	return n;
 }
 
+static size_t utf8_valid(const char *s, size_t n)
+{
+	bool ascii;
+	return utf8_check(s, n, &ascii);
+}
+
 /* ---- positions and errors ---- */
+
+/* Line and column of at, counted from the start (for errors on earlier
+ * lines, inside multi-line strings). */
+static void pos_scan(const struct parser *ps, const char *at, uint32_t *line, uint32_t *col)
+{
+	const char *ls = ps->base;
+	uint32_t l = 1;
+	for (const char *q = ps->base; q < at; q++) {
+		if (*q == '\n') {
+			l++;
+			ls = q + 1;
+		}
+	}
+	*line = l;
+	*col = 1 + count_chars(ls, at);
+}
 
 static void pos_at(struct parser *ps, const char *at, uint32_t *line, uint32_t *col)
 {
 	if (at > ps->end)
 		at = ps->end;
-	if (at >= ps->line_start) {
-		const char *from = ps->line_start;
-		uint32_t n = 1;
-		if (ps->col_p >= ps->line_start && ps->col_p <= at) {
-			from = ps->col_p;
-			n = ps->col_n;
-		}
-		for (; from < at; from++)
-			n += ((unsigned char)*from & 0xc0) != 0x80;
-		ps->col_p = at;
-		ps->col_n = n;
-		*line = ps->line;
-		*col = n;
+	if (at < ps->line_start) {
+		pos_scan(ps, at, line, col);
 		return;
 	}
-	/* an earlier line (errors inside multi-line strings): count again */
-	uint32_t l = 1, c = 1;
-	for (const char *q = ps->base; q < at; q++) {
-		if (*q == '\n') {
-			l++;
-			c = 1;
-		} else if (((unsigned char)*q & 0xc0) != 0x80)
-			c++;
+	if (ps->ascii) {
+		*line = ps->line;
+		*col = (uint32_t)(at - ps->line_start) + 1;
+		return;
 	}
-	*line = l;
-	*col = c;
+	const char *from = ps->line_start;
+	uint32_t n = 1;
+	if (ps->col_p >= ps->line_start && ps->col_p <= at) {
+		from = ps->col_p;
+		n = ps->col_n;
+	}
+	n += count_chars(from, at);
+	ps->col_p = at;
+	ps->col_n = n;
+	*line = ps->line;
+	*col = n;
+}
+
+/* for stored positions: the column saturates at GPUENV_TOML_COL_MAX */
+static inline void pos_at16(struct parser *ps, const char *at, uint32_t *line, uint16_t *col)
+{
+	uint32_t c;
+	pos_at(ps, at, line, &c);
+	*col = col16(c);
 }
 
 static int perr(struct parser *ps, const char *at, int code, const char *fmt, ...)
@@ -251,23 +414,21 @@ static int unexpected(struct parser *ps, const char *q, const char *expected)
 
 /* ---- tables and arrays ---- */
 
-static gpuenv_toml_table_t *table_new(gpuenv_arena_t *a, uint32_t depth)
+static gpuenv_toml_table_t *table_new(struct mem *m, uint32_t depth)
 {
-	gpuenv_toml_table_t *t = gpuenv_arena_calloc(a, 1, sizeof(*t));
+	gpuenv_toml_table_t *t = mem_calloc(m, sizeof(*t));
 	if (t)
 		t->depth = depth;
 	return t;
 }
 
-static gpuenv_toml_kv_t *find_h(const gpuenv_toml_table_t *t, const char *key,
-	size_t len, uint32_t h)
+static gpuenv_toml_kv_t *find_h(const gpuenv_toml_table_t *t, const char *key, size_t len)
 {
 	if (t->index) {
-		uint32_t mask = t->index_cap - 1, i = h & mask, slot;
+		uint32_t mask = t->index_cap - 1, i = key_hash(key, len) & mask, slot;
 		while ((slot = t->index[i]) != 0) {
 			gpuenv_toml_kv_t *kv = t->items[slot - 1];
-			if (kv->hash == h && kv->key.len == len &&
-				(len == 0 || memcmp(kv->key.ptr, key, len) == 0))
+			if (kv->key.len == len && (len == 0 || memcmp(kv->key.ptr, key, len) == 0))
 				return kv;
 			i = (i + 1) & mask;
 		}
@@ -275,8 +436,7 @@ static gpuenv_toml_kv_t *find_h(const gpuenv_toml_table_t *t, const char *key,
 	}
 	for (uint32_t i = 0; i < t->len; i++) {
 		gpuenv_toml_kv_t *kv = t->items[i];
-		if (kv->hash == h && kv->key.len == len &&
-			(len == 0 || memcmp(kv->key.ptr, key, len) == 0))
+		if (kv->key.len == len && (len == 0 || memcmp(kv->key.ptr, key, len) == 0))
 			return kv;
 	}
 	return NULL;
@@ -291,13 +451,13 @@ static void index_put(gpuenv_toml_table_t *t, uint32_t h, uint32_t slot)
 }
 
 /* Append kv (its key not yet in t).  0 or -ENOMEM. */
-static int insert(gpuenv_arena_t *a, gpuenv_toml_table_t *t, gpuenv_toml_kv_t *kv)
+static int insert(struct mem *a, gpuenv_toml_table_t *t, gpuenv_toml_kv_t *kv)
 {
 	if (t->len == t->cap) {
 		uint32_t ncap = t->cap ? t->cap * 2 : 4;
 		if (t->cap > UINT32_MAX / 4)
 			return -ENOMEM;
-		gpuenv_toml_kv_t **n = gpuenv_arena_alloc(a, ncap * sizeof(*n));
+		gpuenv_toml_kv_t **n = mem_alloc(a, ncap * sizeof(*n));
 		if (!n)
 			return -ENOMEM;
 		if (t->len)
@@ -311,7 +471,7 @@ static int insert(gpuenv_arena_t *a, gpuenv_toml_table_t *t, gpuenv_toml_kv_t *k
 			uint32_t ncap = 32;
 			while (ncap < t->len * 4)
 				ncap *= 2;
-			uint32_t *idx = gpuenv_arena_calloc(a, ncap, sizeof(*idx));
+			uint32_t *idx = mem_calloc(a, ncap * sizeof(*idx));
 			if (!idx) {
 				t->len--;
 				return -ENOMEM;
@@ -319,21 +479,21 @@ static int insert(gpuenv_arena_t *a, gpuenv_toml_table_t *t, gpuenv_toml_kv_t *k
 			t->index = idx;
 			t->index_cap = ncap;
 			for (uint32_t i = 0; i < t->len; i++)
-				index_put(t, t->items[i]->hash, i + 1);
+				index_put(t, key_hash(t->items[i]->key.ptr, t->items[i]->key.len), i + 1);
 		} else {
-			index_put(t, kv->hash, t->len);
+			index_put(t, key_hash(kv->key.ptr, kv->key.len), t->len);
 		}
 	}
 	return 0;
 }
 
-static int push(gpuenv_arena_t *a, gpuenv_toml_array_t *arr, gpuenv_toml_value_t *v)
+static int push(struct mem *a, gpuenv_toml_array_t *arr, gpuenv_toml_value_t *v)
 {
 	if (arr->len == arr->cap) {
 		if (arr->cap > UINT32_MAX / 4)
 			return -ENOMEM;
 		uint32_t ncap = arr->cap ? arr->cap * 2 : 4;
-		gpuenv_toml_value_t **n = gpuenv_arena_alloc(a, ncap * sizeof(*n));
+		gpuenv_toml_value_t **n = mem_alloc(a, ncap * sizeof(*n));
 		if (!n)
 			return -ENOMEM;
 		if (arr->len)
@@ -459,7 +619,7 @@ static int utf8_put(char *o, uint32_t cp)
 static int decode_basic(struct parser *ps, const char *s, const char *e, bool multi,
 	gpuenv_str_t *out)
 {
-	char *o = gpuenv_arena_alloc(&ps->doc->arena, (size_t)(e - s) + 1);
+	char *o = mem_alloc(&ps->m, (size_t)(e - s) + 1);
 	size_t n = 0;
 
 	if (!o)
@@ -550,8 +710,7 @@ static int parse_basic(struct parser *ps, gpuenv_str_t *out)
 	bool esc = false;
 
 	for (;;) {
-		while (cls[(unsigned char)*q] & C_STR)
-			q++;
+		q = skip_plain(q, ps->end, '"');
 		if (*q == '"')
 			break;
 		if (*q == '\\' && q + 1 < ps->end) {
@@ -574,10 +733,9 @@ static int parse_basic(struct parser *ps, gpuenv_str_t *out)
 /* At "'" (not "'''"). */
 static int parse_literal(struct parser *ps, gpuenv_str_t *out)
 {
-	const char *open = ps->p, *s = open + 1, *q = s;
+	const char *open = ps->p, *s = open + 1;
+	const char *q = skip_plain(s, ps->end, '\'');
 
-	while (cls[(unsigned char)*q] & C_LIT)
-		q++;
 	if (*q != '\'')
 		return bad_in_string(ps, q, open);
 	ps->p = q + 1;
@@ -590,7 +748,6 @@ static int parse_multi(struct parser *ps, gpuenv_str_t *out)
 {
 	const char *open = ps->p;
 	const char quote = *open;
-	const uint8_t ok = quote == '"' ? C_STR : C_LIT;
 	const char *q = open + 3, *s, *e;
 	bool copy = false;
 
@@ -599,8 +756,7 @@ static int parse_multi(struct parser *ps, gpuenv_str_t *out)
 		q = ps->p;
 	s = q;
 	for (;;) {
-		while (cls[(unsigned char)*q] & ok)
-			q++;
+		q = skip_plain(q, ps->end, quote);
 		char c = *q;
 		if (c == quote) {
 			if (q[1] == quote && q[2] == quote) {
@@ -646,7 +802,7 @@ static int parse_multi(struct parser *ps, gpuenv_str_t *out)
 	if (quote == '"')
 		return decode_basic(ps, s, e, true, out);
 	/* a literal string with CRLF: drop the CRs */
-	char *o = gpuenv_arena_alloc(&ps->doc->arena, (size_t)(e - s) + 1);
+	char *o = mem_alloc(&ps->m, (size_t)(e - s) + 1);
 	size_t n = 0;
 	if (!o)
 		return nomem(ps);
@@ -696,7 +852,6 @@ static int parse_key(struct parser *ps)
 		if (ps->nparts > ps->max_depth)
 			return perr(ps, q, GPUENV_ETOOBIG, "key has more than %u parts",
 				ps->max_depth);
-		kp.hash = key_hash(kp.s.ptr, kp.s.len);
 		ps->parts[ps->nparts++] = kp;
 		skip_ws(ps);
 		if (*ps->p != '.')
@@ -721,15 +876,45 @@ static void key_text(const struct keypart *kp, char *buf, size_t n)
 	buf[o < n ? o : n - 1] = '\0';
 }
 
+static int stack_push(struct parser *ps, void *p);
+
+/* Add kv to t: the open inline table keeps its keys on the scratch stack
+ * (no growing copies for the many small inline tables of a lock file). */
+static int tinsert(struct parser *ps, gpuenv_toml_table_t *t, gpuenv_toml_kv_t *kv)
+{
+	if (t != ps->inl)
+		return insert(&ps->m, t, kv) ? nomem(ps) : 0;
+	int r = stack_push(ps, kv);
+	if (r)
+		return r;
+	t->items = (gpuenv_toml_kv_t **)(ps->stack + ps->inl_base);
+	t->len++;
+	t->cap = t->len;
+	if (t->len > INDEX_MIN && (!t->index || t->len * 2 > t->index_cap)) {
+		uint32_t ncap = 32;
+		while (ncap < t->len * 4)
+			ncap *= 2;
+		uint32_t *idx = mem_calloc(&ps->m, ncap * sizeof(*idx));
+		if (!idx)
+			return nomem(ps);
+		t->index = idx;
+		t->index_cap = ncap;
+		for (uint32_t i = 0; i < t->len; i++)
+			index_put(t, key_hash(t->items[i]->key.ptr, t->items[i]->key.len), i + 1);
+	} else if (t->index) {
+		index_put(t, key_hash(kv->key.ptr, kv->key.len), t->len);
+	}
+	return 0;
+}
+
 static gpuenv_toml_kv_t *new_kv(struct parser *ps, const struct keypart *kp)
 {
-	gpuenv_toml_kv_t *kv = gpuenv_arena_alloc(&ps->doc->arena, sizeof(*kv));
+	gpuenv_toml_kv_t *kv = mem_alloc(&ps->m, sizeof(*kv));
 	if (!kv)
 		return NULL;
 	kv->key = kp->s;
 	kv->line = kp->line;
-	kv->col = kp->col;
-	kv->hash = kp->hash;
+	kv->col = col16(kp->col);
 	memset(&kv->val, 0, sizeof(kv->val));
 	return kv;
 }
@@ -742,15 +927,18 @@ static int add_table(struct parser *ps, gpuenv_toml_table_t *t, const struct key
 		return perr(ps, ps->p, GPUENV_ETOOBIG, "tables nested deeper than %u",
 			ps->max_depth);
 	gpuenv_toml_kv_t *kv = new_kv(ps, kp);
-	gpuenv_toml_table_t *n = table_new(&ps->doc->arena, t->depth + 1);
-	if (!kv || !n || insert(&ps->doc->arena, t, kv))
+	gpuenv_toml_table_t *n = table_new(&ps->m, t->depth + 1);
+	int r;
+	if (!kv || !n)
 		return nomem(ps);
+	if ((r = tinsert(ps, t, kv)))
+		return r;
 	n->line = kp->line;
 	n->col = kp->col;
 	kv->val.type = GPUENV_TOML_TABLE;
 	kv->val.flags = (uint8_t)flags;
 	kv->val.line = kp->line;
-	kv->val.col = kp->col;
+	kv->val.col = col16(kp->col);
 	kv->val.u.tab = n;
 	*out = n;
 	return 0;
@@ -775,12 +963,12 @@ static int redefined(struct parser *ps, const struct keypart *kp, const gpuenv_t
 static int navigate_header(struct parser *ps, bool aot, gpuenv_toml_table_t **out)
 {
 	gpuenv_toml_table_t *t = ps->doc->root;
-	gpuenv_arena_t *a = &ps->doc->arena;
+	struct mem *a = &ps->m;
 	int r;
 
 	for (unsigned i = 0; i + 1 < ps->nparts; i++) {
 		const struct keypart *kp = &ps->parts[i];
-		gpuenv_toml_kv_t *kv = find_h(t, kp->s.ptr, kp->s.len, kp->hash);
+		gpuenv_toml_kv_t *kv = find_h(t, kp->s.ptr, kp->s.len);
 		if (!kv) {
 			/* implicitly created: it may get its own header later */
 			if ((r = add_table(ps, t, kp, 0, &t)))
@@ -798,7 +986,7 @@ static int navigate_header(struct parser *ps, bool aot, gpuenv_toml_table_t **ou
 		}
 	}
 	const struct keypart *kp = &ps->parts[ps->nparts - 1];
-	gpuenv_toml_kv_t *kv = find_h(t, kp->s.ptr, kp->s.len, kp->hash);
+	gpuenv_toml_kv_t *kv = find_h(t, kp->s.ptr, kp->s.len);
 	if (!aot) {
 		if (!kv)
 			return add_table(ps, t, kp, GPUENV_TOML_DEFINED, out);
@@ -809,7 +997,7 @@ static int navigate_header(struct parser *ps, bool aot, gpuenv_toml_table_t **ou
 		/* made implicitly by an earlier [a.b.c]: now it is defined */
 		v->flags |= GPUENV_TOML_DEFINED;
 		v->line = kp->line;
-		v->col = kp->col;
+		v->col = col16(kp->col);
 		v->u.tab->line = kp->line;
 		v->u.tab->col = kp->col;
 		*out = v->u.tab;
@@ -821,28 +1009,29 @@ static int navigate_header(struct parser *ps, bool aot, gpuenv_toml_table_t **ou
 			return perr(ps, ps->p, GPUENV_ETOOBIG, "tables nested deeper than %u",
 				ps->max_depth);
 		kv = new_kv(ps, kp);
-		arr = gpuenv_arena_calloc(a, 1, sizeof(*arr));
+		arr = mem_calloc(a, sizeof(*arr));
 		if (!kv || !arr || insert(a, t, kv))
 			return nomem(ps);
 		arr->depth = t->depth + 1;
 		kv->val.type = GPUENV_TOML_ARRAY;
 		kv->val.flags = GPUENV_TOML_AOT;
 		kv->val.line = kp->line;
-		kv->val.col = kp->col;
+		kv->val.col = col16(kp->col);
 		kv->val.u.arr = arr;
 	} else if (kv->val.type == GPUENV_TOML_ARRAY && (kv->val.flags & GPUENV_TOML_AOT)) {
 		arr = kv->val.u.arr;
 	} else {
 		return redefined(ps, kp, kv, "cannot define array of tables");
 	}
-	gpuenv_toml_value_t *el = gpuenv_arena_calloc(a, 1, sizeof(*el));
+	gpuenv_toml_value_t *el = mem_calloc(a, sizeof(*el));
 	gpuenv_toml_table_t *n = table_new(a, arr->depth + 1);
 	if (!el || !n || push(a, arr, el))
 		return nomem(ps);
 	el->type = GPUENV_TOML_TABLE;
 	el->flags = GPUENV_TOML_DEFINED;
 	el->line = n->line = kp->line;
-	el->col = n->col = kp->col;
+	el->col = col16(kp->col);
+	n->col = kp->col;
 	el->u.tab = n;
 	*out = n;
 	return 0;
@@ -856,7 +1045,7 @@ static int navigate_dotted(struct parser *ps, gpuenv_toml_table_t *t, gpuenv_tom
 
 	for (unsigned i = 0; i + 1 < ps->nparts; i++) {
 		const struct keypart *kp = &ps->parts[i];
-		gpuenv_toml_kv_t *kv = find_h(t, kp->s.ptr, kp->s.len, kp->hash);
+		gpuenv_toml_kv_t *kv = find_h(t, kp->s.ptr, kp->s.len);
 		if (!kv) {
 			if ((r = add_table(ps, t, kp, GPUENV_TOML_DOTTED, &t)))
 				return r;
@@ -872,7 +1061,7 @@ static int navigate_dotted(struct parser *ps, gpuenv_toml_table_t *t, gpuenv_tom
 		t = v->u.tab;
 	}
 	const struct keypart *kp = &ps->parts[ps->nparts - 1];
-	gpuenv_toml_kv_t *kv = find_h(t, kp->s.ptr, kp->s.len, kp->hash);
+	gpuenv_toml_kv_t *kv = find_h(t, kp->s.ptr, kp->s.len);
 	if (kv)
 		return redefined(ps, kp, kv, "duplicate key");
 	*out = t;
@@ -937,7 +1126,7 @@ static int parse_float_text(struct parser *ps, const char *s, const char *e,
 	size_t n = 0, len = (size_t)(e - s);
 
 	if (len >= sizeof(small)) {
-		buf = gpuenv_arena_alloc(&ps->doc->arena, len + 1);
+		buf = mem_alloc(&ps->m, len + 1);
 		if (!buf)
 			return nomem(ps);
 	}
@@ -1055,6 +1244,22 @@ bad:
 
 /* ---- values ---- */
 
+static int stack_push(struct parser *ps, void *p)
+{
+	if (ps->sp == ps->stack_cap) {
+		size_t ncap = ps->stack_cap ? ps->stack_cap * 2 : 256;
+		void *n = gpuenv_realloc(ps->ctx, ps->stack, ncap * sizeof(*ps->stack));
+		if (!n)
+			return nomem(ps);
+		ps->stack = n;
+		ps->stack_cap = ncap;
+		if (ps->inl) /* its keys moved with the stack */
+			ps->inl->items = (gpuenv_toml_kv_t **)(ps->stack + ps->inl_base);
+	}
+	ps->stack[ps->sp++] = p;
+	return 0;
+}
+
 static int parse_value(struct parser *ps, gpuenv_toml_value_t *v, uint32_t depth);
 
 static int parse_array(struct parser *ps, gpuenv_toml_value_t *v, uint32_t depth)
@@ -1073,20 +1278,13 @@ static int parse_array(struct parser *ps, gpuenv_toml_value_t *v, uint32_t depth
 			break;
 		if (ps->p >= ps->end)
 			return perr(ps, open, GPUENV_ESYNTAX, "array is not closed with ']'");
-		gpuenv_toml_value_t *el = gpuenv_arena_alloc(&ps->doc->arena, sizeof(*el));
+		gpuenv_toml_value_t *el = mem_alloc(&ps->m, sizeof(*el));
 		if (!el)
 			return nomem(ps);
 		if ((r = parse_value(ps, el, depth + 1)))
 			return r;
-		if (ps->sp == ps->stack_cap) {
-			size_t ncap = ps->stack_cap ? ps->stack_cap * 2 : 256;
-			void *n = gpuenv_realloc(ps->ctx, ps->stack, ncap * sizeof(*ps->stack));
-			if (!n)
-				return nomem(ps);
-			ps->stack = n;
-			ps->stack_cap = ncap;
-		}
-		ps->stack[ps->sp++] = el;
+		if ((r = stack_push(ps, el)))
+			return r;
 		if ((r = skip_blank(ps)))
 			return r;
 		if (*ps->p == ',') {
@@ -1103,12 +1301,12 @@ static int parse_array(struct parser *ps, gpuenv_toml_value_t *v, uint32_t depth
 	size_t n = ps->sp - base;
 	if (n > UINT32_MAX)
 		return perr(ps, open, GPUENV_ETOOBIG, "array too long");
-	gpuenv_toml_array_t *arr = gpuenv_arena_alloc(&ps->doc->arena, sizeof(*arr));
+	gpuenv_toml_array_t *arr = mem_alloc(&ps->m, sizeof(*arr));
 	if (!arr)
 		return nomem(ps);
 	arr->items = NULL;
 	if (n) {
-		arr->items = gpuenv_arena_alloc(&ps->doc->arena, n * sizeof(*arr->items));
+		arr->items = mem_alloc(&ps->m, n * sizeof(*arr->items));
 		if (!arr->items)
 			return nomem(ps);
 		memcpy(arr->items, ps->stack + base, n * sizeof(*arr->items));
@@ -1124,6 +1322,8 @@ static int parse_array(struct parser *ps, gpuenv_toml_value_t *v, uint32_t depth
 
 static int parse_keyval(struct parser *ps, gpuenv_toml_table_t *t);
 
+static int inline_body(struct parser *ps, gpuenv_toml_table_t *t, const char *open);
+
 static int parse_inline_table(struct parser *ps, gpuenv_toml_value_t *v, uint32_t depth)
 {
 	const char *open = ps->p;
@@ -1131,7 +1331,7 @@ static int parse_inline_table(struct parser *ps, gpuenv_toml_value_t *v, uint32_
 
 	if (depth > ps->max_depth)
 		return perr(ps, open, GPUENV_ETOOBIG, "tables nested deeper than %u", ps->max_depth);
-	gpuenv_toml_table_t *t = table_new(&ps->doc->arena, depth);
+	gpuenv_toml_table_t *t = table_new(&ps->m, depth);
 	if (!t)
 		return nomem(ps);
 	t->line = v->line;
@@ -1145,6 +1345,31 @@ static int parse_inline_table(struct parser *ps, gpuenv_toml_value_t *v, uint32_
 		ps->p++;
 		return 0;
 	}
+	gpuenv_toml_table_t *outer = ps->inl;
+	size_t outer_base = ps->inl_base;
+	ps->inl = t;
+	ps->inl_base = ps->sp;
+	r = inline_body(ps, t, open);
+	if (!r) {
+		/* closed: its keys get their own exactly sized array */
+		gpuenv_toml_kv_t **items = mem_alloc(&ps->m, t->len * sizeof(*items));
+		if (!items)
+			r = nomem(ps);
+		else {
+			memcpy(items, ps->stack + ps->inl_base, t->len * sizeof(*items));
+			t->items = items;
+		}
+	}
+	ps->sp = ps->inl_base;
+	ps->inl = outer;
+	ps->inl_base = outer_base;
+	return r;
+}
+
+static int inline_body(struct parser *ps, gpuenv_toml_table_t *t, const char *open)
+{
+	int r;
+
 	for (;;) {
 		if (*ps->p == '\n' || *ps->p == '\r' || *ps->p == '#')
 			return perr(ps, ps->p, GPUENV_ESYNTAX,
@@ -1181,7 +1406,7 @@ static int parse_value(struct parser *ps, gpuenv_toml_value_t *v, uint32_t depth
 	int r;
 
 	v->flags = 0;
-	pos_at(ps, q, &v->line, &v->col);
+	pos_at16(ps, q, &v->line, &v->col);
 	switch (*q) {
 	case '"':
 		v->type = GPUENV_TOML_STRING;
@@ -1198,7 +1423,7 @@ static int parse_value(struct parser *ps, gpuenv_toml_value_t *v, uint32_t depth
 	case '{':
 		return parse_inline_table(ps, v, depth);
 	case 't':
-		if (memcmp(q, "true", 4) == 0 && !(cls[(unsigned char)q[4]] & C_BARE)) {
+		if (q[1] == 'r' && q[2] == 'u' && q[3] == 'e' && !(cls[(unsigned char)q[4]] & C_BARE)) {
 			v->type = GPUENV_TOML_BOOL;
 			v->u.b = true;
 			ps->p = q + 4;
@@ -1206,7 +1431,8 @@ static int parse_value(struct parser *ps, gpuenv_toml_value_t *v, uint32_t depth
 		}
 		break;
 	case 'f':
-		if (memcmp(q, "false", 5) == 0 && !(cls[(unsigned char)q[5]] & C_BARE)) {
+		if (q[1] == 'a' && q[2] == 'l' && q[3] == 's' && q[4] == 'e' &&
+			!(cls[(unsigned char)q[5]] & C_BARE)) {
 			v->type = GPUENV_TOML_BOOL;
 			v->u.b = false;
 			ps->p = q + 5;
@@ -1271,9 +1497,7 @@ static int parse_keyval(struct parser *ps, gpuenv_toml_table_t *t)
 		return nomem(ps);
 	if ((r = parse_value(ps, &kv->val, t->depth + 1)))
 		return r;
-	if (insert(&ps->doc->arena, t, kv))
-		return nomem(ps);
-	return 0;
+	return tinsert(ps, t, kv);
 }
 
 static int parse_header(struct parser *ps)
@@ -1349,7 +1573,8 @@ int gpuenv_toml_doc_init(gpuenv_toml_doc_t *doc, gpuenv_ctx_t *ctx, const char *
 			return gpuenv_fail(ctx, -ENOMEM, NULL, 0, 0, "out of memory");
 		}
 	}
-	doc->root = table_new(&doc->arena, 0);
+	struct mem m = { &doc->arena, NULL, NULL, 0 };
+	doc->root = table_new(&m, 0);
 	if (!doc->root)
 		return gpuenv_fail(ctx, -ENOMEM, NULL, 0, 0, "out of memory");
 	doc->root->line = doc->root->col = 1;
@@ -1365,62 +1590,91 @@ void gpuenv_toml_doc_free(gpuenv_toml_doc_t *doc)
 	doc->file = "";
 }
 
-int gpuenv_toml_parse(gpuenv_toml_doc_t *doc, const char *text, size_t len)
+/* Parse text[0..len) where text[len] is a NUL byte: every lookahead in the
+ * parser stops at a byte that cannot continue what it reads, and the NUL is
+ * such a byte, so nothing past it is read. */
+static int parse_text(gpuenv_toml_doc_t *doc, const char *text, size_t len)
 {
 	gpuenv_ctx_t *ctx = doc->ctx;
 	struct parser ps;
 	int r;
 
-	if (!doc->root)
-		return gpuenv_fail(ctx, GPUENV_EUSAGE, NULL, 0, 0,
-			"gpuenv_toml_parse: document not initialised");
-	if (len > doc->max_size)
-		return gpuenv_fail(ctx, GPUENV_ETOOBIG, doc->file, 0, 0,
-			"TOML input of %zu bytes is larger than the limit of %zu bytes", len,
-			doc->max_size);
 	init_classes();
 	memset(&ps, 0, sizeof(ps));
 	ps.doc = doc;
 	ps.ctx = ctx;
 	ps.max_depth = doc->max_depth > GPUENV_TOML_DEPTH_LIMIT ? GPUENV_TOML_DEPTH_LIMIT :
 		doc->max_depth < 1 ? 1 : doc->max_depth;
-	char *copy = gpuenv_arena_alloc(&doc->arena, len + PAD);
+	ps.m = (struct mem){ &doc->arena, NULL, NULL, MEM_BLOCK_MIN };
 	ps.parts = gpuenv_arena_alloc(&doc->arena, (ps.max_depth + 1) * sizeof(*ps.parts));
-	if (!copy || !ps.parts)
+	if (!ps.parts)
 		return gpuenv_fail(ctx, -ENOMEM, doc->file, 0, 0, "out of memory");
-	if (len)
-		memcpy(copy, text, len);
-	memset(copy + len, 0, PAD);
-	ps.base = ps.p = ps.line_start = ps.col_p = copy;
-	ps.end = copy + len;
+	ps.base = ps.p = ps.line_start = ps.col_p = text;
+	ps.end = text + len;
 	ps.line = 1;
 	ps.col_n = 1;
 	ps.cur = doc->root;
 
-	size_t ok = utf8_valid(copy, len);
+	size_t ok = utf8_check(text, len, &ps.ascii);
 	if (ok < len) {
-		const char *bad = copy + ok;
-		/* position: lines before it are fine to count */
-		uint32_t line = 1, col = 1;
-		for (const char *q = copy; q < bad; q++) {
-			if (*q == '\n') {
-				line++;
-				col = 1;
-			} else if (((unsigned char)*q & 0xc0) != 0x80)
-				col++;
-		}
-		r = gpuenv_fail(ctx, GPUENV_ESYNTAX, doc->file, line, col,
+		const char *bad = text + ok;
+		uint32_t line, col;
+		pos_scan(&ps, bad, &line, &col);
+		return gpuenv_fail(ctx, GPUENV_ESYNTAX, doc->file, line, col,
 			"invalid UTF-8 (byte 0x%02X)%s", (unsigned char)*bad,
-			ok == 0 && len >= 2 && ((unsigned char)copy[0] == 0xff ||
-				(unsigned char)copy[0] == 0xfe) ?
+			ok == 0 && len >= 2 && ((unsigned char)text[0] == 0xff ||
+				(unsigned char)text[0] == 0xfe) ?
 				": TOML must be UTF-8, this looks like UTF-16" : "");
-		return r;
 	}
 	r = parse_document(&ps);
+	if (r) {
+		/* the partial tree may point into the scratch stack: drop it */
+		doc->root->items = NULL;
+		doc->root->len = doc->root->cap = 0;
+		doc->root->index = NULL;
+		doc->root->index_cap = 0;
+	}
 	gpuenv_free(ctx, ps.stack);
 	if (ps.cloc)
 		freelocale(ps.cloc);
 	return r;
+}
+
+static int check_doc(gpuenv_toml_doc_t *doc, size_t len)
+{
+	if (!doc->root)
+		return gpuenv_fail(doc->ctx, GPUENV_EUSAGE, NULL, 0, 0,
+			"gpuenv_toml_parse: document not initialised");
+	if (len > doc->max_size)
+		return gpuenv_fail(doc->ctx, GPUENV_ETOOBIG, doc->file, 0, 0,
+			"TOML input of %zu bytes is larger than the limit of %zu bytes", len,
+			doc->max_size);
+	return 0;
+}
+
+int gpuenv_toml_parse(gpuenv_toml_doc_t *doc, const char *text, size_t len)
+{
+	int r = check_doc(doc, len);
+	if (r)
+		return r;
+	char *copy = gpuenv_arena_alloc(&doc->arena, len + 1);
+	if (!copy)
+		return gpuenv_fail(doc->ctx, -ENOMEM, doc->file, 0, 0, "out of memory");
+	if (len)
+		memcpy(copy, text, len);
+	copy[len] = '\0';
+	return parse_text(doc, copy, len);
+}
+
+int gpuenv_toml_parse_borrowed(gpuenv_toml_doc_t *doc, const char *text, size_t len)
+{
+	int r = check_doc(doc, len);
+	if (r)
+		return r;
+	if (!text || text[len] != '\0')
+		return gpuenv_fail(doc->ctx, GPUENV_EUSAGE, NULL, 0, 0,
+			"gpuenv_toml_parse_borrowed: text[len] must be a NUL byte");
+	return parse_text(doc, text, len);
 }
 
 /* ---- public: lookups ---- */
@@ -1446,7 +1700,7 @@ gpuenv_toml_kv_t *gpuenv_toml_find(const gpuenv_toml_table_t *t, gpuenv_str_t ke
 {
 	if (!t)
 		return NULL;
-	return find_h(t, key.ptr, key.len, key_hash(key.ptr, key.len));
+	return find_h(t, key.ptr, key.len);
 }
 
 gpuenv_toml_value_t *gpuenv_toml_get(const gpuenv_toml_table_t *t, const char *key)
@@ -1549,7 +1803,7 @@ static int get_typed(gpuenv_toml_doc_t *doc, const gpuenv_toml_table_t *t, const
 int gpuenv_toml_get_string(gpuenv_toml_doc_t *doc, const gpuenv_toml_table_t *t,
 	const char *path, gpuenv_str_t *out)
 {
-	gpuenv_toml_value_t *v;
+	gpuenv_toml_value_t *v = NULL;
 	int r = get_typed(doc, t, path, GPUENV_TOML_STRING, &v);
 	if (!r)
 		*out = v->u.str;
@@ -1559,7 +1813,7 @@ int gpuenv_toml_get_string(gpuenv_toml_doc_t *doc, const gpuenv_toml_table_t *t,
 int gpuenv_toml_get_integer(gpuenv_toml_doc_t *doc, const gpuenv_toml_table_t *t,
 	const char *path, int64_t *out)
 {
-	gpuenv_toml_value_t *v;
+	gpuenv_toml_value_t *v = NULL;
 	int r = get_typed(doc, t, path, GPUENV_TOML_INTEGER, &v);
 	if (!r)
 		*out = v->u.i;
@@ -1569,7 +1823,7 @@ int gpuenv_toml_get_integer(gpuenv_toml_doc_t *doc, const gpuenv_toml_table_t *t
 int gpuenv_toml_get_float(gpuenv_toml_doc_t *doc, const gpuenv_toml_table_t *t,
 	const char *path, double *out)
 {
-	gpuenv_toml_value_t *v;
+	gpuenv_toml_value_t *v = NULL;
 	int r = get_typed(doc, t, path, GPUENV_TOML_FLOAT, &v);
 	if (!r)
 		*out = v->type == GPUENV_TOML_INTEGER ? (double)v->u.i : v->u.f;
@@ -1579,7 +1833,7 @@ int gpuenv_toml_get_float(gpuenv_toml_doc_t *doc, const gpuenv_toml_table_t *t,
 int gpuenv_toml_get_bool(gpuenv_toml_doc_t *doc, const gpuenv_toml_table_t *t,
 	const char *path, bool *out)
 {
-	gpuenv_toml_value_t *v;
+	gpuenv_toml_value_t *v = NULL;
 	int r = get_typed(doc, t, path, GPUENV_TOML_BOOL, &v);
 	if (!r)
 		*out = v->u.b;
@@ -1589,7 +1843,7 @@ int gpuenv_toml_get_bool(gpuenv_toml_doc_t *doc, const gpuenv_toml_table_t *t,
 int gpuenv_toml_get_table(gpuenv_toml_doc_t *doc, const gpuenv_toml_table_t *t,
 	const char *path, gpuenv_toml_table_t **out)
 {
-	gpuenv_toml_value_t *v;
+	gpuenv_toml_value_t *v = NULL;
 	int r = get_typed(doc, t, path, GPUENV_TOML_TABLE, &v);
 	if (!r)
 		*out = v->u.tab;
@@ -1599,7 +1853,7 @@ int gpuenv_toml_get_table(gpuenv_toml_doc_t *doc, const gpuenv_toml_table_t *t,
 int gpuenv_toml_get_array(gpuenv_toml_doc_t *doc, const gpuenv_toml_table_t *t,
 	const char *path, gpuenv_toml_array_t **out)
 {
-	gpuenv_toml_value_t *v;
+	gpuenv_toml_value_t *v = NULL;
 	int r = get_typed(doc, t, path, GPUENV_TOML_ARRAY, &v);
 	if (!r)
 		*out = v->u.arr;
@@ -1719,8 +1973,8 @@ gpuenv_toml_value_t *gpuenv_toml_table_add(gpuenv_toml_doc_t *doc, gpuenv_toml_t
 		gpuenv_fail(doc->ctx, GPUENV_ESYNTAX, NULL, 0, 0, "key is not valid UTF-8");
 		return NULL;
 	}
-	uint32_t h = key_hash(key.ptr, key.len);
-	if (find_h(t, key.ptr, key.len, h)) {
+	struct mem m = { &doc->arena, NULL, NULL, 0 };
+	if (find_h(t, key.ptr, key.len)) {
 		gpuenv_fail(doc->ctx, GPUENV_EDUPLICATE, NULL, 0, 0, "duplicate key '%.*s'",
 			(int)(key.len > 60 ? 60 : key.len), key.ptr);
 		return NULL;
@@ -1729,16 +1983,16 @@ gpuenv_toml_value_t *gpuenv_toml_table_add(gpuenv_toml_doc_t *doc, gpuenv_toml_t
 	if (!kv)
 		return oom_v(doc);
 	kv->key = gpuenv_arena_str(&doc->arena, key);
-	kv->hash = h;
-	if (!kv->key.ptr || insert(&doc->arena, t, kv))
+	if (!kv->key.ptr || insert(&m, t, kv))
 		return oom_v(doc);
 	return &kv->val;
 }
 
 gpuenv_toml_value_t *gpuenv_toml_array_push(gpuenv_toml_doc_t *doc, gpuenv_toml_array_t *a)
 {
+	struct mem m = { &doc->arena, NULL, NULL, 0 };
 	gpuenv_toml_value_t *v = gpuenv_arena_calloc(&doc->arena, 1, sizeof(*v));
-	if (!v || push(&doc->arena, a, v))
+	if (!v || push(&m, a, v))
 		return oom_v(doc);
 	return v;
 }
@@ -1799,7 +2053,8 @@ int gpuenv_toml_set_datetime(gpuenv_toml_doc_t *doc, gpuenv_toml_value_t *v, gpu
 gpuenv_toml_table_t *gpuenv_toml_set_table(gpuenv_toml_doc_t *doc, gpuenv_toml_value_t *v,
 	unsigned flags)
 {
-	gpuenv_toml_table_t *t = table_new(&doc->arena, 0);
+	struct mem m = { &doc->arena, NULL, NULL, 0 };
+	gpuenv_toml_table_t *t = table_new(&m, 0);
 	if (!t) {
 		oom_v(doc);
 		return NULL;

@@ -163,6 +163,7 @@ enum ftype {
 
 struct field {
 	const char *key;
+	uint8_t keylen;
 	uint8_t type;
 	bool required;
 	uint16_t off;
@@ -170,8 +171,8 @@ struct field {
 
 #define R true
 #define O false
-#define FLD(T, key, type, req) { #key, type, req, (uint16_t)offsetof(T, key) }
-#define END { NULL, 0, false, 0 }
+#define FLD(T, key, type, req) { #key, sizeof(#key) - 1, type, req, (uint16_t)offsetof(T, key) }
+#define END { NULL, 0, 0, false, 0 }
 
 #define T gpuenv_kb_toolkit_t
 static const struct field f_toolkit[] = { FLD(T, cuda, F_VER, R), FLD(T, update, F_INT, R),
@@ -352,48 +353,22 @@ struct loader {
 	gpuenv_str_t last_source; /* rows of a table often share one source */
 	const char *text;	  /* the file's bytes, alive as long as the KB */
 	size_t len;
-	uint32_t *lines;	  /* byte offset where each line starts */
-	uint32_t nlines;
 };
 
-/* Where a value's text starts: its line and column (in characters) turned
- * into a byte offset; SIZE_MAX when unknown. */
-static size_t offset_of(const struct loader *L, uint32_t line, uint32_t col)
-{
-	size_t off;
-
-	if (!L->lines || !line || line > L->nlines || !col)
-		return SIZE_MAX;
-	off = L->lines[line - 1];
-	for (uint32_t c = 1; c < col; c++) {
-		if (off >= L->len)
-			return SIZE_MAX;
-		/* skip one UTF-8 character */
-		off++;
-		while (off < L->len && ((unsigned char)L->text[off] & 0xC0) == 0x80)
-			off++;
-	}
-	return off;
-}
-
 /* Make a string value the KB's own: the document is freed after mapping.
- * A string written without escapes is the same bytes in the file, so the
- * slice points there (no copy, no new memory); others are copied into the
- * KB's arena. */
-static int keep(struct loader *L, gpuenv_str_t *s, uint32_t line, uint32_t col)
+ * The parse borrows the text, so a string written without escapes is a
+ * slice of the text already (no copy, no new memory); the others are
+ * copied into the KB's arena. */
+static int keep(struct loader *L, gpuenv_str_t *s)
 {
 	gpuenv_str_t c;
-	size_t off;
 
 	if (!s->ptr)
 		return 0;
-	off = offset_of(L, line, col);
-	if (off != SIZE_MAX && off < L->len && (L->text[off] == '"' || L->text[off] == '\'') &&
-		L->len - off - 1 > s->len && L->text[off + 1 + s->len] == L->text[off] &&
-		memcmp(L->text + off + 1, s->ptr, s->len) == 0) {
-		s->ptr = L->text + off + 1;
+	/* as integers: comparing pointers into different objects is undefined */
+	uintptr_t p = (uintptr_t)s->ptr, t = (uintptr_t)L->text;
+	if (p >= t && s->len <= L->len && p - t <= L->len - s->len)
 		return 0;
-	}
 	c = gpuenv_arena_str(&L->kb->arena, *s);
 	if (!c.ptr && s->len)
 		return gpuenv_fail(L->ctx, -ENOMEM, L->origin, 0, 0, "out of memory");
@@ -428,9 +403,14 @@ static const struct table *find_table(int file, gpuenv_str_t name)
 static const struct field *find_field(const struct field *f, gpuenv_str_t key)
 {
 	for (; f->key; f++)
-		if (gpuenv_str_eq_cstr(key, f->key))
+		if (key.len == f->keylen && memcmp(key.ptr, f->key, key.len) == 0)
 			return f;
 	return NULL;
+}
+
+static bool key_is(gpuenv_str_t key, const char *lit, size_t n)
+{
+	return key.len == n && memcmp(key.ptr, lit, n) == 0;
 }
 
 static const char *type_word(int type)
@@ -456,7 +436,7 @@ static int convert_str(struct loader *L, const struct field *f, int type,
 	const gpuenv_toml_value_t *v, void *dst)
 {
 	gpuenv_str_t s = v->u.str;
-	int r = keep(L, &s, v->line, v->col);
+	int r = keep(L, &s);
 
 	if (r)
 		return r;
@@ -611,7 +591,7 @@ static int load_row(struct loader *L, const struct table *t, const gpuenv_toml_t
 		const gpuenv_toml_value_t *v = &kv->val;
 		const struct field *f;
 
-		if (gpuenv_str_eq_cstr(kv->key, "source") || gpuenv_str_eq_cstr(kv->key, "note")) {
+		if (key_is(kv->key, "source", 6) || key_is(kv->key, "note", 4)) {
 			bool src = kv->key.len == 6;
 			if (v->type != GPUENV_TOML_STRING)
 				return fail_at(L, GPUENV_ETYPE, v->line, v->col,
@@ -625,14 +605,14 @@ static int load_row(struct loader *L, const struct table *t, const gpuenv_toml_t
 				meta->source = v->u.str;
 			else
 				meta->note = v->u.str;
-			r = keep(L, src ? &meta->source : &meta->note, v->line, v->col);
+			r = keep(L, src ? &meta->source : &meta->note);
 			if (r)
 				return r;
 			if (src)
 				L->last_source = meta->source;
 			continue;
 		}
-		if (gpuenv_str_eq_cstr(kv->key, "confidence")) {
+		if (key_is(kv->key, "confidence", 10)) {
 			if (v->type != GPUENV_TOML_STRING || !gpuenv_str_eq_cstr(v->u.str, "secondary"))
 				return fail_at(L, GPUENV_EFORMAT, v->line, v->col,
 					"'confidence' can only be \"secondary\"");
@@ -710,35 +690,22 @@ static int map_file(struct loader *L, const gpuenv_toml_table_t *root)
 /* Parse one file, map its rows into the KB, free the document: only one
  * document is alive at a time, which keeps the load's memory (and its page
  * faults, most of a cold load's cost) small.  text must live as long as the
- * KB (the embedded copy, or a copy in the KB's arena). */
+ * KB and have a NUL at text[len] (the embedded copy, or a copy in the KB's
+ * arena): the parse borrows it. */
 static int load_file(gpuenv_kb_t *kb, int file, const char *origin, const char *text, size_t len)
 {
-	struct loader L = { kb, kb->ctx, origin, file, GPUENV_STR_NULL, text, len, NULL, 0 };
+	struct loader L = { kb, kb->ctx, origin, file, GPUENV_STR_NULL, text, len };
 	gpuenv_toml_doc_t doc;
 	int r;
 
 	r = gpuenv_toml_doc_init(&doc, kb->ctx, origin);
 	if (r)
 		return r;
-	r = gpuenv_toml_parse(&doc, text ? text : "", len);
-	if (!r && len < UINT32_MAX) {
-		/* line starts, to find string values in the text */
-		uint32_t n = 1;
-		for (size_t i = 0; i < len; i++)
-			n += text[i] == '\n';
-		L.lines = gpuenv_alloc(kb->ctx, (size_t)n * sizeof(*L.lines));
-		if (L.lines) {
-			L.lines[L.nlines++] = 0;
-			for (size_t i = 0; i < len; i++)
-				if (text[i] == '\n')
-					L.lines[L.nlines++] = (uint32_t)(i + 1);
-		}
-	}
+	r = gpuenv_toml_parse_borrowed(&doc, text, len);
 	if (!r) {
 		kb->files[file].size = len;
 		r = map_file(&L, doc.root);
 	}
-	gpuenv_free(kb->ctx, L.lines);
 	gpuenv_toml_doc_free(&doc);
 	return r;
 }
@@ -882,9 +849,15 @@ static int load_sources(gpuenv_ctx_t *ctx, const gpuenv_kb_source_t *src, size_t
 }
 
 int gpuenv_kb_load_sources(gpuenv_ctx_t *ctx, const gpuenv_kb_source_t *src, size_t n,
-	gpuenv_kb_t **out)
+	unsigned mask, gpuenv_kb_t **out)
 {
-	return load_sources(ctx, src, n, GPUENV_KB_ALL, out);
+	/* a file given is loaded whatever the mask says */
+	for (size_t i = 0; i < n; i++) {
+		int id = src[i].name ? file_id(src[i].name) : -1;
+		if (id >= 0)
+			mask |= 1u << id;
+	}
+	return load_sources(ctx, src, n, mask, out);
 }
 
 int gpuenv_kb_load(gpuenv_ctx_t *ctx, const char *dir, gpuenv_kb_t **out)

@@ -659,8 +659,14 @@ static void check_code(const gpuenv_kb_t *kb, const gpuenv_kb_target_t *t,
 				"no arch list for torch %.*s %.*s in the knowledge base; CUDA %.*s "
 				"builds no cubin that runs on sm_%u%u, so only PTX could",
 				V(v->torch), GPUENV_STR_ARG(v->tag), V(v->cuda), t->cc_major, t->cc_minor);
+		else if (tl)
+			reason(rc, GPUENV_KB_UNKNOWN, &v->row, &tl->row,
+				"no arch list for torch %.*s %.*s in the knowledge base; CUDA %.*s can "
+				"build %.*s cubins, which run on sm_%u%u",
+				V(v->torch), GPUENV_STR_ARG(v->tag), V(v->cuda),
+				GPUENV_STR_ARG(cov.by->str), t->cc_major, t->cc_minor);
 		else
-			reason(rc, GPUENV_KB_UNKNOWN, &v->row, tl ? &tl->row : NULL,
+			reason(rc, GPUENV_KB_UNKNOWN, &v->row, NULL,
 				"no arch list for torch %.*s %.*s in the knowledge base", V(v->torch),
 				GPUENV_STR_ARG(v->tag));
 		return;

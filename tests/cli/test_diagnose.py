@@ -53,6 +53,12 @@ for s in sigs:
               "%s: placeholders filled: %r / %r" % (s["id"], f["cause"], f["fix"]))
 print("signatures with a fixture:", len(sigs))
 
+# docs/diagnose.md lists every signature
+with open(os.path.join(SRC, "docs", "diagnose.md")) as f:
+    doc = f.read()
+for s in sigs:
+    check("| `%s` |" % s["id"] in doc, "docs/diagnose.md lists %s" % s["id"])
+
 # no fixture without a signature
 known = {s["id"] for s in sigs}
 for name in sorted(os.listdir(LOGS)):

@@ -514,7 +514,7 @@ static int load_one(const char *name, const char *text)
 {
 	gpuenv_kb_source_t s = { name, text, strlen(text), "test.toml" };
 	gpuenv_kb_t *k = NULL;
-	int r = gpuenv_kb_load_sources(&ctx, &s, 1, &k);
+	int r = gpuenv_kb_load_sources(&ctx, &s, 1, GPUENV_KB_ALL, &k);
 	if (!r) {
 		assert_non_null(k);
 		gpuenv_kb_free(k);
@@ -851,7 +851,7 @@ static void test_diagnose_bad_signatures(void **state)
 
 	(void)state;
 	s.len = strlen(s.data);
-	assert_int_equal(gpuenv_kb_load_sources(&ctx, &s, 1, &k), 0);
+	assert_int_equal(gpuenv_kb_load_sources(&ctx, &s, 1, GPUENV_KB_ALL, &k), 0);
 	assert_int_equal(gpuenv_diag_new(&ctx, k, &d), GPUENV_ESYNTAX);
 	assert_null(d);
 	assert_string_equal(ctx.err.file, "bad.toml");
