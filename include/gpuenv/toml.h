@@ -112,8 +112,10 @@ GPUENV_API void gpuenv_toml_doc_free(gpuenv_toml_doc_t *doc);
 
 /* Parse TOML 1.0 text (any bytes; not NUL-terminated) into a freshly
  * initialised document.  The text is copied: the document does not refer to
- * it afterwards.  0, or GPUENV_ESYNTAX / GPUENV_EDUPLICATE / GPUENV_ETYPE /
- * GPUENV_ETOOBIG / -ENOMEM with ctx->err set to "file:line:col: message". */
+ * it afterwards.  0, or GPUENV_ESYNTAX (malformed), GPUENV_EDUPLICATE (a key
+ * or table defined twice, or redefined as another kind), GPUENV_ETOOBIG
+ * (max_size, max_depth) or -ENOMEM, with ctx->err set to
+ * "file:line:col: message"; after a failure the root is left empty. */
 GPUENV_API int gpuenv_toml_parse(gpuenv_toml_doc_t *doc, const char *text,
 	size_t len);
 

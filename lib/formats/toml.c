@@ -1,12 +1,15 @@
 /* TOML 1.0 parser and document model.
  *
- * One pass over a private, NUL-padded copy of the input: strings without
- * escapes are slices of that copy, everything else is bump-allocated in the
- * document's arena.  Array elements are collected on a scratch stack and
- * copied once into an exactly sized block; tables grow by doubling and get a
- * hash index once they hold more than a few keys.  Line and column of every
+ * One pass over NUL-terminated text (a private copy, or the caller's text
+ * with gpuenv_toml_parse_borrowed): strings without escapes are slices of
+ * it, everything else is bump-allocated from the document's arena.  Array
+ * elements and the keys of inline tables are collected on a scratch stack and
+ * copied once into exactly sized blocks; other tables grow by doubling and get
+ * a hash index once they hold more than a few keys.  Line and column of every
  * key and value are recorded (columns counted in code points, incrementally,
- * so long lines stay linear).
+ * so long lines stay linear; plain byte offsets when the input is ASCII).
+ * Most of a parse's cost is the memory of the document itself, so the
+ * structures are kept small (24-byte values, 48-byte key/values).
  *
  * TOML's table rules are kept with three flags on each table value:
  * DEFINED (it had a [header]), DOTTED (made or extended by a dotted key) and
@@ -1366,15 +1369,20 @@ static int parse_inline_table(struct parser *ps, gpuenv_toml_value_t *v, uint32_
 	return r;
 }
 
+static int inline_newline(struct parser *ps)
+{
+	return perr(ps, ps->p, GPUENV_ESYNTAX,
+		"inline table must close with '}' on the same line (newlines and comments "
+		"inside inline tables are TOML 1.1, not 1.0)");
+}
+
 static int inline_body(struct parser *ps, gpuenv_toml_table_t *t, const char *open)
 {
 	int r;
 
 	for (;;) {
 		if (*ps->p == '\n' || *ps->p == '\r' || *ps->p == '#')
-			return perr(ps, ps->p, GPUENV_ESYNTAX,
-				"inline table must close with '}' on the same line (newlines and comments "
-				"inside inline tables are TOML 1.1, not 1.0)");
+			return inline_newline(ps);
 		if ((r = parse_keyval(ps, t)))
 			return r;
 		skip_ws(ps);
@@ -1391,9 +1399,7 @@ static int inline_body(struct parser *ps, gpuenv_toml_table_t *t, const char *op
 			return 0;
 		}
 		if (*ps->p == '\n' || *ps->p == '\r' || *ps->p == '#')
-			return perr(ps, ps->p, GPUENV_ESYNTAX,
-				"inline table must close with '}' on the same line (newlines and comments "
-				"inside inline tables are TOML 1.1, not 1.0)");
+			return inline_newline(ps);
 		if (ps->p >= ps->end)
 			return perr(ps, open, GPUENV_ESYNTAX, "inline table is not closed with '}'");
 		return unexpected(ps, ps->p, "',' or '}' in inline table");

@@ -377,6 +377,50 @@ static void test_limits(void **state)
 	free(exact);
 }
 
+static void test_borrowed_and_columns(void **state)
+{
+	(void)state;
+	gpuenv_toml_doc_t doc;
+	/* borrowed: strings are slices of the caller's text */
+	static const char text[] = "a = 'x'\nb = \"esc\\t\"\n";
+	assert_int_equal(gpuenv_toml_doc_init(&doc, &ctx, NULL), 0);
+	assert_int_equal(gpuenv_toml_parse_borrowed(&doc, text, sizeof(text) - 1), 0);
+	gpuenv_toml_value_t *a = gpuenv_toml_get(doc.root, "a");
+	assert_ptr_equal(a->u.str.ptr, text + 5);
+	assert_true(gpuenv_str_eq_cstr(gpuenv_toml_get(doc.root, "b")->u.str, "esc\t"));
+	gpuenv_toml_doc_free(&doc);
+	/* text[len] must be NUL */
+	assert_int_equal(gpuenv_toml_doc_init(&doc, &ctx, NULL), 0);
+	assert_int_equal(gpuenv_toml_parse_borrowed(&doc, "a = 1\nb = 2", 5), GPUENV_EUSAGE);
+	gpuenv_toml_doc_free(&doc);
+
+	/* a very long line: stored columns stop at GPUENV_TOML_COL_MAX, errors
+	 * keep the exact column */
+	gpuenv_buf_t b;
+	gpuenv_buf_init(&b, &ctx, 0);
+	assert_int_equal(gpuenv_buf_puts(&b, "a = ["), 0);
+	for (int i = 0; i < 25000; i++)
+		assert_int_equal(gpuenv_buf_puts(&b, "1, "), 0);
+	assert_int_equal(gpuenv_buf_puts(&b, "2]\nb = 1"), 0);
+	assert_int_equal(gpuenv_toml_doc_init(&doc, &ctx, "long.toml"), 0);
+	assert_int_equal(gpuenv_toml_parse(&doc, b.data, b.len), 0);
+	gpuenv_toml_array_t *arr = gpuenv_toml_get(doc.root, "a")->u.arr;
+	assert_int_equal(arr->items[0]->col, 6);
+	assert_int_equal(arr->items[25000]->col, GPUENV_TOML_COL_MAX);
+	assert_int_equal(gpuenv_toml_get(doc.root, "b")->line, 2);
+	gpuenv_toml_doc_free(&doc);
+	b.len -= 2; /* "...2]\nb = " : a value is missing at the very end */
+	b.data[b.len] = '\0';
+	b.data[5 + 3 * 25000] = 'x'; /* "x]" instead of "2]" */
+	assert_int_equal(gpuenv_toml_doc_init(&doc, &ctx, "long.toml"), 0);
+	assert_int_equal(gpuenv_toml_parse(&doc, b.data, b.len), GPUENV_ESYNTAX);
+	assert_int_equal(ctx.err.line, 1);
+	assert_int_equal(ctx.err.col, 6 + 3 * 25000);
+	assert_int_equal(doc.root->len, 0); /* nothing half-made stays reachable */
+	gpuenv_toml_doc_free(&doc);
+	gpuenv_buf_free(&b);
+}
+
 static void test_datetime(void **state)
 {
 	(void)state;
@@ -709,6 +753,7 @@ int main(void)
 		cmocka_unit_test(test_lookup_paths),
 		cmocka_unit_test(test_big_table),
 		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_borrowed_and_columns),
 		cmocka_unit_test(test_datetime),
 		cmocka_unit_test(test_format_float),
 		cmocka_unit_test(test_build_and_write),
