@@ -78,6 +78,26 @@ int cli_debug(struct cli *cli, const struct cli_verb *verb, int argc, char **arg
 int cli_kb(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
 int cli_diagnose(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
 
+/* doctor and preflight (cli/doctor.c, cli/preflight.c; docs/doctor.md) */
+int cli_doctor(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
+int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
+enum {
+	CLI_EXIT_DOCTOR_WARNINGS = 1, /* doctor: warnings, no error */
+	CLI_EXIT_DOCTOR_ERRORS = 3,   /* doctor: at least one error */
+	CLI_EXIT_CANNOT = 4,	      /* doctor, preflight: the facts could not be read or judged */
+};
+/* Facts from --facts FILE ("-" = stdin), or from the probe when path is
+ * NULL (env_dir: the probe's --env, or NULL); checked against the schema.
+ * 0, or an exit status (reported). */
+int cli_facts_load(struct cli *cli, const char *verb, const char *path, const char *env_dir,
+	json_t **out);
+/* The KB files doctor / preflight read, from dir (others built in). */
+struct gpuenv_kb;
+int cli_kb_load(struct cli *cli, const char *dir, struct gpuenv_kb **out);
+struct gpuenv_verdict;
+/* One verdict as doctor prints it; label replaces the severity word. */
+void cli_print_verdict(struct cli *cli, const struct gpuenv_verdict *v, const char *label);
+
 /* debug subcommands, grouped by the module they expose */
 int cli_debug_toml_decode(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
 int cli_debug_toml_encode(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);

@@ -25,6 +25,27 @@ static const struct cli_verb verbs[] = {
 		"  --cuda-lib LIB     load this libcuda instead of libcuda.so.1\n"
 		"\nThe JSON (--json) is the facts document of docs/probe-schema.md (gpuenv.facts/1),\n"
 		"which doctor --facts and preflight --facts read.\n" },
+	{ "doctor", cli_doctor, "verdicts with fixes over this machine's GPU stack (or a snapshot's facts)",
+		"gpuenv doctor [--facts FILE.json] [--env DIR] [--kb-dir DIR] [--json]",
+		"  --facts FILE.json  judge a snapshot ('gpuenv probe --json' output; - = stdin)\n"
+		"                     instead of probing this machine\n"
+		"  --env DIR          judge only the Python environment at DIR\n"
+		"  --kb-dir DIR       knowledge-base files (cuda.toml, torch.toml, ngc.toml) from DIR\n"
+		"  -v                 also print the knowledge-base source of each fact\n"
+		"exit status: 0 no error or warning (infos only), 1 warnings, 3 errors,\n"
+		"  2 usage, 4 the facts could not be read or judged (docs/doctor.md)\n" },
+	{ "preflight", cli_preflight, "go or no-go: can this node run a CUDA version, a torch build or an image?",
+		"gpuenv preflight (--cuda X.Y | --torch VERSION | --image IMAGE:TAG | --lock FILE)\n"
+		"                 [--facts FILE.json] [--kb-dir DIR] [--json]",
+		"  --cuda X.Y         a CUDA application of that version (12.2)\n"
+		"  --torch VERSION    a torch build (2.7.0+cu128; without +cuXYZ the PyPI build)\n"
+		"  --image IMAGE:TAG  an NGC container (nvcr.io/nvidia/pytorch:25.01-py3) or\n"
+		"                     nvidia/cuda:12.4.1-runtime-ubuntu22.04\n"
+		"  --lock FILE        a lock file (not supported yet)\n"
+		"  --facts FILE.json  judge the node a snapshot describes instead of this one\n"
+		"  --kb-dir DIR       knowledge-base files (cuda.toml, torch.toml, ngc.toml) from DIR\n"
+		"exit status: 0 go, 1 no-go, 2 usage, 4 the facts or the request could not\n"
+		"  be judged (unknown to the knowledge base)\n" },
 	{ "diagnose", cli_diagnose, "name the known failures in an error log, with their causes and fixes",
 		"gpuenv diagnose [FILE|-] [--facts FACTS.json] [--gpu NAME] [--driver VERSION] [--torch VERSION]",
 		"  FILE               the log (default, or '-': standard input)\n"

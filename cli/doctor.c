@@ -1,0 +1,182 @@
+/* gpuenv doctor: verdicts with fixes over this machine's facts (or a
+ * snapshot's), and the facts loading preflight shares. */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpuenv/doctor.h"
+
+#include "gpuenv/probe.h"
+
+#ifndef GPUENV_VERSION
+#define GPUENV_VERSION "0.0.0"
+#endif
+
+#define FACTS_MAX ((size_t)64 << 20)
+
+int cli_facts_load(struct cli *cli, const char *verb, const char *path, const char *env_dir,
+	json_t **out)
+{
+	gpuenv_buf_t buf;
+	json_error_t jerr;
+	int r;
+
+	*out = NULL;
+	if (!path) {
+		gpuenv_probe_opts_t po;
+		gpuenv_probe_opts_init(&po);
+		po.env_dir = env_dir; /* --env: probe that environment */
+		po.version = GPUENV_VERSION;
+		if (gpuenv_probe_facts_json(&cli->ctx, &po, out) != 0 || !*out)
+			return cli_report(cli, CLI_EXIT_CANNOT);
+		if (gpuenv_facts_check(&cli->ctx, *out) != 0) {
+			json_decref(*out);
+			*out = NULL;
+			return cli_report(cli, CLI_EXIT_CANNOT);
+		}
+		return 0;
+	}
+	gpuenv_buf_init(&buf, &cli->ctx, FACTS_MAX);
+	if ((r = cli_read_input(cli, path, FACTS_MAX, &buf)) != 0) {
+		gpuenv_buf_free(&buf);
+		return CLI_EXIT_CANNOT;
+	}
+	*out = json_loadb(buf.data ? buf.data : "", buf.len, 0, &jerr);
+	gpuenv_buf_free(&buf);
+	if (!*out)
+		return cli_error(cli, CLI_EXIT_CANNOT, "%s:%d:%d: %s", strcmp(path, "-") ? path : "<stdin>",
+			jerr.line, jerr.column, jerr.text);
+	if (gpuenv_facts_check(&cli->ctx, *out) != 0) {
+		json_decref(*out);
+		*out = NULL;
+		return cli_report(cli, CLI_EXIT_CANNOT);
+	}
+	return 0;
+}
+
+int cli_kb_load(struct cli *cli, const char *dir, gpuenv_kb_t **out)
+{
+	if (gpuenv_kb_load_files(&cli->ctx, dir, GPUENV_DOCTOR_KB_FILES, out) != 0)
+		return cli_report(cli, CLI_EXIT_CANNOT);
+	return 0;
+}
+
+static const char *sev_col(struct cli *cli, int sev)
+{
+	return cli_col(cli, sev == GPUENV_SEV_ERROR ? CLI_RED
+			: sev == GPUENV_SEV_WARNING ? CLI_YELLOW
+						    : "");
+}
+
+void cli_print_verdict(struct cli *cli, const gpuenv_verdict_t *v, const char *label)
+{
+	printf("%s%-7s%s %s%s%s  %s\n", sev_col(cli, v->severity),
+		label ? label : gpuenv_severity_name(v->severity), cli_col(cli, CLI_RESET),
+		cli_col(cli, CLI_BOLD), v->id, cli_col(cli, CLI_RESET), v->target ? v->target : "");
+	if (v->message)
+		printf("        %s\n", v->message);
+	if (v->fix)
+		printf("        %sfix:%s %s\n", cli_col(cli, CLI_BOLD), cli_col(cli, CLI_RESET), v->fix);
+	for (size_t k = 0; k < v->nevidence; k++) {
+		const gpuenv_evidence_t *e = &v->evidence[k];
+		printf("        %s %s = %s (%s)\n", k ? "       " : "evidence:", e->fact, e->value,
+			e->source);
+		if (e->kb_source && cli->verbose > 0)
+			printf("                    source: %s\n", e->kb_source);
+	}
+}
+
+static const char *plural(size_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+int cli_doctor(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "facts", required_argument, NULL, 'f' },
+		{ "env", required_argument, NULL, 'e' },
+		{ "kb-dir", required_argument, NULL, 'k' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *facts_path = NULL, *kb_dir = NULL;
+	gpuenv_kb_t *kb = NULL;
+	gpuenv_doctor_opts_t dopts = { 0 };
+	gpuenv_verdicts_t vs;
+	gpuenv_arena_t arena;
+	json_t *facts = NULL;
+	int c, st;
+
+	while ((c = cli_getopt(cli, verb, argc, argv, "", opts, &st)) != -1) {
+		switch (c) {
+		case CLI_OPT_EXIT:
+			return st;
+		case 'f':
+			facts_path = optarg;
+			break;
+		case 'e':
+			dopts.env = optarg;
+			break;
+		case 'k':
+			kb_dir = optarg;
+			break;
+		default:
+			return cli_usage_error(cli, verb, "%s: unexpected option", verb->name);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error(cli, verb, "%s: unexpected argument '%s'", verb->name, argv[optind]);
+	if (kb_dir && (st = cli_kb_load(cli, kb_dir, &kb)) != 0)
+		return st;
+	if ((st = cli_facts_load(cli, verb->name, facts_path, dopts.env, &facts)) != 0) {
+		gpuenv_kb_free(kb);
+		return st;
+	}
+	dopts.kb = kb;
+
+	gpuenv_arena_init(&arena, &cli->ctx, 0);
+	if (gpuenv_doctor_check(&cli->ctx, &arena, facts, &dopts, &vs) != 0) {
+		st = cli_report(cli, CLI_EXIT_CANNOT);
+		goto out;
+	}
+	st = vs.count[GPUENV_SEV_ERROR] ? CLI_EXIT_DOCTOR_ERRORS
+		: vs.count[GPUENV_SEV_WARNING] ? CLI_EXIT_DOCTOR_WARNINGS
+					       : CLI_EXIT_OK;
+	if (cli->json) {
+		json_t *o = gpuenv_verdicts_json(&vs);
+		if (o && json_object_set_new(o, "status", json_string(st == CLI_EXIT_OK ? "ok"
+				: st == CLI_EXIT_DOCTOR_WARNINGS ? "warnings" : "errors"))) {
+			json_decref(o);
+			o = NULL;
+		}
+		if (cli_print_json(cli, o) != 0)
+			st = CLI_EXIT_CANNOT;
+		goto out;
+	}
+	{
+		const json_t *host = json_object_get(facts, "host");
+		const char *hn = json_string_value(json_object_get(host, "hostname"));
+		const char *when = json_string_value(json_object_get(facts, "taken_at"));
+		printf("gpuenv doctor: %zu %s, %zu %s, %zu %s", vs.count[GPUENV_SEV_ERROR],
+			plural(vs.count[GPUENV_SEV_ERROR], "error", "errors"),
+			vs.count[GPUENV_SEV_WARNING],
+			plural(vs.count[GPUENV_SEV_WARNING], "warning", "warnings"),
+			vs.count[GPUENV_SEV_INFO], plural(vs.count[GPUENV_SEV_INFO], "info", "infos"));
+		if (facts_path)
+			printf(" (facts: %s%s%s%s%s)", facts_path, hn ? ", host " : "", hn ? hn : "",
+				when ? ", taken " : "", when ? when : "");
+		printf("\n");
+		for (size_t i = 0; i < vs.n; i++) {
+			printf("\n");
+			cli_print_verdict(cli, &vs.items[i], NULL);
+		}
+		if (vs.n == 0)
+			printf("no problem found\n");
+	}
+out:
+	gpuenv_arena_free(&arena);
+	json_decref(facts);
+	gpuenv_kb_free(kb);
+	return st;
+}

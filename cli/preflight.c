@@ -1,0 +1,98 @@
+/* gpuenv preflight: go or no-go for a CUDA version, a torch build or an
+ * image on this node (or on the node a snapshot describes). */
+#include "cli.h"
+
+#include <string.h>
+
+#include "gpuenv/doctor.h"
+
+int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cuda", required_argument, NULL, 'c' },
+		{ "torch", required_argument, NULL, 't' },
+		{ "image", required_argument, NULL, 'i' },
+		{ "lock", required_argument, NULL, 'l' },
+		{ "facts", required_argument, NULL, 'f' },
+		{ "kb-dir", required_argument, NULL, 'k' },
+		{ NULL, 0, NULL, 0 },
+	};
+	gpuenv_preflight_req_t req = { 0 };
+	const char *facts_path = NULL, *lock = NULL, *kb_dir = NULL;
+	gpuenv_kb_t *kb = NULL;
+	gpuenv_preflight_t pf;
+	gpuenv_arena_t arena;
+	json_t *facts = NULL;
+	int c, st, given;
+
+	while ((c = cli_getopt(cli, verb, argc, argv, "", opts, &st)) != -1) {
+		switch (c) {
+		case CLI_OPT_EXIT:
+			return st;
+		case 'c':
+			req.cuda = optarg;
+			break;
+		case 't':
+			req.torch = optarg;
+			break;
+		case 'i':
+			req.image = optarg;
+			break;
+		case 'l':
+			lock = optarg;
+			break;
+		case 'f':
+			facts_path = optarg;
+			break;
+		case 'k':
+			kb_dir = optarg;
+			break;
+		default:
+			return cli_usage_error(cli, verb, "%s: unexpected option", verb->name);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error(cli, verb, "%s: unexpected argument '%s'", verb->name, argv[optind]);
+	given = !!req.cuda + !!req.torch + !!req.image + !!lock;
+	if (given == 0)
+		return cli_usage_error(cli, verb, "%s: what should this node run? give --cuda, --torch, "
+			"--image or --lock", verb->name);
+	if (given > 1)
+		return cli_usage_error(cli, verb, "%s: give one of --cuda, --torch, --image and --lock",
+			verb->name);
+	if (lock)
+		return cli_error(cli, CLI_EXIT_CANNOT, "%s: --lock: lock files are not supported by this "
+			"build yet", verb->name);
+	if (kb_dir && (st = cli_kb_load(cli, kb_dir, &kb)) != 0)
+		return st;
+	if ((st = cli_facts_load(cli, verb->name, facts_path, NULL, &facts)) != 0) {
+		gpuenv_kb_free(kb);
+		return st;
+	}
+	req.kb = kb;
+
+	gpuenv_arena_init(&arena, &cli->ctx, 0);
+	if (gpuenv_preflight_check(&cli->ctx, &arena, facts, &req, &pf) != 0) {
+		st = cli_report(cli, cli->ctx.err.code == GPUENV_EUSAGE ? CLI_EXIT_USAGE : CLI_EXIT_CANNOT);
+		goto out;
+	}
+	st = pf.go ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+	if (cli->json) {
+		if (cli_print_json(cli, gpuenv_preflight_json(&pf)) != 0)
+			st = CLI_EXIT_CANNOT;
+		goto out;
+	}
+	printf("%s%s%s: this node %s %s\n", cli_col(cli, pf.go ? CLI_GREEN : CLI_RED),
+		pf.go ? "go" : "no-go", cli_col(cli, CLI_RESET), pf.go ? "can run" : "cannot run",
+		pf.what ? pf.what : "it");
+	for (size_t i = 0; i < pf.reasons.n; i++) {
+		const gpuenv_verdict_t *v = &pf.reasons.items[i];
+		printf("\n");
+		cli_print_verdict(cli, v, v->severity == GPUENV_SEV_INFO && strstr(v->id, "-ok") ? "ok" : NULL);
+	}
+out:
+	gpuenv_arena_free(&arena);
+	json_decref(facts);
+	gpuenv_kb_free(kb);
+	return st;
+}

@@ -1,0 +1,1582 @@
+/* gpuenv doctor: rules over the probe's facts (docs/doctor.md).
+ *
+ * Each rule reads the facts JSON (docs/probe-schema.md) and the knowledge
+ * base, and adds verdicts; none reads a file or the environment, so a
+ * snapshot judged here gives the same verdicts on any machine.  A field
+ * that is missing or of the wrong type reads as "unknown", and a rule that
+ * needs an unknown fact stays silent rather than guess.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "doctor_int.h"
+#include "gpuenv/pep440.h"
+#include "gpuenv/pep508.h"
+
+/* ==== facts ============================================================== */
+
+int gpuenv_facts_check(gpuenv_ctx_t *ctx, const json_t *facts)
+{
+	const char *schema = dj_str(facts, "schema");
+	const char *p = "gpuenv.facts/";
+	long major;
+
+	if (!json_is_object(facts))
+		return gpuenv_fail(ctx, GPUENV_EFORMAT, NULL, 0, 0,
+			"the facts are not a JSON object");
+	if (!schema)
+		return gpuenv_fail(ctx, GPUENV_EFORMAT, NULL, 0, 0,
+			"not a gpuenv facts document: no \"schema\" key");
+	if (strncmp(schema, p, strlen(p)) != 0 || (major = dk_vmajor(schema + strlen(p))) < 0)
+		return gpuenv_fail(ctx, GPUENV_EFORMAT, NULL, 0, 0,
+			"not a gpuenv facts document: schema is \"%s\"", schema);
+	if (major != 1) {
+		gpuenv_fail(ctx, GPUENV_EUNSUPPORTED, NULL, 0, 0,
+			"facts schema \"%s\" is not supported: this gpuenv reads gpuenv.facts/1", schema);
+		return gpuenv_hint(ctx, "take the snapshot with a gpuenv of the same major version");
+	}
+	return 0;
+}
+
+const char *gpuenv_severity_name(int severity)
+{
+	switch (severity) {
+	case GPUENV_SEV_INFO:
+		return "info";
+	case GPUENV_SEV_WARNING:
+		return "warning";
+	case GPUENV_SEV_ERROR:
+		return "error";
+	default:
+		return "unknown";
+	}
+}
+
+/* ==== readers ============================================================
+ * The names of docs/probe-schema.md as lib/hw/probe.c writes them; the
+ * names of the first draft of that document are read too where they differ
+ * (a snapshot taken by an early build). */
+
+static const char *dj_str2(const json_t *o, const char *a, const char *b)
+{
+	const char *s = dj_str(o, a);
+	return s ? s : dj_str(o, b);
+}
+
+static const json_t *dj_arr2(const json_t *o, const char *a, const char *b)
+{
+	const json_t *v = dj_arr(o, a);
+	return v ? v : dj_arr(o, b);
+}
+
+/* A library copy's version: {"version": {"version", "source", "from"}} or
+ * a plain string. */
+static const char *lib_version(const json_t *l)
+{
+	const json_t *v = dj_get(l, "version");
+	return json_is_string(v) ? json_string_value(v) : dj_str(v, "version");
+}
+
+static const char *lib_vsrc(const json_t *l)
+{
+	const char *s = dj_str(dj_obj(l, "version"), "source");
+	return s ? s : dj_str(l, "version_source");
+}
+
+/* Where a copy was found: "where" (or "found_via") holds how. */
+static bool lib_where(const json_t *l, const char *how)
+{
+	const json_t *fv = dj_arr2(l, "where", "found_via");
+	const json_t *s;
+	size_t i;
+
+	json_array_foreach(fv, i, s)
+		if (json_is_string(s) && strcmp(json_string_value(s), how) == 0)
+			return true;
+	return false;
+}
+
+static const char *lib_where_first(const json_t *l)
+{
+	const json_t *fv = dj_arr2(l, "where", "found_via");
+	return fv && json_array_size(fv) ? json_string_value(json_array_get(fv, 0)) : NULL;
+}
+
+/* ==== one Python environment ============================================= */
+
+#define NAME_MAX_LEN 128
+
+struct ddist {
+	char norm[NAME_MAX_LEN];
+	const char *version;
+	const json_t *obj;
+	size_t i;
+};
+
+struct denv {
+	const json_t *obj;
+	size_t i;
+	const char *path;
+	const char *python;
+	size_t ndists;
+	struct ddist *dists;
+	gpuenv_marker_env_t menv;
+	char pyxy[16];
+	/* sonames whose loads were judged (for library-copies) */
+	size_t nloaded;
+	struct dload {
+		const char *soname, *path, *via;
+		const char *fw, *binary;
+		bool shadowed;	 /* a shadow verdict was given */
+		size_t vi;	 /* that verdict's index (more binaries join it), or SIZE_MAX */
+	} *loaded;
+	size_t cap_loaded;
+};
+
+/* PEP 503 normalization into a fixed buffer; false when too long. */
+static bool norm_name(const char *s, char *out, size_t outsz)
+{
+	size_t n = 0;
+	bool sep = false;
+
+	if (!s)
+		return false;
+	for (; *s; s++) {
+		char c = *s;
+		if (c == '-' || c == '_' || c == '.') {
+			sep = true;
+			continue;
+		}
+		if (sep && n > 0) {
+			if (n + 1 >= outsz)
+				return false;
+			out[n++] = '-';
+		}
+		sep = false;
+		if (n + 1 >= outsz)
+			return false;
+		out[n++] = c >= 'A' && c <= 'Z' ? (char)(c + 32) : c;
+	}
+	out[n] = '\0';
+	return n > 0;
+}
+
+static const struct ddist *find_dist(const struct denv *e, const char *norm)
+{
+	for (size_t i = 0; i < e->ndists; i++)
+		if (strcmp(e->dists[i].norm, norm) == 0)
+			return &e->dists[i];
+	return NULL;
+}
+
+#define MAX_DISTS 100000
+
+static int env_init(drun_t *r, struct denv *e, const json_t *obj, size_t i)
+{
+	const json_t *dists = dj_arr(obj, "distributions");
+	const json_t *host = dj_obj(r->facts, "host");
+	size_t n = dists ? json_array_size(dists) : 0, k;
+	const json_t *d;
+	const char *p;
+
+	memset(e, 0, sizeof(*e));
+	e->obj = obj;
+	e->i = i;
+	e->path = dj_str2(obj, "prefix", "path");
+	e->python = dj_str(dj_obj(obj, "python"), "version");
+	if (!e->python)
+		e->python = dj_str(obj, "python_version");
+	if (n > MAX_DISTS)
+		n = MAX_DISTS;
+	if (n) {
+		e->dists = gpuenv_arena_calloc(r->arena, n, sizeof(*e->dists));
+		if (!e->dists)
+			return -ENOMEM;
+	}
+	json_array_foreach(dists, k, d) {
+		struct ddist *x;
+		if (e->ndists >= n)
+			break;
+		x = &e->dists[e->ndists];
+		if (!norm_name(dj_str2(d, "normalized", "name"), x->norm, sizeof(x->norm)))
+			continue;
+		x->version = dj_str(d, "version");
+		x->obj = d;
+		x->i = k;
+		e->ndists++;
+	}
+	/* the marker environment of this interpreter, on this host */
+	gpuenv_marker_env_default(&e->menv);
+	e->menv.sys_platform = "linux";
+	e->menv.platform_system = "Linux";
+	e->menv.os_name = "posix";
+	if (dj_str(host, "machine"))
+		e->menv.platform_machine = dj_str(host, "machine");
+	if (dj_str(host, "kernel"))
+		e->menv.platform_release = dj_str(host, "kernel");
+	if (e->python && (p = strchr(e->python, '.')) && (p = strchr(p + 1, '.'))) {
+		size_t len = (size_t)(p - e->python);
+		if (len < sizeof(e->pyxy)) {
+			memcpy(e->pyxy, e->python, len);
+			e->pyxy[len] = '\0';
+			e->menv.python_version = e->pyxy;
+			e->menv.python_full_version = e->python;
+			e->menv.implementation_version = e->python;
+		}
+	} else if (e->python && strlen(e->python) < sizeof(e->pyxy)) {
+		memcpy(e->pyxy, e->python, strlen(e->python) + 1);
+		e->menv.python_version = e->pyxy;
+		e->menv.python_full_version = e->python;
+		e->menv.implementation_version = e->python;
+	}
+	e->menv.extra = "";
+	return 0;
+}
+
+static bool path_under(const char *path, const char *dir)
+{
+	size_t n;
+
+	if (!path || !dir || !*dir)
+		return false;
+	n = strlen(dir);
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+/* Is path inside the environment (its prefix or one of its site folders)? */
+static bool in_env(const struct denv *e, const char *path)
+{
+	const json_t *sites = dj_arr2(e->obj, "sites", "site_packages");
+	const json_t *s;
+	size_t i;
+
+	if (path_under(path, e->path))
+		return true;
+	json_array_foreach(sites, i, s)
+		if (json_is_string(s) && path_under(path, json_string_value(s)))
+			return true;
+	return false;
+}
+
+static bool same_path(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
+}
+
+/* ==== frameworks ========================================================= */
+
+struct dfw {
+	const json_t *obj;
+	size_t i;
+	const char *name;  /* kind: "torch", "cupy", ... */
+	const char *dist;  /* its distribution ("jax-cuda13-plugin"), or NULL */
+	const char *version, *cuda_s, *tag;
+	int cuda;	/* 0: a CPU build or unknown */
+	const char *label; /* "torch 2.7.1+cu128" */
+	const char *fact;  /* "environments[0].frameworks[1]" */
+	/* the nvidia-* wheels its distribution requires (its Requires-Dist,
+	 * cuda-toolkit extras expanded): filled at first use */
+	bool reqs_done;
+	size_t nreqs;
+	const char **reqs;
+};
+
+static void fw_init(drun_t *r, const struct denv *e, struct dfw *f, const json_t *obj, size_t i)
+{
+	const char *plus;
+
+	memset(f, 0, sizeof(*f));
+	f->obj = obj;
+	f->i = i;
+	f->name = dj_str2(obj, "kind", "name");
+	f->dist = dj_str(obj, "dist");
+	f->version = dj_str(obj, "version");
+	f->cuda_s = dj_str(obj, "cuda");
+	f->cuda = dk_cuda_parse(f->cuda_s);
+	f->tag = dj_str2(obj, "local", "cuda_tag");
+	if (!f->tag && f->version && (plus = strchr(f->version, '+')))
+		f->tag = plus + 1;
+	f->label = dr_fmt(r, "%s %s", f->dist ? f->dist : f->name ? f->name : "framework",
+		f->version ? f->version : "");
+	f->fact = dr_fmt(r, "environments[%zu].frameworks[%zu]", e->i, i);
+}
+
+static bool fw_is(const struct dfw *f, const char *name)
+{
+	return f->name && strcmp(f->name, name) == 0;
+}
+
+/* The release without its local label: "2.7.1+cu128" -> "2.7.1". */
+static const char *public_version(drun_t *r, const char *v)
+{
+	const char *plus = v ? strchr(v, '+') : NULL;
+
+	if (!v)
+		return NULL;
+	return plus ? dr_fmt(r, "%.*s", (int)(plus - v), v) : v;
+}
+
+/* ---- cpu-torch-on-gpu-host ---------------------------------------------- */
+
+static void rule_cpu_torch(drun_t *r, const struct denv *e, const struct dfw *f)
+{
+	const char *local = f->version ? strchr(f->version, '+') : NULL;
+	const dkb_torch_variant_t *pick;
+	gpuenv_verdict_t *v;
+
+	if (!fw_is(f, "torch") || !r->gpu_host || dj_str(f->obj, "hip"))
+		return;
+	if (f->cuda && !(dj_isbool(f->obj, "gpu") && !dj_true(f->obj, "gpu")))
+		return;
+	/* a ROCm build is not a CPU build; only +cpu or no CUDA at all */
+	if (local && strncmp(local + 1, "rocm", 4) == 0)
+		return;
+	v = dr_verdict(r, "cpu-torch-on-gpu-host", GPUENV_SEV_ERROR, "environment", e->path);
+	if (!v)
+		return;
+	v->env = e->path;
+	dr_ev(r, v, dr_fmt(r, "%s.version", f->fact), dj_src(f->obj, "version"), "%s",
+		f->version ? f->version : "?");
+	dr_ev(r, v, dr_fmt(r, "%s.cuda", f->fact), dj_src(f->obj, "cuda"), "null");
+	if (r->ngpus)
+		dr_ev(r, v, "gpus[0].name", dj_src(r->gpus[0].obj, "name"), "%s",
+			r->gpus[0].name ? r->gpus[0].name : "?");
+	else
+		dr_ev(r, v, "pci", "sysfs", "an NVIDIA display controller");
+	v->message = dr_fmt(r, "%s is a CPU-only build on a machine with %s NVIDIA GPU%s: "
+		"torch.cuda.is_available() is False (\"Torch not compiled with CUDA enabled\")",
+		f->label, r->ngpus ? dr_fmt(r, "%zu", r->ngpus) : "an", r->ngpus == 1 ? "" : "s");
+	pick = dr_pick_torch(r, f->version, true, false, e->python);
+	if (!pick)
+		pick = dr_pick_torch(r, f->version, false, false, e->python);
+	if (pick) {
+		bool same = dk_same_series(pick->series, f->version);
+		/* the same release: --force-reinstall, or pip keeps the +cpu wheel */
+		v->fix = dr_torch_cmd(r, pick, same ? public_version(r, f->version) : NULL, same);
+		dr_ev_kb(r, v, dr_fmt(r, "kb:torch.toml variant %s %s", pick->series, pick->tag),
+			pick->source, "CUDA %d.%d", CUDA_MAJOR(pick->cuda), CUDA_MINOR(pick->cuda));
+	} else
+		v->fix = dr_fmt(r, "install a CUDA build of torch: pip install --force-reinstall "
+			"torch==%s --index-url https://download.pytorch.org/whl/cuXYZ (a CUDA version "
+			"the driver supports)", f->version ? public_version(r, f->version) : "X.Y.Z");
+}
+
+/* ---- driver-too-old ----------------------------------------------------- */
+
+/* A CUDA major alone ("13", read from a name such as jax-cuda13-plugin)
+ * says less than another framework's "13.0": that one speaks for both. */
+static bool said_better(const struct denv *e, const struct dfw *f)
+{
+	const json_t *fws = dj_arr(e->obj, "frameworks"), *o;
+	size_t i;
+
+	if (!f->cuda_s || strchr(f->cuda_s, '.'))
+		return false;
+	json_array_foreach(fws, i, o) {
+		const char *c = dj_str(o, "cuda");
+		if (i != f->i && c && strchr(c, '.') && CUDA_MAJOR(dk_cuda_parse(c)) == CUDA_MAJOR(f->cuda))
+			return true;
+	}
+	return false;
+}
+
+static bool rule_driver(drun_t *r, const struct denv *e, const struct dfw *f)
+{
+	const char *alt = NULL;
+
+	if (!f->cuda)
+		return true;
+	/* the nvidia-* wheels are there for a framework, whose verdict names
+	 * the CUDA it needs; triton brings its own PTX compiler */
+	if (fw_is(f, "nvidia-wheel") || fw_is(f, "triton") || said_better(e, f))
+		return r->drv_cuda >= f->cuda || r->compat_cuda >= f->cuda;
+	if (r->drv_cuda && r->drv_cuda < f->cuda && r->compat_cuda < f->cuda && fw_is(f, "torch")) {
+		/* another build of the same release that this driver runs */
+		const dkb_torch_variant_t *pick = dr_pick_torch(r, f->version, true, false, e->python);
+		if (pick && pick->cuda < f->cuda)
+			alt = dr_torch_cmd(r, pick, public_version(r, f->version), true);
+	}
+	return dr_rule_driver(r, f->cuda, f->label, dr_fmt(r, "%s.cuda", f->fact),
+		dj_src(f->obj, "cuda"), e->path, alt, false);
+}
+
+/* ---- no-kernel-image / ptx-jit-only ------------------------------------- */
+
+static const char *list_text(drun_t *r, const dk_cov_t *c)
+{
+	if (c->ncubins == 0)
+		return "no cubin";
+	if (c->ncubins == 1)
+		return dr_fmt(r, "one cubin (%s)", c->lo);
+	return dr_fmt(r, "%zu cubins (%s..%s)", c->ncubins, c->lo, c->hi);
+}
+
+static const char *gpu_list(drun_t *r, const int *idx, size_t n, int maj, int min)
+{
+	const char *s = "";
+
+	for (size_t i = 0; i < n; i++) {
+		const struct dgpu *g = &r->gpus[idx[i]];
+		s = dr_fmt(r, "%s%s%lld", s ? s : "", i ? ", " : "",
+			dj_int(g->obj, "index", (long long)g->i));
+	}
+	if (n == 1)
+		return dr_gpu_label(r, &r->gpus[idx[0]]);
+	return dr_fmt(r, "GPUs %s %s (sm_%d%d)", s ? s : "", r->gpus[idx[0]].name ? r->gpus[idx[0]].name : "",
+		maj, min);
+}
+
+/* The fix for a binary that cannot run on GPUs of CC maj.min. */
+static const char *arch_fix(drun_t *r, const struct denv *e, const struct dfw *f, int maj,
+	int min, const dk_cov_t *c)
+{
+	int first = dkb_nvcc_first(r->kb, maj, min);
+	char fc[16];
+
+	dk_cuda_str(first, fc, sizeof(fc));
+	if (c->ptx) {
+		/* the PTX would run if the driver could JIT it */
+		const struct dkb_toolkit *tk = dkb_toolkit(r->kb, f->cuda);
+		if (tk)
+			return dr_fmt(r, "upgrade the driver to >= %s (CUDA %d.%d) so it can JIT the %s PTX",
+				tk->driver, CUDA_MAJOR(f->cuda), CUDA_MINOR(f->cuda), c->ptx);
+	}
+	if (fw_is(f, "torch")) {
+		const dkb_torch_variant_t *pick = dr_pick_torch(r, f->version, true, true, e->python);
+		if (!pick)
+			pick = dr_pick_torch(r, f->version, false, true, e->python);
+		if (pick) {
+			bool same = dk_same_series(pick->series, f->version);
+			return dr_torch_cmd(r, pick, same ? public_version(r, f->version) : NULL, same);
+		}
+	}
+	if (first)
+		return dr_fmt(r, "install a build of %s compiled for sm_%d%d (CUDA >= %s), or with PTX "
+			"for an architecture <= sm_%d%d", f->name ? f->name : "it", maj, min, fc, maj, min);
+	return dr_fmt(r, "install a build of %s compiled for sm_%d%d", f->name ? f->name : "it",
+		maj, min);
+}
+
+static void judge_binary(drun_t *r, const struct denv *e, const struct dfw *f, bool ptx_ok,
+	const char *bpath, const char *bfact, const char *bsrc, const json_t *cubins,
+	const json_t *ptx, const dkb_torch_variant_t *kbv)
+{
+	int *idx = gpuenv_arena_calloc(r->arena, r->ngpus ? r->ngpus : 1, sizeof(int));
+	bool *done = gpuenv_arena_calloc(r->arena, r->ngpus ? r->ngpus : 1, sizeof(bool));
+
+	if (!idx || !done) {
+		r->err = -ENOMEM;
+		return;
+	}
+	for (size_t i = 0; i < r->ngpus; i++) {
+		const struct dgpu *g = &r->gpus[i];
+		gpuenv_verdict_t *v;
+		dk_cov_t c;
+		size_t n = 0;
+
+		if (done[i] || !g->visible || g->maj < 0)
+			continue;
+		/* GPUs of one compute capability share one verdict */
+		for (size_t k = i; k < r->ngpus; k++)
+			if (!done[k] && r->gpus[k].visible && r->gpus[k].maj == g->maj &&
+				r->gpus[k].min == g->min) {
+				done[k] = true;
+				idx[n++] = (int)k;
+			}
+		if (kbv)
+			dk_cover_list(kbv->sm, kbv->ptx, g->maj, g->min, ptx_ok, &c);
+		else
+			dk_cover_json(cubins, ptx, g->maj, g->min, ptx_ok, &c);
+		if (c.how == DK_COV_CUBIN)
+			continue;
+		v = dr_verdict(r, c.how == DK_COV_PTX ? "ptx-jit-only" : "no-kernel-image",
+			c.how == DK_COV_PTX ? GPUENV_SEV_INFO : GPUENV_SEV_ERROR, "binary", bpath);
+		if (!v)
+			return;
+		v->env = e->path;
+		v->binary = kbv ? NULL : bpath;
+		v->gpu = n == 1 ? (int)g->i : -1;
+		for (size_t k = 0; k < n; k++)
+			dr_ev(r, v, dr_fmt(r, "gpus[%zu].compute_capability", r->gpus[idx[k]].i),
+				dj_src(r->gpus[idx[k]].obj, "compute_capability"), "%d.%d", g->maj,
+				g->min);
+		if (kbv) {
+			const char *sm = "", *px = "";
+			for (const char *const *p = kbv->sm; p && *p; p++)
+				sm = dr_fmt(r, "%s%s%s", sm ? sm : "", p == kbv->sm ? "" : " ", *p);
+			for (const char *const *p = kbv->ptx; p && *p; p++)
+				px = dr_fmt(r, "%s%s%s", px ? px : "", p == kbv->ptx ? "" : " ", *p);
+			dr_ev_kb(r, v, dr_fmt(r, "kb:torch.toml arch_list %s %s sm", kbv->series, kbv->tag),
+				kbv->source, "%s", sm ? sm : "");
+			dr_ev_kb(r, v, dr_fmt(r, "kb:torch.toml arch_list %s %s ptx", kbv->series, kbv->tag),
+				kbv->source, "%s", px && *px ? px : "(none)");
+		} else {
+			char *txt = json_dumps(cubins ? cubins : json_null(), JSON_COMPACT);
+			char *ptxt = json_dumps(ptx ? ptx : json_null(), JSON_COMPACT);
+			dr_ev(r, v, dr_fmt(r, "%s.cubins", bfact), bsrc, "%s", txt ? txt : "?");
+			dr_ev(r, v, dr_fmt(r, "%s.ptx", bfact), bsrc, "%s", ptxt ? ptxt : "?");
+			free(txt);
+			free(ptxt);
+		}
+		if (c.how == DK_COV_PTX) {
+			v->message = dr_fmt(r, "%s has no cubin for %s; the driver JIT-compiles its %s "
+				"PTX at first use (slow start, cached in ~/.nv/ComputeCache)",
+				kbv ? dr_fmt(r, "%s, by the KB's arch list of torch %s %s,", f->label,
+					      kbv->series, kbv->tag)
+				    : dr_fmt(r, "%s (%s)", bpath, f->label),
+				gpu_list(r, idx, n, g->maj, g->min), c.by);
+			continue;
+		}
+		v->message = dr_fmt(r, "%s carries %s and %s; %s can run none of them: "
+			"\"no kernel image is available for execution on the device\"%s",
+			kbv ? dr_fmt(r, "%s, by the KB's arch list of torch %s %s,", f->label, kbv->series,
+				      kbv->tag)
+			    : dr_fmt(r, "%s (%s)", bpath, f->label),
+			list_text(r, &c),
+			c.nptx == 0 ? "no PTX" : c.ptx ? "PTX the driver cannot JIT" : "no PTX it can use",
+			gpu_list(r, idx, n, g->maj, g->min),
+			c.ptx ? dr_fmt(r, " (its %s PTX was built by CUDA %d.%d; this driver supports "
+					  "CUDA <= %d.%d and cannot JIT it)", c.ptx, CUDA_MAJOR(f->cuda),
+					  CUDA_MINOR(f->cuda), CUDA_MAJOR(r->drv_cuda),
+					  CUDA_MINOR(r->drv_cuda))
+			      : "");
+		v->fix = arch_fix(r, e, f, g->maj, g->min, &c);
+	}
+}
+
+static void rule_arch(drun_t *r, const struct denv *e, const struct dfw *f, bool ptx_ok)
+{
+	const json_t *bins = dj_arr(f->obj, "binaries");
+	const json_t *b;
+	size_t i, judged = 0;
+
+	if (!f->cuda || r->ngpus == 0)
+		return;
+	json_array_foreach(bins, i, b) {
+		const json_t *code = dj_obj(b, "cuda_code") ? dj_obj(b, "cuda_code") : b;
+		const json_t *cub = dj_arr(code, "cubins"), *ptx = dj_arr(code, "ptx");
+		const char *path = dj_str(b, "path");
+		if ((!cub || !json_array_size(cub)) && (!ptx || !json_array_size(ptx)))
+			continue; /* no CUDA code listed: nothing to judge */
+		judged++;
+		judge_binary(r, e, f, ptx_ok, path ? path : "?",
+			dr_fmt(r, code == b ? "%s.binaries[%zu]" : "%s.binaries[%zu].cuda_code", f->fact, i),
+			dj_src(b, "cubins") ? dj_src(b, "cubins") : "fatbin", cub, ptx, NULL);
+	}
+	if (judged == 0 && fw_is(f, "torch") && f->tag) {
+		/* no binary was read: the KB's arch list of that build */
+		const dkb_torch_variant_t *kv = dkb_torch_find(r->kb, f->version, f->tag);
+		if (kv && kv->have_arch)
+			judge_binary(r, e, f, ptx_ok,
+				dr_fmt(r, "%s (KB arch list of torch %s %s)", f->label, kv->series, kv->tag),
+				NULL, NULL, NULL, NULL, kv);
+	}
+}
+
+/* ---- library-shadowed / ld-library-path-shadows-wheel / library-not-found */
+
+static const json_t *lib_by_path(drun_t *r, const char *path)
+{
+	const json_t *libs = dj_arr(r->facts, "libraries");
+	const json_t *l;
+	size_t i;
+
+	if (!path)
+		return NULL;
+	json_array_foreach(libs, i, l) {
+		const json_t *al = dj_arr(l, "aliases");
+		const json_t *a;
+		size_t k;
+		if (same_path(dj_str(l, "path"), path))
+			return l;
+		json_array_foreach(al, k, a)
+			if (json_is_string(a) && strcmp(json_string_value(a), path) == 0)
+				return l;
+	}
+	return NULL;
+}
+
+/* "libraries[3]" for a copy of the facts' list. */
+static const char *lib_fact(drun_t *r, const json_t *l)
+{
+	const json_t *libs = dj_arr(r->facts, "libraries"), *x;
+	size_t i;
+
+	json_array_foreach(libs, i, x)
+		if (x == l)
+			return dr_fmt(r, "libraries[%zu]", i);
+	return "libraries[]";
+}
+
+static bool lib_is(const json_t *l, const char *soname)
+{
+	return same_path(dj_str(l, "soname"), soname) || same_path(dj_str(l, "name"), soname) ||
+		same_path(dj_str(l, "file"), soname);
+}
+
+static bool is_wheel_copy(const struct denv *e, const json_t *l)
+{
+	const char *p = dj_str(l, "path");
+	return in_env(e, p) && (!dj_arr2(l, "where", "found_via") || lib_where(l, "wheel"));
+}
+
+/* A copy that belongs to another environment is not a candidate here. */
+static bool other_env_copy(drun_t *r, const struct denv *e, const json_t *l)
+{
+	const json_t *envs = dj_arr(r->facts, "environments");
+	const json_t *o;
+	size_t i;
+
+	if (in_env(e, dj_str(l, "path")))
+		return false;
+	json_array_foreach(envs, i, o)
+		if (i != e->i && path_under(dj_str(l, "path"), dj_str(o, "path")))
+			return true;
+	return false;
+}
+
+static bool via_is(const char *via, const char *what)
+{
+	if (!via)
+		return false;
+	for (; *via && *what; via++, what++) {
+		char a = *via >= 'A' && *via <= 'Z' ? (char)(*via + 32) : *via;
+		char b = *what >= 'A' && *what <= 'Z' ? (char)(*what + 32) : *what;
+		if (a != b)
+			return false;
+	}
+	return *via == *what;
+}
+
+static const char *dir_of(drun_t *r, const char *path)
+{
+	const char *s = path ? strrchr(path, '/') : NULL;
+
+	if (!s)
+		return path;
+	return dr_fmt(r, "%.*s", (int)(s == path ? 1 : s - path), path);
+}
+
+/* The facts' LD_LIBRARY_PATH (top-level "ld_library_path" or
+ * "environment_variables".LD_LIBRARY_PATH), NULL when not recorded. */
+static const char *facts_ldlp(drun_t *r)
+{
+	const char *s = dj_str(r->facts, "ld_library_path");
+
+	if (!s)
+		s = dj_str(dj_obj(r->facts, "environment_variables"), "LD_LIBRARY_PATH");
+	return s;
+}
+
+/* LD_LIBRARY_PATH without dir. */
+static const char *ldlp_without(drun_t *r, const char *ldlp, const char *dir)
+{
+	const char *out = "", *p = ldlp;
+
+	while (p && *p) {
+		const char *c = strchr(p, ':');
+		size_t n = c ? (size_t)(c - p) : strlen(p);
+		if (!(strlen(dir) == n && strncmp(p, dir, n) == 0) && n > 0)
+			out = dr_fmt(r, "%s%s%.*s", out ? out : "", out && *out ? ":" : "", (int)n, p);
+		p = c ? c + 1 : NULL;
+	}
+	return out;
+}
+
+/* Wheel families by soname stem, for library-not-found's fix. */
+static const struct {
+	const char *stem, *wheel;
+} soname_wheels[] = {
+	{ "libcudnn", "nvidia-cudnn" },	     { "libnccl", "nvidia-nccl" },
+	{ "libcublasLt", "nvidia-cublas" },  { "libcublas", "nvidia-cublas" },
+	{ "libcudart", "nvidia-cuda-runtime" }, { "libnvrtc", "nvidia-cuda-nvrtc" },
+	{ "libcufft", "nvidia-cufft" },	     { "libcurand", "nvidia-curand" },
+	{ "libcusolver", "nvidia-cusolver" }, { "libcusparseLt", "nvidia-cusparselt" },
+	{ "libcusparse", "nvidia-cusparse" }, { "libnvJitLink", "nvidia-nvjitlink" },
+	{ "libcupti", "nvidia-cuda-cupti" }, { "libnvshmem", "nvidia-nvshmem" },
+	{ "libcufile", "nvidia-cufile" },     { "libnvToolsExt", "nvidia-nvtx" },
+	{ "libnvinfer", "tensorrt" },
+};
+
+static const char *wheel_for(const char *soname)
+{
+	for (size_t i = 0; i < sizeof(soname_wheels) / sizeof(soname_wheels[0]); i++) {
+		size_t n = strlen(soname_wheels[i].stem);
+		if (strncmp(soname, soname_wheels[i].stem, n) == 0 &&
+			(soname[n] == '.' || soname[n] == '_' || soname[n] == '-'))
+			return soname_wheels[i].wheel;
+	}
+	return NULL;
+}
+
+/* The Requires-Dist of the framework's distribution that names a wheel
+ * starting with stem ("nvidia-cudnn-cu12==9.5.1.17"), or NULL. */
+static const char *required_wheel(drun_t *r, const struct denv *e, const struct dfw *f,
+	const char *stem)
+{
+	char fn[NAME_MAX_LEN], rn[NAME_MAX_LEN];
+	const struct ddist *d;
+	const json_t *req, *s;
+	size_t i;
+
+	if (!stem || !norm_name(f->dist ? f->dist : f->name, fn, sizeof(fn)) || !(d = find_dist(e, fn)))
+		return NULL;
+	req = dj_arr2(d->obj, "requires", "requires_dist");
+	json_array_foreach(req, i, s) {
+		const char *t = json_is_string(s) ? json_string_value(s) : NULL;
+		size_t n = 0;
+		if (!t)
+			continue;
+		while (t[n] && t[n] != ' ' && t[n] != ';' && t[n] != '=' && t[n] != '<' &&
+			t[n] != '>' && t[n] != '~' && t[n] != '!' && t[n] != '[' && t[n] != '(' &&
+			n + 1 < sizeof(rn))
+			n++;
+		memcpy(rn, t, n);
+		rn[n] = '\0';
+		if (!norm_name(rn, fn, sizeof(fn)))
+			continue;
+		if (strncmp(fn, stem, strlen(stem)) == 0) {
+			/* without its marker, which is not for the shell */
+			const char *semi = strchr(t, ';');
+			size_t len = semi ? (size_t)(semi - t) : strlen(t);
+			while (len && (t[len - 1] == ' ' || t[len - 1] == '\t'))
+				len--;
+			return dr_fmt(r, "%.*s", (int)len, t);
+		}
+	}
+	return NULL;
+}
+
+static struct dload *env_load(drun_t *r, struct denv *e, const char *soname, const char *path)
+{
+	for (size_t i = 0; i < e->nloaded; i++)
+		if (strcmp(e->loaded[i].soname, soname) == 0 &&
+			((!path && !e->loaded[i].path) || same_path(path, e->loaded[i].path)))
+			return &e->loaded[i];
+	if (e->nloaded == e->cap_loaded) {
+		size_t cap = e->cap_loaded ? e->cap_loaded * 2 : 16;
+		struct dload *n = gpuenv_arena_calloc(r->arena, cap, sizeof(*n));
+		if (!n) {
+			r->err = -ENOMEM;
+			return NULL;
+		}
+		if (e->nloaded)
+			memcpy(n, e->loaded, e->nloaded * sizeof(*n));
+		e->loaded = n;
+		e->cap_loaded = cap;
+	}
+	memset(&e->loaded[e->nloaded], 0, sizeof(e->loaded[0]));
+	e->loaded[e->nloaded].vi = SIZE_MAX;
+	e->loaded[e->nloaded].soname = soname;
+	e->loaded[e->nloaded].path = path;
+	return &e->loaded[e->nloaded++];
+}
+
+static bool fw_requires(drun_t *r, struct denv *e, struct dfw *f, const char *dist);
+
+/* Where a load was read, formatted only when a verdict cites it. */
+struct lref {
+	const char *fw;	 /* "environments[0].frameworks[1]" */
+	size_t b, o, n;	 /* binary, object, need */
+	bool real;	 /* loads.objects[].needs[] (else the draft's loads[]) */
+};
+
+static const char *lref_fmt(drun_t *r, const struct lref *l, const char *field)
+{
+	return l->real ? dr_fmt(r, "%s.binaries[%zu].loads.objects[%zu].needs[%zu].%s", l->fw, l->b,
+				 l->o, l->n, field)
+		       : dr_fmt(r, "%s.binaries[%zu].loads[%zu].%s", l->fw, l->b, l->n, field);
+}
+
+static void judge_load(drun_t *r, struct denv *e, struct dfw *f, const char *bin,
+	const struct lref *lr, const char *needed, const char *path, const char *via)
+{
+	bool real = lr->real;
+	/* the evidence names the fields as the facts spell them */
+	const char *f_needed = real ? "name" : "needed", *f_via = real ? "how" : "via";
+	const json_t *libs = dj_arr(r->facts, "libraries");
+	const json_t *chosen, *wheel = NULL, *l;
+	struct dload *seen;
+	gpuenv_verdict_t *v;
+	size_t i;
+	int cmp;
+	bool ok;
+
+	/* only the NVIDIA libraries have copies in the facts and wheels */
+	if (!needed || !wheel_for(needed) || via_is(via, "already loaded") || via_is(via, "loaded"))
+		return;
+	if (via_is(via, "not found") || via_is(via, "not-found"))
+		path = NULL;
+	/* a library the driver installs (libcuda.so.1) or one no wheel ships
+	 * is not this rule's: driver-not-loaded and the probe say why */
+
+	seen = env_load(r, e, needed, path);
+	if (!seen)
+		return;
+	if (seen->fw) {
+		/* judged already for another binary: name this one too */
+		if (seen->vi != SIZE_MAX)
+			dr_ev(r, &r->out->items[seen->vi], lref_fmt(r, lr, f_needed),
+				"loader", "%s needs %s", bin, needed);
+		return;
+	}
+	seen->fw = f->label;
+	seen->binary = bin;
+	seen->via = via;
+
+	if (!path) {
+		const char *stem = wheel_for(needed);
+		const char *req = required_wheel(r, e, f, stem);
+		v = dr_verdict(r, "library-not-found", GPUENV_SEV_ERROR, "library", needed);
+		if (!v)
+			return;
+		seen->vi = r->out->n - 1;
+		v->env = e->path;
+		v->binary = bin;
+		seen->shadowed = true;
+		dr_ev(r, v, lref_fmt(r, lr, f_needed), "loader", "%s", needed);
+		dr_ev(r, v, lref_fmt(r, lr, "path"), "loader", "null (no search location has it)");
+		v->message = dr_fmt(r, "%s (%s) needs %s and the loader finds no copy: importing it fails "
+			"with \"%s: cannot open shared object file: No such file or directory\"", bin,
+			f->label, needed, needed);
+		v->fix = req ? dr_fmt(r, "pip install '%s'", req)
+			: stem ? dr_fmt(r, "install the wheel that provides %s (%s-cu%d), or add the "
+					"folder holding it to LD_LIBRARY_PATH", needed, stem,
+					f->cuda ? CUDA_MAJOR(f->cuda) : 12)
+			       : dr_fmt(r, "install the library that provides %s, or add its folder to "
+					  "LD_LIBRARY_PATH", needed);
+		return;
+	}
+
+	chosen = lib_by_path(r, path);
+	/* the wheel's copy in this environment, if the chosen one is not it */
+	if (chosen && is_wheel_copy(e, chosen))
+		return;
+	if (!chosen && in_env(e, path))
+		return;
+	json_array_foreach(libs, i, l)
+		if (lib_is(l, needed) && is_wheel_copy(e, l)) {
+			wheel = l;
+			break;
+		}
+	if (!wheel)
+		return;
+	/* the wheel's copy is the one the framework was built for only when
+	 * the framework requires that wheel (cupy does not pin NCCL, torch
+	 * does); facts that do not name the owning wheel are taken at face
+	 * value */
+	if (dj_str(wheel, "dist") && !fw_requires(r, e, f, dj_str(wheel, "dist")))
+		return;
+	if (dk_vcmp(lib_version(chosen), lib_version(wheel), &ok) == 0 && ok)
+		return; /* the same release in another folder */
+
+	{
+		const char *cv = lib_version(chosen);
+		const char *wv = lib_version(wheel);
+		const char *wdir = dir_of(r, dj_str(wheel, "path"));
+		const char *cdir = dir_of(r, path);
+		bool ldlp = via_is(via, "LD_LIBRARY_PATH");
+		bool older;
+		int sev;
+
+		cmp = dk_vcmp(cv, wv, &ok);
+		older = ok && (cmp < 0 || dk_vmajor(cv) != dk_vmajor(wv));
+		sev = older ? GPUENV_SEV_ERROR : GPUENV_SEV_WARNING;
+		v = dr_verdict(r, ldlp ? "ld-library-path-shadows-wheel" : "library-shadowed",
+			sev, "library", needed);
+		if (!v)
+			return;
+		seen->vi = r->out->n - 1;
+		seen->shadowed = true;
+		v->env = e->path;
+		v->binary = bin;
+		dr_ev(r, v, lref_fmt(r, lr, "path"), "loader", "%s", path);
+		dr_ev(r, v, lref_fmt(r, lr, f_via), "loader", "%s", via ? via : "?");
+		if (cv)
+			dr_ev(r, v, dr_fmt(r, "%s.version", lib_fact(r, chosen)), lib_vsrc(chosen),
+				"%s: %s", path, cv);
+		dr_ev(r, v, dr_fmt(r, "%s.path", lib_fact(r, wheel)), "wheel", "%s",
+			dj_str(wheel, "path"));
+		if (wv)
+			dr_ev(r, v, dr_fmt(r, "%s.version", lib_fact(r, wheel)), lib_vsrc(wheel),
+				"%s: %s", dj_str(wheel, "path"), wv);
+		v->message = dr_fmt(r, "%s (%s) loads %s from %s%s (%s) instead of the copy in its "
+			"environment's wheel, %s%s%s%s",
+			bin, f->label, needed, path, cv ? dr_fmt(r, " (%s)", cv) : "",
+			ldlp ? "LD_LIBRARY_PATH comes before the framework's RUNPATH"
+			     : dr_fmt(r, "found through %s", via ? via : "the loader's search"),
+			dj_str(wheel, "path"), wv ? dr_fmt(r, " (%s)", wv) : "",
+			older ? ", the one it was built for: expect undefined symbols or "
+				"CUDNN_STATUS_VERSION_MISMATCH-style failures"
+			      : "",
+			!older && ok ? ", a newer copy of the same major: it usually works"
+			: !ok	     ? ": the version loaded is unknown"
+				     : "");
+		if (ldlp) {
+			const char *lp = facts_ldlp(r);
+			v->fix = lp ? dr_fmt(r, "remove %s from LD_LIBRARY_PATH: export LD_LIBRARY_PATH=%s",
+					     cdir, ldlp_without(r, lp, cdir))
+				    : dr_fmt(r, "remove %s from LD_LIBRARY_PATH", cdir);
+		} else
+			v->fix = dr_fmt(r, "put the wheel's folder first: export LD_LIBRARY_PATH=%s"
+				"${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}%s", wdir,
+				wv ? dr_fmt(r, ", or update %s to >= %s", path, wv) : "");
+	}
+}
+
+static void rule_loads(drun_t *r, struct denv *e, struct dfw *f)
+{
+	const json_t *bins = dj_arr(f->obj, "binaries");
+	const json_t *b;
+	size_t i;
+
+	json_array_foreach(bins, i, b) {
+		const json_t *loads = dj_get(b, "loads");
+		const char *bin = dj_str(b, "path");
+		const json_t *ld;
+		size_t k;
+		if (json_is_object(loads)) {
+			/* the loader emulation: objects[0] is the binary, each
+			 * object's needs its DT_NEEDED entries */
+			const json_t *objs = dj_arr(loads, "objects"), *o;
+			json_array_foreach(objs, k, o) {
+				const json_t *needs = dj_arr(o, "needs"), *n;
+				const char *opath = dj_str(o, "path");
+				size_t j;
+				/* a system library's own dependencies are its
+				 * business, not the framework's */
+				if (k > 0 && !in_env(e, opath))
+					continue;
+				json_array_foreach(needs, j, n) {
+					struct lref lr = { f->fact, i, k, j, true };
+					judge_load(r, e, f, opath ? opath : bin ? bin : "?", &lr,
+						dj_str(n, "name"), dj_str(n, "path"), dj_str(n, "how"));
+				}
+			}
+			continue;
+		}
+		json_array_foreach(loads, k, ld) {
+			struct lref lr = { f->fact, i, 0, k, false };
+			judge_load(r, e, f, bin ? bin : "?", &lr, dj_str(ld, "needed"),
+				dj_str(ld, "path"), dj_str(ld, "via"));
+		}
+	}
+}
+
+/* ---- library-copies (info) ---------------------------------------------- */
+
+static void rule_copies(drun_t *r, const struct denv *e)
+{
+	const json_t *libs = dj_arr(r->facts, "libraries");
+
+	for (size_t i = 0; i < e->nloaded; i++) {
+		const struct dload *d = &e->loaded[i];
+		const json_t *l, *chosen = lib_by_path(r, d->path);
+		const char *first = NULL, *others = "";
+		gpuenv_verdict_t *v;
+		size_t k, ncopies = 0;
+		bool differ = false, dup = false;
+
+		if (d->shadowed || !d->path || !chosen)
+			continue;
+		/* one verdict per soname, even if binaries load it from two places */
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(e->loaded[j].soname, d->soname) == 0)
+				dup = true;
+		if (dup)
+			continue;
+		json_array_foreach(libs, k, l) {
+			const char *lv = lib_version(l);
+			if (!lib_is(l, d->soname) || other_env_copy(r, e, l))
+				continue;
+			ncopies++;
+			if (!first)
+				first = lv;
+			else if (!lv || !first || strcmp(lv, first) != 0)
+				differ = true;
+		}
+		if (ncopies < 2 || !differ)
+			continue;
+		v = dr_verdict(r, "library-copies", GPUENV_SEV_INFO, "library", d->soname);
+		if (!v)
+			return;
+		v->env = e->path;
+		v->binary = d->binary;
+		json_array_foreach(libs, k, l) {
+			const char *lp = dj_str(l, "path"), *lv = lib_version(l);
+			const char *via = lib_where_first(l);
+			if (!lib_is(l, d->soname) || other_env_copy(r, e, l) || !lp)
+				continue;
+			dr_ev(r, v, dr_fmt(r, "libraries[%zu]", k), lib_vsrc(l),
+				"%s %s (%s)", lp, lv ? lv : "version unknown", via ? via : "?");
+			if (l != chosen)
+				others = dr_fmt(r, "%s%s%s %s", others ? others : "", others && *others ? ", " : "",
+					lp, lv ? lv : "(version unknown)");
+		}
+		v->message = dr_fmt(r, "%zu copies of %s with different versions; %s (%s) loads %s%s%s "
+			"through %s%s; also present: %s",
+			ncopies, d->soname, d->binary, d->fw, d->path,
+			lib_version(chosen) ? " " : "",
+			lib_version(chosen) ? lib_version(chosen) : "",
+			d->via ? d->via : "the loader",
+			in_env(e, d->path) ? ", the copy of its own environment" : "",
+			others ? others : "");
+	}
+}
+
+/* ---- wheel-pin-mismatch / wheel-missing --------------------------------- */
+
+/* The PEP 503 name a requirement starts with, from its raw text (cheap, to
+ * skip the parse of requirements on other projects). */
+static bool req_name(const char *t, char *out, size_t outsz)
+{
+	size_t k = 0;
+
+	while (*t == ' ' || *t == '\t')
+		t++;
+	/* most requirements are on other projects: "nvidia-*" and
+	 * "cuda-toolkit" are the only names watched */
+	if ((*t | 32) != 'n' && (*t | 32) != 'c')
+		return false;
+	while (t[k] && t[k] != '[' && t[k] != ' ' && t[k] != '\t' && t[k] != '=' && t[k] != '<' &&
+		t[k] != '>' && t[k] != '~' && t[k] != '!' && t[k] != ';' && t[k] != '(' &&
+		t[k] != '@' && k + 1 < outsz)
+		k++;
+	if (k + 1 >= outsz)
+		return false;
+	memcpy(out, t, k);
+	out[k] = '\0';
+	return norm_name(out, out, outsz);
+}
+
+/* NVIDIA wheels and the CUDA meta package that carries them. */
+static bool watched(const char *norm)
+{
+	return strncmp(norm, "nvidia-", 7) == 0 || strcmp(norm, "cuda-toolkit") == 0;
+}
+
+/* The major of the version a specifier set pins (==, ~=, ===), -1 if none. */
+static long pinned_major(const gpuenv_specset_t *set)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		const gpuenv_specifier_t *s = &set->items[i];
+		if ((s->op == GPUENV_OP_EQ || s->op == GPUENV_OP_COMPAT) && s->has_version &&
+			s->version.nrelease > 0)
+			return (long)s->version.release[0];
+		if (s->op == GPUENV_OP_ARBITRARY)
+			return dk_vmajor(s->text.ptr);
+	}
+	return -1;
+}
+
+/* One Requires-Dist entry, parsed. */
+struct dreq {
+	gpuenv_requirement_t req;
+	char name[NAME_MAX_LEN];
+	const char *text;
+	size_t dist, line; /* where it was read, for the evidence */
+};
+
+static const char *req_fact(drun_t *r, const struct denv *e, const struct dreq *q)
+{
+	return dr_fmt(r, "environments[%zu].distributions[%zu].requires[%zu]", e->i,
+		e->dists[q->dist].i, q->line);
+}
+
+/* Is the installed distribution what q asks for?  via_extra: the extra of
+ * `by` through which q applies (cuda-toolkit[cublas]), NULL for none. */
+static void check_installed(drun_t *r, struct denv *e, const struct ddist *by, const struct dreq *q,
+	const char *via_extra)
+{
+	const struct ddist *d = find_dist(e, q->name);
+	const char *spec = "", *through = "";
+	gpuenv_verdict_t *v;
+	gpuenv_version_t ver;
+
+	if (q->req.spec.n) {
+		gpuenv_buf_t b;
+		int rc;
+		gpuenv_buf_init(&b, r->ctx, 4096);
+		if ((rc = gpuenv_specset_format(&q->req.spec, &b)) == 0 && b.data)
+			spec = dr_fmt(r, "%s", b.data);
+		else if (rc == -ENOMEM)
+			r->err = rc;
+		gpuenv_buf_free(&b);
+		if (!spec || r->err)
+			return;
+	}
+	if (via_extra)
+		through = dr_fmt(r, " (through the extra %s)", via_extra);
+	if (!through)
+		return;
+	if (!d) {
+		v = dr_verdict(r, "wheel-missing", GPUENV_SEV_ERROR, "environment", e->path);
+		if (!v)
+			return;
+		v->env = e->path;
+		dr_ev(r, v, req_fact(r, e, q), "metadata", "%s", q->text);
+		dr_ev(r, v, dr_fmt(r, "environments[%zu].distributions", e->i), "metadata",
+			"no %s installed", q->name);
+		v->message = dr_fmt(r, "%s %s requires %s%s%s, which is not installed (installed with "
+			"--no-deps?): the libraries it carries will be missing or come from elsewhere",
+			by->norm, by->version ? by->version : "", q->name, spec, through);
+		v->fix = dr_fmt(r, "pip install '%s%s'", q->name, spec);
+		return;
+	}
+	if (!q->req.spec.n || !d->version)
+		return;
+	int rc = gpuenv_version_parse(r->ctx, r->arena, gpuenv_str(d->version), &ver);
+	if (rc != 0) {
+		if (rc == -ENOMEM)
+			r->err = rc;
+		gpuenv_error_clear(r->ctx);
+		return;
+	}
+	if (!gpuenv_specset_contains_ex(&q->req.spec, gpuenv_str(d->version), &ver,
+		    GPUENV_PRERELEASES_DEFAULT, true)) {
+		long pm = pinned_major(&q->req.spec);
+		bool major = pm >= 0 && ver.nrelease > 0 && (long)ver.release[0] != pm;
+		v = dr_verdict(r, "wheel-pin-mismatch", major ? GPUENV_SEV_ERROR : GPUENV_SEV_WARNING,
+			"environment", e->path);
+		if (!v)
+			return;
+		v->env = e->path;
+		dr_ev(r, v, req_fact(r, e, q), "metadata", "%s", q->text);
+		dr_ev(r, v, dr_fmt(r, "environments[%zu].distributions[%zu].version", e->i, d->i),
+			"metadata", "%s %s", q->name, d->version);
+		v->message = dr_fmt(r, "%s %s requires %s%s%s but %s %s is installed%s", by->norm,
+			by->version ? by->version : "", q->name, spec, through, q->name, d->version,
+			major ? ": a different major version, whose libraries the framework was not "
+				"built against"
+			      : ": the framework was built and tested against the pinned one");
+		v->fix = dr_fmt(r, "pip install '%s%s'", q->name, spec);
+	}
+}
+
+/* Parse Requires-Dist entry i of dist k if it names a watched project. */
+static bool parse_req(drun_t *r, const struct denv *e, size_t k, size_t i, const char *t,
+	struct dreq *q)
+{
+	if (!req_name(t, q->name, sizeof(q->name)) || !watched(q->name))
+		return false;
+	int rc = gpuenv_requirement_parse(r->ctx, r->arena, gpuenv_str(t), &q->req);
+	if (rc != 0) {
+		/* a malformed entry is skipped; running out of memory is not */
+		if (rc == -ENOMEM)
+			r->err = rc;
+		gpuenv_error_clear(r->ctx);
+		return false;
+	}
+	q->text = t;
+	q->dist = k;
+	q->line = i;
+	(void)e;
+	return true;
+}
+
+static bool marker_true(drun_t *r, const struct denv *e, const struct dreq *q, const char *extra)
+{
+	gpuenv_marker_env_t menv = e->menv;
+	bool active = true;
+
+	if (!q->req.marker)
+		return true;
+	menv.extra = extra ? extra : "";
+	int rc = gpuenv_marker_eval(r->ctx, q->req.marker, &menv, &active);
+	if (rc != 0) {
+		if (rc == -ENOMEM)
+			r->err = rc;
+		gpuenv_error_clear(r->ctx);
+		return false;
+	}
+	return active;
+}
+
+/* What cuda-toolkit[extras] pulls in: its own Requires-Dist under each
+ * extra, each entry parsed once. */
+static void check_extras(drun_t *r, struct denv *e, const struct ddist *by, const struct dreq *parent)
+{
+	const struct ddist *d = find_dist(e, parent->name);
+	const json_t *rd = d ? dj_arr2(d->obj, "requires", "requires_dist") : NULL;
+	const json_t *s;
+	size_t i;
+
+	if (!d)
+		return;
+	json_array_foreach(rd, i, s) {
+		const char *t = json_is_string(s) ? json_string_value(s) : NULL;
+		struct dreq q;
+		if (!t || !parse_req(r, e, (size_t)(d - e->dists), i, t, &q) ||
+			strcmp(q.name, "cuda-toolkit") == 0)
+			continue;
+		for (size_t x = 0; x < parent->req.nextras && !r->err; x++) {
+			const char *ex = dr_fmt(r, "%.*s", (int)parent->req.extras[x].len,
+				parent->req.extras[x].ptr);
+			if (ex && marker_true(r, e, &q, ex)) {
+				check_installed(r, e, by, &q, ex);
+				break; /* one verdict per entry, whichever extra selects it */
+			}
+		}
+	}
+}
+
+static void rule_pins(drun_t *r, struct denv *e)
+{
+	for (size_t k = 0; k < e->ndists && !r->err; k++) {
+		const struct ddist *d = &e->dists[k];
+		const json_t *rd = dj_arr2(d->obj, "requires", "requires_dist");
+		const json_t *s;
+		size_t i;
+		json_array_foreach(rd, i, s) {
+			const char *t = json_is_string(s) ? json_string_value(s) : NULL;
+			struct dreq q;
+			if (!t || !parse_req(r, e, k, i, t, &q) || !marker_true(r, e, &q, NULL))
+				continue;
+			check_installed(r, e, d, &q, NULL);
+			if (q.req.nextras && strcmp(q.name, "cuda-toolkit") == 0)
+				check_extras(r, e, d, &q);
+		}
+	}
+}
+
+static bool add_req(drun_t *r, struct dfw *f, const char *name, size_t *cap)
+{
+	if (f->nreqs == *cap) {
+		size_t nc = *cap ? *cap * 2 : 16;
+		const char **n = gpuenv_arena_calloc(r->arena, nc, sizeof(*n));
+		if (!n) {
+			r->err = -ENOMEM;
+			return false;
+		}
+		if (f->nreqs)
+			memcpy(n, f->reqs, f->nreqs * sizeof(*n));
+		f->reqs = n;
+		*cap = nc;
+	}
+	f->reqs[f->nreqs++] = dr_fmt(r, "%s", name);
+	return true;
+}
+
+static bool fw_requires(drun_t *r, struct denv *e, struct dfw *f, const char *dist)
+{
+	char want[NAME_MAX_LEN];
+
+	if (!f->reqs_done) {
+		char fn[NAME_MAX_LEN];
+		const struct ddist *d;
+		size_t cap = 0;
+		f->reqs_done = true;
+		if (norm_name(f->dist ? f->dist : f->name, fn, sizeof(fn)) && (d = find_dist(e, fn))) {
+			const json_t *rd = dj_arr2(d->obj, "requires", "requires_dist"), *s;
+			size_t i;
+			json_array_foreach(rd, i, s) {
+				const char *t = json_is_string(s) ? json_string_value(s) : NULL;
+				struct dreq q;
+				if (!t || !parse_req(r, e, (size_t)(d - e->dists), i, t, &q) ||
+					!marker_true(r, e, &q, NULL) || !add_req(r, f, q.name, &cap))
+					continue;
+				if (q.req.nextras && strcmp(q.name, "cuda-toolkit") == 0) {
+					/* the wheels cuda-toolkit[extras] pulls in */
+					const struct ddist *tkd = find_dist(e, "cuda-toolkit");
+					const json_t *trd = tkd ? dj_arr2(tkd->obj, "requires", "requires_dist")
+								: NULL, *ts;
+					size_t k;
+					json_array_foreach(trd, k, ts) {
+						const char *tt = json_is_string(ts) ? json_string_value(ts) : NULL;
+						struct dreq tq;
+						if (!tt || !parse_req(r, e, (size_t)(tkd - e->dists), k, tt, &tq))
+							continue;
+						for (size_t x = 0; x < q.req.nextras; x++) {
+							const char *ex = dr_fmt(r, "%.*s", (int)q.req.extras[x].len,
+								q.req.extras[x].ptr);
+							if (ex && marker_true(r, e, &tq, ex)) {
+								add_req(r, f, tq.name, &cap);
+								break;
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if (!norm_name(dist, want, sizeof(want)))
+		return false;
+	for (size_t i = 0; i < f->nreqs; i++)
+		if (f->reqs[i] && strcmp(f->reqs[i], want) == 0)
+			return true;
+	return false;
+}
+
+/* ---- mixed-cuda-majors -------------------------------------------------- */
+
+/* The CUDA major a distribution name fixes: nvidia-cudnn-cu12 -> 12 (lib
+ * "nvidia-cudnn"), cupy-cuda12x -> 12, jax-cuda13-plugin -> 13,
+ * tensorrt-cu12-libs -> 12.  0 when the name says nothing. */
+static int name_major(const char *n, char *lib, size_t libsz)
+{
+	const char *p;
+	long v;
+
+	lib[0] = '\0';
+	if (strncmp(n, "nvidia-", 7) == 0 && (p = strrchr(n, '-')) && strncmp(p, "-cu", 3) == 0 &&
+		p[3] >= '1' && p[3] <= '9') {
+		const char *q = p + 3;
+		v = 0;
+		while (*q >= '0' && *q <= '9' && v < 1000)
+			v = v * 10 + (*q++ - '0');
+		if (*q || v < 9 || v > 99)
+			return 0;
+		snprintf(lib, libsz, "%.*s", (int)(p - n), n);
+		return (int)v;
+	}
+	if (strncmp(n, "cupy-cuda", 9) == 0 && n[9] >= '1' && n[9] <= '9' && n[10] >= '0' &&
+		n[10] <= '9') {
+		snprintf(lib, libsz, "cupy");
+		return (n[9] - '0') * 10 + (n[10] - '0');
+	}
+	if ((strncmp(n, "jax-cuda", 8) == 0) && n[8] >= '1' && n[8] <= '9' && n[9] >= '0' &&
+		n[9] <= '9' && n[10] == '-') {
+		snprintf(lib, libsz, "jax-%s", n + 11);
+		return (n[8] - '0') * 10 + (n[9] - '0');
+	}
+	if (strncmp(n, "tensorrt-cu", 11) == 0 && n[11] >= '1' && n[11] <= '9' && n[12] >= '0' &&
+		n[12] <= '9' && (n[13] == '\0' || n[13] == '-')) {
+		snprintf(lib, libsz, "tensorrt%s", n + 13);
+		return (n[11] - '0') * 10 + (n[12] - '0');
+	}
+	return 0;
+}
+
+static void rule_mixed(drun_t *r, const struct denv *e)
+{
+	int majors[8];
+	size_t nmaj = 0;
+	const struct ddist *clash_a = NULL, *clash_b = NULL;
+	gpuenv_verdict_t *v;
+	char lib[NAME_MAX_LEN], lib2[NAME_MAX_LEN];
+	const char *list = "";
+
+	for (size_t i = 0; i < e->ndists; i++) {
+		int m = name_major(e->dists[i].norm, lib, sizeof(lib));
+		bool have = false;
+		if (!m)
+			continue;
+		for (size_t k = 0; k < nmaj; k++)
+			have |= majors[k] == m;
+		if (!have && nmaj < sizeof(majors) / sizeof(majors[0]))
+			majors[nmaj++] = m;
+		/* the same library for two majors: both wheels unpack into the
+		 * same folder (nvidia/cudnn/lib) and one overwrites the other */
+		for (size_t k = 0; k < i && !clash_a; k++) {
+			int m2 = name_major(e->dists[k].norm, lib2, sizeof(lib2));
+			if (m2 && m2 != m && strcmp(lib, lib2) == 0) {
+				clash_a = &e->dists[k];
+				clash_b = &e->dists[i];
+			}
+		}
+	}
+	if (nmaj < 2)
+		return;
+	v = dr_verdict(r, "mixed-cuda-majors", clash_a ? GPUENV_SEV_ERROR : GPUENV_SEV_WARNING,
+		"environment", e->path);
+	if (!v)
+		return;
+	v->env = e->path;
+	for (size_t k = 0; k < nmaj; k++) {
+		const char *names = "";
+		size_t cnt = 0;
+		for (size_t i = 0; i < e->ndists; i++) {
+			int m = name_major(e->dists[i].norm, lib, sizeof(lib));
+			if (m != majors[k])
+				continue;
+			dr_ev(r, v, dr_fmt(r, "environments[%zu].distributions[%zu]", e->i, e->dists[i].i),
+				"metadata", "%s %s (CUDA %d)", e->dists[i].norm,
+				e->dists[i].version ? e->dists[i].version : "?", m);
+			if (cnt++ < 3 || e->dists + i == clash_a || e->dists + i == clash_b)
+				names = dr_fmt(r, "%s%s%s", names ? names : "", names && *names ? ", " : "",
+					e->dists[i].norm);
+		}
+		list = dr_fmt(r, "%s%sCUDA %d: %s%s", list ? list : "", list && *list ? "; " : "",
+			majors[k], names ? names : "", cnt > 3 ? ", ..." : "");
+	}
+	{
+		const char *majs = "";
+		for (size_t k = 0; k < nmaj; k++)
+			majs = dr_fmt(r, "%s%s%d", majs ? majs : "", k ? " and " : "", majors[k]);
+		v->message = clash_a
+			? dr_fmt(r, "wheels for CUDA %s in one environment (%s); %s and %s install the "
+				    "same library into the same folder, so one overwrote the other and "
+				    "frameworks may load the wrong one", majs, list, clash_a->norm,
+				    clash_b->norm)
+			: dr_fmt(r, "wheels for CUDA %s in one environment (%s): each framework must "
+				    "load the libraries of its own CUDA major", majs, list);
+	}
+	if (clash_a) {
+		/* keep the major the frameworks were built for */
+		const json_t *fws = dj_arr(e->obj, "frameworks"), *fo;
+		int want = 0, ma = name_major(clash_a->norm, lib, sizeof(lib));
+		const struct ddist *keep = NULL, *drop = NULL;
+		size_t k;
+		json_array_foreach(fws, k, fo) {
+			int c = dk_cuda_parse(dj_str(fo, "cuda"));
+			if (c && !want)
+				want = CUDA_MAJOR(c);
+		}
+		if (want == ma) {
+			keep = clash_a;
+			drop = clash_b;
+		} else if (want) {
+			keep = clash_b;
+			drop = clash_a;
+		}
+		v->fix = keep ? dr_fmt(r, "keep CUDA %d, which the frameworks were built for: pip uninstall "
+					  "-y %s && pip install --force-reinstall '%s==%s'", want,
+					  drop->norm, keep->norm, keep->version ? keep->version : "")
+			      : dr_fmt(r, "keep one CUDA major: pip uninstall -y %s %s, then reinstall "
+					  "the one your framework pins", clash_a->norm, clash_b->norm);
+	} else
+		v->fix = dr_fmt(r, "keep one CUDA major per environment (a separate venv for the "
+			"other framework), or remove the wheels of the major no framework uses");
+}
+
+/* ==== the run ============================================================ */
+
+static int judge_env(drun_t *r, const json_t *obj, size_t i)
+{
+	const json_t *fws = dj_arr(obj, "frameworks");
+	const json_t *fo;
+	struct denv e;
+	size_t k;
+	int rc;
+
+	if ((rc = env_init(r, &e, obj, i)) != 0)
+		return rc;
+	json_array_foreach(fws, k, fo) {
+		struct dfw f;
+		bool ptx_ok;
+		if (!json_is_object(fo))
+			continue;
+		fw_init(r, &e, &f, fo, k);
+		rule_cpu_torch(r, &e, &f);
+		ptx_ok = rule_driver(r, &e, &f);
+		if (!r->drv_version && !r->drv_cuda)
+			ptx_ok = true; /* no driver facts: judge the code alone */
+		rule_arch(r, &e, &f, ptx_ok);
+		rule_loads(r, &e, &f);
+	}
+	rule_copies(r, &e);
+	rule_pins(r, &e);
+	rule_mixed(r, &e);
+	return r->err;
+}
+
+static bool env_matches(const char *path, const char *want)
+{
+	size_t a, b;
+
+	if (!path || !want)
+		return false;
+	a = strlen(path);
+	b = strlen(want);
+	while (a > 1 && path[a - 1] == '/')
+		a--;
+	while (b > 1 && want[b - 1] == '/')
+		b--;
+	return a == b && strncmp(path, want, a) == 0;
+}
+
+int gpuenv_doctor_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const json_t *facts,
+	const gpuenv_doctor_opts_t *opts, gpuenv_verdicts_t *out)
+{
+	const json_t *envs = dj_arr(facts, "environments");
+	const json_t *e;
+	const dkb_t *kb;
+	drun_t r;
+	size_t i, judged = 0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = gpuenv_facts_check(ctx, facts)) != 0)
+		return rc;
+	if ((rc = dkb_open(ctx, arena, opts ? opts->kb : NULL, &kb)) != 0)
+		return rc;
+	if ((rc = drun_init(&r, ctx, arena, facts, kb, out)) != 0)
+		return rc;
+	dr_rules_machine(&r);
+	json_array_foreach(envs, i, e) {
+		if (!json_is_object(e))
+			continue;
+		if (opts && opts->env && !env_matches(dj_str2(e, "prefix", "path"), opts->env))
+			continue;
+		judged++;
+		if ((rc = judge_env(&r, e, i)) != 0)
+			return rc;
+	}
+	if (opts && opts->env && !judged) {
+		gpuenv_fail(ctx, GPUENV_ENOTFOUND, NULL, 0, 0,
+			"the facts have no Python environment at %s", opts->env);
+		return gpuenv_hint(ctx, "probe that environment: gpuenv probe --env %s --json", opts->env);
+	}
+	dr_finish(&r);
+	return r.err;
+}
+
+/* ==== JSON ================================================================ */
+
+static json_t *jstr_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+json_t *gpuenv_verdicts_json(const gpuenv_verdicts_t *vs)
+{
+	json_t *root = json_object(), *arr = json_array();
+	bool ok = root && arr;
+
+	if (ok)
+		ok = !json_object_set_new(root, "errors", json_integer((json_int_t)vs->count[2])) &&
+			!json_object_set_new(root, "warnings", json_integer((json_int_t)vs->count[1])) &&
+			!json_object_set_new(root, "infos", json_integer((json_int_t)vs->count[0]));
+	for (size_t i = 0; ok && i < vs->n; i++) {
+		const gpuenv_verdict_t *v = &vs->items[i];
+		json_t *o = json_object(), *ev = json_array();
+		ok = o && ev && !json_array_append_new(arr, o);
+		if (!ok) {
+			json_decref(o);
+			json_decref(ev);
+			break;
+		}
+		ok = !json_object_set_new(o, "id", json_string(v->id)) &&
+			!json_object_set_new(o, "severity", json_string(gpuenv_severity_name(v->severity))) &&
+			!json_object_set_new(o, "subject", jstr_or_null(v->subject)) &&
+			!json_object_set_new(o, "target", jstr_or_null(v->target)) &&
+			!json_object_set_new(o, "gpu", v->gpu >= 0 ? json_integer(v->gpu) : json_null()) &&
+			!json_object_set_new(o, "environment", jstr_or_null(v->env)) &&
+			!json_object_set_new(o, "binary", jstr_or_null(v->binary)) &&
+			!json_object_set_new(o, "message", jstr_or_null(v->message)) &&
+			!json_object_set_new(o, "fix", jstr_or_null(v->fix)) &&
+			!json_object_set_new(o, "evidence", ev);
+		for (size_t k = 0; ok && k < v->nevidence; k++) {
+			const gpuenv_evidence_t *x = &v->evidence[k];
+			json_t *eo = json_object();
+			ok = eo && !json_array_append_new(ev, eo) &&
+				!json_object_set_new(eo, "fact", jstr_or_null(x->fact)) &&
+				!json_object_set_new(eo, "value", jstr_or_null(x->value)) &&
+				!json_object_set_new(eo, "source", jstr_or_null(x->source));
+			if (ok && x->kb_source)
+				ok = !json_object_set_new(eo, "kb_source", json_string(x->kb_source));
+		}
+	}
+	if (ok)
+		ok = !json_object_set_new(root, "verdicts", arr);
+	else
+		json_decref(arr);
+	if (!ok) {
+		json_decref(root);
+		return NULL;
+	}
+	return root;
+}

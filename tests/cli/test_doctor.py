@@ -1,0 +1,152 @@
+"""gpuenv doctor over the broken-environment matrix (tests/fixtures/doctor/).
+
+Each scenario folder holds facts.json (what `gpuenv probe --json` would write
+there) and expected.json (the exact multiset of (id, severity) verdicts, the
+exit status and fragments its fixes must contain).  Also: the JSON shape of
+every verdict, the human output, --env, and the errors on bad input."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BIN = os.environ["GPUENV_BIN"]
+SRC = Path(os.environ.get("GPUENV_SRC", Path(__file__).resolve().parents[2]))
+FIX = SRC / "tests" / "fixtures" / "doctor"
+failures = []
+
+
+def run(*args, stdin=None):
+    return subprocess.run([BIN, *args], capture_output=True, text=True, input=stdin, timeout=60)
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+SEVERITIES = {"error", "warning", "info"}
+scenarios = sorted(p.parent for p in FIX.glob("*/expected.json"))
+broken = 0
+for d in scenarios:
+    name = d.name
+    exp = json.loads((d / "expected.json").read_text())
+    r = run("doctor", "--facts", str(d / "facts.json"), "--json")
+    check(r.returncode == exp["status"],
+          "%s: exit %d, expected %d (stderr %r)" % (name, r.returncode, exp["status"], r.stderr[:300]))
+    try:
+        out = json.loads(r.stdout)
+    except ValueError:
+        check(False, "%s: --json output is not JSON: %r" % (name, r.stdout[:200]))
+        continue
+    got = sorted([v["id"], v["severity"]] for v in out["verdicts"])
+    check(got == exp["verdicts"], "%s: verdicts %s, expected %s" % (name, got, exp["verdicts"]))
+    counts = {s: sum(1 for v in out["verdicts"] if v["severity"] == s) for s in SEVERITIES}
+    check(out["errors"] == counts["error"] and out["warnings"] == counts["warning"] and
+          out["infos"] == counts["info"], "%s: counts" % name)
+    check(out["status"] == ("errors" if counts["error"] else "warnings" if counts["warning"] else "ok"),
+          "%s: status %r" % (name, out.get("status")))
+    # errors first, then warnings, then infos
+    order = [{"error": 0, "warning": 1, "info": 2}[v["severity"]] for v in out["verdicts"]]
+    check(order == sorted(order), "%s: verdicts sorted by severity" % name)
+    fixes = " | ".join(v["fix"] or "" for v in out["verdicts"])
+    for frag in exp["fix_contains"]:
+        check(frag in fixes, "%s: no fix contains %r (fixes: %s)" % (name, frag, fixes))
+    for v in out["verdicts"]:
+        for key in ("id", "severity", "subject", "target", "gpu", "environment", "binary",
+                    "message", "fix", "evidence"):
+            check(key in v, "%s: verdict %s lacks %r" % (name, v.get("id"), key))
+        check(v["severity"] in SEVERITIES, "%s: severity %r" % (name, v["severity"]))
+        check(bool(v["message"]), "%s: %s has no message" % (name, v["id"]))
+        check(len(v["evidence"]) > 0, "%s: %s has no evidence" % (name, v["id"]))
+        if v["severity"] != "info":
+            check(bool(v["fix"]), "%s: %s (%s) has no fix" % (name, v["id"], v["severity"]))
+        for e in v["evidence"]:
+            check(e.get("fact") and e.get("value") is not None and e.get("source"),
+                  "%s: %s evidence incomplete: %r" % (name, v["id"], e))
+            if e["source"] == "kb":
+                check(bool(e.get("kb_source")), "%s: KB evidence without its citation" % name)
+    if exp["status"] != 0:
+        broken += 1
+    # the human output agrees with the JSON
+    h = run("doctor", "--facts", str(d / "facts.json"))
+    check(h.returncode == exp["status"], "%s: human output exit %d" % (name, h.returncode))
+    for v in out["verdicts"]:
+        check(v["id"] in h.stdout, "%s: %s missing from the human output" % (name, v["id"]))
+    if not out["verdicts"]:
+        check("no problem found" in h.stdout, "%s: healthy text" % name)
+
+check(broken >= 15, "at least 15 broken scenarios (have %d)" % broken)
+check((FIX / "healthy").is_dir() and (FIX / "h200-2026-11-29").is_dir(), "healthy and H200 scenarios")
+
+# the real H200 machine: no error, and its facts are judged quickly
+h200 = FIX / "h200-2026-11-29" / "facts.json"
+t0 = time.monotonic()
+r = run("doctor", "--facts", str(h200), "--json")
+elapsed = time.monotonic() - t0
+out = json.loads(r.stdout)
+check(out["errors"] == 0 and out["warnings"] == 0, "H200: no error, no warning")
+cudnn = [v for v in out["verdicts"] if v["target"] == "libcudnn.so.9"]
+check(len(cudnn) == 1 and cudnn[0]["severity"] == "info" and "9.19.0" in cudnn[0]["message"] and
+      "9.14.0" in cudnn[0]["message"], "H200: wheel cuDNN 9.19 beside system 9.14 is one info")
+print("H200 doctor wall time (sanitizer build, process included): %.1f ms" % (elapsed * 1000))
+
+# --env: only that environment is judged; an unknown one cannot be judged
+r = run("doctor", "--facts", str(FIX / "wheel-missing" / "facts.json"), "--env", "/srv/venv/", "--json")
+check(r.returncode == 3 and "wheel-missing" in r.stdout, "--env with a trailing slash")
+r = run("doctor", "--facts", str(FIX / "wheel-missing" / "facts.json"), "--env", "/nowhere")
+check(r.returncode == 4 and "/nowhere" in r.stderr, "--env unknown -> 4: %r" % r.stderr)
+# machine rules still run with --env
+r = run("doctor", "--facts", str(FIX / "mig-no-instances" / "facts.json"), "--env", "/srv/venv")
+check(r.returncode == 3 and "mig-no-device" in r.stdout, "machine rules with --env")
+
+# stdin, bad input, usage
+r = run("doctor", "--facts", "-", "--json", stdin=(FIX / "healthy" / "facts.json").read_text())
+check(r.returncode == 0 and json.loads(r.stdout)["verdicts"] == [], "--facts - (stdin)")
+r = run("doctor", "--facts", "-", stdin="{\"schema\": ")
+check(r.returncode == 4 and "<stdin>:1:" in r.stderr, "malformed JSON -> 4 with position: %r" % r.stderr)
+r = run("doctor", "--facts", "-", stdin="{\"schema\": \"gpuenv.facts/2\"}")
+check(r.returncode == 4 and "gpuenv.facts/2" in r.stderr, "unknown schema major -> 4")
+r = run("doctor", "--facts", "-", stdin="[1, 2]")
+check(r.returncode == 4, "not an object -> 4")
+r = run("doctor", "--facts", "-", stdin="{\"schema\": \"gpuenv.facts/1\"}")
+check(r.returncode == 0 and "no problem found" in r.stdout, "empty facts: nothing to judge")
+r = run("doctor", "--facts", "/nonexistent.json")
+check(r.returncode == 4 and "/nonexistent.json" in r.stderr, "missing file -> 4")
+r = run("doctor", "--factz", "x")
+check(r.returncode == 2 and "--facts" in r.stderr, "option suggestion -> 2")
+r = run("doctor", "extra")
+check(r.returncode == 2, "stray argument -> 2")
+r = run("doctor", "--help")
+check(r.returncode == 0 and "exit status" in r.stdout and "--facts" in r.stdout, "--help")
+
+# --kb-dir: the rules read the KB given (a changed minimum driver shows in the fix)
+with tempfile.TemporaryDirectory() as kbdir:
+    cuda = (SRC / "data" / "kb" / "cuda.toml").read_text()
+    changed = cuda.replace('driver_linux = "530.30.02"', 'driver_linux = "531.99.99"', 1)
+    check(changed != cuda, "cuda.toml has the CUDA 12.1 driver row")
+    Path(kbdir, "cuda.toml").write_text(changed)
+    r = run("doctor", "--facts", str(FIX / "driver470-cu121" / "facts.json"), "--kb-dir", kbdir)
+    check(r.returncode == 3 and ">= 531.99.99" in r.stdout, "--kb-dir row used: %r" % r.stdout[-300:])
+    Path(kbdir, "cuda.toml").write_text("[[toolkit]]\ncuda = 1\n")
+    r = run("doctor", "--facts", str(FIX / "healthy" / "facts.json"), "--kb-dir", kbdir)
+    check(r.returncode == 4 and "cuda.toml" in r.stderr, "broken KB file -> 4: %r" % r.stderr)
+r = run("doctor", "--facts", str(FIX / "healthy" / "facts.json"), "--kb-dir", "/nonexistent")
+check(r.returncode == 4 and "/nonexistent" in r.stderr, "--kb-dir missing -> 4")
+
+# wrong types everywhere: the rules read them as unknown, never crash
+weird = {"schema": "gpuenv.facts/1", "driver": [], "gpus": {"a": 1}, "pci": "x",
+         "cuda_visible_devices": {"set": True, "value": 5, "visible": "all"},
+         "libraries": [None, 1, {"soname": 3}],
+         "environments": [None, {"path": 7, "frameworks": [1, {"name": None, "cuda": 13,
+                                                               "binaries": [{"cubins": [1, None, "sm_"],
+                                                                             "loads": [{"needed": 1}]}]}],
+                                 "distributions": [{"name": "torch", "requires_dist": [1, "nvidia-x=="]}]}]}
+r = run("doctor", "--facts", "-", "--json", stdin=json.dumps(weird))
+check(r.returncode in (0, 1, 3) and json.loads(r.stdout) is not None, "wrong types: %r" % r.stderr[:300])
+
+print("%d scenarios (%d broken), %d failures" % (len(scenarios), broken, len(failures)))
+sys.exit(1 if failures else 0)

@@ -1,0 +1,74 @@
+/* Fuzz target: doctor and preflight over arbitrary JSON.  The facts come from
+ * anywhere (--facts FILE), so every rule must survive any shape: missing
+ * fields, wrong types, huge or negative numbers, strings where arrays go.
+ * A document without "schema" gets one, so the rules run on it. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <jansson.h>
+
+#include "gpuenv/doctor.h"
+#include "gpuenv/kb.h"
+
+static gpuenv_ctx_t ctx;
+static gpuenv_kb_t *kb; /* loaded once: the harness may keep state, the library does not */
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const gpuenv_preflight_req_t reqs[] = {
+		{ .cuda = "12.2" },
+		{ .torch = "2.7.0+cu128" },
+		{ .torch = "2.11.0" },
+		{ .image = "nvcr.io/nvidia/tritonserver:24.10-py3" },
+		{ .image = "nvidia/cuda:12.4.1-runtime-ubuntu22.04" },
+	};
+	json_error_t jerr;
+	json_t *facts, *out;
+
+	if (!kb) {
+		gpuenv_ctx_init(&ctx);
+		if (gpuenv_kb_load_files(&ctx, NULL, GPUENV_DOCTOR_KB_FILES, &kb) != 0)
+			abort();
+	}
+	facts = json_loadb((const char *)data, size, 0, &jerr);
+	if (!facts)
+		return 0;
+	if (json_is_object(facts) && !json_object_get(facts, "schema"))
+		json_object_set_new(facts, "schema", json_string("gpuenv.facts/1"));
+
+	for (int pass = 0; pass < 2; pass++) {
+		gpuenv_arena_t arena;
+		gpuenv_doctor_opts_t opts = { .kb = kb, .env = pass ? "/srv/venv" : NULL };
+		gpuenv_verdicts_t v;
+		gpuenv_arena_init(&arena, &ctx, 0);
+		if (gpuenv_doctor_check(&ctx, &arena, facts, &opts, &v) == 0) {
+			size_t n = 0;
+			for (int s = 0; s < 3; s++)
+				n += v.count[s];
+			if (n != v.n)
+				abort();
+			out = gpuenv_verdicts_json(&v);
+			json_decref(out);
+		}
+		gpuenv_error_clear(&ctx);
+		gpuenv_arena_free(&arena);
+	}
+	for (size_t i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++) {
+		gpuenv_arena_t arena;
+		gpuenv_preflight_req_t req = reqs[i];
+		gpuenv_preflight_t p;
+		req.kb = kb;
+		gpuenv_arena_init(&arena, &ctx, 0);
+		if (gpuenv_preflight_check(&ctx, &arena, facts, &req, &p) == 0) {
+			if (p.go != (p.reasons.count[GPUENV_SEV_ERROR] == 0))
+				abort();
+			out = gpuenv_preflight_json(&p);
+			json_decref(out);
+		}
+		gpuenv_error_clear(&ctx);
+		gpuenv_arena_free(&arena);
+	}
+	json_decref(facts);
+	return 0;
+}

@@ -1,0 +1,324 @@
+/* Unit tests for lib/check (doctor, preflight): the small parsers and the
+ * coverage rule the verdicts rest on, the library API over in-memory facts,
+ * and every allocation failure on the way through the H200 snapshot. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../lib/check/doctor_int.h"
+#include "gpuenv/doctor.h"
+#include "gpuenv/kb.h"
+
+static gpuenv_ctx_t ctx;
+static gpuenv_kb_t *kb;
+
+static int setup(void **state)
+{
+	(void)state;
+	gpuenv_ctx_init(&ctx);
+	return gpuenv_kb_load_files(&ctx, NULL, GPUENV_DOCTOR_KB_FILES, &kb);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	gpuenv_kb_free(kb);
+	kb = NULL;
+	return 0;
+}
+
+static void test_versions(void **state)
+{
+	bool ok;
+
+	(void)state;
+	assert_true(dk_vcmp("580.159.04", "580.65.06", &ok) > 0 && ok);
+	assert_true(dk_vcmp("525", "525.60.13", &ok) < 0 && ok);
+	assert_true(dk_vcmp("12.0", "12", &ok) == 0 && ok);
+	assert_true(dk_vcmp("9.19.0.56", "9.19.0", &ok) > 0 && ok);
+	dk_vcmp("x", "1", &ok);
+	assert_false(ok);
+	dk_vcmp(NULL, "1", &ok);
+	assert_false(ok);
+	assert_int_equal(dk_cuda_parse("12.8"), 12080);
+	assert_int_equal(dk_cuda_parse("13"), 13000);
+	assert_int_equal(dk_cuda_parse("12.8.1"), 12080);
+	assert_int_equal(dk_cuda_parse("12.10"), 0);
+	assert_int_equal(dk_cuda_parse("100.1"), 0);
+	assert_int_equal(dk_cuda_parse("12.8x"), 0);
+	assert_int_equal(dk_cuda_parse(""), 0);
+	assert_int_equal(dk_cuda_parse(NULL), 0);
+	assert_int_equal(dk_cuda_parse("99999999999"), 0);
+	assert_int_equal(dk_vmajor("470.82.01"), 470);
+	assert_int_equal(dk_vmajor("abc"), -1);
+
+	int maj, min;
+	assert_true(dk_cc_parse("12.0", &maj, &min) && maj == 12 && min == 0);
+	assert_false(dk_cc_parse("9", &maj, &min));
+	assert_false(dk_cc_parse("9.10", &maj, &min));
+	assert_true(dk_same_series("2.7", "2.7.1+cu128"));
+	assert_true(dk_same_series("2.7", "2.7"));
+	assert_false(dk_same_series("2.1", "2.10.0"));
+}
+
+static void test_arch(void **state)
+{
+	dk_arch_t a;
+
+	(void)state;
+	assert_true(dk_arch_parse("sm_90a", &a) && a.maj == 9 && a.min == 0 && a.suffix == 'a' && !a.ptx);
+	assert_true(dk_arch_parse("sm_100f", &a) && a.maj == 10 && a.min == 0 && a.suffix == 'f');
+	assert_true(dk_arch_parse("compute_120", &a) && a.maj == 12 && a.ptx);
+	assert_true(dk_arch_parse("sm_121", &a) && a.maj == 12 && a.min == 1);
+	assert_false(dk_arch_parse("sm_", &a));
+	assert_false(dk_arch_parse("sm_9", &a));
+	assert_false(dk_arch_parse("sm_90b", &a));
+	assert_false(dk_arch_parse("sm_9000", &a));
+	assert_false(dk_arch_parse("gfx90a", &a));
+	assert_false(dk_arch_parse(NULL, &a));
+}
+
+static void test_cover(void **state)
+{
+	static const char *const cu12[] = { "sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86",
+		"sm_90", NULL };
+	static const char *const none[] = { NULL };
+	static const char *const a90[] = { "sm_90a", NULL };
+	static const char *const f100[] = { "sm_100f", NULL };
+	static const char *const ptx80[] = { "compute_80", NULL };
+	static const char *const ptx100f[] = { "compute_100f", NULL };
+	dk_cov_t c;
+
+	(void)state;
+	/* same major, lower or equal minor: the closest cubin */
+	dk_cover_list(cu12, none, 8, 9, true, &c);
+	assert_int_equal(c.how, DK_COV_CUBIN);
+	assert_string_equal(c.by, "sm_86");
+	assert_int_equal(c.ncubins, 7);
+	assert_string_equal(c.lo, "sm_50");
+	assert_string_equal(c.hi, "sm_90");
+	/* no cubin of the major: sm_120 */
+	dk_cover_list(cu12, none, 12, 0, true, &c);
+	assert_int_equal(c.how, DK_COV_NONE);
+	assert_null(c.ptx);
+	/* never an older minor */
+	dk_cover_list((const char *const[]){ "sm_86", NULL }, none, 8, 0, true, &c);
+	assert_int_equal(c.how, DK_COV_NONE);
+	/* arch-specific: exactly 9.0 */
+	dk_cover_list(a90, none, 9, 0, true, &c);
+	assert_int_equal(c.how, DK_COV_CUBIN);
+	dk_cover_list(a90, none, 10, 0, true, &c);
+	assert_int_equal(c.how, DK_COV_NONE);
+	/* family: later members of 10.x */
+	dk_cover_list(f100, none, 10, 3, true, &c);
+	assert_int_equal(c.how, DK_COV_CUBIN);
+	dk_cover_list(f100, none, 12, 0, true, &c);
+	assert_int_equal(c.how, DK_COV_NONE);
+	/* PTX: any later GPU, when the driver can JIT it */
+	dk_cover_list(none, ptx80, 9, 0, true, &c);
+	assert_int_equal(c.how, DK_COV_PTX);
+	assert_string_equal(c.by, "compute_80");
+	dk_cover_list(none, ptx80, 9, 0, false, &c);
+	assert_int_equal(c.how, DK_COV_NONE);
+	assert_string_equal(c.ptx, "compute_80");
+	dk_cover_list(none, ptx80, 7, 5, true, &c);
+	assert_int_equal(c.how, DK_COV_NONE);
+	dk_cover_list(none, ptx100f, 12, 0, true, &c);
+	assert_int_equal(c.how, DK_COV_NONE);
+	/* JSON lists: junk entries are skipped */
+	json_t *cub = json_pack("[s, i, n, s]", "sm_9x", 90, "sm_90");
+	json_t *ptx = json_pack("[s]", "sm_120");
+	dk_cover_json(cub, ptx, 9, 0, true, &c);
+	assert_int_equal(c.how, DK_COV_CUBIN);
+	assert_int_equal(c.ncubins, 1);
+	dk_cover_json(cub, ptx, 12, 0, true, &c);
+	assert_int_equal(c.how, DK_COV_PTX);
+	dk_cover_json(json_null(), NULL, 9, 0, true, &c);
+	assert_int_equal(c.how, DK_COV_NONE);
+	json_decref(cub);
+	json_decref(ptx);
+}
+
+static json_t *load_fixture(const char *name)
+{
+	const char *src = getenv("GPUENV_SRC");
+	char path[4096];
+	json_error_t e;
+	json_t *j;
+
+	snprintf(path, sizeof(path), "%s/tests/fixtures/doctor/%s/facts.json", src ? src : ".", name);
+	j = json_load_file(path, 0, &e);
+	if (!j)
+		fail_msg("%s: %s", path, e.text);
+	return j;
+}
+
+static bool has(const gpuenv_verdicts_t *v, const char *id, int sev)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (strcmp(v->items[i].id, id) == 0 && v->items[i].severity == sev)
+			return true;
+	return false;
+}
+
+static void test_api(void **state)
+{
+	gpuenv_doctor_opts_t o = { .kb = kb };
+	gpuenv_verdicts_t v;
+	gpuenv_arena_t a;
+	json_t *f = load_fixture("sm120-torch-cu124"), *out;
+
+	(void)state;
+	gpuenv_arena_init(&a, &ctx, 0);
+	assert_int_equal(gpuenv_doctor_check(&ctx, &a, f, &o, &v), 0);
+	assert_int_equal(v.n, 1);
+	assert_true(has(&v, "no-kernel-image", GPUENV_SEV_ERROR));
+	assert_int_equal(v.count[GPUENV_SEV_ERROR], 1);
+	assert_int_equal(v.items[0].gpu, 0);
+	assert_non_null(strstr(v.items[0].fix, "cu128"));
+	out = gpuenv_verdicts_json(&v);
+	assert_non_null(out);
+	assert_int_equal(json_integer_value(json_object_get(out, "errors")), 1);
+	json_decref(out);
+	gpuenv_arena_free(&a);
+
+	/* the built-in KB gives the same answer */
+	gpuenv_arena_init(&a, &ctx, 0);
+	assert_int_equal(gpuenv_doctor_check(&ctx, &a, f, NULL, &v), 0);
+	assert_true(has(&v, "no-kernel-image", GPUENV_SEV_ERROR));
+	gpuenv_arena_free(&a);
+
+	/* --env that the facts lack */
+	o.env = "/nowhere";
+	gpuenv_arena_init(&a, &ctx, 0);
+	assert_int_equal(gpuenv_doctor_check(&ctx, &a, f, &o, &v), GPUENV_ENOTFOUND);
+	gpuenv_error_clear(&ctx);
+	gpuenv_arena_free(&a);
+
+	/* preflight: no-go, a build to use instead */
+	gpuenv_preflight_req_t req = { .torch = "2.6.0+cu124", .kb = kb };
+	gpuenv_preflight_t p;
+	gpuenv_arena_init(&a, &ctx, 0);
+	assert_int_equal(gpuenv_preflight_check(&ctx, &a, f, &req, &p), 0);
+	assert_false(p.go);
+	assert_int_equal(p.cuda, 12040);
+	assert_true(has(&p.reasons, "no-kernel-image", GPUENV_SEV_ERROR));
+	out = gpuenv_preflight_json(&p);
+	assert_true(json_is_false(json_object_get(out, "go")));
+	json_decref(out);
+	gpuenv_arena_free(&a);
+
+	req = (gpuenv_preflight_req_t){ .cuda = "12.2", .torch = "2.7.0", .kb = kb };
+	gpuenv_arena_init(&a, &ctx, 0);
+	assert_int_equal(gpuenv_preflight_check(&ctx, &a, f, &req, &p), GPUENV_EUSAGE);
+	gpuenv_error_clear(&ctx);
+	gpuenv_arena_free(&a);
+	json_decref(f);
+
+	/* schema checks */
+	json_t *bad = json_pack("{s:s}", "schema", "gpuenv.facts/2");
+	assert_int_equal(gpuenv_facts_check(&ctx, bad), GPUENV_EUNSUPPORTED);
+	json_decref(bad);
+	bad = json_pack("{s:s}", "schema", "other/1");
+	assert_int_equal(gpuenv_facts_check(&ctx, bad), GPUENV_EFORMAT);
+	json_decref(bad);
+	bad = json_pack("[]");
+	assert_int_equal(gpuenv_facts_check(&ctx, bad), GPUENV_EFORMAT);
+	json_decref(bad);
+	gpuenv_error_clear(&ctx);
+	assert_string_equal(gpuenv_severity_name(GPUENV_SEV_WARNING), "warning");
+	assert_string_equal(gpuenv_severity_name(7), "unknown");
+}
+
+/* An allocator that fails one allocation, the left-th, and no other: a
+ * failure the code swallows shows as a success with it set. */
+struct budget {
+	long left;
+	bool failed;
+};
+
+static bool b_fail(struct budget *b)
+{
+	if (b->left-- == 0) {
+		b->failed = true;
+		return true;
+	}
+	return false;
+}
+
+static void *b_alloc(void *ud, size_t n)
+{
+	return b_fail(ud) ? NULL : malloc(n);
+}
+
+static void *b_realloc(void *ud, void *p, size_t n)
+{
+	return b_fail(ud) ? NULL : realloc(p, n);
+}
+
+static void b_free(void *ud, void *p)
+{
+	(void)ud;
+	free(p);
+}
+
+static void test_alloc_failures(void **state)
+{
+	static const char *const names[] = { "h200-2026-11-29", "wheel-pin-major", "cudnn-ld-library-path",
+		"mixed-cu11-cu12" };
+	(void)state;
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		json_t *f = load_fixture(names[k]);
+		bool done = false;
+		for (long n = 0; !done && n < 200000; n++) {
+			struct budget b = { n, false };
+			gpuenv_ctx_t c;
+			gpuenv_arena_t a;
+			gpuenv_verdicts_t v;
+			gpuenv_doctor_opts_t o = { .kb = kb };
+			gpuenv_preflight_req_t req = { .torch = "2.7.0+cu128", .kb = kb };
+			gpuenv_preflight_t p;
+			int r1, r2;
+
+			gpuenv_ctx_init(&c);
+			c.mem = (gpuenv_allocator_t){ b_alloc, b_realloc, b_free, &b };
+			gpuenv_arena_init(&a, &c, 0);
+			r1 = gpuenv_doctor_check(&c, &a, f, &o, &v);
+			gpuenv_arena_free(&a);
+			gpuenv_arena_init(&a, &c, 0);
+			r2 = gpuenv_preflight_check(&c, &a, f, &req, &p);
+			gpuenv_arena_free(&a);
+			if (!b.failed) {
+				assert_int_equal(r1, 0);
+				assert_int_equal(r2, 0);
+				done = true;
+			} else {
+				/* a failure is reported, never a crash or a half answer */
+				if (!(r1 < 0 || r2 < 0))
+					fail_msg("%s: allocation %ld failed unreported (%d, %d)", names[k], n,
+						r1, r2);
+			}
+		}
+		assert_true(done);
+		json_decref(f);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_versions),
+		cmocka_unit_test(test_arch),
+		cmocka_unit_test(test_cover),
+		cmocka_unit_test(test_api),
+		cmocka_unit_test(test_alloc_failures),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
