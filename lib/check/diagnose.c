@@ -445,6 +445,30 @@ static const char *pick_phrase(gpuenv_diag_t *d, const gpuenv_kb_torch_variant_t
 		GPUENV_STR_ARG(v->torch.str), after);
 }
 
+/* Do the cubins / PTX read from libtorch_cuda.so cover the facts' GPU? */
+static bool torch_covers(const gpuenv_diag_facts_t *f)
+{
+	gpuenv_kb_sm_t sm;
+
+	for (size_t i = 0; i < f->n_torch_cubins; i++)
+		if (gpuenv_kb_sm_parse(gpuenv_str(f->torch_cubins[i]), &sm) &&
+			gpuenv_kb_sm_runs_on(&sm, false, (unsigned)f->cc_major, (unsigned)f->cc_minor))
+			return true;
+	for (size_t i = 0; i < f->n_torch_ptx; i++) {
+		const char *p = f->torch_ptx[i];
+		/* "compute_90" is written "sm_90" for the parser */
+		char buf[32];
+		if (strncmp(p, "compute_", 8) == 0) {
+			snprintf(buf, sizeof(buf), "sm_%s", p + 8);
+			p = buf;
+		}
+		if (gpuenv_kb_sm_parse(gpuenv_str(p), &sm) &&
+			gpuenv_kb_sm_runs_on(&sm, true, (unsigned)f->cc_major, (unsigned)f->cc_minor))
+			return true;
+	}
+	return false;
+}
+
 const char *gpuenv_diag_torch_pick(gpuenv_diag_t *d, const gpuenv_diag_facts_t *f,
 	gpuenv_arena_t *a)
 {
@@ -453,6 +477,9 @@ const char *gpuenv_diag_torch_pick(gpuenv_diag_t *d, const gpuenv_diag_facts_t *
 
 	if (!facts_cc(f))
 		return NULL;
+	if (f->torch_code && torch_covers(f))
+		return NULL; /* torch has code for this GPU: the culprit is another
+				binary, and "install another torch" would be wrong */
 	memset(&t, 0, sizeof(t));
 	t.has_cc = true;
 	t.cc_major = (unsigned)f->cc_major;
@@ -862,7 +889,9 @@ static void facts_torch(json_t *root, gpuenv_diag_facts_t *f, gpuenv_arena_t *a)
 	for (size_t i = 0; json_is_array(envs) && i < json_array_size(envs); i++) {
 		json_t *e = json_array_get(envs, i), *fws = json_object_get(e, "frameworks");
 		for (size_t j = 0; json_is_array(fws) && j < json_array_size(fws); j++) {
-			json_t *fw = json_array_get(fws, j), *nm = json_object_get(fw, "name");
+			json_t *fw = json_array_get(fws, j), *nm = json_object_get(fw, "dist");
+			if (!json_is_string(nm)) /* older snapshots named it "name" */
+				nm = json_object_get(fw, "name");
 			if (!json_is_string(nm) || strcmp(json_string_value(nm), "torch"))
 				continue;
 			if (!pickfw || json_is_true(json_object_get(e, "active")))
@@ -882,8 +911,12 @@ static void facts_torch(json_t *root, gpuenv_diag_facts_t *f, gpuenv_arena_t *a)
 		if (pl < 17 || strcmp(path + pl - 17, "libtorch_cuda.so") != 0)
 			if (!strstr(path, "libtorch_cuda.so"))
 				continue;
-		f->torch_cubins = jstrs(json_object_get(b, "cubins"), &f->n_torch_cubins, a);
-		f->torch_ptx = jstrs(json_object_get(b, "ptx"), &f->n_torch_ptx, a);
+		/* the probe writes the CUDA code under "cuda_code" */
+		json_t *code = json_object_get(b, "cuda_code");
+		if (!json_is_object(code))
+			code = b;
+		f->torch_cubins = jstrs(json_object_get(code, "cubins"), &f->n_torch_cubins, a);
+		f->torch_ptx = jstrs(json_object_get(code, "ptx"), &f->n_torch_ptx, a);
 		f->torch_code = f->n_torch_cubins || f->n_torch_ptx;
 		break;
 	}
@@ -950,9 +983,13 @@ int gpuenv_diag_facts_parse(gpuenv_ctx_t *ctx, const char *text, size_t len, con
 	facts_torch(root, f, a);
 	v = json_object_get(root, "libraries");
 	for (size_t i = 0; json_is_array(v) && i < json_array_size(v); i++) {
-		json_t *l = json_array_get(v, i), *nm = json_object_get(l, "name");
+		json_t *l = json_array_get(v, i), *nm = json_object_get(l, "family");
+		if (!json_is_string(nm))
+			nm = json_object_get(l, "name");
 		if (json_is_string(nm) && strcmp(json_string_value(nm), "cudnn") == 0) {
-			f->cudnn = jstr(l, "version", a);
+			/* "version": {"version": "9.19.0.56", "source": ...} in the probe */
+			json_t *ver = json_object_get(l, "version");
+			f->cudnn = json_is_object(ver) ? jstr(ver, "version", a) : jstr(l, "version", a);
 			break;
 		}
 	}

@@ -165,6 +165,14 @@ check(r.returncode == 1 and ids(r) == ["illegal-memory-access"] and
       json.loads(r.stdout)["findings"][0]["line"] == 150001 and json.loads(r.stdout)["lines"] == 200000,
       "200000-line log")
 
+# real facts from the H200 machine: torch 2.11.0+cu130 has sm_90 cubins, so
+# "no kernel image" there is not torch's fault and no torch is suggested
+h200 = os.path.join(os.environ["GPUENV_SRC"], "docs", "hardware", "h200-2026-11-29", "probe.json")
+r = run("diagnose", "--facts", h200, "-",
+        stdin="RuntimeError: CUDA error: no kernel image is available for execution on the device\n")
+check(r.returncode == 1 and "no-kernel-image" in r.stdout and "install a cu" not in r.stdout,
+      "covered GPU: no torch reinstall suggested: %r" % r.stdout[-400:])
+
 if failures:
     print("%d failure(s)" % len(failures))
     sys.exit(1)
