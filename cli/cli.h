@@ -47,6 +47,12 @@ void cli_opt_reset(void);
 int cli_getopt(struct cli *cli, const struct cli_verb *verb, int argc, char **argv,
 	const char *shortopts, const struct option *longopts, int *status);
 
+/* Run the sub-verb argv[1] of verb from the table subs (debug, kb): help,
+ * "VERB SUB --help", and an unknown name answered with a suggestion.  what
+ * names the thing in messages ("subcommand", "question"). */
+int cli_dispatch(struct cli *cli, const struct cli_verb *verb, const struct cli_verb *subs,
+	size_t nsubs, const char *what, int argc, char **argv);
+
 /* One-line error on stderr ("gpuenv: VERB: message"), returns status. */
 int cli_error(struct cli *cli, int status, const char *fmt, ...) GPUENV_PRINTF(3, 4);
 /* Report ctx->err ("gpuenv: file:line:col: msg" + "hint: ..."), returns status. */

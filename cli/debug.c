@@ -94,34 +94,7 @@ static const struct cli_verb subs[] = {
 
 int cli_debug(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
-	const char *names[NSUBS];
-
-	if (argc < 2)
-		return cli_usage_error(cli, verb, "debug: which subcommand?");
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		cli_verb_help(cli, verb, stdout);
-		return CLI_EXIT_OK;
-	}
-	for (size_t i = 0; i < NSUBS; i++) {
-		names[i] = subs[i].name;
-		if (strcmp(argv[1], subs[i].name) == 0) {
-			struct cli_verb v = subs[i];
-			char full[64];
-			snprintf(full, sizeof(full), "debug %s", subs[i].name);
-			v.name = full;
-			if (argc > 2 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {
-				cli_verb_help(cli, &v, stdout);
-				return CLI_EXIT_OK;
-			}
-			cli_opt_reset();
-			return subs[i].run(cli, &v, argc - 1, argv + 1);
-		}
-	}
-	const char *s = cli_suggest(argv[1], names, NSUBS);
-	if (s)
-		return cli_error(cli, CLI_EXIT_USAGE,
-			"debug: unknown subcommand '%s'; did you mean '%s'?", argv[1], s);
-	return cli_usage_error(cli, verb, "debug: unknown subcommand '%s'", argv[1]);
+	return cli_dispatch(cli, verb, subs, NSUBS, "subcommand", argc, argv);
 }
 
 int cli_debug_sha256(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)

@@ -914,28 +914,5 @@ static const struct cli_verb subs[] = {
 
 int cli_kb(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
-	const char *names[NSUBS];
-
-	if (argc < 2)
-		return cli_usage_error(cli, verb, "kb: which question (torch, driver, gpu, image, sources)?");
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		cli_verb_help(cli, verb, stdout);
-		return CLI_EXIT_OK;
-	}
-	for (size_t i = 0; i < NSUBS; i++) {
-		names[i] = subs[i].name;
-		if (strcmp(argv[1], subs[i].name) == 0) {
-			struct cli_verb v = subs[i];
-			char full[64];
-			snprintf(full, sizeof(full), "kb %s", subs[i].name);
-			v.name = full;
-			cli_opt_reset();
-			return subs[i].run(cli, &v, argc - 1, argv + 1);
-		}
-	}
-	const char *s = cli_suggest(argv[1], names, NSUBS);
-	if (s)
-		return cli_error(cli, CLI_EXIT_USAGE, "kb: unknown question '%s'; did you mean '%s'?",
-			argv[1], s);
-	return cli_usage_error(cli, verb, "kb: unknown question '%s'", argv[1]);
+	return cli_dispatch(cli, verb, subs, NSUBS, "question", argc, argv);
 }

@@ -205,3 +205,36 @@ int cli_read_input(struct cli *cli, const char *path, size_t max, gpuenv_buf_t *
 		r = gpuenv_fs_read(&cli->ctx, path, max, buf);
 	return r ? cli_report(cli, CLI_EXIT_FAIL) : 0;
 }
+
+int cli_dispatch(struct cli *cli, const struct cli_verb *verb, const struct cli_verb *subs,
+	size_t nsubs, const char *what, int argc, char **argv)
+{
+	const char *names[64];
+
+	if (argc < 2)
+		return cli_usage_error(cli, verb, "%s: which %s?", verb->name, what);
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		cli_verb_help(cli, verb, stdout);
+		return CLI_EXIT_OK;
+	}
+	for (size_t i = 0; i < nsubs && i < 64; i++) {
+		names[i] = subs[i].name;
+		if (strcmp(argv[1], subs[i].name) != 0)
+			continue;
+		struct cli_verb v = subs[i];
+		char full[64];
+		snprintf(full, sizeof(full), "%s %s", verb->name, subs[i].name);
+		v.name = full;
+		if (argc > 2 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {
+			cli_verb_help(cli, &v, stdout);
+			return CLI_EXIT_OK;
+		}
+		cli_opt_reset();
+		return subs[i].run(cli, &v, argc - 1, argv + 1);
+	}
+	const char *s = cli_suggest(argv[1], names, nsubs < 64 ? nsubs : 64);
+	if (s)
+		return cli_error(cli, CLI_EXIT_USAGE, "%s: unknown %s '%s'; did you mean '%s'?",
+			verb->name, what, argv[1], s);
+	return cli_usage_error(cli, verb, "%s: unknown %s '%s'", verb->name, what, argv[1]);
+}
