@@ -171,8 +171,21 @@ int cli_doctor(struct cli *cli, const struct cli_verb *verb, int argc, char **ar
 			printf("\n");
 			cli_print_verdict(cli, &vs.items[i], NULL);
 		}
-		if (vs.n == 0)
-			printf("no problem found\n");
+		if (vs.n == 0) {
+			/* say what was judged, so "no problem" on a machine without a
+			 * GPU is not mistaken for a healthy GPU stack */
+			json_t *drv = json_object_get(facts, "driver");
+			const char *state = json_string_value(json_object_get(drv, "state"));
+			const char *text = json_string_value(json_object_get(drv, "state_text"));
+			size_t ngpus = json_array_size(json_object_get(facts, "gpus"));
+			size_t nenvs = json_array_size(json_object_get(facts, "environments"));
+			if (state && strcmp(state, "ok") != 0 && text)
+				printf("no problem found (%s; %zu Python environment%s checked)\n", text,
+					nenvs, nenvs == 1 ? "" : "s");
+			else
+				printf("no problem found (%zu GPU%s, %zu Python environment%s checked)\n",
+					ngpus, ngpus == 1 ? "" : "s", nenvs, nenvs == 1 ? "" : "s");
+		}
 	}
 out:
 	gpuenv_arena_free(&arena);
