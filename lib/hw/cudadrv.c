@@ -56,32 +56,19 @@ struct cuda {
 	CUresult (*GetErrorName)(CUresult, const char **);
 };
 
-static void *sym(void *h, const char *const *names)
-{
-	for (; *names; names++) {
-		void *p = dlsym(h, *names);
-		if (p)
-			return p;
-	}
-	return NULL;
-}
-
-#define LOAD(api, field, ...) \
-	((api)->field = (__typeof__((api)->field))sym((api)->h, \
-		 (const char *const[]){ __VA_ARGS__, NULL }))
 
 static void load(struct cuda *api)
 {
-	LOAD(api, DriverGetVersion, "cuDriverGetVersion");
-	LOAD(api, Init, "cuInit");
-	LOAD(api, DeviceGetCount, "cuDeviceGetCount");
-	LOAD(api, DeviceGet, "cuDeviceGet");
-	LOAD(api, DeviceGetAttribute, "cuDeviceGetAttribute");
-	LOAD(api, DeviceGetName, "cuDeviceGetName");
-	LOAD(api, DeviceTotalMem, "cuDeviceTotalMem_v2");
+	HW_LOAD(api, DriverGetVersion, "cuDriverGetVersion");
+	HW_LOAD(api, Init, "cuInit");
+	HW_LOAD(api, DeviceGetCount, "cuDeviceGetCount");
+	HW_LOAD(api, DeviceGet, "cuDeviceGet");
+	HW_LOAD(api, DeviceGetAttribute, "cuDeviceGetAttribute");
+	HW_LOAD(api, DeviceGetName, "cuDeviceGetName");
+	HW_LOAD(api, DeviceTotalMem, "cuDeviceTotalMem_v2");
 	/* _v2 gives a MIG device's own UUID */
-	LOAD(api, DeviceGetUuid, "cuDeviceGetUuid_v2", "cuDeviceGetUuid");
-	LOAD(api, GetErrorName, "cuGetErrorName");
+	HW_LOAD(api, DeviceGetUuid, "cuDeviceGetUuid_v2", "cuDeviceGetUuid");
+	HW_LOAD(api, GetErrorName, "cuGetErrorName");
 }
 
 /* "CUDA_ERROR_NO_DEVICE"; our table first (the stub's cuGetErrorName fails

@@ -3,6 +3,8 @@
 #ifndef GPUENV_HW_INTERNAL_H
 #define GPUENV_HW_INTERNAL_H
 
+#include <dlfcn.h>
+
 #include "gpuenv/hw.h"
 
 /* Read ctx->root + path (an absolute path) into buf, NUL-terminated, at most
@@ -44,5 +46,23 @@ void *hw_dlopen(gpuenv_ctx_t *ctx, const gpuenv_hw_opts_t *opts, gpuenv_arena_t 
  * there (a better source, or nothing yet).  NVML beats libcuda beats
  * procfs beats sysfs beats the device tree beats derived values. */
 bool hw_take(gpuenv_hw_gpu_t *g, int fact, int src);
+
+/* The first of names (newest first) that the library h exports; NULL when
+ * none does: a missing entry point means "not available", never a crash. */
+static inline void *hw_dlsym_first(void *h, const char *const *names)
+{
+	for (; *names; names++) {
+		void *p = dlsym(h, *names);
+		if (p)
+			return p;
+	}
+	return NULL;
+}
+
+/* api->field = the first of the names api->h exports (casts from void * to
+ * function pointers are POSIX). */
+#define HW_LOAD(api, field, ...) \
+	((api)->field = (__typeof__((api)->field))hw_dlsym_first((api)->h, \
+		 (const char *const[]){ __VA_ARGS__, NULL }))
 
 #endif

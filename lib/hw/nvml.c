@@ -83,49 +83,35 @@ struct nvml {
 	nvmlReturn_t (*DeviceGetNvLinkRemoteDeviceType)(nvmlDevice_t, unsigned, unsigned *);
 };
 
-static void *sym(void *h, const char *const *names)
-{
-	for (; *names; names++) {
-		void *p = dlsym(h, *names);
-		if (p)
-			return p;
-	}
-	return NULL;
-}
-
-/* newest name first; casts from void * to function pointers are POSIX */
-#define LOAD(api, field, ...) \
-	((api)->field = (__typeof__((api)->field))sym((api)->h, \
-		 (const char *const[]){ __VA_ARGS__, NULL }))
 
 static void load(struct nvml *api)
 {
-	LOAD(api, Init, "nvmlInit_v2", "nvmlInit");
-	LOAD(api, Shutdown, "nvmlShutdown");
-	LOAD(api, ErrorString, "nvmlErrorString");
-	LOAD(api, SystemGetDriverVersion, "nvmlSystemGetDriverVersion");
-	LOAD(api, SystemGetNVMLVersion, "nvmlSystemGetNVMLVersion");
-	LOAD(api, SystemGetCudaDriverVersion, "nvmlSystemGetCudaDriverVersion_v2",
+	HW_LOAD(api, Init, "nvmlInit_v2", "nvmlInit");
+	HW_LOAD(api, Shutdown, "nvmlShutdown");
+	HW_LOAD(api, ErrorString, "nvmlErrorString");
+	HW_LOAD(api, SystemGetDriverVersion, "nvmlSystemGetDriverVersion");
+	HW_LOAD(api, SystemGetNVMLVersion, "nvmlSystemGetNVMLVersion");
+	HW_LOAD(api, SystemGetCudaDriverVersion, "nvmlSystemGetCudaDriverVersion_v2",
 		"nvmlSystemGetCudaDriverVersion");
-	LOAD(api, DeviceGetCount, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount");
-	LOAD(api, DeviceGetHandleByIndex, "nvmlDeviceGetHandleByIndex_v2",
+	HW_LOAD(api, DeviceGetCount, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount");
+	HW_LOAD(api, DeviceGetHandleByIndex, "nvmlDeviceGetHandleByIndex_v2",
 		"nvmlDeviceGetHandleByIndex");
-	LOAD(api, DeviceGetPciInfo, "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2",
+	HW_LOAD(api, DeviceGetPciInfo, "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2",
 		"nvmlDeviceGetPciInfo");
-	LOAD(api, DeviceGetName, "nvmlDeviceGetName");
-	LOAD(api, DeviceGetUUID, "nvmlDeviceGetUUID");
-	LOAD(api, DeviceGetCudaComputeCapability, "nvmlDeviceGetCudaComputeCapability");
-	LOAD(api, DeviceGetArchitecture, "nvmlDeviceGetArchitecture");
-	LOAD(api, DeviceGetMemoryInfo, "nvmlDeviceGetMemoryInfo");
-	LOAD(api, DeviceGetMigMode, "nvmlDeviceGetMigMode");
-	LOAD(api, DeviceGetMaxMigDeviceCount, "nvmlDeviceGetMaxMigDeviceCount");
-	LOAD(api, DeviceGetMigDeviceHandleByIndex, "nvmlDeviceGetMigDeviceHandleByIndex");
-	LOAD(api, DeviceGetGpuInstanceId, "nvmlDeviceGetGpuInstanceId");
-	LOAD(api, DeviceGetComputeInstanceId, "nvmlDeviceGetComputeInstanceId");
-	LOAD(api, DeviceGetNvLinkState, "nvmlDeviceGetNvLinkState");
-	LOAD(api, DeviceGetNvLinkRemotePciInfo, "nvmlDeviceGetNvLinkRemotePciInfo_v2",
+	HW_LOAD(api, DeviceGetName, "nvmlDeviceGetName");
+	HW_LOAD(api, DeviceGetUUID, "nvmlDeviceGetUUID");
+	HW_LOAD(api, DeviceGetCudaComputeCapability, "nvmlDeviceGetCudaComputeCapability");
+	HW_LOAD(api, DeviceGetArchitecture, "nvmlDeviceGetArchitecture");
+	HW_LOAD(api, DeviceGetMemoryInfo, "nvmlDeviceGetMemoryInfo");
+	HW_LOAD(api, DeviceGetMigMode, "nvmlDeviceGetMigMode");
+	HW_LOAD(api, DeviceGetMaxMigDeviceCount, "nvmlDeviceGetMaxMigDeviceCount");
+	HW_LOAD(api, DeviceGetMigDeviceHandleByIndex, "nvmlDeviceGetMigDeviceHandleByIndex");
+	HW_LOAD(api, DeviceGetGpuInstanceId, "nvmlDeviceGetGpuInstanceId");
+	HW_LOAD(api, DeviceGetComputeInstanceId, "nvmlDeviceGetComputeInstanceId");
+	HW_LOAD(api, DeviceGetNvLinkState, "nvmlDeviceGetNvLinkState");
+	HW_LOAD(api, DeviceGetNvLinkRemotePciInfo, "nvmlDeviceGetNvLinkRemotePciInfo_v2",
 		"nvmlDeviceGetNvLinkRemotePciInfo");
-	LOAD(api, DeviceGetNvLinkRemoteDeviceType, "nvmlDeviceGetNvLinkRemoteDeviceType");
+	HW_LOAD(api, DeviceGetNvLinkRemoteDeviceType, "nvmlDeviceGetNvLinkRemoteDeviceType");
 }
 
 /* "NVML_ERROR_GPU_IS_LOST (GPU is lost)" */
