@@ -206,8 +206,9 @@ GPUENV_API const char *gpuenv_spec_op_str(int op);
  * (trailing zeros ignored except for ~=; === and wildcards compare the text
  * as written).  Pre-release overrides are ignored. */
 GPUENV_API bool gpuenv_specifier_eq(const gpuenv_specifier_t *a, const gpuenv_specifier_t *b);
-/* Sets are equal when their clauses, sorted by text and with duplicates
- * removed, are pairwise equal.  Returns 1 (equal), 0, or -ENOMEM. */
+/* Sets are equal when every clause of each has an equal clause in the other
+ * (order and duplicates do not matter).  Returns 1 (equal) or 0; ctx is
+ * unused (kept for a future canonical form that allocates). */
 GPUENV_API int gpuenv_specset_eq(gpuenv_ctx_t *ctx, const gpuenv_specset_t *a,
 	const gpuenv_specset_t *b);
 

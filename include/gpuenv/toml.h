@@ -132,6 +132,12 @@ GPUENV_API int gpuenv_toml_parse_borrowed(gpuenv_toml_doc_t *doc, const char *te
 GPUENV_API const char *gpuenv_toml_type_name(int type);
 
 /* The key/value pair for key in t, or NULL.  O(1) for big tables. */
+/* Same data: same types and values (floats bit for bit, NaN by sign),
+ * tables with the same keys in any order, arrays in order; strings and
+ * date/times by text.  How a table was written (inline, dotted) is ignored. */
+GPUENV_API bool gpuenv_toml_value_eq(const gpuenv_toml_value_t *a, const gpuenv_toml_value_t *b);
+GPUENV_API bool gpuenv_toml_table_eq(const gpuenv_toml_table_t *a, const gpuenv_toml_table_t *b);
+
 GPUENV_API gpuenv_toml_kv_t *gpuenv_toml_find(const gpuenv_toml_table_t *t,
 	gpuenv_str_t key);
 /* The value of key in t (a plain key, no dots), or NULL. */

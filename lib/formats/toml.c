@@ -22,6 +22,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #define INDEX_MIN 16 /* tables with more keys than this get a hash index */
@@ -2124,4 +2125,47 @@ gpuenv_toml_array_t *gpuenv_toml_add_array(gpuenv_toml_doc_t *doc, gpuenv_toml_t
 {
 	gpuenv_toml_value_t *v = gpuenv_toml_table_add(doc, t, gpuenv_str(key));
 	return v ? gpuenv_toml_set_array(doc, v, flags) : NULL;
+}
+
+/* ---- equality ---- */
+
+
+bool gpuenv_toml_table_eq(const gpuenv_toml_table_t *a, const gpuenv_toml_table_t *b)
+{
+	if (a->len != b->len)
+		return false;
+	for (uint32_t i = 0; i < a->len; i++) {
+		const gpuenv_toml_kv_t *kv = a->items[i];
+		const gpuenv_toml_kv_t *o = gpuenv_toml_find(b, kv->key);
+		if (!o || !gpuenv_toml_value_eq(&kv->val, &o->val))
+			return false;
+	}
+	return true;
+}
+
+bool gpuenv_toml_value_eq(const gpuenv_toml_value_t *a, const gpuenv_toml_value_t *b)
+{
+	if (a->type != b->type)
+		return false;
+	switch (a->type) {
+	case GPUENV_TOML_INTEGER:
+		return a->u.i == b->u.i;
+	case GPUENV_TOML_FLOAT:
+		if (isnan(a->u.f))
+			return isnan(b->u.f) && !signbit(a->u.f) == !signbit(b->u.f);
+		return memcmp(&a->u.f, &b->u.f, sizeof(double)) == 0;
+	case GPUENV_TOML_BOOL:
+		return a->u.b == b->u.b;
+	case GPUENV_TOML_ARRAY:
+		if (a->u.arr->len != b->u.arr->len)
+			return false;
+		for (uint32_t i = 0; i < a->u.arr->len; i++)
+			if (!gpuenv_toml_value_eq(a->u.arr->items[i], b->u.arr->items[i]))
+				return false;
+		return true;
+	case GPUENV_TOML_TABLE:
+		return gpuenv_toml_table_eq(a->u.tab, b->u.tab);
+	default: /* strings and date/times: the same text */
+		return gpuenv_str_eq(a->u.str, b->u.str);
+	}
 }

@@ -467,24 +467,14 @@ int gpuenv_requirement_format(const gpuenv_requirement_t *req, gpuenv_buf_t *out
 
 /* Every clause of a has an equal clause in b (packaging compares the sets
  * of clauses, each by operator and canonical version). */
-static bool spec_subset(const gpuenv_specset_t *a, const gpuenv_specset_t *b)
-{
-	for (size_t i = 0; i < a->n; i++) {
-		bool found = false;
-		for (size_t j = 0; j < b->n && !found; j++)
-			found = gpuenv_specifier_eq(&a->items[i], &b->items[j]);
-		if (!found)
-			return false;
-	}
-	return true;
-}
-
 int gpuenv_requirement_specset_eq(gpuenv_ctx_t *ctx, const gpuenv_specset_t *a,
 	const gpuenv_specset_t *b, bool *equal)
 {
-	(void)ctx;
-	/* set equality by mutual inclusion: no order of the texts matters */
-	*equal = spec_subset(a, b) && spec_subset(b, a);
+	int r = gpuenv_specset_eq(ctx, a, b);
+
+	if (r < 0)
+		return r;
+	*equal = r == 1;
 	return 0;
 }
 

@@ -14,47 +14,6 @@
 
 #include "gpuenv/toml.h"
 
-static bool same_value(const gpuenv_toml_value_t *a, const gpuenv_toml_value_t *b);
-
-static bool same_table(const gpuenv_toml_table_t *a, const gpuenv_toml_table_t *b)
-{
-	if (a->len != b->len)
-		return false;
-	for (uint32_t i = 0; i < a->len; i++) {
-		const gpuenv_toml_kv_t *kv = a->items[i];
-		const gpuenv_toml_kv_t *o = gpuenv_toml_find(b, kv->key);
-		if (!o || !same_value(&kv->val, &o->val))
-			return false;
-	}
-	return true;
-}
-
-static bool same_value(const gpuenv_toml_value_t *a, const gpuenv_toml_value_t *b)
-{
-	if (a->type != b->type)
-		return false;
-	switch (a->type) {
-	case GPUENV_TOML_INTEGER:
-		return a->u.i == b->u.i;
-	case GPUENV_TOML_FLOAT:
-		if (isnan(a->u.f))
-			return isnan(b->u.f) && !signbit(a->u.f) == !signbit(b->u.f);
-		return memcmp(&a->u.f, &b->u.f, sizeof(double)) == 0;
-	case GPUENV_TOML_BOOL:
-		return a->u.b == b->u.b;
-	case GPUENV_TOML_ARRAY:
-		if (a->u.arr->len != b->u.arr->len)
-			return false;
-		for (uint32_t i = 0; i < a->u.arr->len; i++)
-			if (!same_value(a->u.arr->items[i], b->u.arr->items[i]))
-				return false;
-		return true;
-	case GPUENV_TOML_TABLE:
-		return same_table(a->u.tab, b->u.tab);
-	default: /* strings and date/times: the same text */
-		return gpuenv_str_eq(a->u.str, b->u.str);
-	}
-}
 
 static void die(const char *what, gpuenv_ctx_t *ctx, const gpuenv_buf_t *text)
 {
@@ -103,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		goto out;
 	if (gpuenv_toml_parse(&again, w1.data ? w1.data : "", w1.len))
 		die("written TOML does not parse", &ctx, &w1);
-	if (!same_table(doc.root, again.root))
+	if (!gpuenv_toml_table_eq(doc.root, again.root))
 		die("written TOML reads back different", &ctx, &w1);
 	if (gpuenv_toml_write(&ctx, again.root, &w2))
 		die("second write failed", &ctx, &w2);

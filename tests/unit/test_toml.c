@@ -45,46 +45,6 @@ static const char *parse_error(const char *text)
 	return errmsg();
 }
 
-static bool same_value(const gpuenv_toml_value_t *a, const gpuenv_toml_value_t *b);
-
-static bool same_table(const gpuenv_toml_table_t *a, const gpuenv_toml_table_t *b)
-{
-	if (a->len != b->len)
-		return false;
-	for (uint32_t i = 0; i < a->len; i++) {
-		const gpuenv_toml_kv_t *o = gpuenv_toml_find(b, a->items[i]->key);
-		if (!o || !same_value(&a->items[i]->val, &o->val))
-			return false;
-	}
-	return true;
-}
-
-static bool same_value(const gpuenv_toml_value_t *a, const gpuenv_toml_value_t *b)
-{
-	if (a->type != b->type)
-		return false;
-	switch (a->type) {
-	case GPUENV_TOML_INTEGER:
-		return a->u.i == b->u.i;
-	case GPUENV_TOML_FLOAT:
-		if (isnan(a->u.f))
-			return isnan(b->u.f) && !signbit(a->u.f) == !signbit(b->u.f);
-		return memcmp(&a->u.f, &b->u.f, sizeof(double)) == 0;
-	case GPUENV_TOML_BOOL:
-		return a->u.b == b->u.b;
-	case GPUENV_TOML_ARRAY:
-		if (a->u.arr->len != b->u.arr->len)
-			return false;
-		for (uint32_t i = 0; i < a->u.arr->len; i++)
-			if (!same_value(a->u.arr->items[i], b->u.arr->items[i]))
-				return false;
-		return true;
-	case GPUENV_TOML_TABLE:
-		return same_table(a->u.tab, b->u.tab);
-	default:
-		return gpuenv_str_eq(a->u.str, b->u.str);
-	}
-}
 
 static char *write_doc(const gpuenv_toml_table_t *root)
 {
@@ -546,7 +506,7 @@ static void test_build_and_write(void **state)
 	gpuenv_toml_doc_t back;
 	assert_int_equal(gpuenv_toml_doc_init(&back, &ctx, "back.toml"), 0);
 	assert_int_equal(gpuenv_toml_parse(&back, text, strlen(text)), 0);
-	assert_true(same_table(root, back.root));
+	assert_true(gpuenv_toml_table_eq(root, back.root));
 	char *again = write_doc(back.root);
 	assert_string_equal(text, again);
 	free(text);
@@ -641,7 +601,7 @@ static void test_suite_roundtrip(void **state)
 		assert_int_equal(gpuenv_toml_doc_init(&back, &ctx, "written"), 0);
 		if (gpuenv_toml_parse(&back, text, strlen(text)))
 			fail_msg("%s: written TOML does not parse: %s\n%s", names[i], errmsg(), text);
-		if (!same_table(doc.root, back.root))
+		if (!gpuenv_toml_table_eq(doc.root, back.root))
 			fail_msg("%s: round trip differs:\n%s", names[i], text);
 		char *again = write_doc(back.root);
 		if (strcmp(text, again) != 0)
