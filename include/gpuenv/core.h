@@ -199,6 +199,37 @@ GPUENV_API void gpuenv_buf_reset(gpuenv_buf_t *b);
 GPUENV_API char *gpuenv_buf_steal(gpuenv_buf_t *b, size_t *len);
 GPUENV_API void gpuenv_buf_free(gpuenv_buf_t *b);
 
+/* ---- text ---------------------------------------------------------------
+ * Strings that leave gpuenv as text (the facts JSON, --json output, the
+ * terminal) are valid UTF-8 with no NUL.  Bytes that are not are written one
+ * documented way (docs/probe-schema.md, "Strings"): a NUL or a byte that is
+ * not part of a valid UTF-8 sequence becomes the four characters \xHH
+ * (lower-case hex) and a backslash becomes \\, so the original bytes come
+ * back exactly with gpuenv_text_unescape. */
+enum {
+	GPUENV_ESC_CONTROL = 1, /* also escape C0 controls but tab, and DEL
+				   (text bound for a terminal) */
+};
+/* Length of the valid UTF-8 sequence that starts s (1..4); 0 when none. */
+GPUENV_API size_t gpuenv_utf8_seq(const char *s, size_t n);
+/* True when gpuenv_text_escape would copy s unchanged. */
+GPUENV_API bool gpuenv_text_valid(const char *s, size_t n, unsigned flags);
+/* Append s, escaped, to out.  0 or a negative code (ENOMEM, ETOOBIG). */
+GPUENV_API int gpuenv_text_escape(gpuenv_buf_t *out, const char *s, size_t n,
+	unsigned flags);
+/* Undo gpuenv_text_escape in place; returns the new length (and writes a
+ * NUL after it when there is room). */
+GPUENV_API size_t gpuenv_text_unescape(char *s, size_t n);
+
+/* Record "out of memory" (with " <what>" when what is not NULL) in ctx and
+ * return -ENOMEM: the one way every module reports it. */
+GPUENV_API int gpuenv_oom(gpuenv_ctx_t *ctx, const char *what);
+
+/* Levenshtein distance of two short strings; SIZE_MAX when either is longer
+ * than GPUENV_EDIT_DISTANCE_MAX bytes.  "Did you mean" everywhere uses it. */
+#define GPUENV_EDIT_DISTANCE_MAX 80
+GPUENV_API size_t gpuenv_edit_distance(const char *a, const char *b);
+
 #ifdef __cplusplus
 }
 #endif

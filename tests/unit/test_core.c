@@ -271,6 +271,70 @@ static void test_sha256(void **state)
 		"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 }
 
+static void check_escape(const char *in, size_t n, unsigned flags, const char *want)
+{
+	gpuenv_ctx_t ctx;
+	gpuenv_buf_t b;
+	size_t len;
+
+	gpuenv_ctx_init(&ctx);
+	gpuenv_buf_init(&b, &ctx, 0);
+	assert_int_equal(gpuenv_text_escape(&b, in, n, flags), 0);
+	assert_non_null(b.data);
+	assert_string_equal(b.data, want);
+	assert_int_equal(gpuenv_text_valid(in, n, flags), strcmp(want, in) == 0 && strlen(in) == n);
+	/* the escaped text is valid text, and the bytes come back exactly */
+	assert_true(gpuenv_text_valid(b.data, b.len, 0) || strchr(b.data, '\\'));
+	len = gpuenv_text_unescape(b.data, b.len);
+	assert_int_equal(len, n);
+	assert_memory_equal(b.data, in, n);
+	gpuenv_buf_free(&b);
+}
+
+static void test_text_escape(void **state)
+{
+	(void)state;
+	check_escape("", 0, 0, "");
+	check_escape("plain/path", 10, 0, "plain/path");
+	check_escape("caf\xc3\xa9", 5, 0, "caf\xc3\xa9");
+	check_escape("a\0b", 3, 0, "a\\x00b");
+	check_escape("x\xffy", 3, 0, "x\\xffy");
+	check_escape("C:\\dir", 6, 0, "C:\\\\dir");
+	check_escape("\\x41", 4, 0, "\\\\x41");
+	/* overlong, surrogate, past U+10FFFF, truncated */
+	check_escape("\xc0\xaf", 2, 0, "\\xc0\\xaf");
+	check_escape("\xed\xa0\x80", 3, 0, "\\xed\\xa0\\x80");
+	check_escape("\xf4\x90\x80\x80", 4, 0, "\\xf4\\x90\\x80\\x80");
+	check_escape("\xe2\x82", 2, 0, "\\xe2\\x82");
+	check_escape("\xf0\x9f\x98\x80", 4, 0, "\xf0\x9f\x98\x80");
+	/* terminal text: escape sequences cannot reach the terminal */
+	check_escape("\x1b[31mred\ttab", 12, GPUENV_ESC_CONTROL, "\\x1b[31mred\ttab");
+	check_escape("\x1b[31m", 5, 0, "\x1b[31m");
+}
+
+static void test_oom_and_distance(void **state)
+{
+	(void)state;
+	gpuenv_ctx_t ctx;
+
+	gpuenv_ctx_init(&ctx);
+	assert_int_equal(gpuenv_oom(&ctx, "reading the facts"), -ENOMEM);
+	assert_int_equal(ctx.err.code, -ENOMEM);
+	assert_string_equal(ctx.err.msg, "out of memory reading the facts");
+	assert_int_equal(gpuenv_oom(&ctx, NULL), -ENOMEM);
+	assert_string_equal(ctx.err.msg, "out of memory");
+	assert_int_equal(gpuenv_oom(NULL, NULL), -ENOMEM);
+
+	assert_int_equal(gpuenv_edit_distance("doctor", "doctor"), 0);
+	assert_int_equal(gpuenv_edit_distance("docter", "doctor"), 1);
+	assert_int_equal(gpuenv_edit_distance("", "abc"), 3);
+	assert_int_equal(gpuenv_edit_distance("kitten", "sitting"), 3);
+	char longs[100];
+	memset(longs, 'a', 99);
+	longs[99] = 0;
+	assert_int_equal(gpuenv_edit_distance(longs, "a"), SIZE_MAX);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -283,6 +347,8 @@ int main(void)
 		cmocka_unit_test(test_atomic_write),
 		cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_sha256),
+		cmocka_unit_test(test_text_escape),
+		cmocka_unit_test(test_oom_and_distance),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
