@@ -206,7 +206,7 @@ int cli_read_input(struct cli *cli, const char *path, size_t max, gpuenv_buf_t *
 	return r ? cli_report(cli, CLI_EXIT_FAIL) : 0;
 }
 
-int cli_dispatch(struct cli *cli, const struct cli_verb *verb, const struct cli_verb *subs,
+int cli_dispatch(struct cli *cli, const struct cli_verb *verb, const struct cli_verb *const *subs,
 	size_t nsubs, const char *what, int argc, char **argv)
 {
 	const char *names[64];
@@ -218,19 +218,19 @@ int cli_dispatch(struct cli *cli, const struct cli_verb *verb, const struct cli_
 		return CLI_EXIT_OK;
 	}
 	for (size_t i = 0; i < nsubs && i < 64; i++) {
-		names[i] = subs[i].name;
-		if (strcmp(argv[1], subs[i].name) != 0)
+		names[i] = subs[i]->name;
+		if (strcmp(argv[1], subs[i]->name) != 0)
 			continue;
-		struct cli_verb v = subs[i];
+		struct cli_verb v = *subs[i];
 		char full[64];
-		snprintf(full, sizeof(full), "%s %s", verb->name, subs[i].name);
+		snprintf(full, sizeof(full), "%s %s", verb->name, subs[i]->name);
 		v.name = full;
 		if (argc > 2 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {
 			cli_verb_help(cli, &v, stdout);
 			return CLI_EXIT_OK;
 		}
 		cli_opt_reset();
-		return subs[i].run(cli, &v, argc - 1, argv + 1);
+		return subs[i]->run(cli, &v, argc - 1, argv + 1);
 	}
 	const char *s = cli_suggest(argv[1], names, nsubs < 64 ? nsubs : 64);
 	if (s)
