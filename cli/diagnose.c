@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "gpuenv/check.h"
+#include "gpuenv/diagnose.h"
 #include "gpuenv/fs.h"
 #include "gpuenv/kb.h"
 
