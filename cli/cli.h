@@ -26,6 +26,9 @@ struct cli {
 	int verbose;	  /* -v count minus -q count */
 };
 
+/* A verb or sub-verb: each cli/VERB.c ends with its `const struct cli_verb
+ * cli_verb_VERB` (help text, options and entry point together), registered by
+ * one row in main.c's CLI_VERBS (debug's and kb's sub-verbs: their own tables). */
 struct cli_verb {
 	const char *name;
 	int (*run)(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
@@ -50,7 +53,7 @@ int cli_getopt(struct cli *cli, const struct cli_verb *verb, int argc, char **ar
 /* Run the sub-verb argv[1] of verb from the table subs (debug, kb): help,
  * "VERB SUB --help", and an unknown name answered with a suggestion.  what
  * names the thing in messages ("subcommand", "question"). */
-int cli_dispatch(struct cli *cli, const struct cli_verb *verb, const struct cli_verb *subs,
+int cli_dispatch(struct cli *cli, const struct cli_verb *verb, const struct cli_verb *const *subs,
 	size_t nsubs, const char *what, int argc, char **argv);
 
 /* One-line error on stderr ("gpuenv: VERB: message"), returns status. */
@@ -78,15 +81,7 @@ const char *cli_col(struct cli *cli, const char *esc);
 #define CLI_BOLD "\033[1m"
 #define CLI_RESET "\033[0m"
 
-/* Verb entry points (one file each under cli/). */
-int cli_probe(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_debug(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_kb(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_diagnose(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-
 /* doctor and preflight (cli/doctor.c, cli/preflight.c; docs/doctor.md) */
-int cli_doctor(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
 enum {
 	CLI_EXIT_DOCTOR_WARNINGS = 1, /* doctor: warnings, no error */
 	CLI_EXIT_DOCTOR_ERRORS = 3,   /* doctor: at least one error */
@@ -103,22 +98,5 @@ int cli_kb_load(struct cli *cli, const char *dir, struct gpuenv_kb **out);
 struct gpuenv_verdict;
 /* One verdict as doctor prints it; label replaces the severity word. */
 void cli_print_verdict(struct cli *cli, const struct gpuenv_verdict *v, const char *label);
-
-/* debug subcommands, grouped by the module they expose */
-int cli_debug_toml_decode(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_debug_toml_encode(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_debug_version_sort(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_debug_specifier(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_debug_marker(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_debug_requirement(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_debug_wheel_name(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_debug_wheel_tags(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_debug_metadata(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_debug_fatbin(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_debug_gpus(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_debug_libs(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_debug_pyenv(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_debug_ldd(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_debug_sha256(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
 
 #endif

@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "gpuenv/check.h"
+#include "gpuenv/diagnose.h"
 #include "gpuenv/fs.h"
 #include "gpuenv/kb.h"
 
@@ -26,7 +26,7 @@ static json_t *jopt(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
-int cli_diagnose(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+static int cli_diagnose(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "facts", required_argument, NULL, OPT_FACTS },
@@ -212,3 +212,17 @@ out:
 	gpuenv_arena_free(&arena);
 	return st;
 }
+
+const struct cli_verb cli_verb_diagnose = {
+	.name = "diagnose",
+	.run = cli_diagnose,
+	.summary = "name the known failures in an error log, with their causes and fixes",
+	.usage = "gpuenv diagnose [FILE|-] [--facts FACTS.json] [--gpu NAME] [--driver VERSION] [--torch VERSION]",
+	.help = "  FILE               the log (default, or '-': standard input)\n"
+		"  --facts FILE.json  this machine's facts (`gpuenv probe --json`): fixes made concrete\n"
+		"  --gpu NAME, --driver VERSION, --torch VERSION\n"
+		"                     facts given by hand (they override --facts)\n"
+		"  --kb-dir DIR       knowledge-base files (diagnose.toml ...) from DIR\n"
+		"exit status: 0 no known failure found, 1 known failures found,\n"
+		"             2 usage error or an input that cannot be read\n",
+};

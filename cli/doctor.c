@@ -92,7 +92,7 @@ static const char *plural(size_t n, const char *one, const char *many)
 	return n == 1 ? one : many;
 }
 
-int cli_doctor(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+static int cli_doctor(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "facts", required_argument, NULL, 'f' },
@@ -193,3 +193,17 @@ out:
 	gpuenv_kb_free(kb);
 	return st;
 }
+
+const struct cli_verb cli_verb_doctor = {
+	.name = "doctor",
+	.run = cli_doctor,
+	.summary = "verdicts with fixes over this machine's GPU stack (or a snapshot's facts)",
+	.usage = "gpuenv doctor [--facts FILE.json] [--env DIR] [--kb-dir DIR] [--json]",
+	.help = "  --facts FILE.json  judge a snapshot ('gpuenv probe --json' output; - = stdin)\n"
+		"                     instead of probing this machine\n"
+		"  --env DIR          judge only the Python environment at DIR\n"
+		"  --kb-dir DIR       knowledge-base files (cuda.toml, torch.toml, ngc.toml) from DIR\n"
+		"  -v                 also print the knowledge-base source of each fact\n"
+		"exit status: 0 no error or warning (infos only), 1 warnings, 3 errors,\n"
+		"  2 usage, 4 the facts could not be read or judged (docs/doctor.md)\n",
+};

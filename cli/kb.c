@@ -890,29 +890,69 @@ out:
 
 #define KBDIR_HELP "  --kb-dir DIR       read the knowledge-base files from DIR (missing ones: the built-in copy)\n"
 
-static const struct cli_verb subs[] = {
-	{ "torch", kb_torch,
-		"which torch builds run on a GPU and driver, and why the others do not",
-		"gpuenv kb torch [--gpu NAME] [--driver VERSION] [--version X.Y[.Z][+cuXYZ]]",
-		"  --gpu NAME         a GPU name (\"RTX 5090\", \"H100\") or PCI id (\"0x2335\")\n"
+static const struct cli_verb kb_torch_verb = {
+	.name = "torch",
+	.run = kb_torch,
+	.summary = "which torch builds run on a GPU and driver, and why the others do not",
+	.usage = "gpuenv kb torch [--gpu NAME] [--driver VERSION] [--version X.Y[.Z][+cuXYZ]]",
+	.help = "  --gpu NAME         a GPU name (\"RTX 5090\", \"H100\") or PCI id (\"0x2335\")\n"
 		"  --driver VERSION   an NVIDIA driver version (535.104.05)\n"
 		"  --version X        only the builds of one torch release (2.5, 2.5.1, 2.5.1+cu124)\n" KBDIR_HELP
-		"exit status: 0 at least one build runs (or no GPU/driver given), 1 none does\n" },
-	{ "driver", kb_driver, "the minimum driver of a CUDA version, or the CUDA versions a driver runs",
-		"gpuenv kb driver --cuda X.Y\n       gpuenv kb driver DRIVER-VERSION",
-		"  --cuda X.Y         the CUDA version to ask about\n" KBDIR_HELP },
-	{ "gpu", kb_gpu, "a GPU's compute capability, architecture, PCI ids and the builds that run on it",
-		"gpuenv kb gpu NAME|PCI-ID", KBDIR_HELP },
-	{ "image", kb_image, "what an NGC container image holds and the driver it needs",
-		"gpuenv kb image IMAGE[:TAG] [--driver VERSION]",
-		"  --driver VERSION   also say whether this driver runs the image's CUDA\n" KBDIR_HELP },
-	{ "sources", kb_sources, "the knowledge-base files, where they were read from and their row counts",
-		"gpuenv kb sources", KBDIR_HELP },
+		"exit status: 0 at least one build runs (or no GPU/driver given), 1 none does\n",
+};
+
+static const struct cli_verb kb_driver_verb = {
+	.name = "driver",
+	.run = kb_driver,
+	.summary = "the minimum driver of a CUDA version, or the CUDA versions a driver runs",
+	.usage = "gpuenv kb driver --cuda X.Y\n       gpuenv kb driver DRIVER-VERSION",
+	.help = "  --cuda X.Y         the CUDA version to ask about\n" KBDIR_HELP,
+};
+
+static const struct cli_verb kb_gpu_verb = {
+	.name = "gpu",
+	.run = kb_gpu,
+	.summary = "a GPU's compute capability, architecture, PCI ids and the builds that run on it",
+	.usage = "gpuenv kb gpu NAME|PCI-ID",
+	.help = KBDIR_HELP,
+};
+
+static const struct cli_verb kb_image_verb = {
+	.name = "image",
+	.run = kb_image,
+	.summary = "what an NGC container image holds and the driver it needs",
+	.usage = "gpuenv kb image IMAGE[:TAG] [--driver VERSION]",
+	.help = "  --driver VERSION   also say whether this driver runs the image's CUDA\n" KBDIR_HELP,
+};
+
+static const struct cli_verb kb_sources_verb = {
+	.name = "sources",
+	.run = kb_sources,
+	.summary = "the knowledge-base files, where they were read from and their row counts",
+	.usage = "gpuenv kb sources",
+	.help = KBDIR_HELP,
+};
+
+static const struct cli_verb *const subs[] = {
+	&kb_torch_verb, &kb_driver_verb, &kb_gpu_verb, &kb_image_verb, &kb_sources_verb,
 };
 
 #define NSUBS (sizeof(subs) / sizeof(subs[0]))
 
-int cli_kb(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+static int cli_kb(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	return cli_dispatch(cli, verb, subs, NSUBS, "question", argc, argv);
 }
+
+const struct cli_verb cli_verb_kb = {
+	.name = "kb",
+	.run = cli_kb,
+	.summary = "ask the compatibility knowledge base (torch builds, drivers, GPUs, NGC images)",
+	.usage = "gpuenv kb torch|driver|gpu|image|sources [ARGS...]",
+	.help = "questions (each takes --help, --json and --kb-dir DIR):\n"
+		"  torch [--gpu NAME] [--driver VER] [--version X]  torch builds that run there, and why not\n"
+		"  driver --cuda X.Y | driver VERSION               minimum driver / CUDA a driver runs\n"
+		"  gpu NAME|PCI-ID                                  compute capability, architecture, PCI ids\n"
+		"  image IMAGE[:TAG] [--driver VER]                 an NGC image's contents and driver needs\n"
+		"  sources                                          the files and their row counts\n",
+};

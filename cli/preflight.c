@@ -6,7 +6,7 @@
 
 #include "gpuenv/doctor.h"
 
-int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+static int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "cuda", required_argument, NULL, 'c' },
@@ -96,3 +96,20 @@ out:
 	gpuenv_kb_free(kb);
 	return st;
 }
+
+const struct cli_verb cli_verb_preflight = {
+	.name = "preflight",
+	.run = cli_preflight,
+	.summary = "go or no-go: can this node run a CUDA version, a torch build or an image?",
+	.usage = "gpuenv preflight (--cuda X.Y | --torch VERSION | --image IMAGE:TAG | --lock FILE)\n"
+		"                 [--facts FILE.json] [--kb-dir DIR] [--json]",
+	.help = "  --cuda X.Y         a CUDA application of that version (12.2)\n"
+		"  --torch VERSION    a torch build (2.7.0+cu128; without +cuXYZ the PyPI build)\n"
+		"  --image IMAGE:TAG  an NGC container (nvcr.io/nvidia/pytorch:25.01-py3) or\n"
+		"                     nvidia/cuda:12.4.1-runtime-ubuntu22.04\n"
+		"  --lock FILE        a lock file (not supported yet)\n"
+		"  --facts FILE.json  judge the node a snapshot describes instead of this one\n"
+		"  --kb-dir DIR       knowledge-base files (cuda.toml, torch.toml, ngc.toml) from DIR\n"
+		"exit status: 0 go, 1 no-go, 2 usage, 4 the facts or the request could not\n"
+		"  be judged (unknown to the knowledge base)\n",
+};
