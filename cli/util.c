@@ -159,13 +159,15 @@ int cli_print_json(struct cli *cli, json_t *value)
 {
 	int r;
 
-	(void)cli;
 	if (!value)
-		return cli_error(cli, CLI_EXIT_FAIL, "out of memory building JSON");
+		return cli_error(cli, CLI_EXIT_CANNOT, "out of memory building JSON");
 	r = json_dumpf(value, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII * 0);
 	json_decref(value);
 	fputc('\n', stdout);
-	return r == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+	/* main() reports the write error once, after the verb */
+	if (r != 0 || fflush(stdout) != 0 || ferror(stdout))
+		return CLI_EXIT_CANNOT;
+	return CLI_EXIT_OK;
 }
 
 int cli_read_input(struct cli *cli, const char *path, size_t max, gpuenv_buf_t *buf)
