@@ -11,12 +11,21 @@
 
 #include "gpuenv/core.h"
 
-/* Exit statuses shared by every verb. */
-enum {
-	CLI_EXIT_OK = 0,
-	CLI_EXIT_FAIL = 1,  /* the answer is "no" or the input is invalid */
-	CLI_EXIT_USAGE = 2, /* bad command line */
-};
+/* Exit statuses: ONE table for every verb.  `gpuenv --help` prints it from
+ * CLI_EXIT_CODES, docs/exit-codes.md documents it with each verb's reading,
+ * and tests/cli/test_cli.py checks that this table, the help texts and the
+ * docs agree.  X(name, value, meaning) */
+#define CLI_EXIT_CODES(X) \
+	X(CLI_EXIT_OK, 0, "success; the answer is yes (go, nothing wrong, nothing found)") \
+	X(CLI_EXIT_FAIL, 1, "the answer is no (no-go, doctor warnings, known failures found,\n" \
+		"     no build runs, invalid input to a debug parser)") \
+	X(CLI_EXIT_USAGE, 2, "usage error: a bad command line or option value") \
+	X(CLI_EXIT_DOCTOR_ERRORS, 3, "doctor: at least one error") \
+	X(CLI_EXIT_CANNOT, 4, "the job could not be done: an input could not be read or judged,\n" \
+		"     memory ran out, or the output could not be written")
+#define CLI_EXIT_ENUM(name, value, meaning) name = value,
+enum { CLI_EXIT_CODES(CLI_EXIT_ENUM) };
+#define CLI_EXIT_DOCTOR_WARNINGS CLI_EXIT_FAIL /* doctor: warnings, no error */
 
 struct cli {
 	gpuenv_ctx_t ctx;
@@ -82,11 +91,6 @@ const char *cli_col(struct cli *cli, const char *esc);
 #define CLI_RESET "\033[0m"
 
 /* doctor and preflight (cli/doctor.c, cli/preflight.c; docs/doctor.md) */
-enum {
-	CLI_EXIT_DOCTOR_WARNINGS = 1, /* doctor: warnings, no error */
-	CLI_EXIT_DOCTOR_ERRORS = 3,   /* doctor: at least one error */
-	CLI_EXIT_CANNOT = 4,	      /* doctor, preflight: the facts could not be read or judged */
-};
 /* Facts from --facts FILE ("-" = stdin), or from the probe when path is
  * NULL (env_dir: the probe's --env, or NULL); checked against the schema.
  * 0, or an exit status (reported). */

@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "gpuenv/check.h"
+#include "gpuenv/diagnose.h"
 #include "gpuenv/fs.h"
 #include "gpuenv/kb.h"
 
@@ -89,27 +89,27 @@ static int cli_diagnose(struct cli *cli, const struct cli_verb *verb, int argc, 
 	memset(&facts, 0, sizeof(facts));
 	facts.cc_major = facts.cc_minor = -1;
 
-	/* an unreadable FILE or facts file is a usage error (2): exit 1 means
-	 * exactly "known failures found" */
+	/* an unreadable log, facts or KB file: the job could not be done (4);
+	 * exit 1 means exactly "known failures found" */
 	if (cli_read_input(cli, path, MAX_LOG, &log)) {
-		st = CLI_EXIT_USAGE;
+		st = CLI_EXIT_CANNOT;
 		goto out;
 	}
 	/* every file but the NGC tags: fixes draw on CUDA, GPUs, torch,
 	 * cuDNN and the wheel indexes */
 	if (gpuenv_kb_load_files(&cli->ctx, kb_dir,
 		    GPUENV_KB_ALL & ~GPUENV_KB_FILE(GPUENV_KB_NGC), &kb)) {
-		st = cli_report(cli, CLI_EXIT_USAGE);
+		st = cli_report(cli, CLI_EXIT_CANNOT);
 		goto out;
 	}
 	if (facts_path) {
 		if (cli_read_input(cli, facts_path, MAX_FACTS, &fbuf)) {
-			st = CLI_EXIT_USAGE;
+			st = CLI_EXIT_CANNOT;
 			goto out;
 		}
 		if (gpuenv_diag_facts_parse(&cli->ctx, fbuf.data ? fbuf.data : "", fbuf.len, facts_path,
 			    &arena, &facts)) {
-			st = cli_report(cli, CLI_EXIT_USAGE);
+			st = cli_report(cli, CLI_EXIT_CANNOT);
 			goto out;
 		}
 		have_facts = true;
@@ -139,12 +139,12 @@ static int cli_diagnose(struct cli *cli, const struct cli_verb *verb, int argc, 
 		have_facts = true;
 	}
 	if (gpuenv_diag_new(&cli->ctx, kb, &diag)) {
-		st = cli_report(cli, CLI_EXIT_USAGE);
+		st = cli_report(cli, CLI_EXIT_CANNOT);
 		goto out;
 	}
 	if (gpuenv_diag_scan(diag, log.data ? log.data : "", log.len, have_facts ? &facts : NULL,
 		    &arena, &res)) {
-		st = cli_report(cli, CLI_EXIT_FAIL);
+		st = cli_report(cli, CLI_EXIT_CANNOT);
 		goto out;
 	}
 
@@ -223,6 +223,7 @@ const struct cli_verb cli_verb_diagnose = {
 		"  --gpu NAME, --driver VERSION, --torch VERSION\n"
 		"                     facts given by hand (they override --facts)\n"
 		"  --kb-dir DIR       knowledge-base files (diagnose.toml ...) from DIR\n"
-		"exit status: 0 no known failure found, 1 known failures found,\n"
-		"             2 usage error or an input that cannot be read\n",
+		"exit status: 0 no known failure found, 1 known failures found, 2 usage error,\n"
+		"  4 the log, the facts or the knowledge base could not be read, or the output\n"
+		"  not written (docs/exit-codes.md)\n",
 };

@@ -205,5 +205,6 @@ const struct cli_verb cli_verb_doctor = {
 		"  --kb-dir DIR       knowledge-base files (cuda.toml, torch.toml, ngc.toml) from DIR\n"
 		"  -v                 also print the knowledge-base source of each fact\n"
 		"exit status: 0 no error or warning (infos only), 1 warnings, 3 errors,\n"
-		"  2 usage, 4 the facts could not be read or judged (docs/doctor.md)\n",
+		"  2 usage, 4 the facts could not be read or judged, or the output not written\n"
+		"  (docs/exit-codes.md)\n",
 };

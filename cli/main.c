@@ -43,7 +43,23 @@ static void main_help(FILE *out)
 		"      --color=WHEN   auto (default), always or never; NO_COLOR disables it\n"
 		"  -v, --verbose      more messages (repeatable)\n"
 		"  -q, --quiet        fewer messages\n\n"
-		"exit status: 0 success, 1 failure or a negative answer, 2 usage error\n");
+		"exit status, for every verb (docs/exit-codes.md; each verb's --help says\n"
+		"what its codes mean there):\n");
+#define CLI_EXIT_HELP(name, value, meaning) fprintf(out, "  %d  %s\n", value, meaning);
+	CLI_EXIT_CODES(CLI_EXIT_HELP)
+}
+
+/* A full disk or a closed pipe must not look like success, nor like a
+ * verb's answer (1 is "known failures found" for diagnose): the output
+ * was not written, the job was not done. */
+static int flushed(int status)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		if (errno != EPIPE)
+			fprintf(stderr, "gpuenv: write error on stdout: %s\n", strerror(errno));
+		return CLI_EXIT_CANNOT;
+	}
+	return status;
 }
 
 static void log_stderr(void *ud, int level, const char *msg)
@@ -103,10 +119,10 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'h':
 			main_help(stdout);
-			return fflush(stdout) == 0 ? 0 : 1;
+			return flushed(CLI_EXIT_OK);
 		case 'V':
 			printf("gpuenv %s\n", GPUENV_VERSION);
-			return fflush(stdout) == 0 ? 0 : 1;
+			return flushed(CLI_EXIT_OK);
 		case 'j':
 			cli.json = true;
 			break;
@@ -154,13 +170,7 @@ int main(int argc, char **argv)
 			char **vargv = argv + optind;
 			cli_opt_reset();
 			status = verbs[i]->run(&cli, verbs[i], vargc, vargv);
-			/* a full disk or closed pipe must not look like success */
-			if (fflush(stdout) != 0 || ferror(stdout)) {
-				if (errno != EPIPE)
-					fprintf(stderr, "gpuenv: write error on stdout: %s\n", strerror(errno));
-				return status ? status : CLI_EXIT_FAIL;
-			}
-			return status;
+			return flushed(status);
 		}
 	}
 	const char *s = cli_suggest(verb, names, NVERBS);

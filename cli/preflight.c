@@ -111,5 +111,6 @@ const struct cli_verb cli_verb_preflight = {
 		"  --facts FILE.json  judge the node a snapshot describes instead of this one\n"
 		"  --kb-dir DIR       knowledge-base files (cuda.toml, torch.toml, ngc.toml) from DIR\n"
 		"exit status: 0 go, 1 no-go, 2 usage, 4 the facts or the request could not\n"
-		"  be judged (unknown to the knowledge base)\n",
+		"  be judged (unknown to the knowledge base), or the output not written\n"
+		"  (docs/exit-codes.md)\n",
 };

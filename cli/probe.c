@@ -278,7 +278,7 @@ static int cli_probe(struct cli *cli, const struct cli_verb *verb, int argc, cha
 		return cli_usage_error(cli, verb, "probe: --python and --env name the same thing; give one");
 	r = gpuenv_probe_facts_json(&cli->ctx, &po, &facts);
 	if (r)
-		return cli_error(cli, CLI_EXIT_FAIL, "probe: %s", gpuenv_strerror(r));
+		return cli_error(cli, CLI_EXIT_CANNOT, "probe: %s", gpuenv_strerror(r));
 	if (cli->json)
 		return cli_print_json(cli, facts);
 	human_driver(cli, facts);

@@ -65,33 +65,6 @@ int cli_usage_error(struct cli *cli, const struct cli_verb *verb, const char *fm
 	return CLI_EXIT_USAGE;
 }
 
-/* Damerau-free Levenshtein distance, capped to keep it cheap. */
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	size_t row[64], prev;
-
-	if (la >= 63 || lb >= 63)
-		return SIZE_MAX;
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		prev = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t cur = row[j];
-			size_t best = prev + (a[i - 1] != b[j - 1]);
-			if (row[j] + 1 < best)
-				best = row[j] + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			prev = cur;
-		}
-	}
-	return row[lb];
-}
-
 const char *cli_suggest(const char *word, const char *const *names, size_t n)
 {
 	const char *best = NULL;
@@ -103,7 +76,7 @@ const char *cli_suggest(const char *word, const char *const *names, size_t n)
 		if (wl >= 2 && strncmp(names[i], word, wl) == 0)
 			d = 1;
 		else
-			d = edit_distance(word, names[i]);
+			d = gpuenv_edit_distance(word, names[i]);
 		if (d < bestd) {
 			bestd = d;
 			best = names[i];
@@ -186,13 +159,15 @@ int cli_print_json(struct cli *cli, json_t *value)
 {
 	int r;
 
-	(void)cli;
 	if (!value)
-		return cli_error(cli, CLI_EXIT_FAIL, "out of memory building JSON");
+		return cli_error(cli, CLI_EXIT_CANNOT, "out of memory building JSON");
 	r = json_dumpf(value, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII * 0);
 	json_decref(value);
 	fputc('\n', stdout);
-	return r == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+	/* main() reports the write error once, after the verb */
+	if (r != 0 || fflush(stdout) != 0 || ferror(stdout))
+		return CLI_EXIT_CANNOT;
+	return CLI_EXIT_OK;
 }
 
 int cli_read_input(struct cli *cli, const char *path, size_t max, gpuenv_buf_t *buf)

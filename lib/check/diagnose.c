@@ -6,7 +6,7 @@
  * longest plain run of the pattern, found at compile time) is looked for
  * with memmem, so a long log costs a few substring scans per line.
  */
-#include "gpuenv/check.h"
+#include "gpuenv/diagnose.h"
 
 #include <errno.h>
 #include <jansson.h>

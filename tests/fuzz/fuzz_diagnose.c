@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpuenv/check.h"
+#include "gpuenv/diagnose.h"
 #include "gpuenv/kb.h"
 
 static gpuenv_ctx_t ctx;

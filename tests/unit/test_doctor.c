@@ -16,6 +16,8 @@
 #include "gpuenv/doctor.h"
 #include "gpuenv/kb.h"
 
+#include "testutil.h"
+
 static gpuenv_ctx_t ctx;
 static gpuenv_kb_t *kb;
 
@@ -237,38 +239,6 @@ static void test_api(void **state)
 	assert_string_equal(gpuenv_severity_name(7), "unknown");
 }
 
-/* An allocator that fails one allocation, the left-th, and no other: a
- * failure the code swallows shows as a success with it set. */
-struct budget {
-	long left;
-	bool failed;
-};
-
-static bool b_fail(struct budget *b)
-{
-	if (b->left-- == 0) {
-		b->failed = true;
-		return true;
-	}
-	return false;
-}
-
-static void *b_alloc(void *ud, size_t n)
-{
-	return b_fail(ud) ? NULL : malloc(n);
-}
-
-static void *b_realloc(void *ud, void *p, size_t n)
-{
-	return b_fail(ud) ? NULL : realloc(p, n);
-}
-
-static void b_free(void *ud, void *p)
-{
-	(void)ud;
-	free(p);
-}
-
 static void test_alloc_failures(void **state)
 {
 	static const char *const names[] = { "h200-2026-11-29", "wheel-pin-major", "cudnn-ld-library-path",
@@ -278,7 +248,9 @@ static void test_alloc_failures(void **state)
 		json_t *f = load_fixture(names[k]);
 		bool done = false;
 		for (long n = 0; !done && n < 200000; n++) {
-			struct budget b = { n, false };
+			/* only allocation n fails: a failure the code swallows shows as
+			 * a success with b.failures set */
+			testutil_alloc_t b = { .fail_at = n, .only_one = true };
 			gpuenv_ctx_t c;
 			gpuenv_arena_t a;
 			gpuenv_verdicts_t v;
@@ -288,14 +260,14 @@ static void test_alloc_failures(void **state)
 			int r1, r2;
 
 			gpuenv_ctx_init(&c);
-			c.mem = (gpuenv_allocator_t){ b_alloc, b_realloc, b_free, &b };
+			c.mem = testutil_allocator(&b);
 			gpuenv_arena_init(&a, &c, 0);
 			r1 = gpuenv_doctor_check(&c, &a, f, &o, &v);
 			gpuenv_arena_free(&a);
 			gpuenv_arena_init(&a, &c, 0);
 			r2 = gpuenv_preflight_check(&c, &a, f, &req, &p);
 			gpuenv_arena_free(&a);
-			if (!b.failed) {
+			if (!b.failures) {
 				assert_int_equal(r1, 0);
 				assert_int_equal(r2, 0);
 				done = true;

@@ -15,9 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gpuenv/check.h"
+#include "gpuenv/diagnose.h"
 #include "gpuenv/core.h"
 #include "gpuenv/kb.h"
+
+#include "testutil.h"
 
 static gpuenv_ctx_t ctx;
 static gpuenv_kb_t *kb;
@@ -834,52 +836,23 @@ static void test_kb_dir(void **state)
 }
 
 /* allocation failures at every step of a load leave nothing behind */
-struct budget {
-	long left, used;
-};
-
-static void *b_alloc(void *ud, size_t n)
-{
-	struct budget *b = ud;
-	b->used++;
-	if (b->left-- <= 0)
-		return NULL;
-	return malloc(n);
-}
-
-static void *b_realloc(void *ud, void *p, size_t n)
-{
-	struct budget *b = ud;
-	b->used++;
-	if (b->left-- <= 0)
-		return NULL;
-	return realloc(p, n);
-}
-
-static void b_free(void *ud, void *p)
-{
-	(void)ud;
-	free(p);
-}
-
 static void test_alloc_failures(void **state)
 {
 	gpuenv_ctx_t c;
-	struct budget b = { 1L << 40, 0 };
+	testutil_alloc_t b = { .fail_at = TESTUTIL_NEVER };
 	gpuenv_kb_t *k;
 	long total, step, fails = 0;
 
 	(void)state;
 	gpuenv_ctx_init(&c);
-	c.mem = (gpuenv_allocator_t){ b_alloc, b_realloc, b_free, &b };
+	c.mem = testutil_allocator(&b);
 	assert_int_equal(gpuenv_kb_load(&c, NULL, &k), 0);
 	gpuenv_kb_free(k);
-	total = b.used;
+	total = b.calls;
 	/* every early failure, then a spread over the rest */
 	step = total > 400 ? total / 200 : 1;
 	for (long n = 0; n < total; n += n < 200 ? 1 : step) {
-		b.left = n;
-		b.used = 0;
+		testutil_alloc_reset(&b, n, false);
 		k = NULL;
 		int r = gpuenv_kb_load(&c, NULL, &k);
 		/* a failed line table only costs copies: the load still works */
