@@ -103,6 +103,14 @@ static int parse_driver(struct cli *cli, const struct cli_verb *verb, const char
 	return 0;
 }
 
+/* A usage error the library worded (ctx->err, with its hint). */
+static int usage_report(struct cli *cli, const struct cli_verb *verb)
+{
+	cli_report(cli, CLI_EXIT_USAGE);
+	fprintf(stderr, "usage: %s\n", verb->usage);
+	return CLI_EXIT_USAGE;
+}
+
 enum { OPT_KB_DIR = 0x2001, OPT_GPU, OPT_DRIVER, OPT_VERSION, OPT_CUDA };
 
 /* Options every kb subcommand takes, plus the ones in extra. */
@@ -273,8 +281,10 @@ static int kb_torch(struct cli *cli, const struct cli_verb *verb, int argc, char
 	gpuenv_kb_torch_verdict_t *vd = NULL;
 	size_t n = 0, yes = 0;
 	struct cites cites = { { 0 }, 0 };
+	gpuenv_kb_pick_t pick;
 	int st = 0;
 
+	memset(&pick, 0, sizeof(pick));
 	if (getopts(cli, verb, argc, argv, O_GPU O_DRIVER O_VERSION, &o, &st))
 		return st;
 	if (optind < argc)
@@ -330,10 +340,19 @@ static int kb_torch(struct cli *cli, const struct cli_verb *verb, int argc, char
 	qsort(vs, n, sizeof(*vs), variant_order);
 	for (size_t i = 0; i < n; i++) {
 		if (gpuenv_kb_torch_check(kb, &t, vs[i], &arena, &vd[i])) {
-			st = cli_error(cli, CLI_EXIT_FAIL, "out of memory");
+			st = cli_report(cli, CLI_EXIT_FAIL);
 			goto out;
 		}
 		yes += vd[i].verdict == GPUENV_KB_YES;
+	}
+	/* the build gpuenv would install there, for someone on --version's
+	 * release: the choice doctor's and diagnose's fixes make */
+	if (o.gpu || o.driver) {
+		gpuenv_kb_pick_req_t pr = { &t, 1, o.version, false, false, NULL, true };
+		if (gpuenv_kb_torch_pick(kb, &pr, &arena, &pick)) {
+			st = cli_report(cli, CLI_EXIT_FAIL);
+			goto out;
+		}
 	}
 	if (cli->json) {
 		json_t *root = json_object(), *builds = json_array(), *runs = json_array();
@@ -374,6 +393,13 @@ static int kb_torch(struct cli *cli, const struct cli_verb *verb, int argc, char
 		}
 		json_object_set_new(root, "builds", builds);
 		json_object_set_new(root, "runs", runs);
+		json_object_set_new(root, "pick", pick.variant
+				? json_pack("{s:o, s:o, s:o, s:o, s:o}", "torch", jver(&pick.variant->torch),
+					  "tag", jstr(pick.variant->tag), "cuda", jver(&pick.variant->cuda),
+					  "driver_upgrade", pick.driver_upgrade
+						  ? jver(&pick.driver_upgrade->driver_linux) : json_null(),
+					  "source", jrow(&pick.variant->row))
+				: json_null());
 		st = cli_print_json(cli, root);
 	} else {
 		char c1[16], c2[16];
@@ -393,6 +419,18 @@ static int kb_torch(struct cli *cli, const struct cli_verb *verb, int argc, char
 		if (o.driver)
 			print_driver_line(kb, &t.driver, &cites);
 		if (o.gpu || o.driver) {
+			if (pick.variant && pick.driver_upgrade)
+				printf("gpuenv would install torch %.*s %.*s (CUDA %.*s) after upgrading the "
+				       "driver to >= %.*s%s\n",
+					GPUENV_STR_ARG(pick.variant->torch.str), GPUENV_STR_ARG(pick.variant->tag),
+					GPUENV_STR_ARG(pick.variant->cuda.str),
+					GPUENV_STR_ARG(pick.driver_upgrade->driver_linux.str),
+					cite(&cites, &pick.variant->row, c1, sizeof(c1)));
+			else if (pick.variant)
+				printf("gpuenv would install torch %.*s %.*s (CUDA %.*s)%s\n",
+					GPUENV_STR_ARG(pick.variant->torch.str), GPUENV_STR_ARG(pick.variant->tag),
+					GPUENV_STR_ARG(pick.variant->cuda.str),
+					cite(&cites, &pick.variant->row, c1, sizeof(c1)));
 			if (yes)
 				printf("%zu of %zu torch builds run there.\n\n", yes, n);
 			else
@@ -462,6 +500,11 @@ static int kb_driver(struct cli *cli, const struct cli_verb *verb, int argc, cha
 	if (o.cuda) {
 		const gpuenv_kb_toolkit_t *ga;
 		const gpuenv_kb_minor_compat_t *mvc;
+		gpuenv_kb_ver_t cv;
+		if (gpuenv_kb_cuda_parse(&cli->ctx, gpuenv_str(o.cuda), &cv)) {
+			st = usage_report(cli, verb);
+			goto out;
+		}
 		if (gpuenv_kb_cuda_min_driver(kb, gpuenv_str(o.cuda), &ga)) {
 			st = cli_report(cli, CLI_EXIT_FAIL);
 			goto out;
@@ -561,6 +604,7 @@ static int kb_gpu(struct cli *cli, const struct cli_verb *verb, int argc, char *
 	char c1[16], c2[16];
 	size_t n;
 	int st = 0;
+	bool ambiguous = false;
 	json_t *arr = NULL;
 
 	if (getopts(cli, verb, argc, argv, "", &o, &st))
@@ -571,13 +615,18 @@ static int kb_gpu(struct cli *cli, const struct cli_verb *verb, int argc, char *
 		return cli_usage_error(cli, verb, "%s: one NAME (quote names with spaces)", verb->name);
 	if ((st = load_kb(cli, o.kb_dir, F(GPUS) | F(CUDA) | F(TORCH), &kb)))
 		return st;
-	n = gpuenv_kb_gpu_find(kb, argv[optind], m, 16);
-	if (!n) {
+	/* one lookup for every verb: kb torch --gpu, kb gpu, kb image --gpu */
+	{
 		gpuenv_kb_gpu_match_t one;
-		gpuenv_kb_gpu_lookup(kb, argv[optind], &one);
-		st = cli_report(cli, CLI_EXIT_FAIL);
-		goto out;
+		if (gpuenv_kb_gpu_lookup(kb, argv[optind], &one) != 0) {
+			ambiguous = kb->ctx->err.code == GPUENV_EDUPLICATE;
+			if (!ambiguous) {
+				st = cli_report(cli, CLI_EXIT_FAIL);
+				goto out;
+			}
+		}
 	}
+	n = gpuenv_kb_gpu_find(kb, argv[optind], m, 16);
 	if (n > 16)
 		n = 16;
 	if (cli->json)
@@ -695,9 +744,13 @@ static int kb_gpu(struct cli *cli, const struct cli_verb *verb, int argc, char *
 		}
 	}
 	if (arr)
-		st = cli_print_json(cli, json_pack("{s:s, s:o}", "query", argv[optind], "gpus", arr));
+		st = cli_print_json(cli, json_pack("{s:s, s:b, s:o}", "query", argv[optind], "ambiguous",
+			ambiguous, "gpus", arr));
 	else
 		print_cites(&cites);
+	/* the candidates are listed; the name still does not say which */
+	if (ambiguous)
+		st = cli_report(cli, CLI_EXIT_FAIL);
 out:
 	gpuenv_kb_free(kb);
 	return st;
@@ -705,19 +758,81 @@ out:
 
 /* ---- kb image ------------------------------------------------------------------------------ */
 
+static const char *runs_word(int runs)
+{
+	switch (runs) {
+	case GPUENV_KB_RUNS_GA:
+		return "yes";
+	case GPUENV_KB_RUNS_MINOR_COMPAT:
+		return "minor-version-compat";
+	case GPUENV_KB_RUNS_FORWARD_COMPAT:
+		return "forward-compat";
+	case GPUENV_KB_RUNS_NO:
+		return "no";
+	default:
+		return "unknown";
+	}
+}
+
+static void print_image_runs(const gpuenv_kb_t *kb, const gpuenv_kb_image_ref_t *img,
+	const gpuenv_kb_image_verdict_t *iv, const gpuenv_kb_ver_t *d, struct cites *cites)
+{
+	const gpuenv_kb_container_t *c = img->row;
+	char c1[16];
+
+	if (iv->by_notes) {
+		cite(cites, &c->row, c1, sizeof(c1));
+		if (iv->runs == GPUENV_KB_RUNS_GA)
+			printf("  driver %.*s runs it: branch R%u, and the release notes require %.*s or "
+			       "later%s\n", GPUENV_STR_ARG(d->str), d->part[0],
+				GPUENV_STR_ARG(c->driver_min_branch), c1);
+		else if (iv->runs == GPUENV_KB_RUNS_FORWARD_COMPAT)
+			printf("  driver %.*s runs it through the forward-compatibility package it ships, "
+			       "on data-center GPUs only (the release notes allow %.*s or later of that "
+			       "branch)%s\n", GPUENV_STR_ARG(d->str), GPUENV_STR_ARG(iv->fc_driver->str), c1);
+		else if (iv->not_datacenter)
+			printf("  driver %.*s does not run it on this GPU: the release notes allow %.*s "
+			       "through forward compatibility on data-center GPUs only; upgrade to %.*s or "
+			       "later%s\n", GPUENV_STR_ARG(d->str), GPUENV_STR_ARG(iv->fc_driver->str),
+				GPUENV_STR_ARG(c->driver_min_branch), c1);
+		else
+			printf("  driver %.*s does not run it: the release notes require %.*s or later, or "
+			       "one of the data-center drivers listed above (minor-version compatibility "
+			       "does not apply); upgrade the driver%s\n", GPUENV_STR_ARG(d->str),
+				GPUENV_STR_ARG(c->driver_min_branch), c1);
+		return;
+	}
+	if (iv->runs == GPUENV_KB_RUNS_GA)
+		printf("  driver %.*s runs it\n", GPUENV_STR_ARG(d->str));
+	else if (iv->runs == GPUENV_KB_RUNS_MINOR_COMPAT)
+		printf("  driver %.*s runs it only through minor-version compatibility (>= %.*s), with "
+		       "limited features%s\n", GPUENV_STR_ARG(d->str),
+			GPUENV_STR_ARG(iv->dc.mvc->driver_min.str),
+			cite(cites, &iv->dc.mvc->row, c1, sizeof(c1)));
+	else if (iv->runs == GPUENV_KB_RUNS_NO && iv->dc.ga)
+		printf("  driver %.*s does not run it: upgrade to >= %.*s\n", GPUENV_STR_ARG(d->str),
+			GPUENV_STR_ARG(iv->dc.ga->driver_linux.str));
+	else
+		printf("  unknown: CUDA %.*s has no toolkit row\n", GPUENV_STR_ARG(img->cuda.str));
+	(void)kb;
+}
+
 static int kb_image(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	struct kbopts o = { 0 };
 	gpuenv_kb_t *kb = NULL;
 	const gpuenv_kb_container_t *m[64];
+	gpuenv_kb_image_ref_t refs[64];
 	struct cites cites = { { 0 }, 0 };
 	char c1[16], c2[16];
-	gpuenv_kb_ver_t d;
+	gpuenv_kb_target_t t;
+	gpuenv_kb_gpu_match_t gm;
 	size_t n;
 	int st = 0, fails = 0;
 	json_t *arr = NULL;
 
-	if (getopts(cli, verb, argc, argv, O_DRIVER, &o, &st))
+	memset(&t, 0, sizeof(t));
+	if (getopts(cli, verb, argc, argv, O_GPU O_DRIVER, &o, &st))
 		return st;
 	if (optind >= argc)
 		return cli_usage_error(cli, verb, "%s: which image (nvcr.io/nvidia/pytorch:24.05-py3)?",
@@ -725,96 +840,118 @@ static int kb_image(struct cli *cli, const struct cli_verb *verb, int argc, char
 	if (optind + 1 < argc)
 		return cli_usage_error(cli, verb, "%s: unexpected argument '%s'", verb->name,
 			argv[optind + 1]);
-	if (o.driver && parse_driver(cli, verb, o.driver, &d))
+	if (o.driver && parse_driver(cli, verb, o.driver, &t.driver))
 		return CLI_EXIT_USAGE;
-	if ((st = load_kb(cli, o.kb_dir, F(NGC) | F(CUDA), &kb)))
+	t.has_driver = o.driver != NULL;
+	if ((st = load_kb(cli, o.kb_dir, F(NGC) | F(CUDA) | F(GPUS), &kb)))
 		return st;
-	n = gpuenv_kb_image_find(kb, argv[optind], m, 64);
-	if (!n) {
-		st = cli_error(cli, CLI_EXIT_FAIL, "%s: no image '%s' in the knowledge base", verb->name,
-			argv[optind]);
-		fprintf(stderr, "hint: the knowledge base has %zu NGC tags; `gpuenv kb image "
-				"nvcr.io/nvidia/pytorch` lists one image's\n", kb->n_container);
-		goto out;
+	if (o.gpu) {
+		if (gpuenv_kb_gpu_lookup(kb, o.gpu, &gm)) {
+			st = cli_report(cli, CLI_EXIT_FAIL);
+			goto out;
+		}
+		t.has_cc = true;
+		t.cc_major = gm.gpu->cc.part[0];
+		t.cc_minor = gm.gpu->cc.part[1];
+		t.gpu = gm.gpu;
 	}
+	n = gpuenv_kb_image_find(kb, argv[optind], m, 64);
 	if (n > 64)
 		n = 64;
+	for (size_t i = 0; i < n; i++) {
+		refs[i].row = m[i];
+		refs[i].cuda = m[i]->cuda;
+	}
+	if (!n) {
+		/* a nvidia/cuda tag, or nothing the KB knows */
+		if (gpuenv_kb_image_lookup(kb, argv[optind], &refs[0])) {
+			st = cli_report(cli, cli->ctx.err.code == GPUENV_EUSAGE ? CLI_EXIT_USAGE : CLI_EXIT_FAIL);
+			goto out;
+		}
+		n = 1;
+	}
 	if (cli->json)
 		arr = json_array();
 	for (size_t i = 0; i < n; i++) {
-		const gpuenv_kb_container_t *c = m[i];
-		const gpuenv_kb_toolkit_t *ga = gpuenv_kb_toolkit(kb, &c->cuda, 0);
-		gpuenv_kb_driver_cuda_t dc;
-		if (o.driver)
-			gpuenv_kb_driver_runs_cuda(kb, &d, &c->cuda, &dc);
+		const gpuenv_kb_container_t *c = refs[i].row;
+		const gpuenv_kb_toolkit_t *ga = gpuenv_kb_toolkit(kb, &refs[i].cuda, 0);
+		gpuenv_kb_image_verdict_t iv;
+		gpuenv_kb_image_check(kb, &t, &refs[i], &iv);
 		if (arr) {
 			json_t *j = json_object();
-			json_object_set_new(j, "image", jstr(c->image));
-			json_object_set_new(j, "tag", jstr(c->tag));
-			json_object_set_new(j, "release", jver(&c->release));
-			json_object_set_new(j, "cuda", jver(&c->cuda));
-			json_object_set_new(j, "cuda_full", jver(&c->cuda_full));
-			json_object_set_new(j, "python", jver(&c->python));
-			json_object_set_new(j, "torch", jstr(c->torch));
-			json_object_set_new(j, "tensorrt", jver(&c->tensorrt));
-			json_object_set_new(j, "cudnn", jver(&c->cudnn));
-			json_object_set_new(j, "nccl", jver(&c->nccl));
-			json_object_set_new(j, "cuda_driver", jver(&c->cuda_driver));
-			json_object_set_new(j, "driver_min_branch", jstr(c->driver_min_branch));
+			if (c) {
+				json_object_set_new(j, "image", jstr(c->image));
+				json_object_set_new(j, "tag", jstr(c->tag));
+				json_object_set_new(j, "release", jver(&c->release));
+				json_object_set_new(j, "cuda", jver(&c->cuda));
+				json_object_set_new(j, "cuda_full", jver(&c->cuda_full));
+				json_object_set_new(j, "python", jver(&c->python));
+				json_object_set_new(j, "torch", jstr(c->torch));
+				json_object_set_new(j, "tensorrt", jver(&c->tensorrt));
+				json_object_set_new(j, "cudnn", jver(&c->cudnn));
+				json_object_set_new(j, "nccl", jver(&c->nccl));
+				json_object_set_new(j, "cuda_driver", jver(&c->cuda_driver));
+				json_object_set_new(j, "driver_min_branch", jstr(c->driver_min_branch));
+				json_object_set_new(j, "source", jrow(&c->row));
+			} else {
+				json_object_set_new(j, "image", json_string(argv[optind]));
+				json_object_set_new(j, "cuda", jver(&refs[i].cuda));
+				json_object_set_new(j, "source", json_null());
+			}
 			json_object_set_new(j, "min_driver", ga ? jver(&ga->driver_linux) : json_null());
 			json_object_set_new(j, "min_driver_source", ga ? jrow(&ga->row) : json_null());
-			json_object_set_new(j, "source", jrow(&c->row));
 			if (o.driver) {
-				json_object_set_new(j, "runs", json_string(dc.runs == GPUENV_KB_RUNS_GA ? "yes"
-						: dc.runs == GPUENV_KB_RUNS_MINOR_COMPAT ? "minor-version-compat"
-						: dc.runs == GPUENV_KB_RUNS_NO ? "no" : "unknown"));
+				json_object_set_new(j, "runs", json_string(runs_word(iv.runs)));
+				json_object_set_new(j, "decided_by", json_string(iv.by_notes
+						? "release-notes" : "cuda-driver-rule"));
+				json_object_set_new(j, "forward_compat_driver",
+					iv.fc_driver ? jver(iv.fc_driver) : json_null());
+				json_object_set_new(j, "datacenter_only", json_boolean(iv.datacenter_only));
 			}
+			if (o.gpu)
+				json_object_set_new(j, "cc_ok", iv.cc_ok < 0 ? json_null()
+								: json_boolean(iv.cc_ok));
 			json_array_append_new(arr, j);
 		} else {
-			printf("%s%.*s:%.*s (release %.*s)%s\n", i ? "\n" : "", GPUENV_STR_ARG(c->image),
-				GPUENV_STR_ARG(c->tag), GPUENV_STR_ARG(c->release.str),
-				cite(&cites, &c->row, c1, sizeof(c1)));
-			printf("  CUDA %.*s", GPUENV_STR_ARG(c->cuda_full.str));
-			if (c->torch.ptr)
-				printf(", torch %.*s", GPUENV_STR_ARG(c->torch));
-			if (c->cudnn.n)
-				printf(", cuDNN %.*s", GPUENV_STR_ARG(c->cudnn.str));
-			if (c->tensorrt.n)
-				printf(", TensorRT %.*s", GPUENV_STR_ARG(c->tensorrt.str));
-			if (c->nccl.n)
-				printf(", NCCL %.*s", GPUENV_STR_ARG(c->nccl.str));
-			if (c->python.n)
-				printf(", Python %.*s", GPUENV_STR_ARG(c->python.str));
+			if (c) {
+				printf("%s%.*s:%.*s (release %.*s)%s\n", i ? "\n" : "", GPUENV_STR_ARG(c->image),
+					GPUENV_STR_ARG(c->tag), GPUENV_STR_ARG(c->release.str),
+					cite(&cites, &c->row, c1, sizeof(c1)));
+				printf("  CUDA %.*s", GPUENV_STR_ARG(c->cuda_full.str));
+				if (c->torch.ptr)
+					printf(", torch %.*s", GPUENV_STR_ARG(c->torch));
+				if (c->cudnn.n)
+					printf(", cuDNN %.*s", GPUENV_STR_ARG(c->cudnn.str));
+				if (c->tensorrt.n)
+					printf(", TensorRT %.*s", GPUENV_STR_ARG(c->tensorrt.str));
+				if (c->nccl.n)
+					printf(", NCCL %.*s", GPUENV_STR_ARG(c->nccl.str));
+				if (c->python.n)
+					printf(", Python %.*s", GPUENV_STR_ARG(c->python.str));
+			} else
+				printf("%s: CUDA %.*s (from the tag)", argv[optind],
+					GPUENV_STR_ARG(refs[i].cuda.str));
 			printf("\n  host driver:");
 			if (ga)
-				printf(" CUDA %.*s needs >= %.*s%s", GPUENV_STR_ARG(c->cuda.str),
+				printf(" CUDA %.*s needs >= %.*s%s", GPUENV_STR_ARG(refs[i].cuda.str),
 					GPUENV_STR_ARG(ga->driver_linux.str), cite(&cites, &ga->row, c2, sizeof(c2)));
-			if (c->driver_min_branch.ptr)
+			if (c && c->driver_min_branch.ptr)
 				printf("; the release notes require %.*s or later",
 					GPUENV_STR_ARG(c->driver_min_branch));
-			if (c->datacenter_drivers.n) {
+			if (c && c->datacenter_drivers.n) {
 				printf("; data-center drivers through forward compatibility:");
 				for (uint32_t k = 0; k < c->datacenter_drivers.n; k++)
 					printf(" %.*s", GPUENV_STR_ARG(c->datacenter_drivers.v[k].str));
 			}
 			printf("\n");
-			if (o.driver) {
-				if (dc.runs == GPUENV_KB_RUNS_GA)
-					printf("  driver %.*s runs it\n", GPUENV_STR_ARG(d.str));
-				else if (dc.runs == GPUENV_KB_RUNS_MINOR_COMPAT)
-					printf("  driver %.*s runs it only through minor-version compatibility "
-					       "(>= %.*s), with limited features%s\n",
-						GPUENV_STR_ARG(d.str), GPUENV_STR_ARG(dc.mvc->driver_min.str),
-						cite(&cites, &dc.mvc->row, c1, sizeof(c1)));
-				else if (dc.runs == GPUENV_KB_RUNS_NO)
-					printf("  driver %.*s does not run it: upgrade to >= %.*s\n",
-						GPUENV_STR_ARG(d.str), GPUENV_STR_ARG(ga->driver_linux.str));
-				else
-					printf("  unknown: CUDA %.*s has no toolkit row\n",
-						GPUENV_STR_ARG(c->cuda.str));
-			}
+			if (o.gpu && iv.cc_ok == 0)
+				printf("  %.*s (compute capability %.*s) is below the image's minimum %.*s\n",
+					GPUENV_STR_ARG(gm.gpu->name), GPUENV_STR_ARG(gm.gpu->cc.str),
+					GPUENV_STR_ARG(c->cc_min.str));
+			if (o.driver)
+				print_image_runs(kb, &refs[i], &iv, &t.driver, &cites);
 		}
-		if (o.driver && dc.runs == GPUENV_KB_RUNS_NO)
+		if ((o.driver && iv.runs == GPUENV_KB_RUNS_NO) || (o.gpu && iv.cc_ok == 0))
 			fails++;
 	}
 	if (arr)
@@ -921,8 +1058,10 @@ static const struct cli_verb kb_image_verb = {
 	.name = "image",
 	.run = kb_image,
 	.summary = "what an NGC container image holds and the driver it needs",
-	.usage = "gpuenv kb image IMAGE[:TAG] [--driver VERSION]",
-	.help = "  --driver VERSION   also say whether this driver runs the image's CUDA\n" KBDIR_HELP,
+	.usage = "gpuenv kb image IMAGE[:TAG] [--driver VERSION] [--gpu NAME]",
+	.help = "  --driver VERSION   also say whether this driver runs the image (by its release\n"
+		"                     notes where the knowledge base has them, else by its CUDA)\n"
+		"  --gpu NAME         the host's GPU: forward compatibility needs a data-center one\n" KBDIR_HELP,
 };
 
 static const struct cli_verb kb_sources_verb = {
@@ -953,6 +1092,6 @@ const struct cli_verb cli_verb_kb = {
 		"  torch [--gpu NAME] [--driver VER] [--version X]  torch builds that run there, and why not\n"
 		"  driver --cuda X.Y | driver VERSION               minimum driver / CUDA a driver runs\n"
 		"  gpu NAME|PCI-ID                                  compute capability, architecture, PCI ids\n"
-		"  image IMAGE[:TAG] [--driver VER]                 an NGC image's contents and driver needs\n"
+		"  image IMAGE[:TAG] [--driver VER] [--gpu NAME]    an NGC image's contents and driver needs\n"
 		"  sources                                          the files and their row counts\n",
 };

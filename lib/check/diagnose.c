@@ -454,111 +454,39 @@ static const char *torch_code(gpuenv_diag_t *d, const gpuenv_diag_facts_t *f, gp
 	}
 }
 
-static const char *index_url(const gpuenv_kb_t *kb, gpuenv_str_t tag, char *buf, size_t size)
-{
-	for (size_t i = 0; i < kb->n_local_tag; i++) {
-		const gpuenv_kb_local_tag_t *t = &kb->local_tag[i];
-		const char *at;
-		if (!gpuenv_str_eq_cstr(t->project, "torch") || !t->index.ptr ||
-			!gpuenv_str_startswith(t->pattern, "+cu"))
-			continue;
-		at = find_bytes(t->index.ptr, t->index.len, "cu{major}{minor}", 16);
-		if (!at)
-			continue;
-		snprintf(buf, size, "%.*s%.*s%.*s", (int)(at - t->index.ptr), t->index.ptr,
-			GPUENV_STR_ARG(tag), (int)(t->index.len - (size_t)(at - t->index.ptr) - 16),
-			at + 16);
-		return buf;
-	}
-	return NULL;
-}
-
-static int series_cmp(const gpuenv_kb_torch_variant_t *a, const gpuenv_kb_torch_variant_t *b)
-{
-	return gpuenv_kb_ver_cmp(&a->torch, &b->torch);
-}
-
-/* The variant to recommend for a target, among those that run (YES).  With
- * a driver that runs some: the machine's own torch series when one of its
- * builds runs, else the newest series; within a series the oldest CUDA.
- * Without a driver to go by: the oldest CUDA first (the least a driver must
- * do), then the newest series. */
-static bool better(const gpuenv_kb_torch_variant_t *v, bool v_mine,
-	const gpuenv_kb_torch_variant_t *best, bool best_mine, bool least_driver)
-{
-	int s = series_cmp(v, best), c = gpuenv_kb_ver_cmp(&v->cuda, &best->cuda);
-
-	if (least_driver)
-		return c < 0 || (c == 0 && s > 0);
-	if (v_mine != best_mine)
-		return v_mine;
-	return s > 0 || (s == 0 && c < 0);
-}
-
-static const gpuenv_kb_torch_variant_t *pick(gpuenv_diag_t *d, const gpuenv_kb_target_t *t,
-	const gpuenv_kb_torch_variant_t *mine, gpuenv_arena_t *a)
-{
-	const gpuenv_kb_torch_variant_t *best = NULL;
-	bool best_mine = false;
-
-	for (size_t i = 0; i < d->kb->n_torch_variant; i++) {
-		const gpuenv_kb_torch_variant_t *v = &d->kb->torch_variant[i];
-		gpuenv_kb_torch_verdict_t vd;
-		bool is_mine;
-		if (gpuenv_kb_torch_check(d->kb, t, v, a, &vd) || vd.verdict != GPUENV_KB_YES)
-			continue;
-		is_mine = mine && gpuenv_kb_ver_cmp(&v->torch, &mine->torch) == 0;
-		if (!best || better(v, is_mine, best, best_mine, !t->has_driver)) {
-			best = v;
-			best_mine = is_mine;
-		}
-	}
-	return best;
-}
-
+/* "a cu128 build (torch 2.7: pip install torch==2.7.1 --index-url ...)" */
 static const char *pick_phrase(gpuenv_diag_t *d, const gpuenv_kb_torch_variant_t *v,
 	const char *after, gpuenv_arena_t *a)
 {
-	char url[256];
-	const char *u = index_url(d->kb, v->tag, url, sizeof(url));
+	const char *cmd = gpuenv_kb_torch_install_cmd(d->kb, v, NULL, false, a);
 
-	if (u)
-		return afmt(a, "a %.*s build (torch %.*s: pip install \"torch==%.*s.*\" --index-url %s)%s",
-			GPUENV_STR_ARG(v->tag), GPUENV_STR_ARG(v->torch.str),
-			GPUENV_STR_ARG(v->torch.str), u, after);
-	return afmt(a, "a %.*s build (torch %.*s)%s", GPUENV_STR_ARG(v->tag),
-		GPUENV_STR_ARG(v->torch.str), after);
+	if (!cmd)
+		return NULL;
+	return afmt(a, "a %.*s build (torch %.*s: %s)%s", GPUENV_STR_ARG(v->tag),
+		GPUENV_STR_ARG(v->torch.str), cmd, after);
 }
 
 /* Do the cubins / PTX read from libtorch_cuda.so cover the facts' GPU? */
 static bool torch_covers(const gpuenv_diag_facts_t *f)
 {
-	gpuenv_kb_sm_t sm;
+	gpuenv_kb_sm_t sms[64], ptx[64];
+	gpuenv_kb_cover_t cov;
+	size_t ns = 0, np = 0;
 
-	for (size_t i = 0; i < f->n_torch_cubins; i++)
-		if (gpuenv_kb_sm_parse(gpuenv_str(f->torch_cubins[i]), &sm) &&
-			gpuenv_kb_sm_runs_on(&sm, false, (unsigned)f->cc_major, (unsigned)f->cc_minor))
-			return true;
-	for (size_t i = 0; i < f->n_torch_ptx; i++) {
-		const char *p = f->torch_ptx[i];
-		/* "compute_90" is written "sm_90" for the parser */
-		char buf[32];
-		if (strncmp(p, "compute_", 8) == 0) {
-			snprintf(buf, sizeof(buf), "sm_%s", p + 8);
-			p = buf;
-		}
-		if (gpuenv_kb_sm_parse(gpuenv_str(p), &sm) &&
-			gpuenv_kb_sm_runs_on(&sm, true, (unsigned)f->cc_major, (unsigned)f->cc_minor))
-			return true;
-	}
-	return false;
+	for (size_t i = 0; i < f->n_torch_cubins && ns < 64; i++)
+		ns += gpuenv_kb_sm_parse(gpuenv_str(f->torch_cubins[i]), &sms[ns]);
+	for (size_t i = 0; i < f->n_torch_ptx && np < 64; i++)
+		np += gpuenv_kb_sm_parse(gpuenv_str(f->torch_ptx[i]), &ptx[np]);
+	return gpuenv_kb_code_covers(sms, ns, ptx, np, (unsigned)f->cc_major, (unsigned)f->cc_minor,
+		&cov);
 }
 
 const char *gpuenv_diag_torch_pick(gpuenv_diag_t *d, const gpuenv_diag_facts_t *f,
 	gpuenv_arena_t *a)
 {
 	gpuenv_kb_target_t t;
-	const gpuenv_kb_torch_variant_t *v, *mine = facts_variant(d, f);
+	gpuenv_kb_pick_req_t req;
+	gpuenv_kb_pick_t pk;
 
 	if (!facts_cc(f))
 		return NULL;
@@ -570,31 +498,21 @@ const char *gpuenv_diag_torch_pick(gpuenv_diag_t *d, const gpuenv_diag_facts_t *
 	t.cc_major = (unsigned)f->cc_major;
 	t.cc_minor = (unsigned)f->cc_minor;
 	t.has_driver = facts_driver(f, &t.driver);
-	v = pick(d, &t, mine, a);
-	if (v)
-		return pick_phrase(d, v, "", a);
-	if (!t.has_driver)
+	/* the choice doctor's fixes, preflight and `kb torch` make (kb.h) */
+	memset(&req, 0, sizeof(req));
+	req.targets = &t;
+	req.n_targets = 1;
+	req.current = f->torch;
+	req.allow_driver_upgrade = true;
+	if (gpuenv_kb_torch_pick(d->kb, &req, a, &pk) || !pk.variant)
 		return NULL;
-	/* nothing runs with this driver: what would run after an upgrade */
-	t.has_driver = false;
-	v = pick(d, &t, mine, a);
-	if (v) {
-		const gpuenv_kb_toolkit_t *ga = gpuenv_kb_toolkit(d->kb, &v->cuda, 0);
-		const gpuenv_kb_toolkit_t *first = NULL;
-		const gpuenv_kb_ver_t *need = ga ? &ga->driver_linux : NULL;
-		/* and the GPU itself may need a newer driver than that CUDA */
-		gpuenv_kb_arch_first_cuda(d->kb, t.cc_major, t.cc_minor, &first);
-		if (first && need && gpuenv_kb_ver_cmp(&first->driver_linux, need) > 0)
-			need = &first->driver_linux;
-		if (need) {
-			char after[128];
-			snprintf(after, sizeof(after), " after upgrading the driver to >= %.*s",
-				GPUENV_STR_ARG(need->str));
-			return pick_phrase(d, v, after, a);
-		}
-		return pick_phrase(d, v, "", a);
+	if (pk.driver_upgrade) {
+		char after[128];
+		snprintf(after, sizeof(after), " after upgrading the driver to >= %.*s",
+			GPUENV_STR_ARG(pk.driver_upgrade->driver_linux.str));
+		return pick_phrase(d, pk.variant, after, a);
 	}
-	return NULL;
+	return pick_phrase(d, pk.variant, "", a);
 }
 
 /* The oldest cuDNN line of the KB that lists the GPU's compute capability. */
