@@ -24,6 +24,7 @@ struct pattern {
 	gpuenv_str_t lit;    /* the literal, or the regex's needle (may be empty) */
 	regex_t re;
 	bool compiled;
+	unsigned shift; /* groups anchor_lead put in front (1 or 2) */
 };
 
 struct sig {
@@ -45,6 +46,95 @@ struct gpuenv_diag {
 static bool is_meta(char c)
 {
 	return strchr(".[]()*+?{}|^$\\", c) != NULL;
+}
+
+/* The index just past the bracket expression that starts at re[i] == '['
+ * ([]...] and [^]...] hold a ']' first; [:class:], [.x.], [=x=] inside). */
+static size_t bracket_end(const char *re, size_t len, size_t i)
+{
+	size_t j = i + 1;
+
+	if (j < len && re[j] == '^')
+		j++;
+	if (j < len && re[j] == ']')
+		j++;
+	while (j < len && re[j] != ']') {
+		if (re[j] == '[' && j + 1 < len && (re[j + 1] == ':' || re[j + 1] == '.' || re[j + 1] == '=')) {
+			char close = re[j + 1];
+			j += 2;
+			while (j + 1 < len && !(re[j] == close && re[j + 1] == ']'))
+				j++;
+			j += 2;
+			continue;
+		}
+		j++;
+	}
+	return j + 1;
+}
+
+/* Linear time for a regex that starts with a run of a class, C+ or C*
+ * ("([A-Za-z0-9_.-]+\.so): undefined symbol"): regexec tries a match from
+ * every position of the line and each try runs along the whole run, so a
+ * long line of such characters costs its length squared.  A leftmost match
+ * of such a pattern starts where the run starts (had it started inside,
+ * the run could take one more character), so "(^|[^C])(PATTERN)" finds the
+ * same match with every try but those at a run's start dying at once.
+ * Writes that pattern into out and returns its length, or 0 when the
+ * pattern does not have that shape: an alternation or an optional group
+ * around the leading run (a match could then skip it) or a back-reference
+ * (the groups are renumbered). */
+static size_t anchor_lead(const char *re, size_t len, char *out, size_t cap)
+{
+	size_t i = 0, k, cls, cls_end, lead_open, n;
+	int depth = 0;
+
+	while (i < len && re[i] == '(')
+		i++;
+	k = i; /* groups open around the leading run */
+	cls = i;
+	if (i < len && re[i] == '[')
+		i = bracket_end(re, len, i);
+	else if (i < len && re[i] == '.')
+		i++;
+	else
+		return 0;
+	if (i >= len || (re[i] != '+' && re[i] != '*'))
+		return 0;
+	cls_end = i;
+	lead_open = k;
+	depth = (int)k;
+	for (i = cls_end + 1; i < len; i++) {
+		char c = re[i];
+		if (c == '\\') {
+			if (i + 1 < len && re[i + 1] >= '1' && re[i + 1] <= '9')
+				return 0;
+			i++;
+		} else if (c == '[') {
+			i = bracket_end(re, len, i) - 1;
+		} else if (c == '(') {
+			depth++;
+		} else if (c == ')') {
+			if (depth > 0 && (size_t)depth <= lead_open) {
+				lead_open = (size_t)depth - 1;
+				if (i + 1 < len && (re[i + 1] == '?' || re[i + 1] == '*' || re[i + 1] == '{'))
+					return 0;
+			}
+			if (depth > 0)
+				depth--;
+		} else if (c == '|' && (size_t)depth <= lead_open) {
+			return 0;
+		}
+	}
+	/* "(^|[^" + class body + "])(" + re + ")"; "." has no complement: "^" */
+	if (re[cls] == '.')
+		n = (size_t)snprintf(out, cap, "^(%.*s)", (int)len, re);
+	else if (re[cls + 1] == '^')
+		n = (size_t)snprintf(out, cap, "(^|[%.*s)(%.*s)", (int)(cls_end - cls - 2),
+			re + cls + 2, (int)len, re);
+	else
+		n = (size_t)snprintf(out, cap, "(^|[^%.*s)(%.*s)", (int)(cls_end - cls - 1),
+			re + cls + 1, (int)len, re);
+	return n < cap ? n : 0;
 }
 
 /* The longest run of plain characters outside groups and brackets that
@@ -70,25 +160,7 @@ static gpuenv_str_t needle_of(gpuenv_arena_t *a, const char *re, size_t len)
 			}
 			i += 2;
 		} else if (c == '[') {
-			/* skip a bracket expression: []...] and [^]...] hold a ']' first */
-			size_t j = i + 1;
-			if (j < len && re[j] == '^')
-				j++;
-			if (j < len && re[j] == ']')
-				j++;
-			while (j < len && re[j] != ']') {
-				if (re[j] == '[' && j + 1 < len && (re[j + 1] == ':' || re[j + 1] == '.' ||
-								   re[j + 1] == '=')) {
-					char close = re[j + 1];
-					j += 2;
-					while (j + 1 < len && !(re[j] == close && re[j + 1] == ']'))
-						j++;
-					j += 2;
-					continue;
-				}
-				j++;
-			}
-			i = j + 1;
+			i = bracket_end(re, len, i);
 		} else if (c == '(') {
 			depth++;
 			i++;
@@ -184,6 +256,17 @@ static int compile_sig(gpuenv_diag_t *d, const gpuenv_kb_signature_t *row, struc
 				GPUENV_STR_ARG(row->id), cre, MAX_CAPS - 1);
 		}
 		p->lit = needle_of(&d->arena, r.ptr, r.len);
+		/* the same regex, anchored to the start of its leading run */
+		{
+			char an[2 * GPUENV_DIAG_MAX_PATTERN + 16];
+			size_t al = anchor_lead(r.ptr, r.len, an, sizeof(an));
+			regex_t re2;
+			if (al && regcomp(&re2, an, REG_EXTENDED | (p->icase ? REG_ICASE : 0)) == 0) {
+				regfree(&p->re);
+				p->re = re2;
+				p->shift = an[0] == '^' ? 1 : 2;
+			}
+		}
 	}
 	s->npat = n;
 	return 0;
@@ -279,7 +362,7 @@ static const char *find(const char *h, size_t hl, gpuenv_str_t n, bool icase)
 static bool match(const struct pattern *p, const char *line, size_t len, gpuenv_str_t *caps,
 	size_t *ncaps)
 {
-	regmatch_t m[MAX_CAPS];
+	regmatch_t m[MAX_CAPS + 2];
 	const char *at = find(line, len, p->lit, p->icase);
 
 	if (!at)
@@ -289,13 +372,15 @@ static bool match(const struct pattern *p, const char *line, size_t len, gpuenv_
 		*ncaps = 1;
 		return true;
 	}
-	if (regexec(&p->re, line, MAX_CAPS, m, 0) != 0)
+	if (regexec(&p->re, line, MAX_CAPS + 2, m, 0) != 0)
 		return false;
-	*ncaps = p->re.re_nsub + 1;
-	for (size_t i = 0; i < *ncaps; i++)
-		caps[i] = m[i].rm_so < 0 ? GPUENV_STR_NULL
-					 : gpuenv_str_n(line + m[i].rm_so,
-						   (size_t)(m[i].rm_eo - m[i].rm_so));
+	/* an anchored regex: its group p->shift is the pattern's whole match */
+	*ncaps = p->re.re_nsub + 1 - p->shift;
+	for (size_t i = 0; i < *ncaps; i++) {
+		const regmatch_t *g = &m[i ? i + p->shift : p->shift];
+		caps[i] = g->rm_so < 0 ? GPUENV_STR_NULL
+				       : gpuenv_str_n(line + g->rm_so, (size_t)(g->rm_eo - g->rm_so));
+	}
 	return true;
 }
 
