@@ -18,6 +18,7 @@
 #include "gpuenv/diagnose.h"
 #include "gpuenv/core.h"
 #include "gpuenv/kb.h"
+#include "gpuenv/kb_answer.h"
 
 #include "testutil.h"
 
@@ -703,6 +704,38 @@ static void test_torch_lookup(void **state)
 	assert_int_equal(gpuenv_kb_torch_lookup(kb, gpuenv_str("abc"), &v), GPUENV_EVERSION);
 }
 
+static void test_ask_torch(void **state)
+{
+	gpuenv_kb_target_t t = host("RTX 5090", "535.104.05");
+	gpuenv_kb_torch_question_t q = { &t, NULL };
+	gpuenv_kb_torch_answer_t a;
+	gpuenv_kb_gpu_match_t m;
+	gpuenv_arena_t ar;
+	json_t *j;
+
+	(void)state;
+	gpuenv_arena_init(&ar, &ctx, 0);
+	assert_int_equal(gpuenv_kb_ask_torch(kb, &q, &ar, &a), 0);
+	assert_true(a.n >= 30 && a.yes == 0 && a.judged);
+	assert_true(a.pick.variant && a.pick.driver_upgrade);
+	assert_int_equal(gpuenv_kb_gpu_lookup(kb, "RTX 5090", &m), 0);
+	j = gpuenv_kb_torch_json(kb, &q, &a, &m);
+	assert_non_null(j);
+	assert_int_equal(json_array_size(json_object_get(j, "builds")), a.n);
+	assert_int_equal(json_array_size(json_object_get(j, "runs")), 0);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "pick"), "tag")),
+		"cu128");
+	json_decref(j);
+	q.version = "2.5.1+cu124";
+	assert_int_equal(gpuenv_kb_ask_torch(kb, &q, &ar, &a), 0);
+	assert_int_equal(a.n, 1);
+	q.version = "1.13";
+	assert_int_equal(gpuenv_kb_ask_torch(kb, &q, &ar, &a), GPUENV_ENOTFOUND);
+	q.version = "x";
+	assert_int_equal(gpuenv_kb_ask_torch(kb, &q, &ar, &a), GPUENV_EVERSION);
+	gpuenv_arena_free(&ar);
+}
+
 /* ---- broken data ------------------------------------------------------------------------- */
 
 static int load_one(const char *name, const char *text)
@@ -1080,6 +1113,7 @@ int main(void)
 		cmocka_unit_test(test_driver_target),
 		cmocka_unit_test(test_torch_pick),
 		cmocka_unit_test(test_torch_lookup),
+		cmocka_unit_test(test_ask_torch),
 		cmocka_unit_test(test_broken_data),
 		cmocka_unit_test(test_load_mask),
 		cmocka_unit_test(test_kb_dir),
