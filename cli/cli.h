@@ -76,6 +76,14 @@ int cli_usage_error(struct cli *cli, const struct cli_verb *verb, const char *fm
 /* The closest of names[0..n) to word within a small edit distance, or NULL. */
 const char *cli_suggest(const char *word, const char *const *names, size_t n);
 
+/* Bytes that need not be text (a log line, a file name), escaped the one
+ * documented way (gpuenv_text_escape; docs/probe-schema.md "Strings"): as a
+ * JSON string (NULL when memory ran out), or written to out for a terminal
+ * (GPUENV_ESC_CONTROL: escape sequences are shown, not obeyed; 0 or
+ * -ENOMEM). */
+json_t *cli_json_text(struct cli *cli, const char *s, size_t n);
+int cli_put_text(struct cli *cli, FILE *out, const char *s, size_t n);
+
 /* Print a JSON value on stdout (indented, one trailing newline) and free it. */
 int cli_print_json(struct cli *cli, json_t *value);
 

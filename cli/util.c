@@ -155,6 +155,38 @@ int cli_getopt(struct cli *cli, const struct cli_verb *verb, int argc, char **ar
 	}
 }
 
+json_t *cli_json_text(struct cli *cli, const char *s, size_t n)
+{
+	gpuenv_buf_t b;
+	json_t *j;
+
+	if (!s)
+		return json_null();
+	if (gpuenv_text_valid(s, n, 0))
+		return json_stringn(s, n);
+	gpuenv_buf_init(&b, &cli->ctx, 0);
+	j = gpuenv_text_escape(&b, s, n, 0) ? NULL : json_stringn(b.data, b.len);
+	gpuenv_buf_free(&b);
+	return j;
+}
+
+int cli_put_text(struct cli *cli, FILE *out, const char *s, size_t n)
+{
+	gpuenv_buf_t b;
+	int r;
+
+	if (gpuenv_text_valid(s, n, GPUENV_ESC_CONTROL)) {
+		fwrite(s, 1, n, out);
+		return 0;
+	}
+	gpuenv_buf_init(&b, &cli->ctx, 0);
+	r = gpuenv_text_escape(&b, s, n, GPUENV_ESC_CONTROL);
+	if (!r)
+		fwrite(b.data, 1, b.len, out);
+	gpuenv_buf_free(&b);
+	return r;
+}
+
 int cli_print_json(struct cli *cli, json_t *value)
 {
 	int r;
