@@ -11,12 +11,21 @@
 
 #include "gpuenv/core.h"
 
-/* Exit statuses shared by every verb. */
-enum {
-	CLI_EXIT_OK = 0,
-	CLI_EXIT_FAIL = 1,  /* the answer is "no" or the input is invalid */
-	CLI_EXIT_USAGE = 2, /* bad command line */
-};
+/* Exit statuses: ONE table for every verb.  `gpuenv --help` prints it from
+ * CLI_EXIT_CODES, docs/exit-codes.md documents it with each verb's reading,
+ * and tests/cli/test_cli.py checks that this table, the help texts and the
+ * docs agree.  X(name, value, meaning) */
+#define CLI_EXIT_CODES(X) \
+	X(CLI_EXIT_OK, 0, "success; the answer is yes (go, nothing wrong, nothing found)") \
+	X(CLI_EXIT_FAIL, 1, "the answer is no (no-go, doctor warnings, known failures found,\n" \
+		"     no build runs, invalid input to a debug parser)") \
+	X(CLI_EXIT_USAGE, 2, "usage error: a bad command line or option value") \
+	X(CLI_EXIT_DOCTOR_ERRORS, 3, "doctor: at least one error") \
+	X(CLI_EXIT_CANNOT, 4, "the job could not be done: an input could not be read or judged,\n" \
+		"     memory ran out, or the output could not be written")
+#define CLI_EXIT_ENUM(name, value, meaning) name = value,
+enum { CLI_EXIT_CODES(CLI_EXIT_ENUM) };
+#define CLI_EXIT_DOCTOR_WARNINGS CLI_EXIT_FAIL /* doctor: warnings, no error */
 
 struct cli {
 	gpuenv_ctx_t ctx;
@@ -26,6 +35,9 @@ struct cli {
 	int verbose;	  /* -v count minus -q count */
 };
 
+/* A verb or sub-verb: each cli/VERB.c ends with its `const struct cli_verb
+ * cli_verb_VERB` (help text, options and entry point together), registered by
+ * one row in main.c's CLI_VERBS (debug's and kb's sub-verbs: their own tables). */
 struct cli_verb {
 	const char *name;
 	int (*run)(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
@@ -50,7 +62,7 @@ int cli_getopt(struct cli *cli, const struct cli_verb *verb, int argc, char **ar
 /* Run the sub-verb argv[1] of verb from the table subs (debug, kb): help,
  * "VERB SUB --help", and an unknown name answered with a suggestion.  what
  * names the thing in messages ("subcommand", "question"). */
-int cli_dispatch(struct cli *cli, const struct cli_verb *verb, const struct cli_verb *subs,
+int cli_dispatch(struct cli *cli, const struct cli_verb *verb, const struct cli_verb *const *subs,
 	size_t nsubs, const char *what, int argc, char **argv);
 
 /* One-line error on stderr ("gpuenv: VERB: message"), returns status. */
@@ -63,6 +75,14 @@ int cli_usage_error(struct cli *cli, const struct cli_verb *verb, const char *fm
 
 /* The closest of names[0..n) to word within a small edit distance, or NULL. */
 const char *cli_suggest(const char *word, const char *const *names, size_t n);
+
+/* Bytes that need not be text (a log line, a file name), escaped the one
+ * documented way (gpuenv_text_escape; docs/probe-schema.md "Strings"): as a
+ * JSON string (NULL when memory ran out), or written to out for a terminal
+ * (GPUENV_ESC_CONTROL: escape sequences are shown, not obeyed; 0 or
+ * -ENOMEM). */
+json_t *cli_json_text(struct cli *cli, const char *s, size_t n);
+int cli_put_text(struct cli *cli, FILE *out, const char *s, size_t n);
 
 /* Print a JSON value on stdout (indented, one trailing newline) and free it. */
 int cli_print_json(struct cli *cli, json_t *value);
@@ -78,47 +98,18 @@ const char *cli_col(struct cli *cli, const char *esc);
 #define CLI_BOLD "\033[1m"
 #define CLI_RESET "\033[0m"
 
-/* Verb entry points (one file each under cli/). */
-int cli_probe(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_debug(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_kb(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_diagnose(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-
 /* doctor and preflight (cli/doctor.c, cli/preflight.c; docs/doctor.md) */
-int cli_doctor(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-enum {
-	CLI_EXIT_DOCTOR_WARNINGS = 1, /* doctor: warnings, no error */
-	CLI_EXIT_DOCTOR_ERRORS = 3,   /* doctor: at least one error */
-	CLI_EXIT_CANNOT = 4,	      /* doctor, preflight: the facts could not be read or judged */
-};
 /* Facts from --facts FILE ("-" = stdin), or from the probe when path is
- * NULL (env_dir: the probe's --env, or NULL); checked against the schema.
- * 0, or an exit status (reported). */
+ * NULL (env_dir: the probe's --env, or NULL), decoded into arena
+ * (include/gpuenv/facts.h).  0, or an exit status (reported). */
+struct gpuenv_facts;
 int cli_facts_load(struct cli *cli, const char *verb, const char *path, const char *env_dir,
-	json_t **out);
+	gpuenv_arena_t *arena, const struct gpuenv_facts **out);
 /* The KB files doctor / preflight read, from dir (others built in). */
 struct gpuenv_kb;
 int cli_kb_load(struct cli *cli, const char *dir, struct gpuenv_kb **out);
 struct gpuenv_verdict;
 /* One verdict as doctor prints it; label replaces the severity word. */
 void cli_print_verdict(struct cli *cli, const struct gpuenv_verdict *v, const char *label);
-
-/* debug subcommands, grouped by the module they expose */
-int cli_debug_toml_decode(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_debug_toml_encode(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_debug_version_sort(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_debug_specifier(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_debug_marker(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_debug_requirement(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_debug_wheel_name(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_debug_wheel_tags(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_debug_metadata(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_debug_fatbin(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_debug_gpus(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_debug_libs(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_debug_pyenv(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_debug_ldd(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
-int cli_debug_sha256(struct cli *cli, const struct cli_verb *verb, int argc, char **argv);
 
 #endif

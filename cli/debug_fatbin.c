@@ -92,7 +92,7 @@ static json_t *file_json(const char *path, const gpuenv_fatbin_t *fb, const char
 	return o;
 }
 
-int cli_debug_fatbin(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+static int cli_debug_fatbin(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "elf", no_argument, NULL, 'e' },
@@ -170,3 +170,14 @@ int cli_debug_fatbin(struct cli *cli, const struct cli_verb *verb, int argc, cha
 	}
 	return status;
 }
+
+const struct cli_verb cli_verb_debug_fatbin = {
+	.name = "fatbin",
+	.run = cli_debug_fatbin,
+	.summary = "list the CUDA code (sm_XX cubins, PTX) inside ELF files' .nv_fatbin sections, as cuobjdump --list-elf / --list-ptx",
+	.usage = "gpuenv debug fatbin [--elf] [--ptx] [--json] FILE...",
+	.help = "  --elf    print cuobjdump --list-elf lines (\"ELF file    1: libX.so.1.sm_90a.cubin\")\n"
+		"  --ptx    print cuobjdump --list-ptx lines\n"
+		"  (neither: one summary line per file, \"sm_75 sm_90a sm_100f ptx: compute_121\")\n"
+		"  (--json: an array with an object per file: cubins, PTX, LTO-IR, summary, error)\n",
+};

@@ -140,7 +140,7 @@ static void print_text(struct cli *cli, const gpuenv_hw_facts_t *f)
 	}
 }
 
-int cli_debug_gpus(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+static int cli_debug_gpus(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "deep", no_argument, NULL, 'd' },
@@ -195,3 +195,16 @@ int cli_debug_gpus(struct cli *cli, const struct cli_verb *verb, int argc, char 
 	gpuenv_arena_free(&arena);
 	return status;
 }
+
+const struct cli_verb cli_verb_debug_gpus = {
+	.name = "gpus",
+	.run = cli_debug_gpus,
+	.summary = "print the driver and GPU facts (NVML, libcuda, procfs/sysfs, Jetson) as text or JSON",
+	.usage = "gpuenv debug gpus [--json] [--deep] [--root DIR] [--nvml LIB] [--libcuda LIB]",
+	.help = "  --deep             also cuInit and ask libcuda for each device (~250 ms with a GPU)\n"
+		"  --root DIR         read /proc, /sys and /etc under DIR (libraries are not loaded\n"
+		"                     unless --nvml / --libcuda name them)\n"
+		"  --nvml LIB         load this NVML library instead of libnvidia-ml.so.1\n"
+		"  --libcuda LIB      load this CUDA driver library instead of libcuda.so.1\n"
+		"  --no-nvml, --no-libcuda, --no-mig, --no-nvlink   skip those queries\n",
+};

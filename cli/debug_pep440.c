@@ -347,12 +347,37 @@ static int with_big_pages(struct cli *cli, const struct cli_verb *verb, int argc
 	return status;
 }
 
-int cli_debug_version_sort(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+static int cli_debug_version_sort(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	return with_big_pages(cli, verb, argc, argv, version_sort);
 }
 
-int cli_debug_specifier(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+static int cli_debug_specifier(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	return with_big_pages(cli, verb, argc, argv, specifier);
 }
+
+const struct cli_verb cli_verb_debug_version_sort = {
+	.name = "version-sort",
+	.run = cli_debug_version_sort,
+	.summary = "read PEP 440 versions (one a line) on stdin, write them sorted ascending; invalid ones go to stderr and the exit status is 1",
+	.usage = "gpuenv debug version-sort < VERSIONS",
+	.help = "  Each line is printed as it was read (not normalized); equal versions\n"
+		"  (1.0 and 1.0.0) keep their input order.  Invalid lines are reported on\n"
+		"  stderr as '<stdin>:LINE: invalid version ...'; the valid ones are still\n"
+		"  printed.  --json: {\"versions\": [...], \"invalid\": [{line, text}]}\n",
+};
+
+const struct cli_verb cli_verb_debug_specifier = {
+	.name = "specifier",
+	.run = cli_debug_specifier,
+	.summary = "print the VERSIONs that the PEP 440 specifier SPEC matches, one a line",
+	.usage = "gpuenv debug specifier SPEC [--prereleases|--no-prereleases] [VERSION...|-]",
+	.help = "  SPEC is a comma-separated set ('>=1.0,<2,!=1.5.*'); with no VERSION, or\n"
+		"  '-', the versions are read from stdin, one a line.  Matches are printed\n"
+		"  as given, in input order; exit status 1 when none matches.\n"
+		"  --prereleases      let pre-releases match\n"
+		"  --no-prereleases   never let pre-releases match\n"
+		"  (neither: PEP 440's default, pre-releases only when nothing else matches\n"
+		"   or the specifier names one)\n",
+};

@@ -132,7 +132,7 @@ static int load_env(struct cli *cli, const char *path, gpuenv_marker_env_t *env,
 	return 0;
 }
 
-int cli_debug_marker(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+static int cli_debug_marker(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "env", required_argument, NULL, 'e' },
@@ -202,7 +202,7 @@ static int cmp_extra(const void *a, const void *b)
 	return gpuenv_str_cmp(*(const gpuenv_str_t *)a, *(const gpuenv_str_t *)b);
 }
 
-int cli_debug_requirement(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+static int cli_debug_requirement(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	gpuenv_requirement_t req;
 	gpuenv_arena_t ar;
@@ -254,3 +254,20 @@ done:
 	gpuenv_arena_free(&ar);
 	return st;
 }
+
+const struct cli_verb cli_verb_debug_marker = {
+	.name = "marker",
+	.run = cli_debug_marker,
+	.summary = "evaluate a PEP 508 marker against an environment and print true or false",
+	.usage = "gpuenv debug marker 'MARKER' [--env FILE.json]",
+	.help = "  --env FILE.json    environment: a JSON object of marker variables\n"
+		"                     (python_version, sys_platform, extra, ...)\n",
+};
+
+const struct cli_verb cli_verb_debug_requirement = {
+	.name = "requirement",
+	.run = cli_debug_requirement,
+	.summary = "parse a PEP 508 requirement and print its name, extras, specifier, url and marker as JSON",
+	.usage = "gpuenv debug requirement 'REQ'",
+	.help = NULL,
+};

@@ -267,17 +267,17 @@ static int run_stack(struct cli *cli, const struct cli_verb *verb, int argc, cha
 	return status;
 }
 
-int cli_debug_libs(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+static int cli_debug_libs(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	return run_stack(cli, verb, argc, argv, 0);
 }
 
-int cli_debug_pyenv(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+static int cli_debug_pyenv(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	return run_stack(cli, verb, argc, argv, 1);
 }
 
-int cli_debug_ldd(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+static int cli_debug_ldd(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	struct sargs a;
 	gpuenv_arena_t arena;
@@ -329,3 +329,27 @@ int cli_debug_ldd(struct cli *cli, const struct cli_verb *verb, int argc, char *
 		status = CLI_EXIT_FAIL;
 	return status;
 }
+
+const struct cli_verb cli_verb_debug_libs = {
+	.name = "libs",
+	.run = cli_debug_libs,
+	.summary = "CUDA toolkits and every copy of the NVIDIA libraries, with versions and where found",
+	.usage = "gpuenv debug libs [--json] [--root DIR] [--ldcache FILE] [--python PATH | --env DIR]",
+	.help = NULL,
+};
+
+const struct cli_verb cli_verb_debug_pyenv = {
+	.name = "pyenv",
+	.run = cli_debug_pyenv,
+	.summary = "Python environments, their GPU frameworks and the libraries those load",
+	.usage = "gpuenv debug pyenv [--json] [--tree] [--alternatives] [--no-loader] [--root DIR] [--python PATH | --env DIR]",
+	.help = NULL,
+};
+
+const struct cli_verb cli_verb_debug_ldd = {
+	.name = "ldd",
+	.run = cli_debug_ldd,
+	.summary = "emulate the dynamic loader for FILE: each DT_NEEDED -> the path ld.so would pick and why",
+	.usage = "gpuenv debug ldd [--json] [--tree] [--alternatives] [--root DIR] [--ldcache FILE] FILE...",
+	.help = NULL,
+};

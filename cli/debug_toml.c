@@ -513,7 +513,7 @@ static int enc_value(struct enc *e, const struct jnode *nd, gpuenv_toml_value_t 
 		nd->s);
 }
 
-int cli_debug_toml_encode(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+static int cli_debug_toml_encode(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	gpuenv_buf_t in, out;
 	gpuenv_toml_doc_t doc;
@@ -587,7 +587,7 @@ int cli_debug_toml_encode(struct cli *cli, const struct cli_verb *verb, int argc
 
 /* Big documents fault in tens of MB of fresh memory: parse with the bulk
  * (huge-page) allocator, as version-sort does. */
-int cli_debug_toml_decode(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+static int cli_debug_toml_decode(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	gpuenv_allocator_t saved = cli->ctx.mem;
 	int status;
@@ -597,3 +597,23 @@ int cli_debug_toml_decode(struct cli *cli, const struct cli_verb *verb, int argc
 	cli->ctx.mem = saved;
 	return status;
 }
+
+const struct cli_verb cli_verb_debug_toml_decode = {
+	.name = "toml-decode",
+	.run = cli_debug_toml_decode,
+	.summary = "read TOML on stdin and write toml-test's tagged JSON on stdout; exit 1 on invalid TOML",
+	.usage = "gpuenv debug toml-decode [--check] [--time] [--copy] [--repeat N] [FILE.toml] (default: stdin)",
+	.help = "  --check   parse only: no output, the exit status says whether it is valid\n"
+		"  --time    print the parse time and throughput on stderr\n"
+		"  --copy    parse through gpuenv_toml_parse (copies the input) instead of\n"
+		"            gpuenv_toml_parse_borrowed (benchmarks)\n"
+		"  --repeat N  parse N times in this process (benchmarks, with --time)\n",
+};
+
+const struct cli_verb cli_verb_debug_toml_encode = {
+	.name = "toml-encode",
+	.run = cli_debug_toml_encode,
+	.summary = "read toml-test's tagged JSON on stdin and write TOML on stdout",
+	.usage = "gpuenv debug toml-encode [FILE.json] (default: stdin)",
+	.help = NULL,
+};

@@ -111,7 +111,7 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-int cli_debug_wheel_name(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+static int cli_debug_wheel_name(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "target", required_argument, NULL, 't' },
@@ -175,7 +175,7 @@ out:
 	return status;
 }
 
-int cli_debug_wheel_tags(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+static int cli_debug_wheel_tags(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "linux-first", no_argument, NULL, 'l' },
@@ -370,7 +370,7 @@ static json_t *jentry_points(const gpuenv_entry_points_t *ep)
 	return a;
 }
 
-int cli_debug_metadata(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+static int cli_debug_metadata(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "lenient-version", no_argument, NULL, 'L' },
@@ -460,3 +460,36 @@ out:
 	gpuenv_arena_free(&arena);
 	return status;
 }
+
+const struct cli_verb cli_verb_debug_wheel_name = {
+	.name = "wheel-name",
+	.run = cli_debug_wheel_name,
+	.summary = "parse a wheel file name and print its name, version, build and tags as JSON",
+	.usage = "gpuenv debug wheel-name [--target TARGET] [--validate-order] FILE.whl",
+	.help = "  --target TARGET    also say whether a target (cp312-manylinux_2_35_x86_64)\n"
+		"                     runs the wheel and its rank there (0 = best tag; exit 1\n"
+		"                     when incompatible)\n"
+		"  --validate-order   require sorted compressed tag sets (PEP 425)\n",
+};
+
+const struct cli_verb cli_verb_debug_wheel_tags = {
+	.name = "wheel-tags",
+	.run = cli_debug_wheel_tags,
+	.summary = "list the wheel tags a target supports, best first, as pip would on that interpreter",
+	.usage = "gpuenv debug wheel-tags [--linux-first] TARGET",
+	.help = "  TARGET             PYTHON-PLATFORM: cp312-manylinux_2_35_x86_64,\n"
+		"                     cp313t-musllinux_1_2_aarch64, pp310-macosx_14_0_arm64,\n"
+		"                     cp311-win_amd64, cp312-linux_x86_64 (no manylinux)\n"
+		"  --linux-first      linux_ARCH before manylinux (packaging >= 26.3's order)\n",
+};
+
+const struct cli_verb cli_verb_debug_metadata = {
+	.name = "metadata",
+	.run = cli_debug_metadata,
+	.summary = "parse a dist-info folder (METADATA, WHEEL, RECORD, entry_points.txt) or one METADATA file and print JSON",
+	.usage = "gpuenv debug metadata [--lenient-version] [--validate-record] PATH",
+	.help = "  PATH               a .dist-info folder, or a METADATA (PKG-INFO), WHEEL, RECORD\n"
+		"                     or entry_points.txt file (told apart by its name)\n"
+		"  --lenient-version  accept a Version that is not PEP 440\n"
+		"  --validate-record  also check RECORD as a wheel's (safe paths, hashes)\n",
+};

@@ -4,12 +4,13 @@
 #include "cli.h"
 
 #include <string.h>
+#include <unistd.h>
 
-#include "gpuenv/check.h"
+#include "gpuenv/diagnose.h"
 #include "gpuenv/fs.h"
 #include "gpuenv/kb.h"
 
-#define MAX_LOG ((size_t)256 << 20)
+#define MAX_LOG ((size_t)256 << 20) /* the help text says "256 MiB" */
 #define MAX_FACTS ((size_t)64 << 20)
 
 enum { OPT_FACTS = 0x2101, OPT_KB_DIR, OPT_GPU, OPT_DRIVER, OPT_TORCH };
@@ -21,12 +22,77 @@ static json_t *jrow(const gpuenv_kb_row_t *r)
 		r->secondary);
 }
 
-static json_t *jopt(const char *s)
+/* One finding as JSON; NULL when memory ran out.  Text from the log (the
+ * line, the match, captures in the cause and fix) need not be UTF-8: it is
+ * escaped, never dropped. */
+static json_t *jhit(struct cli *cli, const gpuenv_diag_hit_t *h)
 {
-	return s ? json_string(s) : json_null();
+	json_t *lines = json_array();
+
+	for (size_t k = 0; lines && k < h->n_lines; k++)
+		if (json_array_append_new(lines, json_integer((json_int_t)h->lines[k]))) {
+			json_decref(lines);
+			lines = NULL;
+		}
+	/* "o": json_pack takes each reference, also on failure */
+	return json_pack("{s:o, s:o, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:b, s:o}",
+		"id", cli_json_text(cli, h->sig->id.ptr, h->sig->id.len),
+		"title", cli_json_text(cli, h->sig->title.ptr, h->sig->title.len),
+		"line", (json_int_t)h->line, "count", (json_int_t)h->count, "lines", lines,
+		"match", cli_json_text(cli, h->match.ptr ? h->match.ptr : "", h->match.len),
+		"text", cli_json_text(cli, h->text.ptr ? h->text.ptr : "", h->text.len),
+		"cause", cli_json_text(cli, h->cause, strlen(h->cause)),
+		"fix", cli_json_text(cli, h->fix, strlen(h->fix)), "fix_from_facts", h->concrete,
+		"source", jrow(&h->sig->row));
 }
 
-int cli_diagnose(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+static json_t *jopt(struct cli *cli, const char *s)
+{
+	return s ? cli_json_text(cli, s, strlen(s)) : json_null();
+}
+
+/* A torch version as diagnose's facts take it: 2.5.1, 2.5.1+cu124 (the
+ * local part letters, digits and dots). */
+static bool torch_version_ok(const char *s)
+{
+	gpuenv_str_t head, local = gpuenv_str_split(gpuenv_str(s), '+', &head);
+	gpuenv_kb_ver_t v;
+
+	if (!gpuenv_kb_ver_parse(head, &v) || v.n < 2 || v.n > 3)
+		return false;
+	if (!local.ptr)
+		return true;
+	if (!local.len)
+		return false;
+	for (size_t i = 0; i < local.len; i++) {
+		char c = local.ptr[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.'))
+			return false;
+	}
+	return true;
+}
+
+/* The log, "-" or none = stdin; past the cap, an error that names it. */
+static int read_log(struct cli *cli, const char *path, gpuenv_buf_t *log)
+{
+	int r;
+
+	if (!path || strcmp(path, "-") == 0)
+		r = gpuenv_fs_read_fd(&cli->ctx, STDIN_FILENO, "<stdin>", MAX_LOG, log);
+	else
+		r = gpuenv_fs_read(&cli->ctx, path, MAX_LOG, log);
+	if (r == GPUENV_ETOOBIG) {
+		char file[sizeof(cli->ctx.err.file)];
+		snprintf(file, sizeof(file), "%s", cli->ctx.err.file);
+		gpuenv_fail(&cli->ctx, r, file[0] ? file : NULL, 0, 0,
+			"the log is larger than diagnose's limit of 256 MiB");
+		gpuenv_hint(&cli->ctx, "give diagnose the end of the log: "
+			"tail -c 200M FILE | gpuenv diagnose -");
+	}
+	return r ? cli_report(cli, CLI_EXIT_CANNOT) : 0;
+}
+
+static int cli_diagnose(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "facts", required_argument, NULL, OPT_FACTS },
@@ -81,6 +147,10 @@ int cli_diagnose(struct cli *cli, const struct cli_verb *verb, int argc, char **
 			return cli_usage_error(cli, verb, "%s: '%s' is not a driver version (as 535.104.05)",
 				verb->name, driver);
 	}
+	if (torch && !torch_version_ok(torch))
+		return cli_usage_error(cli, verb,
+			"%s: '%s' is not a torch version (as 2.5.1, or 2.5.1+cu124 for a CUDA build)",
+			verb->name, torch);
 	name = !path || strcmp(path, "-") == 0 ? "<stdin>" : path;
 
 	gpuenv_arena_init(&arena, &cli->ctx, 0);
@@ -89,27 +159,25 @@ int cli_diagnose(struct cli *cli, const struct cli_verb *verb, int argc, char **
 	memset(&facts, 0, sizeof(facts));
 	facts.cc_major = facts.cc_minor = -1;
 
-	/* an unreadable FILE or facts file is a usage error (2): exit 1 means
-	 * exactly "known failures found" */
-	if (cli_read_input(cli, path, MAX_LOG, &log)) {
-		st = CLI_EXIT_USAGE;
+	/* an unreadable log, facts or KB file: the job could not be done (4);
+	 * exit 1 means exactly "known failures found" */
+	if ((st = read_log(cli, path, &log)) != 0)
 		goto out;
-	}
 	/* every file but the NGC tags: fixes draw on CUDA, GPUs, torch,
 	 * cuDNN and the wheel indexes */
 	if (gpuenv_kb_load_files(&cli->ctx, kb_dir,
 		    GPUENV_KB_ALL & ~GPUENV_KB_FILE(GPUENV_KB_NGC), &kb)) {
-		st = cli_report(cli, CLI_EXIT_USAGE);
+		st = cli_report(cli, CLI_EXIT_CANNOT);
 		goto out;
 	}
 	if (facts_path) {
 		if (cli_read_input(cli, facts_path, MAX_FACTS, &fbuf)) {
-			st = CLI_EXIT_USAGE;
+			st = CLI_EXIT_CANNOT;
 			goto out;
 		}
 		if (gpuenv_diag_facts_parse(&cli->ctx, fbuf.data ? fbuf.data : "", fbuf.len, facts_path,
 			    &arena, &facts)) {
-			st = cli_report(cli, CLI_EXIT_USAGE);
+			st = cli_report(cli, CLI_EXIT_CANNOT);
 			goto out;
 		}
 		have_facts = true;
@@ -139,48 +207,54 @@ int cli_diagnose(struct cli *cli, const struct cli_verb *verb, int argc, char **
 		have_facts = true;
 	}
 	if (gpuenv_diag_new(&cli->ctx, kb, &diag)) {
-		st = cli_report(cli, CLI_EXIT_USAGE);
+		st = cli_report(cli, CLI_EXIT_CANNOT);
 		goto out;
 	}
 	if (gpuenv_diag_scan(diag, log.data ? log.data : "", log.len, have_facts ? &facts : NULL,
 		    &arena, &res)) {
-		st = cli_report(cli, CLI_EXIT_FAIL);
+		st = cli_report(cli, CLI_EXIT_CANNOT);
 		goto out;
 	}
 
 	if (cli->json) {
-		json_t *root = json_object(), *arr = json_array();
-		for (size_t i = 0; i < res.n; i++) {
-			const gpuenv_diag_hit_t *h = &res.hits[i];
-			json_t *lines = json_array();
-			for (size_t k = 0; k < h->n_lines; k++)
-				json_array_append_new(lines, json_integer((json_int_t)h->lines[k]));
-			json_array_append_new(arr, json_pack("{s:s%, s:s%, s:I, s:I, s:o, s:s%, s:s%, s:s, s:s, s:b, s:o}",
-				"id", h->sig->id.ptr, h->sig->id.len, "title", h->sig->title.ptr,
-				h->sig->title.len, "line", (json_int_t)h->line, "count", (json_int_t)h->count,
-				"lines", lines, "match", h->match.ptr ? h->match.ptr : "", h->match.len,
-				"text", h->text.ptr ? h->text.ptr : "", h->text.len, "cause", h->cause, "fix",
-				h->fix, "fix_from_facts", h->concrete, "source", jrow(&h->sig->row)));
+		json_t *root = json_object(), *arr = json_array(), *fj = NULL;
+		bool ok = root && arr;
+		for (size_t i = 0; ok && i < res.n; i++)
+			ok = json_array_append_new(arr, jhit(cli, &res.hits[i])) == 0;
+		if (ok && have_facts)
+			ok = (fj = json_pack("{s:o, s:o, s:o, s:o}", "gpu", jopt(cli, facts.gpu), "driver",
+				      jopt(cli, facts.driver), "torch", jopt(cli, facts.torch),
+				      "facts_file", jopt(cli, facts_path))) != NULL;
+		ok = ok && json_object_set_new(root, "file", cli_json_text(cli, name, strlen(name))) == 0 &&
+			json_object_set_new(root, "lines", json_integer((json_int_t)res.lines)) == 0 &&
+			json_object_set(root, "findings", arr) == 0 &&
+			(!fj || json_object_set(root, "facts", fj) == 0);
+		json_decref(arr);
+		json_decref(fj);
+		if (!ok) {
+			json_decref(root);
+			root = NULL;
 		}
-		json_object_set_new(root, "file", json_string(name));
-		json_object_set_new(root, "lines", json_integer((json_int_t)res.lines));
-		json_object_set_new(root, "findings", arr);
-		if (have_facts)
-			json_object_set_new(root, "facts", json_pack("{s:o, s:o, s:o, s:o}", "gpu",
-				jopt(facts.gpu), "driver", jopt(facts.driver), "torch", jopt(facts.torch),
-				"facts_file", jopt(facts_path)));
 		st = cli_print_json(cli, root);
 	} else {
 		const char *b = cli_col(cli, CLI_BOLD), *r = cli_col(cli, CLI_RESET);
 		char where[64];
-		for (size_t i = 0; i < res.n; i++) {
+		int e = 0;
+		/* the log's bytes (and the file name) are shown, escape sequences
+		 * and all, never sent to the terminal as they are */
+		for (size_t i = 0; i < res.n && !e; i++) {
 			const gpuenv_diag_hit_t *h = &res.hits[i];
-			printf("%s%s:%llu: %.*s%s: %.*s\n", b, name, (unsigned long long)h->line,
+			printf("%s", b);
+			e |= cli_put_text(cli, stdout, name, strlen(name));
+			printf(":%llu: %.*s%s: %.*s\n", (unsigned long long)h->line,
 				GPUENV_STR_ARG(h->sig->id), r, GPUENV_STR_ARG(h->sig->title));
-			printf("  | %.*s\n", GPUENV_STR_ARG(h->text));
-			printf("  cause: %s\n", h->cause);
-			printf("  fix%s: %s\n", h->concrete ? " (from this machine's facts)" : "", h->fix);
-			printf("  source: %s: %.*s%s\n",
+			printf("  | ");
+			e |= cli_put_text(cli, stdout, h->text.ptr ? h->text.ptr : "", h->text.len);
+			printf("\n  cause: ");
+			e |= cli_put_text(cli, stdout, h->cause, strlen(h->cause));
+			printf("\n  fix%s: ", h->concrete ? " (from this machine's facts)" : "");
+			e |= cli_put_text(cli, stdout, h->fix, strlen(h->fix));
+			printf("\n  source: %s: %.*s%s\n",
 				gpuenv_kb_row_where(&h->sig->row, where, sizeof(where)),
 				GPUENV_STR_ARG(h->sig->row.source),
 				h->sig->row.secondary ? " (secondary source)" : "");
@@ -195,12 +269,22 @@ int cli_diagnose(struct cli *cli, const struct cli_verb *verb, int argc, char **
 			}
 			printf("\n");
 		}
+		if (!e) {
+			if (res.n)
+				printf("%zu known failure%s in ", res.n, res.n == 1 ? "" : "s");
+			else
+				printf("no known failure in ");
+			e = cli_put_text(cli, stdout, name, strlen(name));
+		}
+		if (e) {
+			st = cli_error(cli, CLI_EXIT_CANNOT, "%s: out of memory", verb->name);
+			goto out;
+		}
 		if (res.n)
-			printf("%zu known failure%s in %s (%llu lines)\n", res.n, res.n == 1 ? "" : "s", name,
-				(unsigned long long)res.lines);
+			printf(" (%llu lines)\n", (unsigned long long)res.lines);
 		else
-			printf("no known failure in %s (%llu lines; %zu signatures)\n", name,
-				(unsigned long long)res.lines, kb->n_signature);
+			printf(" (%llu lines; %zu signatures)\n", (unsigned long long)res.lines,
+				kb->n_signature);
 	}
 	if (!st && res.n)
 		st = CLI_EXIT_FAIL;
@@ -212,3 +296,20 @@ out:
 	gpuenv_arena_free(&arena);
 	return st;
 }
+
+const struct cli_verb cli_verb_diagnose = {
+	.name = "diagnose",
+	.run = cli_diagnose,
+	.summary = "name the known failures in an error log, with their causes and fixes",
+	.usage = "gpuenv diagnose [FILE|-] [--facts FACTS.json] [--gpu NAME] [--driver VERSION] [--torch VERSION]",
+	.help = "  FILE               the log (default, or '-': standard input), up to 256 MiB\n"
+		"                     (lines are looked at up to 8 KiB each)\n"
+		"  --facts FILE.json  this machine's facts (`gpuenv probe --json`): fixes made concrete\n"
+		"  --gpu NAME, --driver VERSION, --torch VERSION\n"
+		"                     facts given by hand (they override --facts): a GPU name\n"
+		"                     (\"H100\"), a driver (535.104.05), a torch build (2.5.1+cu124)\n"
+		"  --kb-dir DIR       knowledge-base files (diagnose.toml ...) from DIR\n"
+		"exit status: 0 no known failure found, 1 known failures found, 2 usage error,\n"
+		"  4 the log, the facts or the knowledge base could not be read, or the output\n"
+		"  not written (docs/exit-codes.md)\n",
+};

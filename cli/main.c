@@ -10,77 +10,18 @@
 #define GPUENV_VERSION "0.0.0"
 #endif
 
-static const struct cli_verb verbs[] = {
-	{ "probe", cli_probe, "snapshot of this machine's GPU stack: driver, GPUs, toolkits, libraries, Python environments, CUDA code",
-		"gpuenv probe [--json] [--deep] [--python PATH | --env DIR] [--root DIR]",
-		"  --deep             also cuInit and ask libcuda about each device (~200 ms with a GPU)\n"
-		"  --python PATH      read the environment of this interpreter (default: VIRTUAL_ENV,\n"
-		"                     then python3 on PATH); read from disk, Python is never started\n"
-		"  --env DIR          read this virtual environment or prefix\n"
-		"  --no-fatbin        skip listing the CUDA code (cubins, PTX) in framework binaries\n"
-		"  --all-binaries     also list the CUDA code of every NVIDIA library found\n"
-		"  --gpus-only        driver and GPUs only: no toolkits, libraries or environments\n"
-		"  --root DIR         read /proc, /sys, /etc, ... under DIR (a snapshot or a test tree)\n"
-		"  --nvml-lib LIB     load this NVML instead of libnvidia-ml.so.1\n"
-		"  --cuda-lib LIB     load this libcuda instead of libcuda.so.1\n"
-		"\nThe JSON (--json) is the facts document of docs/probe-schema.md (gpuenv.facts/1),\n"
-		"which doctor --facts and preflight --facts read.\n" },
-	{ "doctor", cli_doctor, "verdicts with fixes over this machine's GPU stack (or a snapshot's facts)",
-		"gpuenv doctor [--facts FILE.json] [--env DIR] [--kb-dir DIR] [--json]",
-		"  --facts FILE.json  judge a snapshot ('gpuenv probe --json' output; - = stdin)\n"
-		"                     instead of probing this machine\n"
-		"  --env DIR          judge only the Python environment at DIR\n"
-		"  --kb-dir DIR       knowledge-base files (cuda.toml, torch.toml, ngc.toml) from DIR\n"
-		"  -v                 also print the knowledge-base source of each fact\n"
-		"exit status: 0 no error or warning (infos only), 1 warnings, 3 errors,\n"
-		"  2 usage, 4 the facts could not be read or judged (docs/doctor.md)\n" },
-	{ "preflight", cli_preflight, "go or no-go: can this node run a CUDA version, a torch build or an image?",
-		"gpuenv preflight (--cuda X.Y | --torch VERSION | --image IMAGE:TAG | --lock FILE)\n"
-		"                 [--facts FILE.json] [--kb-dir DIR] [--json]",
-		"  --cuda X.Y         a CUDA application of that version (12.2)\n"
-		"  --torch VERSION    a torch build (2.7.0+cu128; without +cuXYZ the PyPI build)\n"
-		"  --image IMAGE:TAG  an NGC container (nvcr.io/nvidia/pytorch:25.01-py3) or\n"
-		"                     nvidia/cuda:12.4.1-runtime-ubuntu22.04\n"
-		"  --lock FILE        a lock file (not supported yet)\n"
-		"  --facts FILE.json  judge the node a snapshot describes instead of this one\n"
-		"  --kb-dir DIR       knowledge-base files (cuda.toml, torch.toml, ngc.toml) from DIR\n"
-		"exit status: 0 go, 1 no-go, 2 usage, 4 the facts or the request could not\n"
-		"  be judged (unknown to the knowledge base)\n" },
-	{ "diagnose", cli_diagnose, "name the known failures in an error log, with their causes and fixes",
-		"gpuenv diagnose [FILE|-] [--facts FACTS.json] [--gpu NAME] [--driver VERSION] [--torch VERSION]",
-		"  FILE               the log (default, or '-': standard input)\n"
-		"  --facts FILE.json  this machine's facts (`gpuenv probe --json`): fixes made concrete\n"
-		"  --gpu NAME, --driver VERSION, --torch VERSION\n"
-		"                     facts given by hand (they override --facts)\n"
-		"  --kb-dir DIR       knowledge-base files (diagnose.toml ...) from DIR\n"
-		"exit status: 0 no known failure found, 1 known failures found,\n"
-		"             2 usage error or an input that cannot be read\n" },
-	{ "kb", cli_kb, "ask the compatibility knowledge base (torch builds, drivers, GPUs, NGC images)",
-		"gpuenv kb torch|driver|gpu|image|sources [ARGS...]",
-		"questions (each takes --help, --json and --kb-dir DIR):\n"
-		"  torch [--gpu NAME] [--driver VER] [--version X]  torch builds that run there, and why not\n"
-		"  driver --cuda X.Y | driver VERSION               minimum driver / CUDA a driver runs\n"
-		"  gpu NAME|PCI-ID                                  compute capability, architecture, PCI ids\n"
-		"  image IMAGE[:TAG] [--driver VER]                 an NGC image's contents and driver needs\n"
-		"  sources                                          the files and their row counts\n" },
-	{ "debug", cli_debug, "expose gpuenv's parsers to scripts and test suites",
-		"gpuenv debug SUBCOMMAND [ARGS...]",
-		"subcommands (each takes --help):\n"
-		"  toml-decode       TOML on stdin -> toml-test tagged JSON on stdout\n"
-		"  toml-encode       toml-test tagged JSON on stdin -> TOML on stdout\n"
-		"  version-sort      PEP 440 versions on stdin -> sorted ascending\n"
-		"  specifier         SPEC VERSION... -> the versions SPEC matches\n"
-		"  marker            MARKER --env FILE.json -> true or false\n"
-		"  requirement       REQ -> JSON of name, extras, specifier, url, marker\n"
-		"  wheel-name        FILE.whl -> JSON of name, version, build, tags\n"
-		"  metadata          DIST-INFO|METADATA -> JSON of the core metadata\n"
-		"  fatbin            FILE... -> sm_XX cubins and PTX inside (cuobjdump's lists)\n"
-		"  gpus              the driver and GPU facts alone (NVML, libcuda, sysfs)\n"
-		"  libs              CUDA toolkits and NVIDIA library copies with versions\n"
-		"  pyenv             Python environments, GPU frameworks, what they load\n"
-		"  ldd               the dynamic loader's choices for a binary, emulated\n"
-		"  sha256            FILE... -> SHA-256 digests\n" },
-};
+/* The verbs, one file each under cli/ (each ends with its struct cli_verb):
+ * adding one is a new file and a row here. */
+#define CLI_VERBS(X) X(probe) \
+	X(doctor) \
+	X(preflight) \
+	X(diagnose) \
+	X(kb) \
+	X(debug)
+#define CLI_VERB_DECLARE(n) extern const struct cli_verb cli_verb_##n;
+CLI_VERBS(CLI_VERB_DECLARE)
+#define CLI_VERB_ROW(n) &cli_verb_##n,
+static const struct cli_verb *const verbs[] = { CLI_VERBS(CLI_VERB_ROW) };
 
 #define NVERBS (sizeof(verbs) / sizeof(verbs[0]))
 
@@ -93,7 +34,7 @@ static void main_help(FILE *out)
 		"Hardware-aware dependency management for GPU Python stacks.\n\n"
 		"verbs:\n");
 	for (size_t i = 0; i < NVERBS; i++)
-		fprintf(out, "  %-12s %s\n", verbs[i].name, verbs[i].summary);
+		fprintf(out, "  %-12s %s\n", verbs[i]->name, verbs[i]->summary);
 	fprintf(out,
 		"\noptions:\n"
 		"  -h, --help         show this help\n"
@@ -102,7 +43,23 @@ static void main_help(FILE *out)
 		"      --color=WHEN   auto (default), always or never; NO_COLOR disables it\n"
 		"  -v, --verbose      more messages (repeatable)\n"
 		"  -q, --quiet        fewer messages\n\n"
-		"exit status: 0 success, 1 failure or a negative answer, 2 usage error\n");
+		"exit status, for every verb (docs/exit-codes.md; each verb's --help says\n"
+		"what its codes mean there):\n");
+#define CLI_EXIT_HELP(name, value, meaning) fprintf(out, "  %d  %s\n", value, meaning);
+	CLI_EXIT_CODES(CLI_EXIT_HELP)
+}
+
+/* A full disk or a closed pipe must not look like success, nor like a
+ * verb's answer (1 is "known failures found" for diagnose): the output
+ * was not written, the job was not done. */
+static int flushed(int status)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		if (errno != EPIPE)
+			fprintf(stderr, "gpuenv: write error on stdout: %s\n", strerror(errno));
+		return CLI_EXIT_CANNOT;
+	}
+	return status;
 }
 
 static void log_stderr(void *ud, int level, const char *msg)
@@ -162,10 +119,10 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'h':
 			main_help(stdout);
-			return fflush(stdout) == 0 ? 0 : 1;
+			return flushed(CLI_EXIT_OK);
 		case 'V':
 			printf("gpuenv %s\n", GPUENV_VERSION);
-			return fflush(stdout) == 0 ? 0 : 1;
+			return flushed(CLI_EXIT_OK);
 		case 'j':
 			cli.json = true;
 			break;
@@ -207,19 +164,13 @@ int main(int argc, char **argv)
 	}
 	const char *verb = argv[optind];
 	for (size_t i = 0; i < NVERBS; i++) {
-		names[i] = verbs[i].name;
-		if (strcmp(verb, verbs[i].name) == 0) {
+		names[i] = verbs[i]->name;
+		if (strcmp(verb, verbs[i]->name) == 0) {
 			int vargc = argc - optind;
 			char **vargv = argv + optind;
 			cli_opt_reset();
-			status = verbs[i].run(&cli, &verbs[i], vargc, vargv);
-			/* a full disk or closed pipe must not look like success */
-			if (fflush(stdout) != 0 || ferror(stdout)) {
-				if (errno != EPIPE)
-					fprintf(stderr, "gpuenv: write error on stdout: %s\n", strerror(errno));
-				return status ? status : CLI_EXIT_FAIL;
-			}
-			return status;
+			status = verbs[i]->run(&cli, verbs[i], vargc, vargv);
+			return flushed(status);
 		}
 	}
 	const char *s = cli_suggest(verb, names, NVERBS);

@@ -6,7 +6,7 @@
 
 #include "gpuenv/doctor.h"
 
-int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+static int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "cuda", required_argument, NULL, 'c' },
@@ -22,7 +22,7 @@ int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc, char *
 	gpuenv_kb_t *kb = NULL;
 	gpuenv_preflight_t pf;
 	gpuenv_arena_t arena;
-	json_t *facts = NULL;
+	const gpuenv_facts_t *facts = NULL;
 	int c, st, given;
 
 	while ((c = cli_getopt(cli, verb, argc, argv, "", opts, &st)) != -1) {
@@ -65,13 +65,11 @@ int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc, char *
 			"build yet", verb->name);
 	if (kb_dir && (st = cli_kb_load(cli, kb_dir, &kb)) != 0)
 		return st;
-	if ((st = cli_facts_load(cli, verb->name, facts_path, NULL, &facts)) != 0) {
-		gpuenv_kb_free(kb);
-		return st;
-	}
+	gpuenv_arena_init(&arena, &cli->ctx, 0);
+	if ((st = cli_facts_load(cli, verb->name, facts_path, NULL, &arena, &facts)) != 0)
+		goto out;
 	req.kb = kb;
 
-	gpuenv_arena_init(&arena, &cli->ctx, 0);
 	if (gpuenv_preflight_check(&cli->ctx, &arena, facts, &req, &pf) != 0) {
 		st = cli_report(cli, cli->ctx.err.code == GPUENV_EUSAGE ? CLI_EXIT_USAGE : CLI_EXIT_CANNOT);
 		goto out;
@@ -92,7 +90,24 @@ int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc, char *
 	}
 out:
 	gpuenv_arena_free(&arena);
-	json_decref(facts);
 	gpuenv_kb_free(kb);
 	return st;
 }
+
+const struct cli_verb cli_verb_preflight = {
+	.name = "preflight",
+	.run = cli_preflight,
+	.summary = "go or no-go: can this node run a CUDA version, a torch build or an image?",
+	.usage = "gpuenv preflight (--cuda X.Y | --torch VERSION | --image IMAGE:TAG | --lock FILE)\n"
+		"                 [--facts FILE.json] [--kb-dir DIR] [--json]",
+	.help = "  --cuda X.Y         a CUDA application of that version (12.2)\n"
+		"  --torch VERSION    a torch build (2.7.0+cu128; without +cuXYZ the PyPI build)\n"
+		"  --image IMAGE:TAG  an NGC container (nvcr.io/nvidia/pytorch:25.01-py3) or\n"
+		"                     nvidia/cuda:12.4.1-runtime-ubuntu22.04\n"
+		"  --lock FILE        a lock file (not supported yet)\n"
+		"  --facts FILE.json  judge the node a snapshot describes instead of this one\n"
+		"  --kb-dir DIR       knowledge-base files (cuda.toml, torch.toml, ngc.toml) from DIR\n"
+		"exit status: 0 go, 1 no-go, 2 usage, 4 the facts or the request could not\n"
+		"  be judged (unknown to the knowledge base), or the output not written\n"
+		"  (docs/exit-codes.md)\n",
+};

@@ -237,7 +237,7 @@ static void human_warnings(struct cli *cli, json_t *f)
 	}
 }
 
-int cli_probe(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+static int cli_probe(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "deep", no_argument, NULL, 'd' },
@@ -278,7 +278,7 @@ int cli_probe(struct cli *cli, const struct cli_verb *verb, int argc, char **arg
 		return cli_usage_error(cli, verb, "probe: --python and --env name the same thing; give one");
 	r = gpuenv_probe_facts_json(&cli->ctx, &po, &facts);
 	if (r) /* a missing --root, --python or --env: the library's message */
-		return cli_report(cli, CLI_EXIT_FAIL);
+		return cli_report(cli, CLI_EXIT_CANNOT);
 	if (cli->json)
 		return cli_print_json(cli, facts);
 	human_driver(cli, facts);
@@ -292,3 +292,22 @@ int cli_probe(struct cli *cli, const struct cli_verb *verb, int argc, char **arg
 	json_decref(facts);
 	return CLI_EXIT_OK;
 }
+
+const struct cli_verb cli_verb_probe = {
+	.name = "probe",
+	.run = cli_probe,
+	.summary = "snapshot of this machine's GPU stack: driver, GPUs, toolkits, libraries, Python environments, CUDA code",
+	.usage = "gpuenv probe [--json] [--deep] [--python PATH | --env DIR] [--root DIR]",
+	.help = "  --deep             also cuInit and ask libcuda about each device (~200 ms with a GPU)\n"
+		"  --python PATH      read the environment of this interpreter (default: VIRTUAL_ENV,\n"
+		"                     then python3 on PATH); read from disk, Python is never started\n"
+		"  --env DIR          read this virtual environment or prefix\n"
+		"  --no-fatbin        skip listing the CUDA code (cubins, PTX) in framework binaries\n"
+		"  --all-binaries     also list the CUDA code of every NVIDIA library found\n"
+		"  --gpus-only        driver and GPUs only: no toolkits, libraries or environments\n"
+		"  --root DIR         read /proc, /sys, /etc, ... under DIR (a snapshot or a test tree)\n"
+		"  --nvml-lib LIB     load this NVML instead of libnvidia-ml.so.1\n"
+		"  --cuda-lib LIB     load this libcuda instead of libcuda.so.1\n"
+		"\nThe JSON (--json) is the facts document of docs/probe-schema.md (gpuenv.facts/1),\n"
+		"which doctor --facts and preflight --facts read.\n",
+};

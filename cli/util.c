@@ -65,33 +65,6 @@ int cli_usage_error(struct cli *cli, const struct cli_verb *verb, const char *fm
 	return CLI_EXIT_USAGE;
 }
 
-/* Damerau-free Levenshtein distance, capped to keep it cheap. */
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	size_t row[64], prev;
-
-	if (la >= 63 || lb >= 63)
-		return SIZE_MAX;
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		prev = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t cur = row[j];
-			size_t best = prev + (a[i - 1] != b[j - 1]);
-			if (row[j] + 1 < best)
-				best = row[j] + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			prev = cur;
-		}
-	}
-	return row[lb];
-}
-
 const char *cli_suggest(const char *word, const char *const *names, size_t n)
 {
 	const char *best = NULL;
@@ -103,7 +76,7 @@ const char *cli_suggest(const char *word, const char *const *names, size_t n)
 		if (wl >= 2 && strncmp(names[i], word, wl) == 0)
 			d = 1;
 		else
-			d = edit_distance(word, names[i]);
+			d = gpuenv_edit_distance(word, names[i]);
 		if (d < bestd) {
 			bestd = d;
 			best = names[i];
@@ -182,17 +155,51 @@ int cli_getopt(struct cli *cli, const struct cli_verb *verb, int argc, char **ar
 	}
 }
 
+json_t *cli_json_text(struct cli *cli, const char *s, size_t n)
+{
+	gpuenv_buf_t b;
+	json_t *j;
+
+	if (!s)
+		return json_null();
+	if (gpuenv_text_valid(s, n, 0))
+		return json_stringn(s, n);
+	gpuenv_buf_init(&b, &cli->ctx, 0);
+	j = gpuenv_text_escape(&b, s, n, 0) ? NULL : json_stringn(b.data, b.len);
+	gpuenv_buf_free(&b);
+	return j;
+}
+
+int cli_put_text(struct cli *cli, FILE *out, const char *s, size_t n)
+{
+	gpuenv_buf_t b;
+	int r;
+
+	if (gpuenv_text_valid(s, n, GPUENV_ESC_CONTROL)) {
+		fwrite(s, 1, n, out);
+		return 0;
+	}
+	gpuenv_buf_init(&b, &cli->ctx, 0);
+	r = gpuenv_text_escape(&b, s, n, GPUENV_ESC_CONTROL);
+	if (!r)
+		fwrite(b.data, 1, b.len, out);
+	gpuenv_buf_free(&b);
+	return r;
+}
+
 int cli_print_json(struct cli *cli, json_t *value)
 {
 	int r;
 
-	(void)cli;
 	if (!value)
-		return cli_error(cli, CLI_EXIT_FAIL, "out of memory building JSON");
+		return cli_error(cli, CLI_EXIT_CANNOT, "out of memory building JSON");
 	r = json_dumpf(value, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII * 0);
 	json_decref(value);
 	fputc('\n', stdout);
-	return r == 0 ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+	/* main() reports the write error once, after the verb */
+	if (r != 0 || fflush(stdout) != 0 || ferror(stdout))
+		return CLI_EXIT_CANNOT;
+	return CLI_EXIT_OK;
 }
 
 int cli_read_input(struct cli *cli, const char *path, size_t max, gpuenv_buf_t *buf)
@@ -206,7 +213,7 @@ int cli_read_input(struct cli *cli, const char *path, size_t max, gpuenv_buf_t *
 	return r ? cli_report(cli, CLI_EXIT_FAIL) : 0;
 }
 
-int cli_dispatch(struct cli *cli, const struct cli_verb *verb, const struct cli_verb *subs,
+int cli_dispatch(struct cli *cli, const struct cli_verb *verb, const struct cli_verb *const *subs,
 	size_t nsubs, const char *what, int argc, char **argv)
 {
 	const char *names[64];
@@ -218,19 +225,19 @@ int cli_dispatch(struct cli *cli, const struct cli_verb *verb, const struct cli_
 		return CLI_EXIT_OK;
 	}
 	for (size_t i = 0; i < nsubs && i < 64; i++) {
-		names[i] = subs[i].name;
-		if (strcmp(argv[1], subs[i].name) != 0)
+		names[i] = subs[i]->name;
+		if (strcmp(argv[1], subs[i]->name) != 0)
 			continue;
-		struct cli_verb v = subs[i];
+		struct cli_verb v = *subs[i];
 		char full[64];
-		snprintf(full, sizeof(full), "%s %s", verb->name, subs[i].name);
+		snprintf(full, sizeof(full), "%s %s", verb->name, subs[i]->name);
 		v.name = full;
 		if (argc > 2 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {
 			cli_verb_help(cli, &v, stdout);
 			return CLI_EXIT_OK;
 		}
 		cli_opt_reset();
-		return subs[i].run(cli, &v, argc - 1, argv + 1);
+		return subs[i]->run(cli, &v, argc - 1, argv + 1);
 	}
 	const char *s = cli_suggest(argv[1], names, nsubs < 64 ? nsubs : 64);
 	if (s)

@@ -437,20 +437,43 @@ typedef struct gpuenv_kb_driver_max {
 GPUENV_API void gpuenv_kb_driver_max_cuda(const gpuenv_kb_t *kb, const gpuenv_kb_ver_t *driver,
 	gpuenv_kb_driver_max_t *out);
 
+/* What a driver can run: the one answer to "does this host run CUDA X.Y",
+ * used by doctor, preflight, diagnose, `kb` and the resolver alike.  The
+ * order of the checks is the order of NVIDIA's rules: backward
+ * compatibility (the driver supports X.Y itself), forward compatibility (a
+ * cuda-compat libcuda for X.Y is what applications load), minor-version
+ * compatibility (the driver is in the [[minor_compat]] range of X), else no. */
 enum gpuenv_kb_runs {
 	GPUENV_KB_RUNS_NO = 0,	  /* the driver is too old for that CUDA */
-	GPUENV_KB_RUNS_GA,	  /* driver >= the GA minimum */
+	GPUENV_KB_RUNS_GA,	  /* driver >= the GA minimum (rule backward-compat) */
 	GPUENV_KB_RUNS_MINOR_COMPAT, /* only through minor-version compatibility */
-	GPUENV_KB_RUNS_UNKNOWN,	  /* the KB has no row for that CUDA version */
+	GPUENV_KB_RUNS_UNKNOWN,	  /* the facts or the KB lack what the answer needs */
+	GPUENV_KB_RUNS_FORWARD_COMPAT, /* through the forward-compatibility package
+					  (data-center GPUs: rule forward-compat) */
 };
 typedef struct gpuenv_kb_driver_cuda {
 	int runs;			     /* enum gpuenv_kb_runs */
-	const gpuenv_kb_toolkit_t *ga;	     /* GA row of the CUDA version */
+	const gpuenv_kb_toolkit_t *ga;	     /* GA row of the CUDA version; NULL unknown */
 	const gpuenv_kb_minor_compat_t *mvc; /* minor-compat row of its major */
+	/* the newest CUDA the driver runs by itself: the target's driver_cuda
+	 * when the driver reported one, else the KB's toolkit table (max_row
+	 * is that row); n == 0 when neither is known */
+	gpuenv_kb_ver_t max;
+	const gpuenv_kb_toolkit_t *max_row;
 } gpuenv_kb_driver_cuda_t;
-/* Does driver run applications built with CUDA cuda (MAJOR.MINOR)? */
-GPUENV_API int gpuenv_kb_driver_runs_cuda(const gpuenv_kb_t *kb, const gpuenv_kb_ver_t *driver,
+
+struct gpuenv_kb_target;
+/* Does the target's driver run applications built with CUDA cuda
+ * (MAJOR.MINOR; a third part is ignored)?  Returns out->runs. */
+GPUENV_API int gpuenv_kb_driver_runs_cuda(const gpuenv_kb_t *kb, const struct gpuenv_kb_target *t,
 	const gpuenv_kb_ver_t *cuda, gpuenv_kb_driver_cuda_t *out);
+
+/* A CUDA version as a person writes it: MAJOR.MINOR, optionally .PATCH
+ * ("12.8", "12.4.1"); out->n is 2 (the patch is dropped).  A bare major
+ * ("12") is refused rather than read as 12.0.  GPUENV_EVERSION with a
+ * message and hint in ctx->err otherwise.  Every verb that takes a CUDA
+ * version parses it here. */
+GPUENV_API int gpuenv_kb_cuda_parse(gpuenv_ctx_t *ctx, gpuenv_str_t s, gpuenv_kb_ver_t *out);
 
 /* A rule row by id ("minor-version-compat"), NULL when absent. */
 GPUENV_API const gpuenv_kb_rule_t *gpuenv_kb_rule(const gpuenv_kb_t *kb, const char *id);
@@ -522,14 +545,26 @@ GPUENV_API const char *gpuenv_kb_sms_range(const gpuenv_kb_sm_t *v, size_t n, ch
 
 /* ---- torch --------------------------------------------------------------------------- */
 
-/* A machine (or a target) to judge builds for; each part is optional. */
+/* A machine (or a target) to judge builds for; each part is optional.  One
+ * target has one compute capability: a machine with GPUs of several gives
+ * one target per capability (gpuenv_kb_torch_pick takes a list). */
 typedef struct gpuenv_kb_target {
 	bool has_cc;
 	unsigned cc_major, cc_minor;
 	const gpuenv_kb_gpu_t *gpu; /* for names and the segment; may be NULL */
-	bool has_driver;
+	bool has_driver;	    /* driver is set */
 	gpuenv_kb_ver_t driver;
+	/* the newest CUDA the driver reports (NVML); n == 0: the KB decides
+	 * from driver.  Usable without has_driver. */
+	gpuenv_kb_ver_t driver_cuda;
+	/* the CUDA version of a forward-compatibility libcuda (cuda-compat)
+	 * that applications load; n == 0: none */
+	gpuenv_kb_ver_t compat_cuda;
 } gpuenv_kb_target_t;
+
+/* A data-center GPU (forward compatibility applies): 1, 0, or -1 when the
+ * target names no GPU the KB knows. */
+GPUENV_API int gpuenv_kb_target_datacenter(const gpuenv_kb_target_t *t);
 
 enum gpuenv_kb_verdict {
 	GPUENV_KB_NO = 0,
@@ -549,9 +584,19 @@ typedef struct gpuenv_kb_torch_verdict {
 	const gpuenv_kb_torch_variant_t *variant;
 	const gpuenv_kb_torch_arch_list_t *arch; /* NULL: not in the KB */
 	int verdict;				 /* enum gpuenv_kb_verdict */
+	int code;  /* how the GPU runs it: enum gpuenv_kb_code (0 when not judged) */
+	int runs;  /* the driver rule for the build's CUDA: enum gpuenv_kb_runs
+		      (GPUENV_KB_RUNS_UNKNOWN without a driver) */
 	gpuenv_kb_reason_t reason[GPUENV_KB_MAX_REASONS];
 	size_t n_reason;
 } gpuenv_kb_torch_verdict_t;
+
+enum gpuenv_kb_code {
+	GPUENV_KB_CODE_CUBIN = 1, /* a cubin runs on the GPU */
+	GPUENV_KB_CODE_PTX,	  /* only PTX, JIT-compiled by the driver */
+	GPUENV_KB_CODE_NONE,	  /* nothing runs */
+	GPUENV_KB_CODE_UNKNOWN,	  /* the KB has no arch list for the build */
+};
 
 /* The arch list row of a torch variant, NULL when the KB has none. */
 GPUENV_API const gpuenv_kb_torch_arch_list_t *gpuenv_kb_torch_arch(const gpuenv_kb_t *kb,
@@ -567,6 +612,92 @@ GPUENV_API const gpuenv_kb_torch_variant_t *gpuenv_kb_torch_variant(const gpuenv
 GPUENV_API int gpuenv_kb_torch_check(const gpuenv_kb_t *kb, const gpuenv_kb_target_t *t,
 	const gpuenv_kb_torch_variant_t *v, gpuenv_arena_t *arena, gpuenv_kb_torch_verdict_t *out);
 
+/* The torch build to install on a target: the one choice doctor's fixes,
+ * preflight, diagnose's {torch_pick}, `kb torch` and the resolver make.
+ *
+ * A build qualifies when gpuenv_kb_torch_check says no "no" on any of the
+ * targets.  Among those, in order:
+ *  1. how the GPUs run it: a cubin on every GPU, then PTX somewhere, then
+ *     builds whose arch list the KB lacks (need_cubin: the first only);
+ *  2. current's own release;
+ *  3. without a driver to go by: the oldest CUDA (the least it asks of a
+ *     driver);
+ *  4. the release: newer ones, the nearest first (the smallest upgrade),
+ *     then older ones, the nearest first; without current, the newest.  A
+ *     release other than current's must support python (when given);
+ *  5. within a release, with a driver to go by: builds the driver runs by
+ *     itself (GA) first, the newest CUDA among them (the newest kernels it
+ *     can use), then minor-version / forward compatibility, the oldest
+ *     CUDA first (the fewest newer features missing).
+ * With allow_driver_upgrade, when nothing runs with the targets' driver
+ * the choice is made as if there were no driver, and driver_upgrade names
+ * the driver it needs (its CUDA's GA minimum, or the GPU's first CUDA's
+ * when that is newer). */
+typedef struct gpuenv_kb_pick_req {
+	const gpuenv_kb_target_t *targets; /* one per GPU compute capability */
+	size_t n_targets;
+	const char *current;	/* the torch in use ("2.7.1+cu128"), or NULL */
+	bool same_release;	/* only builds of current's release */
+	bool need_cubin;	/* only builds with a cubin for every GPU */
+	const char *python;	/* "3.12.3" or NULL */
+	bool allow_driver_upgrade;
+} gpuenv_kb_pick_req_t;
+
+typedef struct gpuenv_kb_pick {
+	const gpuenv_kb_torch_variant_t *variant; /* NULL: nothing fits */
+	int code;  /* enum gpuenv_kb_code: the worst over the targets */
+	int runs;  /* enum gpuenv_kb_runs of its CUDA on the driver */
+	const gpuenv_kb_toolkit_t *driver_upgrade; /* the row whose driver_linux it
+						      needs; NULL: runs now */
+	const gpuenv_kb_ver_t *latest; /* newest exact release of it the KB knows
+					  ("2.7.1", from [[pin]]); NULL */
+} gpuenv_kb_pick_t;
+
+/* 0 with out filled (out->variant NULL when nothing fits), or -ENOMEM.
+ * Reasons are built in arena (freed by the caller). */
+GPUENV_API int gpuenv_kb_torch_pick(const gpuenv_kb_t *kb, const gpuenv_kb_pick_req_t *req,
+	gpuenv_arena_t *arena, gpuenv_kb_pick_t *out);
+
+/* The newest exact release of a variant's series the KB has [[pin]] rows
+ * for ("2.7.1"); NULL when none. */
+GPUENV_API const gpuenv_kb_ver_t *gpuenv_kb_torch_latest(const gpuenv_kb_t *kb,
+	const gpuenv_kb_torch_variant_t *v);
+
+/* The index a variant's wheels live on ("https://download.pytorch.org/whl/cu128",
+ * from wheels.toml [[local_tag]]; the PyTorch index pattern when that file
+ * is not loaded), into buf. */
+GPUENV_API const char *gpuenv_kb_torch_index(const gpuenv_kb_t *kb,
+	const gpuenv_kb_torch_variant_t *v, char *buf, size_t size);
+
+/* "pip install [--force-reinstall ]torch==VERSION --index-url URL": version
+ * NULL is the newest exact release the KB knows, else "X.Y.*".  In arena;
+ * NULL when memory runs out. */
+GPUENV_API const char *gpuenv_kb_torch_install_cmd(const gpuenv_kb_t *kb,
+	const gpuenv_kb_torch_variant_t *v, const char *version, bool force, gpuenv_arena_t *arena);
+
+/* A torch version as a person or a facts file writes it: "2.7.1+cu128",
+ * "2.7+cu128" or, without a local tag, the PyPI build of that release
+ * (the variant with pypi_default).  0 with *out set; GPUENV_ENOTFOUND
+ * with the release's known builds in the hint (and a word on the PyPI
+ * build when the KB does not record it); GPUENV_EVERSION when it is not a
+ * torch version.  "+cpu" and other non-CUDA tags are GPUENV_ENOTFOUND
+ * (no variant): callers that accept CPU builds test for them first. */
+GPUENV_API int gpuenv_kb_torch_lookup(const gpuenv_kb_t *kb, gpuenv_str_t version,
+	const gpuenv_kb_torch_variant_t **out);
+
+/* ---- CUDA toolkits and GPU architectures -------------------------------------------- */
+
+/* The [[arch_list]] row of the toolkit range holding cuda, NULL when none. */
+GPUENV_API const gpuenv_kb_cuda_arch_list_t *gpuenv_kb_cuda_arch_list(const gpuenv_kb_t *kb,
+	const gpuenv_kb_ver_t *cuda);
+/* Can nvcc of CUDA cuda build cubins for major.minor?  1 yes, 0 no, -1 the
+ * KB has no arch list for that toolkit; *row (may be NULL) gets the row. */
+GPUENV_API int gpuenv_kb_cuda_builds_for(const gpuenv_kb_t *kb, const gpuenv_kb_ver_t *cuda,
+	unsigned major, unsigned minor, const gpuenv_kb_cuda_arch_list_t **row);
+/* The newest toolkit range that still builds for major.minor, NULL when none. */
+GPUENV_API const gpuenv_kb_cuda_arch_list_t *gpuenv_kb_arch_last_cuda(const gpuenv_kb_t *kb,
+	unsigned major, unsigned minor);
+
 /* ---- NGC images ----------------------------------------------------------------------- */
 
 /* Image rows for a reference: "nvcr.io/nvidia/pytorch:24.05-py3",
@@ -574,6 +705,45 @@ GPUENV_API int gpuenv_kb_torch_check(const gpuenv_kb_t *kb, const gpuenv_kb_targ
  * number of matches, out[0..max) filled. */
 GPUENV_API size_t gpuenv_kb_image_find(const gpuenv_kb_t *kb, const char *ref,
 	const gpuenv_kb_container_t **out, size_t max);
+
+/* Does an image run on a target's driver (and GPU)?  The image's release
+ * notes decide when the KB has them (driver_min_branch): a driver of that
+ * branch or later runs it; an older one only when it is one of the
+ * data-center drivers the notes list (that branch, at least that release),
+ * through the forward-compatibility package the image ships, and only on a
+ * data-center GPU.  Minor-version compatibility does not make such an image
+ * run: the notes name exactly which older drivers it supports (for
+ * tritonserver 24.10, CUDA 12.6: R560 or later, or R470/R525/R535/R545 on
+ * data-center GPUs; R550 is not among them).  Images without notes in the
+ * KB (and nvidia/cuda tags) follow the CUDA rule, gpuenv_kb_driver_runs_cuda. */
+typedef struct gpuenv_kb_image_verdict {
+	int runs;	     /* enum gpuenv_kb_runs */
+	bool by_notes;	     /* decided by the release notes' requirement */
+	unsigned branch;     /* the branch the notes require (560 for "R560"); 0 */
+	const gpuenv_kb_ver_t *fc_driver; /* FORWARD_COMPAT: the listed driver met */
+	bool datacenter_only; /* FORWARD_COMPAT while the target's GPU is unknown:
+				 holds on a data-center GPU only */
+	bool not_datacenter; /* NO because the GPU is not a data-center one, though
+				the driver is a listed one */
+	int cc_ok;	     /* the target's GPU >= the image's cc_min: 1, 0, -1 unknown */
+	gpuenv_kb_driver_cuda_t dc; /* the CUDA rule for the image's CUDA */
+} gpuenv_kb_image_verdict_t;
+
+/* The image's CUDA version as a container row: an NGC row of the KB, or
+ * for nvidia/cuda (docker.io, nvcr.io) a tag "12.4.1-runtime-ubuntu22.04"
+ * read as CUDA 12.4.  0 and *out; GPUENV_ENOTFOUND otherwise (ctx->err
+ * says which images the KB knows); GPUENV_EUSAGE when ref has no tag.
+ * For nvidia/cuda, *row is NULL and cuda is filled from the tag. */
+typedef struct gpuenv_kb_image_ref {
+	const gpuenv_kb_container_t *row; /* NULL for a nvidia/cuda tag */
+	gpuenv_kb_ver_t cuda;		  /* MAJOR.MINOR */
+} gpuenv_kb_image_ref_t;
+GPUENV_API int gpuenv_kb_image_lookup(const gpuenv_kb_t *kb, const char *ref,
+	gpuenv_kb_image_ref_t *out);
+
+/* Judge an image (row, or cuda alone when row is NULL) on a target. */
+GPUENV_API void gpuenv_kb_image_check(const gpuenv_kb_t *kb, const gpuenv_kb_target_t *t,
+	const gpuenv_kb_image_ref_t *img, gpuenv_kb_image_verdict_t *out);
 
 #ifdef __cplusplus
 }

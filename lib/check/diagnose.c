@@ -6,7 +6,7 @@
  * longest plain run of the pattern, found at compile time) is looked for
  * with memmem, so a long log costs a few substring scans per line.
  */
-#include "gpuenv/check.h"
+#include "gpuenv/diagnose.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -24,6 +24,7 @@ struct pattern {
 	gpuenv_str_t lit;    /* the literal, or the regex's needle (may be empty) */
 	regex_t re;
 	bool compiled;
+	unsigned shift; /* groups anchor_lead put in front (1 or 2) */
 };
 
 struct sig {
@@ -45,6 +46,95 @@ struct gpuenv_diag {
 static bool is_meta(char c)
 {
 	return strchr(".[]()*+?{}|^$\\", c) != NULL;
+}
+
+/* The index just past the bracket expression that starts at re[i] == '['
+ * ([]...] and [^]...] hold a ']' first; [:class:], [.x.], [=x=] inside). */
+static size_t bracket_end(const char *re, size_t len, size_t i)
+{
+	size_t j = i + 1;
+
+	if (j < len && re[j] == '^')
+		j++;
+	if (j < len && re[j] == ']')
+		j++;
+	while (j < len && re[j] != ']') {
+		if (re[j] == '[' && j + 1 < len && (re[j + 1] == ':' || re[j + 1] == '.' || re[j + 1] == '=')) {
+			char close = re[j + 1];
+			j += 2;
+			while (j + 1 < len && !(re[j] == close && re[j + 1] == ']'))
+				j++;
+			j += 2;
+			continue;
+		}
+		j++;
+	}
+	return j + 1;
+}
+
+/* Linear time for a regex that starts with a run of a class, C+ or C*
+ * ("([A-Za-z0-9_.-]+\.so): undefined symbol"): regexec tries a match from
+ * every position of the line and each try runs along the whole run, so a
+ * long line of such characters costs its length squared.  A leftmost match
+ * of such a pattern starts where the run starts (had it started inside,
+ * the run could take one more character), so "(^|[^C])(PATTERN)" finds the
+ * same match with every try but those at a run's start dying at once.
+ * Writes that pattern into out and returns its length, or 0 when the
+ * pattern does not have that shape: an alternation or an optional group
+ * around the leading run (a match could then skip it) or a back-reference
+ * (the groups are renumbered). */
+static size_t anchor_lead(const char *re, size_t len, char *out, size_t cap)
+{
+	size_t i = 0, k, cls, cls_end, lead_open, n;
+	int depth = 0;
+
+	while (i < len && re[i] == '(')
+		i++;
+	k = i; /* groups open around the leading run */
+	cls = i;
+	if (i < len && re[i] == '[')
+		i = bracket_end(re, len, i);
+	else if (i < len && re[i] == '.')
+		i++;
+	else
+		return 0;
+	if (i >= len || (re[i] != '+' && re[i] != '*'))
+		return 0;
+	cls_end = i;
+	lead_open = k;
+	depth = (int)k;
+	for (i = cls_end + 1; i < len; i++) {
+		char c = re[i];
+		if (c == '\\') {
+			if (i + 1 < len && re[i + 1] >= '1' && re[i + 1] <= '9')
+				return 0;
+			i++;
+		} else if (c == '[') {
+			i = bracket_end(re, len, i) - 1;
+		} else if (c == '(') {
+			depth++;
+		} else if (c == ')') {
+			if (depth > 0 && (size_t)depth <= lead_open) {
+				lead_open = (size_t)depth - 1;
+				if (i + 1 < len && (re[i + 1] == '?' || re[i + 1] == '*' || re[i + 1] == '{'))
+					return 0;
+			}
+			if (depth > 0)
+				depth--;
+		} else if (c == '|' && (size_t)depth <= lead_open) {
+			return 0;
+		}
+	}
+	/* "(^|[^" + class body + "])(" + re + ")"; "." has no complement: "^" */
+	if (re[cls] == '.')
+		n = (size_t)snprintf(out, cap, "^(%.*s)", (int)len, re);
+	else if (re[cls + 1] == '^')
+		n = (size_t)snprintf(out, cap, "(^|[%.*s)(%.*s)", (int)(cls_end - cls - 2),
+			re + cls + 2, (int)len, re);
+	else
+		n = (size_t)snprintf(out, cap, "(^|[^%.*s)(%.*s)", (int)(cls_end - cls - 1),
+			re + cls + 1, (int)len, re);
+	return n < cap ? n : 0;
 }
 
 /* The longest run of plain characters outside groups and brackets that
@@ -70,25 +160,7 @@ static gpuenv_str_t needle_of(gpuenv_arena_t *a, const char *re, size_t len)
 			}
 			i += 2;
 		} else if (c == '[') {
-			/* skip a bracket expression: []...] and [^]...] hold a ']' first */
-			size_t j = i + 1;
-			if (j < len && re[j] == '^')
-				j++;
-			if (j < len && re[j] == ']')
-				j++;
-			while (j < len && re[j] != ']') {
-				if (re[j] == '[' && j + 1 < len && (re[j + 1] == ':' || re[j + 1] == '.' ||
-								   re[j + 1] == '=')) {
-					char close = re[j + 1];
-					j += 2;
-					while (j + 1 < len && !(re[j] == close && re[j + 1] == ']'))
-						j++;
-					j += 2;
-					continue;
-				}
-				j++;
-			}
-			i = j + 1;
+			i = bracket_end(re, len, i);
 		} else if (c == '(') {
 			depth++;
 			i++;
@@ -184,6 +256,17 @@ static int compile_sig(gpuenv_diag_t *d, const gpuenv_kb_signature_t *row, struc
 				GPUENV_STR_ARG(row->id), cre, MAX_CAPS - 1);
 		}
 		p->lit = needle_of(&d->arena, r.ptr, r.len);
+		/* the same regex, anchored to the start of its leading run */
+		{
+			char an[2 * GPUENV_DIAG_MAX_PATTERN + 16];
+			size_t al = anchor_lead(r.ptr, r.len, an, sizeof(an));
+			regex_t re2;
+			if (al && regcomp(&re2, an, REG_EXTENDED | (p->icase ? REG_ICASE : 0)) == 0) {
+				regfree(&p->re);
+				p->re = re2;
+				p->shift = an[0] == '^' ? 1 : 2;
+			}
+		}
 	}
 	s->npat = n;
 	return 0;
@@ -279,7 +362,7 @@ static const char *find(const char *h, size_t hl, gpuenv_str_t n, bool icase)
 static bool match(const struct pattern *p, const char *line, size_t len, gpuenv_str_t *caps,
 	size_t *ncaps)
 {
-	regmatch_t m[MAX_CAPS];
+	regmatch_t m[MAX_CAPS + 2];
 	const char *at = find(line, len, p->lit, p->icase);
 
 	if (!at)
@@ -289,13 +372,15 @@ static bool match(const struct pattern *p, const char *line, size_t len, gpuenv_
 		*ncaps = 1;
 		return true;
 	}
-	if (regexec(&p->re, line, MAX_CAPS, m, 0) != 0)
+	if (regexec(&p->re, line, MAX_CAPS + 2, m, 0) != 0)
 		return false;
-	*ncaps = p->re.re_nsub + 1;
-	for (size_t i = 0; i < *ncaps; i++)
-		caps[i] = m[i].rm_so < 0 ? GPUENV_STR_NULL
-					 : gpuenv_str_n(line + m[i].rm_so,
-						   (size_t)(m[i].rm_eo - m[i].rm_so));
+	/* an anchored regex: its group p->shift is the pattern's whole match */
+	*ncaps = p->re.re_nsub + 1 - p->shift;
+	for (size_t i = 0; i < *ncaps; i++) {
+		const regmatch_t *g = &m[i ? i + p->shift : p->shift];
+		caps[i] = g->rm_so < 0 ? GPUENV_STR_NULL
+				       : gpuenv_str_n(line + g->rm_so, (size_t)(g->rm_eo - g->rm_so));
+	}
 	return true;
 }
 
@@ -369,111 +454,39 @@ static const char *torch_code(gpuenv_diag_t *d, const gpuenv_diag_facts_t *f, gp
 	}
 }
 
-static const char *index_url(const gpuenv_kb_t *kb, gpuenv_str_t tag, char *buf, size_t size)
-{
-	for (size_t i = 0; i < kb->n_local_tag; i++) {
-		const gpuenv_kb_local_tag_t *t = &kb->local_tag[i];
-		const char *at;
-		if (!gpuenv_str_eq_cstr(t->project, "torch") || !t->index.ptr ||
-			!gpuenv_str_startswith(t->pattern, "+cu"))
-			continue;
-		at = find_bytes(t->index.ptr, t->index.len, "cu{major}{minor}", 16);
-		if (!at)
-			continue;
-		snprintf(buf, size, "%.*s%.*s%.*s", (int)(at - t->index.ptr), t->index.ptr,
-			GPUENV_STR_ARG(tag), (int)(t->index.len - (size_t)(at - t->index.ptr) - 16),
-			at + 16);
-		return buf;
-	}
-	return NULL;
-}
-
-static int series_cmp(const gpuenv_kb_torch_variant_t *a, const gpuenv_kb_torch_variant_t *b)
-{
-	return gpuenv_kb_ver_cmp(&a->torch, &b->torch);
-}
-
-/* The variant to recommend for a target, among those that run (YES).  With
- * a driver that runs some: the machine's own torch series when one of its
- * builds runs, else the newest series; within a series the oldest CUDA.
- * Without a driver to go by: the oldest CUDA first (the least a driver must
- * do), then the newest series. */
-static bool better(const gpuenv_kb_torch_variant_t *v, bool v_mine,
-	const gpuenv_kb_torch_variant_t *best, bool best_mine, bool least_driver)
-{
-	int s = series_cmp(v, best), c = gpuenv_kb_ver_cmp(&v->cuda, &best->cuda);
-
-	if (least_driver)
-		return c < 0 || (c == 0 && s > 0);
-	if (v_mine != best_mine)
-		return v_mine;
-	return s > 0 || (s == 0 && c < 0);
-}
-
-static const gpuenv_kb_torch_variant_t *pick(gpuenv_diag_t *d, const gpuenv_kb_target_t *t,
-	const gpuenv_kb_torch_variant_t *mine, gpuenv_arena_t *a)
-{
-	const gpuenv_kb_torch_variant_t *best = NULL;
-	bool best_mine = false;
-
-	for (size_t i = 0; i < d->kb->n_torch_variant; i++) {
-		const gpuenv_kb_torch_variant_t *v = &d->kb->torch_variant[i];
-		gpuenv_kb_torch_verdict_t vd;
-		bool is_mine;
-		if (gpuenv_kb_torch_check(d->kb, t, v, a, &vd) || vd.verdict != GPUENV_KB_YES)
-			continue;
-		is_mine = mine && gpuenv_kb_ver_cmp(&v->torch, &mine->torch) == 0;
-		if (!best || better(v, is_mine, best, best_mine, !t->has_driver)) {
-			best = v;
-			best_mine = is_mine;
-		}
-	}
-	return best;
-}
-
+/* "a cu128 build (torch 2.7: pip install torch==2.7.1 --index-url ...)" */
 static const char *pick_phrase(gpuenv_diag_t *d, const gpuenv_kb_torch_variant_t *v,
 	const char *after, gpuenv_arena_t *a)
 {
-	char url[256];
-	const char *u = index_url(d->kb, v->tag, url, sizeof(url));
+	const char *cmd = gpuenv_kb_torch_install_cmd(d->kb, v, NULL, false, a);
 
-	if (u)
-		return afmt(a, "a %.*s build (torch %.*s: pip install \"torch==%.*s.*\" --index-url %s)%s",
-			GPUENV_STR_ARG(v->tag), GPUENV_STR_ARG(v->torch.str),
-			GPUENV_STR_ARG(v->torch.str), u, after);
-	return afmt(a, "a %.*s build (torch %.*s)%s", GPUENV_STR_ARG(v->tag),
-		GPUENV_STR_ARG(v->torch.str), after);
+	if (!cmd)
+		return NULL;
+	return afmt(a, "a %.*s build (torch %.*s: %s)%s", GPUENV_STR_ARG(v->tag),
+		GPUENV_STR_ARG(v->torch.str), cmd, after);
 }
 
 /* Do the cubins / PTX read from libtorch_cuda.so cover the facts' GPU? */
 static bool torch_covers(const gpuenv_diag_facts_t *f)
 {
-	gpuenv_kb_sm_t sm;
+	gpuenv_kb_sm_t sms[64], ptx[64];
+	gpuenv_kb_cover_t cov;
+	size_t ns = 0, np = 0;
 
-	for (size_t i = 0; i < f->n_torch_cubins; i++)
-		if (gpuenv_kb_sm_parse(gpuenv_str(f->torch_cubins[i]), &sm) &&
-			gpuenv_kb_sm_runs_on(&sm, false, (unsigned)f->cc_major, (unsigned)f->cc_minor))
-			return true;
-	for (size_t i = 0; i < f->n_torch_ptx; i++) {
-		const char *p = f->torch_ptx[i];
-		/* "compute_90" is written "sm_90" for the parser */
-		char buf[32];
-		if (strncmp(p, "compute_", 8) == 0) {
-			snprintf(buf, sizeof(buf), "sm_%s", p + 8);
-			p = buf;
-		}
-		if (gpuenv_kb_sm_parse(gpuenv_str(p), &sm) &&
-			gpuenv_kb_sm_runs_on(&sm, true, (unsigned)f->cc_major, (unsigned)f->cc_minor))
-			return true;
-	}
-	return false;
+	for (size_t i = 0; i < f->n_torch_cubins && ns < 64; i++)
+		ns += gpuenv_kb_sm_parse(gpuenv_str(f->torch_cubins[i]), &sms[ns]);
+	for (size_t i = 0; i < f->n_torch_ptx && np < 64; i++)
+		np += gpuenv_kb_sm_parse(gpuenv_str(f->torch_ptx[i]), &ptx[np]);
+	return gpuenv_kb_code_covers(sms, ns, ptx, np, (unsigned)f->cc_major, (unsigned)f->cc_minor,
+		&cov);
 }
 
 const char *gpuenv_diag_torch_pick(gpuenv_diag_t *d, const gpuenv_diag_facts_t *f,
 	gpuenv_arena_t *a)
 {
 	gpuenv_kb_target_t t;
-	const gpuenv_kb_torch_variant_t *v, *mine = facts_variant(d, f);
+	gpuenv_kb_pick_req_t req;
+	gpuenv_kb_pick_t pk;
 
 	if (!facts_cc(f))
 		return NULL;
@@ -485,31 +498,21 @@ const char *gpuenv_diag_torch_pick(gpuenv_diag_t *d, const gpuenv_diag_facts_t *
 	t.cc_major = (unsigned)f->cc_major;
 	t.cc_minor = (unsigned)f->cc_minor;
 	t.has_driver = facts_driver(f, &t.driver);
-	v = pick(d, &t, mine, a);
-	if (v)
-		return pick_phrase(d, v, "", a);
-	if (!t.has_driver)
+	/* the choice doctor's fixes, preflight and `kb torch` make (kb.h) */
+	memset(&req, 0, sizeof(req));
+	req.targets = &t;
+	req.n_targets = 1;
+	req.current = f->torch;
+	req.allow_driver_upgrade = true;
+	if (gpuenv_kb_torch_pick(d->kb, &req, a, &pk) || !pk.variant)
 		return NULL;
-	/* nothing runs with this driver: what would run after an upgrade */
-	t.has_driver = false;
-	v = pick(d, &t, mine, a);
-	if (v) {
-		const gpuenv_kb_toolkit_t *ga = gpuenv_kb_toolkit(d->kb, &v->cuda, 0);
-		const gpuenv_kb_toolkit_t *first = NULL;
-		const gpuenv_kb_ver_t *need = ga ? &ga->driver_linux : NULL;
-		/* and the GPU itself may need a newer driver than that CUDA */
-		gpuenv_kb_arch_first_cuda(d->kb, t.cc_major, t.cc_minor, &first);
-		if (first && need && gpuenv_kb_ver_cmp(&first->driver_linux, need) > 0)
-			need = &first->driver_linux;
-		if (need) {
-			char after[128];
-			snprintf(after, sizeof(after), " after upgrading the driver to >= %.*s",
-				GPUENV_STR_ARG(need->str));
-			return pick_phrase(d, v, after, a);
-		}
-		return pick_phrase(d, v, "", a);
+	if (pk.driver_upgrade) {
+		char after[128];
+		snprintf(after, sizeof(after), " after upgrading the driver to >= %.*s",
+			GPUENV_STR_ARG(pk.driver_upgrade->driver_linux.str));
+		return pick_phrase(d, pk.variant, after, a);
 	}
-	return NULL;
+	return pick_phrase(d, pk.variant, "", a);
 }
 
 /* The oldest cuDNN line of the KB that lists the GPU's compute capability. */

@@ -35,10 +35,8 @@ int gpuenv_kb_cuda_min_driver(const gpuenv_kb_t *kb, gpuenv_str_t cuda,
 	size_t n = 0;
 
 	*ga = NULL;
-	if (!gpuenv_kb_ver_parse(cuda, &v) || v.n < 2)
-		return gpuenv_fail(kb->ctx, GPUENV_EVERSION, NULL, 0, 0,
-			"'%.*s' is not a CUDA version (MAJOR.MINOR, as 12.8)",
-			(int)(cuda.len > 40 ? 40 : cuda.len), cuda.ptr ? cuda.ptr : "");
+	if (gpuenv_kb_cuda_parse(kb->ctx, cuda, &v))
+		return kb->ctx->err.code;
 	*ga = gpuenv_kb_toolkit(kb, &v, 0);
 	if (*ga)
 		return 0;
@@ -106,23 +104,6 @@ void gpuenv_kb_driver_max_cuda(const gpuenv_kb_t *kb, const gpuenv_kb_ver_t *dri
 			out->mvc = m;
 	}
 	out->branch = gpuenv_kb_driver_branch(kb, driver);
-}
-
-int gpuenv_kb_driver_runs_cuda(const gpuenv_kb_t *kb, const gpuenv_kb_ver_t *driver,
-	const gpuenv_kb_ver_t *cuda, gpuenv_kb_driver_cuda_t *out)
-{
-	memset(out, 0, sizeof(*out));
-	out->ga = gpuenv_kb_toolkit(kb, cuda, 0);
-	out->mvc = cuda->n ? gpuenv_kb_minor_compat(kb, cuda->part[0]) : NULL;
-	if (!out->ga)
-		out->runs = GPUENV_KB_RUNS_UNKNOWN;
-	else if (gpuenv_kb_ver_cmp(driver, &out->ga->driver_linux) >= 0)
-		out->runs = GPUENV_KB_RUNS_GA;
-	else if (out->mvc && gpuenv_kb_ver_cmp(driver, &out->mvc->driver_min) >= 0)
-		out->runs = GPUENV_KB_RUNS_MINOR_COMPAT;
-	else
-		out->runs = GPUENV_KB_RUNS_NO;
-	return out->runs;
 }
 
 const gpuenv_kb_rule_t *gpuenv_kb_rule(const gpuenv_kb_t *kb, const char *id)
@@ -321,31 +302,6 @@ size_t gpuenv_kb_gpu_find(const gpuenv_kb_t *kb, const char *query, gpuenv_kb_gp
 	return n;
 }
 
-/* Levenshtein distance of two short strings (capped inputs). */
-static size_t distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), row[80], prev;
-
-	if (la >= 79 || lb >= 79)
-		return SIZE_MAX;
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		prev = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t cur = row[j], best = prev + (a[i - 1] != b[j - 1]);
-			if (row[j] + 1 < best)
-				best = row[j] + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			prev = cur;
-		}
-	}
-	return row[lb];
-}
-
 static void joined(const struct toks *t, char *buf, size_t size)
 {
 	size_t n = 0;
@@ -394,7 +350,7 @@ int gpuenv_kb_gpu_lookup(const gpuenv_kb_t *kb, const char *query, gpuenv_kb_gpu
 			size_t d;
 			tokenize(kb->gpu[i].name, &nt);
 			joined(&nt, ns, sizeof(ns));
-			d = distance(qs, ns);
+			d = gpuenv_edit_distance(qs, ns);
 			if (d < bestd) {
 				bestd = d;
 				best = &kb->gpu[i];
@@ -509,31 +465,6 @@ const gpuenv_kb_torch_arch_list_t *gpuenv_kb_torch_arch(const gpuenv_kb_t *kb,
 	return NULL;
 }
 
-const gpuenv_kb_torch_variant_t *gpuenv_kb_torch_variant(const gpuenv_kb_t *kb,
-	gpuenv_str_t version)
-{
-	gpuenv_str_t head, local = gpuenv_str_split(gpuenv_str_trim(version), '+', &head);
-	gpuenv_kb_ver_t v;
-	size_t n = 0;
-
-	/* "2.5.1" of "2.5.1a0" / "2.5.1.dev20240720": the release part only */
-	while (n < head.len && (is_digit(head.ptr[n]) || head.ptr[n] == '.'))
-		n++;
-	while (n && head.ptr[n - 1] == '.')
-		n--;
-	if (!gpuenv_kb_ver_parse(gpuenv_str_n(head.ptr, n), &v) || v.n < 2)
-		return NULL;
-	v.n = 2;
-	for (size_t i = 0; i < kb->n_torch_variant; i++) {
-		const gpuenv_kb_torch_variant_t *t = &kb->torch_variant[i];
-		if (gpuenv_kb_ver_cmp(&t->torch, &v) != 0)
-			continue;
-		if (local.ptr ? gpuenv_str_eq(t->tag, local) : t->pypi_default == 1)
-			return t;
-	}
-	return NULL;
-}
-
 struct rctx {
 	gpuenv_arena_t *arena;
 	gpuenv_kb_torch_verdict_t *out;
@@ -594,36 +525,54 @@ static void check_driver_cuda(const gpuenv_kb_t *kb, const gpuenv_kb_target_t *t
 	const gpuenv_kb_torch_variant_t *v, const gpuenv_kb_driver_cuda_t *dc, struct rctx *rc)
 {
 	const gpuenv_kb_rule_t *fwd = gpuenv_kb_rule(kb, "forward-compat");
-	bool dc_gpu = t->gpu && gpuenv_str_eq_cstr(t->gpu->segment, "datacenter");
+	bool dc_gpu = gpuenv_kb_target_datacenter(t) == 1;
+	const char *fc = dc_gpu ? " (a data-center GPU can use the CUDA forward-compatibility package)" : "";
+	char drv[48];
 
+	if (t->has_driver)
+		snprintf(drv, sizeof(drv), "driver %.*s", V(t->driver));
+	else
+		snprintf(drv, sizeof(drv), "the driver (CUDA <= %.*s)", V(t->driver_cuda));
 	switch (dc->runs) {
 	case GPUENV_KB_RUNS_GA:
-		reason(rc, GPUENV_KB_YES, &dc->ga->row, NULL,
-			"driver %.*s >= %.*s, the minimum for CUDA %.*s", V(t->driver),
-			V(dc->ga->driver_linux), V(v->cuda));
+		if (dc->ga && t->has_driver && !t->driver_cuda.n)
+			reason(rc, GPUENV_KB_YES, &dc->ga->row, NULL,
+				"driver %.*s >= %.*s, the minimum for CUDA %.*s", V(t->driver),
+				V(dc->ga->driver_linux), V(v->cuda));
+		else
+			reason(rc, GPUENV_KB_YES, dc->ga ? &dc->ga->row : NULL, NULL,
+				"%s supports CUDA <= %.*s, enough for CUDA %.*s", drv, V(dc->max),
+				V(v->cuda));
+		break;
+	case GPUENV_KB_RUNS_FORWARD_COMPAT:
+		reason(rc, GPUENV_KB_YES, fwd ? &fwd->row : NULL, dc->ga ? &dc->ga->row : NULL,
+			"%s supports CUDA <= %.*s; the forward-compatibility libcuda in use runs "
+			"CUDA %.*s",
+			drv, dc->max.n ? (int)dc->max.str.len : 1, dc->max.n ? dc->max.str.ptr : "?",
+			V(t->compat_cuda));
 		break;
 	case GPUENV_KB_RUNS_MINOR_COMPAT:
-		reason(rc, GPUENV_KB_YES, &dc->mvc->row, &dc->ga->row,
+		reason(rc, GPUENV_KB_YES, &dc->mvc->row, dc->ga ? &dc->ga->row : NULL,
 			"driver %.*s < %.*s (CUDA %.*s) but >= %.*s: CUDA %u.x runs through "
 			"minor-version compatibility, with its limits (no JIT of newer PTX)",
-			V(t->driver), V(dc->ga->driver_linux), V(v->cuda), V(dc->mvc->driver_min),
+			V(t->driver), dc->ga ? (int)dc->ga->driver_linux.str.len : 1,
+			dc->ga ? dc->ga->driver_linux.str.ptr : "?", V(v->cuda), V(dc->mvc->driver_min),
 			v->cuda.part[0]);
 		break;
 	case GPUENV_KB_RUNS_NO:
-		if (dc->mvc)
+		if (!dc->ga)
+			reason(rc, GPUENV_KB_NO, NULL, NULL, "%s supports CUDA <= %.*s, not %.*s%s", drv,
+				V(dc->max), V(v->cuda), fc);
+		else if (dc->mvc && t->has_driver)
 			reason(rc, GPUENV_KB_NO, &dc->ga->row, &dc->mvc->row,
-				"driver %.*s < %.*s, the minimum for CUDA %.*s, and below %.*s, where "
+				"%s < %.*s, the minimum for CUDA %.*s, and below %.*s, where "
 				"minor-version compatibility for CUDA %u.x starts%s",
-				V(t->driver), V(dc->ga->driver_linux), V(v->cuda), V(dc->mvc->driver_min),
-				v->cuda.part[0],
-				dc_gpu ? " (a data-center GPU can use the CUDA forward-compatibility package)"
-				       : "");
+				drv, V(dc->ga->driver_linux), V(v->cuda), V(dc->mvc->driver_min),
+				v->cuda.part[0], fc);
 		else
 			reason(rc, GPUENV_KB_NO, &dc->ga->row, dc_gpu && fwd ? &fwd->row : NULL,
-				"driver %.*s < %.*s, the minimum for CUDA %.*s%s", V(t->driver),
-				V(dc->ga->driver_linux), V(v->cuda),
-				dc_gpu ? " (a data-center GPU can use the CUDA forward-compatibility package)"
-				       : "");
+				"%s < %.*s, the minimum for CUDA %.*s%s", drv, V(dc->ga->driver_linux),
+				V(v->cuda), fc);
 		break;
 	default:
 		reason(rc, GPUENV_KB_UNKNOWN, &v->row, NULL,
@@ -648,11 +597,8 @@ static void check_code(const gpuenv_kb_t *kb, const gpuenv_kb_target_t *t,
 			(long long)arch->last_cuda_major, V(v->cuda));
 	}
 	if (!al) {
-		const gpuenv_kb_cuda_arch_list_t *tl = NULL;
-		for (size_t i = 0; i < kb->n_cuda_arch_list && !tl; i++)
-			if (gpuenv_kb_ver_cmp(&v->cuda, &kb->cuda_arch_list[i].cuda_min) >= 0 &&
-				gpuenv_kb_ver_cmp(&v->cuda, &kb->cuda_arch_list[i].cuda_max) <= 0)
-				tl = &kb->cuda_arch_list[i];
+		const gpuenv_kb_cuda_arch_list_t *tl = gpuenv_kb_cuda_arch_list(kb, &v->cuda);
+		rc->out->code = GPUENV_KB_CODE_UNKNOWN;
 		if (tl && !gpuenv_kb_code_covers(tl->sm.v, tl->sm.n, NULL, 0, t->cc_major,
 				  t->cc_minor, &cov))
 			reason(rc, GPUENV_KB_UNKNOWN, &v->row, &tl->row,
@@ -674,6 +620,7 @@ static void check_code(const gpuenv_kb_t *kb, const gpuenv_kb_target_t *t,
 	gpuenv_kb_sms_range(al->sm.v, al->sm.n, range, sizeof(range));
 	if (!gpuenv_kb_code_covers(al->sm.v, al->sm.n, al->ptx.v, al->ptx.n, t->cc_major,
 		    t->cc_minor, &cov)) {
+		rc->out->code = GPUENV_KB_CODE_NONE;
 		if (al->ptx.n) {
 			char pr[64];
 			gpuenv_kb_sms_range(al->ptx.v, al->ptx.n, pr, sizeof(pr));
@@ -686,6 +633,7 @@ static void check_code(const gpuenv_kb_t *kb, const gpuenv_kb_target_t *t,
 				t->cc_minor);
 		return;
 	}
+	rc->out->code = cov.via_ptx ? GPUENV_KB_CODE_PTX : GPUENV_KB_CODE_CUBIN;
 	if (!cov.via_ptx) {
 		reason(rc, GPUENV_KB_YES, &al->row, NULL, "carries a %.*s cubin, which runs on sm_%u%u",
 			GPUENV_STR_ARG(cov.by->str), t->cc_major, t->cc_minor);
@@ -694,7 +642,8 @@ static void check_code(const gpuenv_kb_t *kb, const gpuenv_kb_target_t *t,
 	/* PTX is compiled by the driver, which must know that PTX version:
 	 * the driver of the toolkit that wrote it (minor-version
 	 * compatibility does not cover JIT) */
-	if (t->has_driver && dc->runs != GPUENV_KB_RUNS_GA) {
+	if (dc->runs != GPUENV_KB_RUNS_UNKNOWN && dc->runs != GPUENV_KB_RUNS_GA &&
+		dc->runs != GPUENV_KB_RUNS_FORWARD_COMPAT) {
 		const gpuenv_kb_rule_t *jit = gpuenv_kb_rule(kb, "ptx-jit");
 		reason(rc, GPUENV_KB_NO, &al->row, jit ? &jit->row : NULL,
 			"no cubin for sm_%u%u (carries %s); its PTX for %.*s needs the driver to "
@@ -715,23 +664,25 @@ int gpuenv_kb_torch_check(const gpuenv_kb_t *kb, const gpuenv_kb_target_t *t,
 {
 	struct rctx rc = { arena, out, 0 };
 	gpuenv_kb_driver_cuda_t dc;
+	bool drv = t->has_driver || t->driver_cuda.n;
 
 	memset(out, 0, sizeof(*out));
-	memset(&dc, 0, sizeof(dc));
 	out->variant = v;
 	out->arch = gpuenv_kb_torch_arch(kb, v);
 	out->verdict = GPUENV_KB_YES;
-	if (t->has_driver)
-		gpuenv_kb_driver_runs_cuda(kb, &t->driver, &v->cuda, &dc);
+	gpuenv_kb_driver_runs_cuda(kb, t, &v->cuda, &dc);
+	out->runs = dc.runs;
 	if (t->has_cc && t->has_driver)
 		check_driver_knows_gpu(kb, t, &rc);
-	if (t->has_driver)
+	if (drv)
 		check_driver_cuda(kb, t, v, &dc, &rc);
 	if (t->has_cc)
 		check_code(kb, t, v, out->arch, &dc, &rc);
-	if (!t->has_cc && !t->has_driver)
+	if (!t->has_cc && !drv)
 		out->verdict = GPUENV_KB_UNKNOWN;
-	return rc.err;
+	if (rc.err)
+		return gpuenv_oom(kb->ctx, "judging a torch build");
+	return 0;
 }
 
 /* ---- NGC images ------------------------------------------------------------------------ */

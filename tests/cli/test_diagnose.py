@@ -125,15 +125,16 @@ with open(os.path.join(LOGS, "cuda-oom.log")) as f:
     r = run("--json", "diagnose", stdin=f.read())
 check(r.returncode == 1 and ids(r) == ["cuda-oom"] and json.loads(r.stdout)["file"] == "<stdin>", "stdin")
 
-# usage and unreadable input -> 2
+# usage -> 2; an input that cannot be read -> 4 (docs/exit-codes.md: was 2,
+# which the one table keeps for a bad command line)
 r = run("diagnose", "/nonexistent/log")
-check(r.returncode == 2 and "/nonexistent/log" in r.stderr, "missing log -> 2: %r" % r.stderr)
+check(r.returncode == 4 and "/nonexistent/log" in r.stderr, "missing log -> 4: %r" % r.stderr)
 r = run("diagnose", "a.log", "b.log")
 check(r.returncode == 2, "two logs -> 2")
 r = run("diagnose", "--facts", "/nonexistent.json", os.path.join(LOGS, "clean.log"))
-check(r.returncode == 2, "missing facts -> 2")
+check(r.returncode == 4, "missing facts -> 4")
 r = run("diagnose", "--facts", os.path.join(LOGS, "clean.log"), os.path.join(LOGS, "clean.log"))
-check(r.returncode == 2, "facts that are not JSON -> 2: %r" % r.stderr)
+check(r.returncode == 4, "facts that are not JSON -> 4: %r" % r.stderr)
 r = run("diagnose", "--gpu", "Voodoo 5", os.path.join(LOGS, "clean.log"))
 check(r.returncode == 2 and "Voodoo 5" in r.stderr, "unknown GPU -> 2")
 r = run("diagnose", "--driver", "new", os.path.join(LOGS, "clean.log"))
@@ -155,7 +156,7 @@ with tempfile.TemporaryDirectory() as d:
     with open(os.path.join(d, "diagnose.toml"), "w") as f:
         f.write('[[signature]]\nid = "bad"\ntitle = "t"\nregex = ["(x"]\ncause = "c"\nfix = "f"\nsource = "s"\n')
     r = run("diagnose", "--kb-dir", d, "-", stdin="x\n")
-    check(r.returncode == 2 and "diagnose.toml:1" in r.stderr, "bad regex reported: %r" % r.stderr)
+    check(r.returncode == 4 and "diagnose.toml:1" in r.stderr, "bad regex reported: %r" % r.stderr)
 
 # a large log stays fast enough and is read whole
 lines = ["INFO step %d loss 1.234 tokens/s 380000" % i for i in range(200000)]
@@ -164,6 +165,53 @@ r = run("--json", "diagnose", "-", stdin="\n".join(lines) + "\n")
 check(r.returncode == 1 and ids(r) == ["illegal-memory-access"] and
       json.loads(r.stdout)["findings"][0]["line"] == 150001 and json.loads(r.stdout)["lines"] == 200000,
       "200000-line log")
+
+# bytes that are not text (issue 7): --json reports what the text mode
+# reports, escaped the one documented way (\xHH, \\), and keeps the "file"
+# key of a file name that is not UTF-8; the text mode shows a log's escape
+# sequences instead of sending them to the terminal
+def runb(*args, stdin=None):
+    return subprocess.run([BIN, *args], capture_output=True, input=stdin, timeout=60)
+
+
+bad = b"RuntimeError: CUDA out of memory. Tried \xff\xfe to allocate \x1b[2J\x1b]0;owned\x07 C:\\x\n"
+r = runb("--json", "diagnose", "-", stdin=bad)
+j = json.loads(r.stdout) if r.returncode == 1 else {}
+fs = j.get("findings", [])
+check(r.returncode == 1 and [x["id"] for x in fs] == ["cuda-oom"]
+      and fs[0]["text"] == "RuntimeError: CUDA out of memory. Tried \\xff\\xfe to allocate \x1b[2J\x1b]0;owned\x07 C:\\\\x",
+      "non-UTF-8 line kept in --json: %r %r" % (r.stdout[:400], r.stderr))
+r = runb("diagnose", "-", stdin=bad)
+check(r.returncode == 1 and b"cuda-oom" in r.stdout and b"\x1b" not in r.stdout and b"\x07" not in r.stdout
+      and b"\xff" not in r.stdout and b"Tried \\xff\\xfe to allocate \\x1b[2J\\x1b]0;owned\\x07 C:\\\\x" in r.stdout,
+      "text mode escapes the log's bytes: %r" % r.stdout[:300])
+with tempfile.TemporaryDirectory() as d:
+    p = os.path.join(os.fsencode(d), b"caf\xe9\x1b[1m.log")
+    with open(p, "wb") as f:
+        f.write(b"RuntimeError: CUDA out of memory.\n")
+    r = runb("--json", "diagnose", p)
+    j = json.loads(r.stdout) if r.returncode == 1 else {}
+    check(r.returncode == 1 and j.get("file") == os.path.join(d, "caf\\xe9\x1b[1m.log")
+          and len(j.get("findings", [])) == 1, "non-UTF-8 file name kept in --json: %r" % r.stdout[:200])
+    r = runb("diagnose", p)
+    check(r.returncode == 1 and b"caf\\xe9\\x1b[1m.log:1: cuda-oom" in r.stdout and b"\x1b" not in r.stdout,
+          "text mode escapes the file name: %r" % r.stdout[:200])
+
+# --torch is checked as --driver is; the log cap is said in the help and in the error
+for bad_torch in ("abc", "2", "2.5.1+", "2.5.1+CU124", "x2.5"):
+    r = run("diagnose", "--torch", bad_torch, os.path.join(LOGS, "clean.log"))
+    check(r.returncode == 2 and "2.5.1+cu124" in r.stderr, "--torch %s -> 2: %r" % (bad_torch, r.stderr))
+for good_torch in ("2.5.1", "2.5", "2.5.1+cu124", "2.7.0+cpu"):
+    r = run("diagnose", "--torch", good_torch, os.path.join(LOGS, "clean.log"))
+    check(r.returncode == 0, "--torch %s accepted: %r" % (good_torch, r.stderr))
+r = run("diagnose", "--help")
+check("256 MiB" in r.stdout, "--help names the 256 MiB log cap")
+with tempfile.TemporaryDirectory() as d:
+    big = os.path.join(d, "big.log")
+    with open(big, "wb") as f:
+        f.truncate((256 << 20) + 1)
+    r = run("diagnose", big)
+    check(r.returncode == 4 and "256 MiB" in r.stderr and big in r.stderr, "over the cap: %r" % r.stderr)
 
 # real facts from the H200 machine: torch 2.11.0+cu130 has sm_90 cubins, so
 # "no kernel image" there is not torch's fault and no torch is suggested

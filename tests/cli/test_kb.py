@@ -74,6 +74,12 @@ r = run("kb", "torch", "--driver", "new")
 check(r.returncode == 2, "bad driver -> 2")
 r = run("kb", "torch", "--gpu", "RTX PRO 6000")
 check(r.returncode == 1 and "be more specific" in r.stderr, "ambiguous GPU")
+# the build gpuenv would install: the one pick doctor and diagnose make
+rc, d = js("kb", "torch", "--gpu", "RTX 5090", "--driver", "570.133.07")
+check(rc == 0 and (d.get("pick") or {}).get("tag") == "cu128", "pick for RTX 5090 + 570: %s" % d.get("pick"))
+rc, d = js("kb", "torch", "--gpu", "RTX 5090", "--driver", "535.104.05")
+check(rc == 1 and (d.get("pick") or {}).get("tag") == "cu128" and d["pick"]["driver_upgrade"] == "570.26",
+      "nothing runs on 535: the pick after a driver upgrade: %s" % d.get("pick"))
 
 # --- driver -------------------------------------------------------------------------
 rc, d = js("kb", "driver", "--cuda", "12.8")
@@ -92,6 +98,14 @@ r = run("kb", "driver", "--cuda", "12.7")
 check(r.returncode == 1 and "12.7" in r.stderr and "hint:" in r.stderr, "unknown CUDA -> 1 with hint")
 r = run("kb", "driver")
 check(r.returncode == 2, "driver without a question -> 2")
+# usage errors are 2 everywhere: --cuda abc as DRIVER abc (was 1)
+r = run("kb", "driver", "--cuda", "abc")
+check(r.returncode == 2 and "not a CUDA version" in r.stderr and "usage:" in r.stderr,
+      "--cuda abc -> 2: %r" % r.stderr)
+r = run("kb", "driver", "--cuda", "12")
+check(r.returncode == 2 and "12.0" in r.stderr, "--cuda 12 -> 2, with a hint: %r" % r.stderr)
+r = run("kb", "driver", "--cuda", "12.4.1")
+check(r.returncode == 0 and "CUDA 12.4 needs driver" in r.stdout, "--cuda 12.4.1 is 12.4")
 r = run("kb", "driver", "--cuda", "12.8", "535")
 check(r.returncode == 2, "two questions -> 2")
 r = run("kb", "driver", "300.1")
@@ -112,8 +126,20 @@ check(any(b["torch"] == "2.7" and b["tag"] == "cu128" for b in g.get("torch_buil
 check(any(p["device_id"] == "0x2b85" for p in g.get("pci", [])), "PCI id listed")
 rc, d = js("kb", "gpu", "0x2335")
 check(d["gpus"][0]["matched_pci"]["device_id"] == "0x2335", "matched PCI row reported")
+# an ambiguous name: the candidates are listed, and the answer is the one
+# `kb torch --gpu` gives (issue 7: kb gpu answered with one GPU where kb
+# torch reported the ambiguity)
 rc, d = js("kb", "gpu", "RTX PRO 6000")
-check(rc == 0 and len(d.get("gpus", [])) == 3 and d["gpus"][0]["match"] == "partial", "partial: all listed")
+check(rc == 1 and d.get("ambiguous") is True and len(d.get("gpus", [])) == 3
+      and d["gpus"][0]["match"] == "partial", "partial: all listed, ambiguous, exit 1: %s" % rc)
+for q in ["A", "RTX PRO 6000", "0x25b6"]:
+    g, t = run("kb", "gpu", q), run("kb", "torch", "--gpu", q)
+    err = [l for l in g.stderr.splitlines() if l.startswith(("gpuenv:", "hint:"))]
+    check(g.returncode == 1 and t.returncode == 1 and "matches" in g.stderr and err
+          and err == [l for l in t.stderr.splitlines() if l.startswith(("gpuenv:", "hint:"))],
+          "kb gpu %r and kb torch --gpu %r report the same ambiguity: %r / %r" % (q, q, g.stderr, t.stderr))
+rc, d = js("kb", "gpu", "H100")
+check(rc == 0 and d.get("ambiguous") is False, "one GPU: not ambiguous")
 r = run("kb", "gpu", "H1000")
 check(r.returncode == 1 and "did you mean 'NVIDIA H100'" in r.stderr, "suggestion: %r" % r.stderr)
 r = run("kb", "gpu")
@@ -134,6 +160,31 @@ rc, d = js("kb", "image", "nvcr.io/nvidia/tritonserver")
 check(rc == 0 and len(d.get("images", [])) >= 10, "all tags of an image")
 r = run("kb", "image", "docker.io/library/ubuntu:24.04")
 check(r.returncode == 1, "unknown image -> 1")
+# tritonserver 24.10: its release notes (data/kb/ngc.toml) require R560, or
+# R470/R525/R535/R545 on data-center GPUs; R550 is not among them, so
+# minor-version compatibility does not make driver 550.54.15 run it (was
+# "minor-version-compat", while preflight said no-go)
+T = "nvcr.io/nvidia/tritonserver:24.10-py3"
+rc, d = js("kb", "image", T, "--driver", "550.54.15")
+im = d.get("images", [{}])[0]
+check(rc == 1 and im.get("runs") == "no" and im.get("decided_by") == "release-notes",
+      "24.10 on 550.54.15: no, by the release notes: %s" % im)
+r = run("kb", "image", T, "--driver", "550.54.15")
+check(r.returncode == 1 and "require R560 or later" in r.stdout, "24.10 on 550 text: %r" % r.stdout)
+rc, d = js("kb", "image", T, "--driver", "535.104.05")
+im = d.get("images", [{}])[0]
+check(rc == 0 and im.get("runs") == "forward-compat" and im.get("forward_compat_driver") == "535.86"
+      and im.get("datacenter_only") is True, "24.10 on 535: forward compat, data-center only: %s" % im)
+rc, d = js("kb", "image", T, "--driver", "535.104.05", "--gpu", "H100")
+check(rc == 0 and d["images"][0]["runs"] == "forward-compat" and d["images"][0]["datacenter_only"] is False,
+      "24.10 on 535 + H100: forward compat")
+rc, d = js("kb", "image", T, "--driver", "535.104.05", "--gpu", "RTX 4090")
+check(rc == 1 and d["images"][0]["runs"] == "no", "24.10 on 535 + RTX 4090: no (forward compat is data-center only)")
+rc, d = js("kb", "image", T, "--driver", "560.35.03")
+check(rc == 0 and d["images"][0]["runs"] == "yes", "24.10 on 560: yes")
+rc, d = js("kb", "image", "nvidia/cuda:12.4.1-runtime-ubuntu22.04", "--driver", "550.54.15")
+check(rc == 0 and d["images"][0]["runs"] == "yes" and d["images"][0]["cuda"] == "12.4",
+      "nvidia/cuda tags as preflight reads them: %s" % d)
 
 # --- sources ---------------------------------------------------------------------------------
 rc, d = js("kb", "sources")
@@ -159,10 +210,11 @@ with tempfile.TemporaryDirectory() as dirname:
     with open(os.path.join(dirname, "gpus.toml"), "w") as f:
         f.write('[[gpu]]\nname = "X"\ncc = "9.0"\nsegment = "datacenter"\n')
     r = run("kb", "sources", "--kb-dir", dirname)
-    check(r.returncode == 1 and "gpus.toml:1:" in r.stderr and "[[gpu]] row without a source" in r.stderr,
+    # a knowledge base that cannot be read: 4 (docs/exit-codes.md; was 1)
+    check(r.returncode == 4 and "gpus.toml:1:" in r.stderr and "[[gpu]] row without a source" in r.stderr,
           "row without a source is an error with its place: %r" % r.stderr)
 r = run("kb", "sources", "--kb-dir", "/nonexistent")
-check(r.returncode == 1 and "/nonexistent" in r.stderr, "missing --kb-dir -> 1")
+check(r.returncode == 4 and "/nonexistent" in r.stderr, "missing --kb-dir -> 4")
 
 # --- usage ----------------------------------------------------------------------------------------
 r = run("kb")

@@ -295,8 +295,8 @@ for args, what in ((["--root", "/nonexistent-gpuenv-root"], "no such folder"),
                    (["--root", root, "--env", "/nope"], "no such environment folder"),
                    (["--root", root, "--python", "/nope/bin/python3"], "no such Python interpreter")):
     r = run_top("probe", "--json", *args)
-    check(r is not None and r.returncode == 1 and what in r.stderr and r.stdout == "",
-          "probe %s -> 1 with %r: %r" % (args, what, r and (r.returncode, r.stderr)))
+    check(r is not None and r.returncode == 4 and what in r.stderr and r.stdout == "",
+          "probe %s -> 4 (an input could not be read) with %r: %r" % (args, what, r and (r.returncode, r.stderr)))
 r = run("libs", "--root", "/nonexistent-gpuenv-root")
 check(r.returncode == 1 and "no such folder" in r.stderr, "debug libs --root missing -> 1: %r" % r.stderr)
 

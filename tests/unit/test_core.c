@@ -18,32 +18,7 @@
 #include "gpuenv/fs.h"
 #include "gpuenv/hash.h"
 
-/* an allocator that fails after a budget of calls (pkgconf's alloc-inject) */
-struct budget {
-	int left;
-};
-
-static void *fail_alloc(void *ud, size_t n)
-{
-	struct budget *b = ud;
-	if (b->left-- <= 0)
-		return NULL;
-	return malloc(n);
-}
-
-static void *fail_realloc(void *ud, void *p, size_t n)
-{
-	struct budget *b = ud;
-	if (b->left-- <= 0)
-		return NULL;
-	return realloc(p, n);
-}
-
-static void std_free(void *ud, void *p)
-{
-	(void)ud;
-	free(p);
-}
+#include "testutil.h"
 
 static const char *fake_env(void *ud, const char *name)
 {
@@ -136,19 +111,25 @@ static void test_alloc_failure(void **state)
 	(void)state;
 	/* every allocation point fails cleanly, never crashes */
 	for (int budget = 0; budget < 4; budget++) {
-		struct budget bud = { budget };
+		testutil_alloc_t bud = { .fail_at = budget };
 		gpuenv_ctx_t ctx;
 		gpuenv_buf_t b;
 		gpuenv_ctx_init(&ctx);
-		ctx.mem.alloc = fail_alloc;
-		ctx.mem.realloc = fail_realloc;
-		ctx.mem.free = std_free;
-		ctx.mem.ud = &bud;
+		ctx.mem = testutil_allocator(&bud);
 		gpuenv_buf_init(&b, &ctx, 0);
 		int r = 0;
 		for (int i = 0; i < 2000 && !r; i++)
 			r = gpuenv_buf_puts(&b, "abcdefgh");
 		assert_int_equal(r, -ENOMEM);
+		/* recorded, as every error a public function returns */
+		assert_int_equal(ctx.err.code, -ENOMEM);
+		assert_non_null(strstr(ctx.err.msg, "out of memory"));
+		gpuenv_buf_free(&b);
+		gpuenv_error_clear(&ctx);
+		gpuenv_buf_init(&b, &ctx, 10);
+		assert_int_equal(gpuenv_buf_puts(&b, "0123456789x"), GPUENV_ETOOBIG);
+		assert_int_equal(ctx.err.code, GPUENV_ETOOBIG);
+		assert_non_null(strstr(ctx.err.msg, "10-byte limit"));
 		gpuenv_buf_free(&b);
 		gpuenv_arena_t a;
 		gpuenv_arena_init(&a, &ctx, 0);

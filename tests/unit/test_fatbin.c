@@ -36,6 +36,8 @@
 #include "gpuenv/fs.h"
 #include "gpuenv/hash.h"
 
+#include "testutil.h"
+
 #define CUDA_LIB "/usr/local/cuda/lib64"
 
 static const char *shared_dir(void)
@@ -166,28 +168,6 @@ static size_t make_elf(unsigned char *out, size_t cap, const struct sec *s, size
 }
 
 /* ---- failing allocator (pkgconf's alloc-inject) ---- */
-
-struct budget {
-	int left;
-};
-
-static void *fail_alloc(void *ud, size_t n)
-{
-	struct budget *b = ud;
-	return b->left-- <= 0 ? NULL : malloc(n ? n : 1);
-}
-
-static void *fail_realloc(void *ud, void *p, size_t n)
-{
-	struct budget *b = ud;
-	return b->left-- <= 0 ? NULL : realloc(p, n ? n : 1);
-}
-
-static void std_free(void *ud, void *p)
-{
-	(void)ud;
-	free(p);
-}
 
 /* ---- synthetic: fatbin fields, listing, summary, compatibility ---- */
 
@@ -725,11 +705,11 @@ static void test_dynamic_synthetic(void **state)
 	assert_non_null(strstr(ctx.err.msg, "program header 0"));
 	/* allocation failures anywhere: clean -ENOMEM, nothing leaked */
 	for (int budget = 0; budget < 12; budget++) {
-		struct budget b = { budget };
+		testutil_alloc_t b = { .fail_at = budget };
 		gpuenv_ctx_t fctx;
 		gpuenv_arena_t fa;
 		gpuenv_ctx_init(&fctx);
-		fctx.mem = (gpuenv_allocator_t){ fail_alloc, fail_realloc, std_free, &b };
+		fctx.mem = testutil_allocator(&b);
 		gpuenv_arena_init(&fa, &fctx, 0);
 		int r = dyn_of(&fctx, img, len, &fa, &dyn);
 		assert_true(r == 0 || r == -ENOMEM);
@@ -748,11 +728,11 @@ static void test_alloc_failure(void **state)
 		many[i] = (struct ent){ GPUENV_FATBIN_CUBIN, (uint32_t)(50 + i % 80), 0x11, 8, 0, 0 };
 	size_t len = put_container(img, many, 150);
 	for (int budget = 0; budget < 5; budget++) {
-		struct budget b = { budget };
+		testutil_alloc_t b = { .fail_at = budget };
 		gpuenv_ctx_t ctx;
 		gpuenv_fatbin_t fb;
 		gpuenv_ctx_init(&ctx);
-		ctx.mem = (gpuenv_allocator_t){ fail_alloc, fail_realloc, std_free, &b };
+		ctx.mem = testutil_allocator(&b);
 		gpuenv_fatbin_init(&fb, &ctx);
 		int r = gpuenv_fatbin_parse(&fb, "m", "", img, len, 0);
 		assert_int_equal(r, budget < 3 ? -ENOMEM : 0); /* 64, 128, 256 */

@@ -22,6 +22,8 @@
 #include "gpuenv/core.h"
 #include "gpuenv/hw.h"
 
+#include "testutil.h"
+
 #define STUB_LIBCUDA "/usr/local/cuda/lib64/stubs/libcuda.so"
 
 static const char *fake_nvml, *fake_nvml_old, *src_dir;
@@ -1180,28 +1182,6 @@ static void test_hostile_tree(void **state)
 }
 
 /* allocation failures at every point: -ENOMEM or success, never a crash */
-struct budget {
-	int left;
-};
-
-static void *fail_alloc(void *ud, size_t n)
-{
-	struct budget *b = ud;
-	return b->left-- <= 0 ? NULL : malloc(n ? n : 1);
-}
-
-static void *fail_realloc(void *ud, void *p, size_t n)
-{
-	struct budget *b = ud;
-	return b->left-- <= 0 ? NULL : realloc(p, n ? n : 1);
-}
-
-static void std_free(void *ud, void *p)
-{
-	(void)ud;
-	free(p);
-}
-
 static void test_alloc_failures(void **state)
 {
 	(void)state;
@@ -1211,12 +1191,9 @@ static void test_alloc_failures(void **state)
 		bool ok = false;
 		for (int n = 0; n < 400 && !ok; n++) {
 			struct probe p;
-			struct budget b = { n };
+			testutil_alloc_t b = { .fail_at = n };
 			probe_init(&p, fixture("h200"), scenarios[s], NULL);
-			p.ctx.mem.alloc = fail_alloc;
-			p.ctx.mem.realloc = fail_realloc;
-			p.ctx.mem.free = std_free;
-			p.ctx.mem.ud = &b;
+			p.ctx.mem = testutil_allocator(&b);
 			p.opts.flags = GPUENV_HW_DEEP;
 			p.arena.chunk_size = 256; /* many chunks, many failure points */
 			int r = gpuenv_hw_probe_gpus(&p.ctx, &p.opts, &p.arena, &p.f);

@@ -15,9 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gpuenv/check.h"
+#include "gpuenv/diagnose.h"
 #include "gpuenv/core.h"
 #include "gpuenv/kb.h"
+#include "gpuenv/kb_answer.h"
+
+#include "testutil.h"
 
 static gpuenv_ctx_t ctx;
 static gpuenv_kb_t *kb;
@@ -182,6 +185,17 @@ static void test_min_driver(void **state)
 	assert_int_equal(gpuenv_kb_cuda_min_driver(kb, gpuenv_str("twelve"), &ga), GPUENV_EVERSION);
 }
 
+/* the driver rule for a host that is just a driver version */
+static int driver_runs(const gpuenv_kb_ver_t *d, const gpuenv_kb_ver_t *c, gpuenv_kb_driver_cuda_t *dc)
+{
+	gpuenv_kb_target_t t;
+
+	memset(&t, 0, sizeof(t));
+	t.has_driver = true;
+	t.driver = *d;
+	return gpuenv_kb_driver_runs_cuda(kb, &t, c, dc);
+}
+
 static void test_driver_max_cuda(void **state)
 {
 	gpuenv_kb_driver_max_t mx;
@@ -199,29 +213,29 @@ static void test_driver_max_cuda(void **state)
 	assert_true(str_is(mx.branch->branch, "R535"));
 
 	c = V("12.8");
-	assert_int_equal(gpuenv_kb_driver_runs_cuda(kb, &d, &c, &dc), GPUENV_KB_RUNS_MINOR_COMPAT);
+	assert_int_equal(driver_runs(&d, &c, &dc), GPUENV_KB_RUNS_MINOR_COMPAT);
 	c = V("12.2");
-	assert_int_equal(gpuenv_kb_driver_runs_cuda(kb, &d, &c, &dc), GPUENV_KB_RUNS_GA);
+	assert_int_equal(driver_runs(&d, &c, &dc), GPUENV_KB_RUNS_GA);
 	c = V("13.0");
-	assert_int_equal(gpuenv_kb_driver_runs_cuda(kb, &d, &c, &dc), GPUENV_KB_RUNS_NO);
+	assert_int_equal(driver_runs(&d, &c, &dc), GPUENV_KB_RUNS_NO);
 	c = V("12.7");
-	assert_int_equal(gpuenv_kb_driver_runs_cuda(kb, &d, &c, &dc), GPUENV_KB_RUNS_UNKNOWN);
+	assert_int_equal(driver_runs(&d, &c, &dc), GPUENV_KB_RUNS_UNKNOWN);
 
 	d = V("580.159.04"); /* the H200 machine */
 	gpuenv_kb_driver_max_cuda(kb, &d, &mx);
 	assert_true(str_is(mx.ga->cuda.str, "13.0"));
 	assert_int_equal(mx.mvc->cuda_major, 13);
 	c = V("13.0");
-	assert_int_equal(gpuenv_kb_driver_runs_cuda(kb, &d, &c, &dc), GPUENV_KB_RUNS_GA);
+	assert_int_equal(driver_runs(&d, &c, &dc), GPUENV_KB_RUNS_GA);
 	c = V("13.2");
-	assert_int_equal(gpuenv_kb_driver_runs_cuda(kb, &d, &c, &dc), GPUENV_KB_RUNS_MINOR_COMPAT);
+	assert_int_equal(driver_runs(&d, &c, &dc), GPUENV_KB_RUNS_MINOR_COMPAT);
 
 	/* CUDA 11.x minor-version compatibility starts at 450.80.02, not 450.51 */
 	d = V("450.51.06");
 	c = V("11.4");
-	assert_int_equal(gpuenv_kb_driver_runs_cuda(kb, &d, &c, &dc), GPUENV_KB_RUNS_NO);
+	assert_int_equal(driver_runs(&d, &c, &dc), GPUENV_KB_RUNS_NO);
 	d = V("450.80.02");
-	assert_int_equal(gpuenv_kb_driver_runs_cuda(kb, &d, &c, &dc), GPUENV_KB_RUNS_MINOR_COMPAT);
+	assert_int_equal(driver_runs(&d, &c, &dc), GPUENV_KB_RUNS_MINOR_COMPAT);
 
 	d = V("390.1");
 	gpuenv_kb_driver_max_cuda(kb, &d, &mx);
@@ -508,6 +522,220 @@ static void test_images(void **state)
 	assert_int_equal(gpuenv_kb_image_find(kb, "docker.io/library/ubuntu:24.04", m, 64), 0);
 }
 
+/* ---- one answer per question (lib/kb/compat.c) --------------------------------------------- */
+
+static void test_cuda_parse(void **state)
+{
+	gpuenv_kb_ver_t v;
+
+	(void)state;
+	assert_int_equal(gpuenv_kb_cuda_parse(&ctx, gpuenv_str("12.8"), &v), 0);
+	assert_true(str_is(v.str, "12.8") && v.n == 2);
+	assert_int_equal(gpuenv_kb_cuda_parse(&ctx, gpuenv_str("12.4.1"), &v), 0);
+	assert_true(str_is(v.str, "12.4") && v.n == 2 && v.part[1] == 4);
+	/* a bare major is not silently 12.0 (issue 7: preflight read it so) */
+	assert_int_equal(gpuenv_kb_cuda_parse(&ctx, gpuenv_str("12"), &v), GPUENV_EVERSION);
+	assert_non_null(strstr(ctx.err.hint, "12.0"));
+	assert_int_equal(gpuenv_kb_cuda_parse(&ctx, gpuenv_str("abc"), &v), GPUENV_EVERSION);
+	assert_int_equal(gpuenv_kb_cuda_parse(&ctx, gpuenv_str("0.9"), &v), GPUENV_EVERSION);
+	assert_int_equal(gpuenv_kb_cuda_parse(&ctx, gpuenv_str("12.8.1.2"), &v), GPUENV_EVERSION);
+}
+
+static gpuenv_kb_target_t host(const char *gpu, const char *driver)
+{
+	gpuenv_kb_target_t t;
+	gpuenv_kb_gpu_match_t m;
+
+	memset(&t, 0, sizeof(t));
+	if (gpu) {
+		assert_int_equal(gpuenv_kb_gpu_lookup(kb, gpu, &m), 0);
+		t.has_cc = true;
+		t.cc_major = m.gpu->cc.part[0];
+		t.cc_minor = m.gpu->cc.part[1];
+		t.gpu = m.gpu;
+	}
+	if (driver) {
+		t.has_driver = true;
+		t.driver = V(driver);
+	}
+	return t;
+}
+
+static int image_runs(const char *ref, const gpuenv_kb_target_t *t, gpuenv_kb_image_verdict_t *iv)
+{
+	gpuenv_kb_image_ref_t img;
+
+	assert_int_equal(gpuenv_kb_image_lookup(kb, ref, &img), 0);
+	gpuenv_kb_image_check(kb, t, &img, iv);
+	return iv->runs;
+}
+
+static void test_image_check(void **state)
+{
+	const char *triton = "nvcr.io/nvidia/tritonserver:24.10-py3";
+	gpuenv_kb_image_verdict_t iv;
+	gpuenv_kb_image_ref_t img;
+	gpuenv_kb_target_t t;
+
+	(void)state;
+	/* the release notes of 24.10: R560, or R470/R525/R535/R545 on data-center
+	 * GPUs; 550.54.15 is neither, minor-version compatibility aside */
+	t = host("H100", "550.54.15");
+	assert_int_equal(image_runs(triton, &t, &iv), GPUENV_KB_RUNS_NO);
+	assert_true(iv.by_notes && iv.branch == 560);
+	assert_int_equal(iv.dc.runs, GPUENV_KB_RUNS_MINOR_COMPAT); /* what the CUDA rule alone says */
+	t = host("H100", "560.35.03");
+	assert_int_equal(image_runs(triton, &t, &iv), GPUENV_KB_RUNS_GA);
+	t = host("H100", "535.104.05");
+	assert_int_equal(image_runs(triton, &t, &iv), GPUENV_KB_RUNS_FORWARD_COMPAT);
+	assert_true(str_is(iv.fc_driver->str, "535.86") && !iv.datacenter_only);
+	t = host(NULL, "535.104.05");
+	assert_int_equal(image_runs(triton, &t, &iv), GPUENV_KB_RUNS_FORWARD_COMPAT);
+	assert_true(iv.datacenter_only);
+	t = host("RTX 4090", "535.104.05");
+	assert_int_equal(image_runs(triton, &t, &iv), GPUENV_KB_RUNS_NO);
+	assert_true(iv.not_datacenter);
+	t = host("H100", "535.54.03"); /* R535, but older than the 535.86 the notes name */
+	assert_int_equal(image_runs(triton, &t, &iv), GPUENV_KB_RUNS_NO);
+	/* an image without notes in the KB: the CUDA rule */
+	t = host(NULL, "535.104.05");
+	assert_int_equal(image_runs("pytorch:25.01-py3", &t, &iv), GPUENV_KB_RUNS_MINOR_COMPAT);
+	assert_false(iv.by_notes);
+	assert_int_equal(image_runs("nvidia/cuda:12.2.2-runtime-ubuntu22.04", &t, &iv),
+		GPUENV_KB_RUNS_GA);
+	assert_int_equal(gpuenv_kb_image_lookup(kb, "nvidia/cuda:latest", &img), GPUENV_ENOTFOUND);
+	assert_int_equal(gpuenv_kb_image_lookup(kb, "pytorch", &img), GPUENV_EUSAGE);
+	/* cc_min */
+	t = host("T4", NULL);
+	image_runs(triton, &t, &iv);
+	assert_int_equal(iv.cc_ok, 1);
+}
+
+static void test_driver_target(void **state)
+{
+	gpuenv_kb_target_t t = host(NULL, NULL);
+	gpuenv_kb_driver_cuda_t dc;
+	gpuenv_kb_ver_t c = V("12.8");
+
+	(void)state;
+	assert_int_equal(gpuenv_kb_driver_runs_cuda(kb, &t, &c, &dc), GPUENV_KB_RUNS_UNKNOWN);
+	/* the driver's own word, without a version */
+	t.driver_cuda = V("12.8");
+	assert_int_equal(gpuenv_kb_driver_runs_cuda(kb, &t, &c, &dc), GPUENV_KB_RUNS_GA);
+	t.driver_cuda = V("12.2");
+	assert_int_equal(gpuenv_kb_driver_runs_cuda(kb, &t, &c, &dc), GPUENV_KB_RUNS_NO);
+	/* a forward-compatibility libcuda */
+	t.compat_cuda = V("12.8");
+	assert_int_equal(gpuenv_kb_driver_runs_cuda(kb, &t, &c, &dc), GPUENV_KB_RUNS_FORWARD_COMPAT);
+	c = V("12.8.1");
+	assert_int_equal(gpuenv_kb_driver_runs_cuda(kb, &t, &c, &dc), GPUENV_KB_RUNS_FORWARD_COMPAT);
+}
+
+static const gpuenv_kb_torch_variant_t *pick1(const char *gpu, const char *driver,
+	const char *current, bool need_cubin, gpuenv_kb_pick_t *pk)
+{
+	gpuenv_kb_target_t t = host(gpu, driver);
+	gpuenv_kb_pick_req_t req;
+	gpuenv_arena_t a;
+
+	memset(&req, 0, sizeof(req));
+	req.targets = &t;
+	req.n_targets = 1;
+	req.current = current;
+	req.need_cubin = need_cubin;
+	req.allow_driver_upgrade = true;
+	gpuenv_arena_init(&a, &ctx, 0);
+	assert_int_equal(gpuenv_kb_torch_pick(kb, &req, &a, pk), 0);
+	gpuenv_arena_free(&a); /* the pick points into the KB, not the arena */
+	return pk->variant;
+}
+
+static void test_torch_pick(void **state)
+{
+	const gpuenv_kb_torch_variant_t *v, *w;
+	gpuenv_kb_pick_t pk;
+
+	(void)state;
+	/* RTX 5090 on 2.6 cu124: the nearest newer release with sm_120 cubins */
+	v = pick1("RTX 5090", "570.133.07", "2.6.0+cu124", true, &pk);
+	assert_non_null(v);
+	assert_true(str_is(v->torch.str, "2.7") && str_is(v->tag, "cu128"));
+	assert_true(str_is(pk.latest->str, "2.7.1") && !pk.driver_upgrade);
+	/* nothing runs on 535 there: the pick after an upgrade, and that driver */
+	v = pick1("RTX 5090", "535.104.05", "2.6.0+cu124", true, &pk);
+	assert_non_null(v);
+	assert_true(str_is(v->tag, "cu128") && pk.driver_upgrade);
+	assert_true(str_is(pk.driver_upgrade->driver_linux.str, "570.26"));
+	/* the release in use first; the newest CUDA the driver runs by itself */
+	v = pick1("H100", "580.65.06", "2.7.1+cpu", false, &pk);
+	assert_true(str_is(v->torch.str, "2.7") && str_is(v->tag, "cu128"));
+	/* a known cubin before a build whose arch list the KB lacks (2.7 cu126,
+	 * cu118), even through minor-version compatibility */
+	v = pick1("H100", "550.54.15", "2.7.1+cpu", false, &pk);
+	assert_true(str_is(v->torch.str, "2.7") && str_is(v->tag, "cu128"));
+	assert_int_equal(pk.runs, GPUENV_KB_RUNS_MINOR_COMPAT);
+	assert_int_equal(pk.code, GPUENV_KB_CODE_CUBIN);
+	/* driver 470 runs CUDA 11 builds only: anything else comes with an upgrade */
+	v = pick1("H100", "470.57.02", "2.7.1+cu128", true, &pk);
+	assert_true(!v || pk.driver_upgrade || v->cuda.part[0] == 11);
+	/* no driver to go by: the least a driver must do */
+	v = pick1("RTX 5090", NULL, NULL, false, &pk);
+	assert_true(str_is(v->tag, "cu128"));
+	/* the same question asked twice gets the same answer */
+	w = pick1("RTX 5090", NULL, NULL, false, &pk);
+	assert_ptr_equal(v, w);
+}
+
+static void test_torch_lookup(void **state)
+{
+	const gpuenv_kb_torch_variant_t *v;
+
+	(void)state;
+	assert_int_equal(gpuenv_kb_torch_lookup(kb, gpuenv_str("2.7.1+cu128"), &v), 0);
+	assert_true(str_is(v->tag, "cu128"));
+	assert_int_equal(gpuenv_kb_torch_lookup(kb, gpuenv_str("2.11.0"), &v), 0);
+	assert_true(str_is(v->tag, "cu130")); /* the PyPI build */
+	/* the KB does not record 2.5's PyPI build: said so, not "no such build" */
+	assert_int_equal(gpuenv_kb_torch_lookup(kb, gpuenv_str("2.5.1"), &v), GPUENV_ENOTFOUND);
+	assert_non_null(strstr(ctx.err.msg, "PyPI"));
+	assert_non_null(strstr(ctx.err.hint, "2.5.1+cu124"));
+	assert_int_equal(gpuenv_kb_torch_lookup(kb, gpuenv_str("2.7.0+cu999"), &v), GPUENV_ENOTFOUND);
+	assert_non_null(strstr(ctx.err.msg, "no such build"));
+	assert_int_equal(gpuenv_kb_torch_lookup(kb, gpuenv_str("abc"), &v), GPUENV_EVERSION);
+}
+
+static void test_ask_torch(void **state)
+{
+	gpuenv_kb_target_t t = host("RTX 5090", "535.104.05");
+	gpuenv_kb_torch_question_t q = { &t, NULL };
+	gpuenv_kb_torch_answer_t a;
+	gpuenv_kb_gpu_match_t m;
+	gpuenv_arena_t ar;
+	json_t *j;
+
+	(void)state;
+	gpuenv_arena_init(&ar, &ctx, 0);
+	assert_int_equal(gpuenv_kb_ask_torch(kb, &q, &ar, &a), 0);
+	assert_true(a.n >= 30 && a.yes == 0 && a.judged);
+	assert_true(a.pick.variant && a.pick.driver_upgrade);
+	assert_int_equal(gpuenv_kb_gpu_lookup(kb, "RTX 5090", &m), 0);
+	j = gpuenv_kb_torch_json(kb, &q, &a, &m);
+	assert_non_null(j);
+	assert_int_equal(json_array_size(json_object_get(j, "builds")), a.n);
+	assert_int_equal(json_array_size(json_object_get(j, "runs")), 0);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "pick"), "tag")),
+		"cu128");
+	json_decref(j);
+	q.version = "2.5.1+cu124";
+	assert_int_equal(gpuenv_kb_ask_torch(kb, &q, &ar, &a), 0);
+	assert_int_equal(a.n, 1);
+	q.version = "1.13";
+	assert_int_equal(gpuenv_kb_ask_torch(kb, &q, &ar, &a), GPUENV_ENOTFOUND);
+	q.version = "x";
+	assert_int_equal(gpuenv_kb_ask_torch(kb, &q, &ar, &a), GPUENV_EVERSION);
+	gpuenv_arena_free(&ar);
+}
+
 /* ---- broken data ------------------------------------------------------------------------- */
 
 static int load_one(const char *name, const char *text)
@@ -641,52 +869,23 @@ static void test_kb_dir(void **state)
 }
 
 /* allocation failures at every step of a load leave nothing behind */
-struct budget {
-	long left, used;
-};
-
-static void *b_alloc(void *ud, size_t n)
-{
-	struct budget *b = ud;
-	b->used++;
-	if (b->left-- <= 0)
-		return NULL;
-	return malloc(n);
-}
-
-static void *b_realloc(void *ud, void *p, size_t n)
-{
-	struct budget *b = ud;
-	b->used++;
-	if (b->left-- <= 0)
-		return NULL;
-	return realloc(p, n);
-}
-
-static void b_free(void *ud, void *p)
-{
-	(void)ud;
-	free(p);
-}
-
 static void test_alloc_failures(void **state)
 {
 	gpuenv_ctx_t c;
-	struct budget b = { 1L << 40, 0 };
+	testutil_alloc_t b = { .fail_at = TESTUTIL_NEVER };
 	gpuenv_kb_t *k;
 	long total, step, fails = 0;
 
 	(void)state;
 	gpuenv_ctx_init(&c);
-	c.mem = (gpuenv_allocator_t){ b_alloc, b_realloc, b_free, &b };
+	c.mem = testutil_allocator(&b);
 	assert_int_equal(gpuenv_kb_load(&c, NULL, &k), 0);
 	gpuenv_kb_free(k);
-	total = b.used;
+	total = b.calls;
 	/* every early failure, then a spread over the rest */
 	step = total > 400 ? total / 200 : 1;
 	for (long n = 0; n < total; n += n < 200 ? 1 : step) {
-		b.left = n;
-		b.used = 0;
+		testutil_alloc_reset(&b, n, false);
 		k = NULL;
 		int r = gpuenv_kb_load(&c, NULL, &k);
 		/* a failed line table only costs copies: the load still works */
@@ -909,6 +1108,12 @@ int main(void)
 		cmocka_unit_test(test_torch_rtx5090_driver535),
 		cmocka_unit_test(test_torch_other_machines),
 		cmocka_unit_test(test_images),
+		cmocka_unit_test(test_cuda_parse),
+		cmocka_unit_test(test_image_check),
+		cmocka_unit_test(test_driver_target),
+		cmocka_unit_test(test_torch_pick),
+		cmocka_unit_test(test_torch_lookup),
+		cmocka_unit_test(test_ask_torch),
 		cmocka_unit_test(test_broken_data),
 		cmocka_unit_test(test_load_mask),
 		cmocka_unit_test(test_kb_dir),

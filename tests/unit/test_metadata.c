@@ -14,6 +14,8 @@
 #include "gpuenv/hash.h"
 #include "gpuenv/metadata.h"
 
+#include "testutil.h"
+
 static gpuenv_ctx_t ctx;
 static gpuenv_arena_t arena;
 static char logbuf[8192];
@@ -231,28 +233,6 @@ static void test_metadata_lenient_requirements(void **state)
 
 /* ---- allocation failures: every one is reported, nothing leaks ---- */
 
-struct budget {
-	int left;
-};
-
-static void *fail_alloc(void *ud, size_t n)
-{
-	struct budget *b = ud;
-	return b->left-- <= 0 ? NULL : malloc(n);
-}
-
-static void *fail_realloc(void *ud, void *p, size_t n)
-{
-	struct budget *b = ud;
-	return b->left-- <= 0 ? NULL : realloc(p, n);
-}
-
-static void std_free(void *ud, void *p)
-{
-	(void)ud;
-	free(p);
-}
-
 static void test_alloc_failures(void **state)
 {
 	(void)state;
@@ -264,7 +244,7 @@ static void test_alloc_failures(void **state)
 	for (int budget = 0; budget < 200 && !done; budget++) {
 		gpuenv_ctx_t c;
 		gpuenv_arena_t a;
-		struct budget b = { budget };
+		testutil_alloc_t b = { .fail_at = budget };
 		gpuenv_metadata_t md;
 		gpuenv_record_t rec;
 		gpuenv_entry_points_t eps;
@@ -272,7 +252,7 @@ static void test_alloc_failures(void **state)
 		int r1, r2, r3, r4;
 
 		gpuenv_ctx_init(&c);
-		c.mem = (gpuenv_allocator_t){ fail_alloc, fail_realloc, std_free, &b };
+		c.mem = testutil_allocator(&b);
 		gpuenv_arena_init(&a, &c, 0);
 		r1 = gpuenv_metadata_parse(&c, &a, NULL, gpuenv_str(torch_like), 0, &md);
 		r2 = gpuenv_record_parse(&c, &a, NULL, gpuenv_str(record), &rec);

@@ -13,6 +13,8 @@
 
 #include "gpuenv/pep508.h"
 
+#include "testutil.h"
+
 struct fixture {
 	gpuenv_ctx_t ctx;
 	gpuenv_arena_t arena;
@@ -437,29 +439,6 @@ static void test_marker_eval_versions(void **state)
 	assert_int_equal(ev(f, "extra == 'v2.0'", &env), 0);
 }
 
-/* An allocator that fails after a budget of calls. */
-struct budget {
-	int left;
-};
-
-static void *fail_alloc(void *ud, size_t n)
-{
-	struct budget *b = ud;
-	return b->left-- <= 0 ? NULL : malloc(n ? n : 1);
-}
-
-static void *fail_realloc(void *ud, void *p, size_t n)
-{
-	struct budget *b = ud;
-	return b->left-- <= 0 ? NULL : realloc(p, n ? n : 1);
-}
-
-static void std_free(void *ud, void *p)
-{
-	(void)ud;
-	free(p);
-}
-
 static void test_alloc_failures(void **state)
 {
 	(void)state;
@@ -468,7 +447,7 @@ static void test_alloc_failures(void **state)
 	bool done = false;
 
 	for (int budget = 0; budget < 200 && !done; budget++) {
-		struct budget b = { budget };
+		testutil_alloc_t b = { .fail_at = budget };
 		gpuenv_ctx_t ctx;
 		gpuenv_arena_t ar;
 		gpuenv_requirement_t r;
@@ -479,7 +458,7 @@ static void test_alloc_failures(void **state)
 		int rc;
 
 		gpuenv_ctx_init(&ctx);
-		ctx.mem = (gpuenv_allocator_t){ fail_alloc, fail_realloc, std_free, &b };
+		ctx.mem = testutil_allocator(&b);
 		gpuenv_arena_init(&ar, &ctx, 0);
 		gpuenv_buf_init(&buf, &ctx, GPUENV_BUF_DEFAULT_MAX);
 		gpuenv_marker_env_default(&env);

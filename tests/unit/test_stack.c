@@ -28,6 +28,8 @@
 #include "gpuenv/env.h"
 #include "gpuenv/stack.h"
 
+#include "testutil.h"
+
 /* ---- fake environment --------------------------------------------------- */
 
 #define MAXVARS 16
@@ -1581,35 +1583,13 @@ static void test_stack_fake(void **state)
 }
 
 /* Out of memory at every allocation: an error, never a crash or a leak. */
-struct budget {
-	long left;
-};
-
-static void *b_alloc(void *ud, size_t n)
-{
-	struct budget *b = ud;
-	return b->left-- > 0 ? malloc(n ? n : 1) : NULL;
-}
-
-static void *b_realloc(void *ud, void *p, size_t n)
-{
-	struct budget *b = ud;
-	return b->left-- > 0 ? realloc(p, n ? n : 1) : NULL;
-}
-
-static void b_free(void *ud, void *p)
-{
-	(void)ud;
-	free(p);
-}
-
 static void test_stack_oom(void **state)
 {
 	(void)state;
 	char *root = mk_tmp();
 	gpuenv_ctx_t ctx;
 	struct fakeenv env;
-	struct budget bud;
+	testutil_alloc_t bud;
 	long calls;
 
 	build_venv(root);
@@ -1617,9 +1597,9 @@ static void test_stack_oom(void **state)
 	wfile(root, "/usr/local/cuda-12.8/include/cuda.h", "#define CUDA_VERSION 12080\n");
 	ctx_fake(&ctx, &env, root);
 	setvar(&env, "VIRTUAL_ENV", "/venv");
-	ctx.mem = (gpuenv_allocator_t){ b_alloc, b_realloc, b_free, &bud };
+	ctx.mem = testutil_allocator(&bud);
 	/* how many allocations a full run takes */
-	bud.left = 1L << 30;
+	testutil_alloc_reset(&bud, TESTUTIL_NEVER, false);
 	{
 		gpuenv_arena_t a;
 		gpuenv_stack_t st;
@@ -1627,18 +1607,18 @@ static void test_stack_oom(void **state)
 		assert_int_equal(gpuenv_stack_probe(&ctx, &a, NULL, &st), 0);
 		gpuenv_arena_free(&a);
 	}
-	calls = (1L << 30) - bud.left;
+	calls = bud.calls;
 	for (long k = 0; k < calls; k++) {
 		gpuenv_arena_t a;
 		gpuenv_stack_t st;
-		bud.left = k;
+		testutil_alloc_reset(&bud, k, false);
 		gpuenv_arena_init(&a, &ctx, 0);
 		int r = gpuenv_stack_probe(&ctx, &a, NULL, &st);
 		assert_true(r == 0 || r == -ENOMEM);
 		gpuenv_arena_free(&a);
 	}
 	/* and an arena that runs dry at every point of a full run */
-	bud.left = 1L << 30;
+	testutil_alloc_reset(&bud, TESTUTIL_NEVER, false);
 	size_t used;
 	{
 		gpuenv_arena_t a;

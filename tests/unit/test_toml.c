@@ -17,6 +17,8 @@
 #include "gpuenv/fs.h"
 #include "gpuenv/toml.h"
 
+#include "testutil.h"
+
 /* ---- helpers ---- */
 
 static gpuenv_ctx_t ctx;
@@ -640,32 +642,6 @@ static void test_suite_invalid(void **state)
 
 /* ---- allocation failures ---- */
 
-struct budget {
-	long left;
-};
-
-static void *fail_alloc(void *ud, size_t n)
-{
-	struct budget *b = ud;
-	if (b->left-- <= 0)
-		return NULL;
-	return malloc(n);
-}
-
-static void *fail_realloc(void *ud, void *p, size_t n)
-{
-	struct budget *b = ud;
-	if (b->left-- <= 0)
-		return NULL;
-	return realloc(p, n);
-}
-
-static void std_free(void *ud, void *p)
-{
-	(void)ud;
-	free(p);
-}
-
 static void test_alloc_failure(void **state)
 {
 	(void)state;
@@ -678,11 +654,11 @@ static void test_alloc_failure(void **state)
 			i + 1, i, i), 0);
 	bool done = false;
 	for (long budget = 0; !done; budget++) {
-		struct budget bud = { budget };
+		testutil_alloc_t bud = { .fail_at = budget };
 		gpuenv_ctx_t fctx;
 		gpuenv_toml_doc_t doc;
 		gpuenv_ctx_init(&fctx);
-		fctx.mem = (gpuenv_allocator_t){ fail_alloc, fail_realloc, std_free, &bud };
+		fctx.mem = testutil_allocator(&bud);
 		if (gpuenv_toml_doc_init(&doc, &fctx, "f.toml") == 0) {
 			int r = gpuenv_toml_parse(&doc, text.data, text.len);
 			if (r == 0) {

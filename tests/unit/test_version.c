@@ -14,6 +14,8 @@
 
 #include "gpuenv/pep440.h"
 
+#include "testutil.h"
+
 struct fx {
 	gpuenv_ctx_t ctx;
 	gpuenv_arena_t arena;
@@ -179,23 +181,6 @@ static void test_order(void **state)
 	assert_false(gpuenv_version_is_prerelease(&a));
 }
 
-static int alloc_budget;
-static void *budget_alloc(void *ud, size_t n)
-{
-	(void)ud;
-	return alloc_budget-- > 0 ? malloc(n) : NULL;
-}
-static void *budget_realloc(void *ud, void *p, size_t n)
-{
-	(void)ud;
-	return alloc_budget-- > 0 ? realloc(p, n) : NULL;
-}
-static void std_free(void *ud, void *p)
-{
-	(void)ud;
-	free(p);
-}
-
 static void test_alloc_failure(void **state)
 {
 	(void)state;
@@ -205,12 +190,10 @@ static void test_alloc_failure(void **state)
 		gpuenv_arena_t a;
 		gpuenv_version_t v;
 		gpuenv_specset_t set;
+		testutil_alloc_t bud = { .fail_at = budget };
 		int r = 0;
 		gpuenv_ctx_init(&ctx);
-		ctx.mem.alloc = budget_alloc;
-		ctx.mem.realloc = budget_realloc;
-		ctx.mem.free = std_free;
-		alloc_budget = budget;
+		ctx.mem = testutil_allocator(&bud);
 		gpuenv_arena_init(&a, &ctx, 0);
 		for (int i = 0; i < 5000 && !r; i++)
 			r = gpuenv_version_parse(&ctx, &a, gpuenv_str("1.2.3.4.5.6.7.8+cu118.x"), &v);

@@ -1,10 +1,9 @@
-/* gpuenv check: verdicts over a machine's facts and the knowledge base.
- *
- * Sections: diagnose (an error log in, known failures out); doctor and
- * preflight come later in their own sections.
+/* gpuenv diagnose: an error log in, the known failures it shows out, with
+ * their causes and fixes (signatures from the knowledge base's diagnose.toml).
+ * Doctor and preflight have their own header, gpuenv/doctor.h.
  */
-#ifndef GPUENV_CHECK_H
-#define GPUENV_CHECK_H
+#ifndef GPUENV_DIAGNOSE_H
+#define GPUENV_DIAGNOSE_H
 
 #include "gpuenv/core.h"
 #include "gpuenv/kb.h"

@@ -1,0 +1,378 @@
+/* gpuenv facts: the probe's facts document, decoded once into types, and the
+ * target that describes one machine.
+ *
+ * `gpuenv probe --json` writes the facts (docs/probe-schema.md).  Every verb
+ * that reads them (doctor, preflight, diagnose, the probe's own text view)
+ * reads this decoded form, so the schema checks, the error messages and the
+ * meaning of a missing field are the same everywhere:
+ *
+ *  - the required structure is checked: the text is JSON, and the document
+ *    is an object whose "schema" is gpuenv.facts/1 (minor additions are
+ *    fine).  A violation is an error naming the file, the position or the
+ *    JSON path of the field, what is wrong and how to fix it;
+ *  - every leaf fact is optional: missing, null or of another type, it reads
+ *    as unknown (NULL, -1, GPUENV_TRI_UNKNOWN), and the field's *_state says
+ *    which (GPUENV_FACT_MISTYPED for a wrong type), so a rule can stay silent
+ *    on a fact it cannot trust.  A list of strings with one entry that is not
+ *    a string is unknown as a whole, never read in part.  A section or a
+ *    record of the wrong type is unknown too (a record that is not an object
+ *    is skipped; each record keeps its index in the document, `at`, for the
+ *    paths verdicts cite).
+ *
+ * Strings are the document's, copied into the arena: valid UTF-8, and bytes
+ * that were not text escaped as docs/probe-schema.md "Strings" says (\xHH,
+ * \\).  Compare them with gpuenv_text_escape'd input, or unescape with
+ * gpuenv_text_unescape.  A JSON \u0000 (written by gpuenv before the escape
+ * was documented) reads as the four characters \x00, so an old snapshot reads
+ * as the probe writes today.
+ *
+ * Everything decoded lives in the arena the caller passes; the JSON document
+ * may be freed once gpuenv_facts_decode returns.
+ */
+#ifndef GPUENV_FACTS_H
+#define GPUENV_FACTS_H
+
+#include <jansson.h>
+
+#include "gpuenv/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- jansson's memory --------------------------------------------------
+ * jansson has one process-wide allocator (json_set_alloc_funcs).  gpuenv
+ * installs a trampoline there once: between gpuenv_json_enter and
+ * gpuenv_json_leave, jansson allocates through that context's allocator on
+ * the calling thread (a thread-local "current context"); outside, through
+ * malloc.  Each block remembers its allocator, so a value made under one
+ * context may be freed under another or none.  Scopes nest.  Every library
+ * function that makes or parses JSON for a context opens a scope.
+ * jansson 2.14 does not survive every failed allocation (its lexer runs off
+ * a token it could not save), so when the context's allocator refuses, the
+ * block comes from malloc instead and the refusal is recorded: the scope's
+ * gpuenv_json_leave returns true, and the caller must then fail with
+ * -ENOMEM whatever jansson returned. */
+typedef struct gpuenv_json_scope {
+	gpuenv_ctx_t *prev;
+	bool prev_failed;
+} gpuenv_json_scope_t;
+
+GPUENV_API void gpuenv_json_enter(gpuenv_ctx_t *ctx, gpuenv_json_scope_t *scope);
+/* Leaves the scope; true when the context refused an allocation inside
+ * it: memory ran out, whatever jansson returned. */
+GPUENV_API bool gpuenv_json_leave(gpuenv_json_scope_t *scope);
+
+/* ---- leaf values ------------------------------------------------------- */
+
+enum gpuenv_fact_state {
+	GPUENV_FACT_ABSENT = 0, /* the key is not there */
+	GPUENV_FACT_NULL,	/* null: unknown or not read */
+	GPUENV_FACT_MISTYPED,	/* a value of another type: unknown */
+	GPUENV_FACT_SET,	/* read */
+};
+
+/* A boolean fact. */
+enum { GPUENV_TRI_UNKNOWN = -1, GPUENV_TRI_FALSE = 0, GPUENV_TRI_TRUE = 1 };
+typedef signed char gpuenv_tri_t;
+
+/* A list of strings; items NULL and n 0 unless state is GPUENV_FACT_SET. */
+typedef struct gpuenv_facts_strs {
+	const char *const *items;
+	size_t n;
+	unsigned char state; /* enum gpuenv_fact_state */
+} gpuenv_facts_strs_t;
+
+/* {version, source, from}: a version and where it was read. */
+typedef struct gpuenv_facts_ver {
+	const char *version, *source, *from;
+} gpuenv_facts_ver_t;
+
+/* "sources": {fact: source}. */
+typedef struct gpuenv_facts_kv {
+	const char *key, *value;
+} gpuenv_facts_kv_t;
+
+typedef struct gpuenv_facts_sources {
+	const gpuenv_facts_kv_t *items;
+	size_t n;
+} gpuenv_facts_sources_t;
+
+/* The value of key in s; NULL when not named. */
+GPUENV_API const char *gpuenv_facts_source(const gpuenv_facts_sources_t *s, const char *key);
+
+/* ---- sections (names as in docs/probe-schema.md) ----------------------- */
+
+typedef struct gpuenv_facts_host {
+	const char *hostname, *machine, *kernel, *root;
+} gpuenv_facts_host_t;
+
+typedef struct gpuenv_facts_warning {
+	const char *id, *message, *hint, *source, *code;
+	long long gpu; /* NVML index; -1 when null */
+	size_t at; /* its index in the document's array */
+} gpuenv_facts_warning_t;
+
+typedef struct gpuenv_facts_nvml {
+	const char *state, *path, *version, *error, *message;
+	gpuenv_tri_t loaded;
+	long long device_count; /* -1 unknown */
+} gpuenv_facts_nvml_t;
+
+typedef struct gpuenv_facts_libcuda {
+	const char *state, *path, *cuda_version, *error, *message;
+	long long cuda_version_int; /* -1 unknown */
+	gpuenv_tri_t initialized;
+	long long device_count;
+} gpuenv_facts_libcuda_t;
+
+typedef struct gpuenv_facts_driver {
+	bool present; /* the section is there */
+	const char *state, *state_text;
+	gpuenv_tri_t loaded;
+	const char *version, *version_source;
+	const char *cuda_version, *cuda_version_source;
+	long long cuda_version_int; /* -1 unknown */
+	const char *kernel_module, *flavor, *procfs, *procfs_version;
+	bool have_nvml, have_libcuda;
+	gpuenv_facts_nvml_t nvml;
+	gpuenv_facts_libcuda_t libcuda;
+} gpuenv_facts_driver_t;
+
+typedef struct gpuenv_facts_jetson {
+	bool present;
+	const char *model, *soc, *l4t, *nvgpu;
+} gpuenv_facts_jetson_t;
+
+typedef struct gpuenv_facts_cvd_device {
+	long long gpu; /* NVML index; -1 unknown */
+	const char *mig;
+} gpuenv_facts_cvd_device_t;
+
+typedef struct gpuenv_facts_cvd {
+	bool present;
+	gpuenv_tri_t set;
+	const char *value, *invalid;
+	bool have_visible; /* visible[] was listed (all integers) */
+	const long long *visible;
+	size_t nvisible;
+	bool have_devices; /* devices[] was listed */
+	const gpuenv_facts_cvd_device_t *devices;
+	size_t ndevices;
+	gpuenv_tri_t ambiguous_order;
+} gpuenv_facts_cvd_t;
+
+typedef struct gpuenv_facts_pci {
+	const char *bus_id, *vendor, *device, *class_, *kind, *driver;
+	size_t at; /* its index in the document's array */
+} gpuenv_facts_pci_t;
+
+typedef struct gpuenv_facts_mig_instance {
+	long long index;
+	const char *uuid, *name;
+	gpuenv_tri_t visible;
+	long long cuda_index;
+	size_t at; /* its index in the document's array */
+} gpuenv_facts_mig_instance_t;
+
+typedef struct gpuenv_facts_nvlink {
+	long long link;
+	gpuenv_tri_t active;
+	const char *peer_pci_bus_id, *peer_type;
+	long long peer_gpu;
+	size_t at;
+} gpuenv_facts_nvlink_t;
+
+typedef struct gpuenv_facts_gpu {
+	long long index; /* NVML index; -1 when null (only sysfs saw it) */
+	const char *name, *uuid, *compute_capability, *sm, *architecture;
+	long long memory_total, memory_free; /* bytes; -1 unknown */
+	const char *pci_bus_id, *pci_device_id, *device_id, *kernel_driver;
+	gpuenv_tri_t integrated, visible;
+	long long cuda_index;
+	bool have_mig;
+	const char *mig_current, *mig_pending;
+	const gpuenv_facts_mig_instance_t *mig_instances;
+	size_t nmig_instances;
+	const gpuenv_facts_nvlink_t *nvlink;
+	size_t nnvlink;
+	gpuenv_facts_sources_t sources;
+	gpuenv_facts_strs_t warnings;
+	size_t at; /* its index in the document's array */
+} gpuenv_facts_gpu_t;
+
+typedef struct gpuenv_facts_toolkit {
+	const char *path, *realpath, *nvcc, *nvcc_version, *lib_dir, *include_dir;
+	gpuenv_facts_strs_t aliases, found_by;
+	gpuenv_facts_ver_t version;
+	size_t at; /* its index in the document's array */
+} gpuenv_facts_toolkit_t;
+
+typedef struct gpuenv_facts_library {
+	const char *family, *path, *name, *soname, *toolkit, *dist, *site;
+	gpuenv_facts_strs_t aliases, where;
+	long long size;
+	gpuenv_facts_ver_t version;
+	size_t at; /* its index in the document's array */
+} gpuenv_facts_library_t;
+
+typedef struct gpuenv_facts_dist {
+	const char *name, *normalized, *version, *path, *site;
+	gpuenv_facts_strs_t requires;
+	size_t at; /* its index in the document's array */
+} gpuenv_facts_dist_t;
+
+typedef struct gpuenv_facts_need {
+	const char *name, *how, *path;
+	size_t at; /* its index in the document's array */
+} gpuenv_facts_need_t;
+
+typedef struct gpuenv_facts_object {
+	const char *path, *soname, *error;
+	const gpuenv_facts_need_t *needs;
+	size_t nneeds;
+	size_t at; /* its index in the document's array */
+} gpuenv_facts_object_t;
+
+typedef struct gpuenv_facts_binary {
+	const char *path;
+	/* cuda_code: code_state SET when both lists are known (or one of them
+	 * and the other absent) */
+	unsigned char code_state; /* enum gpuenv_fact_state */
+	gpuenv_facts_strs_t cubins, ptx;
+	long long entries;
+	const char *summary, *error;
+	bool have_loads;
+	const gpuenv_facts_object_t *objects; /* loads.objects; [0] the binary */
+	size_t nobjects;
+	size_t at; /* its index in the document's array */
+} gpuenv_facts_binary_t;
+
+typedef struct gpuenv_facts_framework {
+	const char *kind, *dist, *version, *version_source, *local;
+	/* cuda: the CUDA version the build is for.  The probe reads it from
+	 * version.py; when that said nothing (no version.py) and the version's
+	 * local label is cuXYZ, the decoder takes it from there and sets
+	 * cuda_source to "local-version". */
+	const char *cuda, *cuda_source;
+	unsigned char cuda_state; /* of the document's own "cuda" */
+	const char *cudnn, *hip;
+	gpuenv_tri_t gpu; /* TRUE too when cuda came from the local label */
+	const gpuenv_facts_binary_t *binaries;
+	size_t nbinaries;
+	size_t at; /* its index in the document's array */
+} gpuenv_facts_framework_t;
+
+typedef struct gpuenv_facts_env {
+	const char *found_by, *kind, *interpreter, *real_interpreter, *prefix, *base_prefix;
+	gpuenv_tri_t system_site_packages;
+	gpuenv_facts_ver_t python;
+	const char *python_xy;
+	gpuenv_facts_strs_t sites;
+	const gpuenv_facts_dist_t *dists;
+	size_t ndists;
+	const gpuenv_facts_framework_t *frameworks;
+	size_t nframeworks;
+	size_t at; /* its index in the document's array */
+} gpuenv_facts_env_t;
+
+typedef struct gpuenv_facts {
+	const char *name; /* the file the facts came from, "" for a live probe */
+	const char *schema, *gpuenv, *taken_at;
+	gpuenv_facts_host_t host;
+	const gpuenv_facts_warning_t *warnings;
+	size_t nwarnings;
+	gpuenv_facts_driver_t driver;
+	gpuenv_facts_jetson_t jetson;
+	gpuenv_facts_cvd_t cvd; /* "cuda_visible_devices" */
+	const gpuenv_facts_pci_t *pci;
+	size_t npci;
+	const gpuenv_facts_gpu_t *gpus;
+	size_t ngpus;
+	bool have_toolkits; /* absent with --gpus-only */
+	const gpuenv_facts_toolkit_t *toolkits;
+	size_t ntoolkits;
+	const char *ld_library_path;
+	bool have_libraries;
+	const gpuenv_facts_library_t *libraries;
+	size_t nlibraries;
+	const gpuenv_facts_env_t *envs; /* "environments" */
+	size_t nenvs;
+} gpuenv_facts_t;
+
+/* Decode a parsed facts document.  name: the file it came from (for
+ * messages; NULL for a live probe).  0, or with ctx->err set:
+ * GPUENV_EFORMAT (not a facts document: "FILE: schema: expected a string,
+ * got a number"), GPUENV_EUNSUPPORTED (another major schema version),
+ * -ENOMEM. */
+GPUENV_API int gpuenv_facts_decode(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
+	const json_t *doc, const char *name, const gpuenv_facts_t **out);
+
+/* Parse text (the JSON `gpuenv probe --json` writes) and decode it.
+ * A malformed document is GPUENV_ESYNTAX at FILE:line:col, in gpuenv's own
+ * words; jansson's allocations go through ctx. */
+#define GPUENV_FACTS_MAX ((size_t)256 << 20)
+GPUENV_API int gpuenv_facts_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
+	const char *text, size_t len, const char *name, const gpuenv_facts_t **out);
+
+/* ---- the target -------------------------------------------------------
+ * One machine to build, resolve or judge for, whether probed (gpuenv
+ * probe), read from a snapshot (--facts FILE) or declared by hand (a
+ * pyproject.toml target).  Every part is optional: NULL / 0 / -1 unknown.
+ * Versions are strings as their source writes them. */
+typedef struct gpuenv_target_gpu {
+	const char *name;	/* "NVIDIA H200" */
+	int cc_major, cc_minor; /* 9, 0; -1 unknown */
+	long long memory;	/* bytes; -1 unknown */
+	bool visible;		/* CUDA enumerates it (or one of its MIG devices) */
+} gpuenv_target_gpu_t;
+
+typedef struct gpuenv_target_lib {
+	const char *name;    /* family: "cudnn", "nccl", "cublas" */
+	const char *version; /* "9.19.0.56" */
+} gpuenv_target_lib_t;
+
+typedef struct gpuenv_target {
+	const char *name;   /* "auto" for this machine, else the declared name */
+	const char *origin; /* "probe", "snapshot" or "declared" */
+	size_t ngpus;
+	const gpuenv_target_gpu_t *gpus;
+	const char *driver;	 /* "580.159.04" */
+	const char *driver_cuda; /* the newest CUDA it supports, "13.0" */
+	const char *cuda;	 /* the CUDA the environment's builds use, "12.8" */
+	const char *python;	 /* "3.12.3" (or "3.12") */
+	const char *implementation; /* "cpython" (the default when NULL) */
+	const char *os;		 /* "linux" (sys_platform) */
+	const char *machine;	 /* "x86_64", "aarch64" (platform_machine) */
+	const char *kernel;	 /* "6.8.0-49-generic" (platform_release) */
+	const char *libc;	 /* "glibc" or "musl" */
+	const char *libc_version; /* "2.35" */
+	size_t nlibs;
+	const gpuenv_target_lib_t *libs;
+} gpuenv_target_t;
+
+/* The target facts describe: the GPUs, the driver, the host, and the
+ * Python environment env (an index in facts->envs; SIZE_MAX: the active
+ * one, found by VIRTUAL_ENV, else the first) with its frameworks' CUDA and
+ * the NVIDIA libraries it would load.  Strings are borrowed from facts or
+ * allocated in arena.  0 or -ENOMEM (ctx->err set). */
+GPUENV_API int gpuenv_target_from_facts(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
+	const gpuenv_facts_t *facts, size_t env, gpuenv_target_t *out);
+
+/* ---- small readers shared by the verbs -------------------------------- */
+
+/* "9.0" -> 9, 0 (each part 0..99 / 0..9); false when malformed. */
+GPUENV_API bool gpuenv_facts_cc(const char *s, int *maj, int *min);
+/* The compute capability of a GPU: compute_capability, else its sm. */
+GPUENV_API bool gpuenv_facts_gpu_cc(const gpuenv_facts_gpu_t *g, int *maj, int *min);
+/* Is the GPU visible to CUDA: its "visible", else CUDA_VISIBLE_DEVICES'
+ * visible list, else true. */
+GPUENV_API bool gpuenv_facts_gpu_visible(const gpuenv_facts_t *f, const gpuenv_facts_gpu_t *g);
+/* The active environment (found by VIRTUAL_ENV), else the first; SIZE_MAX
+ * when there is none. */
+GPUENV_API size_t gpuenv_facts_active_env(const gpuenv_facts_t *f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,326 @@
+/* Unit tests for lib/facts: the decoder (schema checks, lenient leaves,
+ * escaped strings, our own syntax messages, every allocation failure), and
+ * jansson's allocations through the context. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpuenv/facts.h"
+#include "testutil.h"
+
+static gpuenv_ctx_t ctx;
+
+static int setup(void **state)
+{
+	(void)state;
+	gpuenv_ctx_init(&ctx);
+	return 0;
+}
+
+static char *read_fixture(const char *name, size_t *len)
+{
+	const char *src = getenv("GPUENV_SRC");
+	char path[4096];
+	FILE *f;
+	char *buf;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/tests/fixtures/doctor/%s/facts.json", src ? src : ".", name);
+	f = fopen(path, "rb");
+	if (!f)
+		fail_msg("%s: cannot open", path);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	buf[n] = '\0';
+	*len = (size_t)n;
+	return buf;
+}
+
+static const gpuenv_facts_t *parse(gpuenv_arena_t *a, const char *text)
+{
+	const gpuenv_facts_t *f = NULL;
+	int rc = gpuenv_facts_parse(&ctx, a, text, strlen(text), "t.json", &f);
+	if (rc)
+		fail_msg("parse: %d %s", rc, ctx.err.msg);
+	return f;
+}
+
+static void test_fixture(void **state)
+{
+	gpuenv_arena_t a;
+	const gpuenv_facts_t *f;
+	size_t len;
+	char *text = read_fixture("h200-2026-11-29", &len);
+	int maj, min;
+
+	(void)state;
+	gpuenv_arena_init(&a, &ctx, 0);
+	assert_int_equal(gpuenv_facts_parse(&ctx, &a, text, len, "h200.json", &f), 0);
+	free(text);
+	assert_string_equal(f->schema, "gpuenv.facts/1");
+	assert_string_equal(f->name, "h200.json");
+	assert_int_equal(f->ngpus, 1);
+	assert_string_equal(f->gpus[0].name, "NVIDIA H200");
+	assert_true(gpuenv_facts_gpu_cc(&f->gpus[0], &maj, &min));
+	assert_int_equal(maj, 9);
+	assert_int_equal(min, 0);
+	assert_true(gpuenv_facts_gpu_visible(f, &f->gpus[0]));
+	assert_string_equal(gpuenv_facts_source(&f->gpus[0].sources, "compute_capability"), "nvml");
+	assert_string_equal(f->driver.version, "580.159.04");
+	assert_string_equal(f->driver.cuda_version, "13.0");
+	assert_int_equal(f->driver.cuda_version_int, 13000);
+	assert_true(f->have_libraries && f->nlibraries > 0);
+	assert_true(f->nenvs >= 1);
+	const gpuenv_facts_env_t *e = &f->envs[gpuenv_facts_active_env(f)];
+	assert_non_null(e->prefix);
+	assert_true(e->ndists > 100);
+	bool torch = false;
+	for (size_t i = 0; i < e->nframeworks; i++) {
+		const gpuenv_facts_framework_t *fw = &e->frameworks[i];
+		if (!fw->kind || strcmp(fw->kind, "torch"))
+			continue;
+		torch = true;
+		assert_string_equal(fw->cuda, "13.0");
+		assert_true(fw->nbinaries >= 1);
+		assert_int_equal(fw->binaries[0].code_state, GPUENV_FACT_SET);
+		assert_true(fw->binaries[0].cubins.n > 0);
+		assert_true(fw->binaries[0].nobjects > 0);
+	}
+	assert_true(torch);
+	gpuenv_arena_free(&a);
+}
+
+/* Every leaf is optional: a wrong type reads as unknown and says so. */
+static void test_lenient(void **state)
+{
+	gpuenv_arena_t a;
+	const gpuenv_facts_t *f;
+
+	(void)state;
+	gpuenv_arena_init(&a, &ctx, 0);
+	f = parse(&a, "{\"schema\": \"gpuenv.facts/1.3\", \"driver\": [], \"gpus\": {\"a\": 1},"
+		      " \"pci\": \"x\", \"libraries\": [null, 1, {\"soname\": 3, \"where\": [\"wheel\", 2]}],"
+		      " \"cuda_visible_devices\": {\"set\": true, \"visible\": [0, \"1\"]},"
+		      " \"environments\": [null, {\"prefix\": \"/v\", \"frameworks\": ["
+		      "  {\"kind\": \"torch\", \"version\": \"2.7.1+cu128\", \"cuda\": 12.8},"
+		      "  {\"kind\": \"torch\", \"version\": \"2.7.1+cu128\", \"cuda\": null, \"gpu\": false,"
+		      "   \"cuda_source\": \"metadata\", \"binaries\": [{\"path\": \"/b\", \"cuda_code\":"
+		      "   {\"cubins\": [\"sm_80\", 90], \"ptx\": []}}, {\"cuda_code\": \"x\"}]},"
+		      "  {\"kind\": \"torch\", \"version\": \"2.7.1\", \"cuda\": null, \"cuda_source\": \"version.py\"}]}]}");
+	assert_false(f->driver.present);
+	assert_int_equal(f->ngpus, 0);
+	assert_int_equal(f->npci, 0);
+	assert_int_equal(f->nlibraries, 1);
+	assert_int_equal(f->libraries[0].at, 2);
+	assert_null(f->libraries[0].soname);
+	assert_int_equal(f->libraries[0].where.state, GPUENV_FACT_MISTYPED);
+	assert_int_equal(f->libraries[0].where.n, 0);
+	assert_false(f->cvd.have_visible);
+	assert_int_equal(f->nenvs, 1);
+	assert_int_equal(f->envs[0].at, 1);
+	assert_int_equal(f->envs[0].nframeworks, 3);
+	/* a mistyped cuda is unknown: not taken from the label either */
+	assert_null(f->envs[0].frameworks[0].cuda);
+	assert_int_equal(f->envs[0].frameworks[0].cuda_state, GPUENV_FACT_MISTYPED);
+	/* no version.py: the +cu128 label says CUDA 12.8 */
+	const gpuenv_facts_framework_t *fw = &f->envs[0].frameworks[1];
+	assert_string_equal(fw->cuda, "12.8");
+	assert_string_equal(fw->cuda_source, "local-version");
+	assert_int_equal(fw->gpu, GPUENV_TRI_TRUE);
+	assert_string_equal(fw->local, "cu128");
+	/* a cubin list with a non-string entry is unknown as a whole */
+	assert_int_equal(fw->nbinaries, 2);
+	assert_int_equal(fw->binaries[0].code_state, GPUENV_FACT_MISTYPED);
+	assert_int_equal(fw->binaries[0].cubins.n, 0);
+	assert_int_equal(fw->binaries[1].code_state, GPUENV_FACT_MISTYPED);
+	/* version.py said None: a CPU build, whatever the label */
+	assert_null(f->envs[0].frameworks[2].cuda);
+	gpuenv_arena_free(&a);
+}
+
+/* Bytes that are not text: \xHH as the probe writes them, and a \u0000 of
+ * an older probe read the same way. */
+static void test_strings(void **state)
+{
+	gpuenv_arena_t a;
+	const gpuenv_facts_t *f;
+
+	(void)state;
+	gpuenv_arena_init(&a, &ctx, 0);
+	f = parse(&a, "{\"schema\": \"gpuenv.facts/1\", \"environments\": [{\"prefix\": \"/srv/caf\\\\xe9\","
+		      " \"distributions\": [{\"name\": \"a\\u0000b\", \"version\": \"1\\\\x00\"}]}]}");
+	assert_string_equal(f->envs[0].prefix, "/srv/caf\\xe9");
+	assert_string_equal(f->envs[0].dists[0].name, "a\\x00b");
+	assert_string_equal(f->envs[0].dists[0].version, "1\\x00");
+	gpuenv_arena_free(&a);
+}
+
+static int parse_err(const char *text, const char *name)
+{
+	gpuenv_arena_t a;
+	const gpuenv_facts_t *f;
+	int rc;
+
+	gpuenv_error_clear(&ctx);
+	gpuenv_arena_init(&a, &ctx, 0);
+	rc = gpuenv_facts_parse(&ctx, &a, text, strlen(text), name, &f);
+	assert_null(f);
+	gpuenv_arena_free(&a);
+	return rc;
+}
+
+/* Errors: the file, the position or path, our words, a fix. */
+static void test_errors(void **state)
+{
+	(void)state;
+	assert_int_equal(parse_err("{\"schema\": ", "f.json"), GPUENV_ESYNTAX);
+	assert_string_equal(ctx.err.file, "f.json");
+	assert_int_equal(ctx.err.line, 1);
+	assert_true(ctx.err.col > 0);
+	assert_non_null(strstr(ctx.err.msg, "ends early"));
+	assert_true(ctx.err.hint[0]);
+
+	assert_int_equal(parse_err("{\"schema\": \"gpuenv.facts/1\", \"size\": 99999999999999999999999}",
+		"big.json"), GPUENV_ESYNTAX);
+	assert_null(strstr(ctx.err.msg, "too big integer"));
+	assert_non_null(strstr(ctx.err.msg, "64-bit"));
+	assert_int_equal(ctx.err.line, 1);
+
+	assert_int_equal(parse_err("{\"sch\\u0000ema\": 1}", "nul.json"), GPUENV_ESYNTAX);
+	assert_null(strstr(ctx.err.msg, "JSON_ALLOW_NUL"));
+	assert_string_equal(ctx.err.file, "nul.json");
+
+	assert_int_equal(parse_err("\"\xff\"", "u.json"), GPUENV_ESYNTAX);
+	assert_non_null(strstr(ctx.err.msg, "UTF-8"));
+
+	assert_int_equal(parse_err("[1]", "a.json"), GPUENV_EFORMAT);
+	assert_string_equal(ctx.err.file, "a.json");
+	assert_non_null(strstr(ctx.err.msg, "an array"));
+	assert_int_equal(parse_err("{}", "a.json"), GPUENV_EFORMAT);
+	assert_non_null(strstr(ctx.err.msg, "\"schema\""));
+	assert_int_equal(parse_err("{\"schema\": 1}", "a.json"), GPUENV_EFORMAT);
+	assert_non_null(strstr(ctx.err.msg, "an integer"));
+	assert_int_equal(parse_err("{\"schema\": \"other/1\"}", "a.json"), GPUENV_EFORMAT);
+	assert_int_equal(parse_err("{\"schema\": \"gpuenv.facts/10\"}", "a.json"), GPUENV_EUNSUPPORTED);
+	assert_int_equal(parse_err("{\"schema\": \"gpuenv.facts/2.0\"}", "a.json"), GPUENV_EUNSUPPORTED);
+	assert_non_null(strstr(ctx.err.hint, "same major"));
+	assert_int_equal(parse_err("{\"schema\": \"gpuenv.facts/\"}", "a.json"), GPUENV_EFORMAT);
+	gpuenv_error_clear(&ctx);
+}
+
+static void test_small_readers(void **state)
+{
+	int maj, min;
+	gpuenv_facts_gpu_t g = { .index = -1 };
+
+	(void)state;
+	assert_true(gpuenv_facts_cc("12.0", &maj, &min) && maj == 12 && min == 0);
+	assert_false(gpuenv_facts_cc("9", &maj, &min));
+	assert_false(gpuenv_facts_cc("9.10", &maj, &min));
+	assert_false(gpuenv_facts_cc("123.0", &maj, &min));
+	g.sm = "sm_90a";
+	assert_true(gpuenv_facts_gpu_cc(&g, &maj, &min) && maj == 9 && min == 0);
+	g.sm = "sm_121";
+	assert_true(gpuenv_facts_gpu_cc(&g, &maj, &min) && maj == 12 && min == 1);
+	g.sm = "sm_9";
+	assert_false(gpuenv_facts_gpu_cc(&g, &maj, &min));
+	g.sm = "sm_90b";
+	assert_false(gpuenv_facts_gpu_cc(&g, &maj, &min));
+}
+
+/* Every allocation of a parse fails in turn: each run returns -ENOMEM
+ * with ctx->err saying memory ran out, never a syntax error, until the
+ * run that needs no more succeeds.  jansson's own allocations are among
+ * them (they go through the context). */
+static void test_alloc_failures(void **state)
+{
+	size_t len;
+	char *text = read_fixture("cudnn-ld-library-path", &len);
+	long n, total = -1;
+
+	(void)state;
+	for (n = 0; n < 1000000; n++) {
+		testutil_alloc_t t;
+		gpuenv_ctx_t c;
+		gpuenv_arena_t a;
+		const gpuenv_facts_t *f;
+		int rc;
+
+		testutil_alloc_reset(&t, n, false);
+		gpuenv_ctx_init(&c);
+		c.mem = testutil_allocator(&t);
+		gpuenv_arena_init(&a, &c, 0);
+		rc = gpuenv_facts_parse(&c, &a, text, len, "f.json", &f);
+		gpuenv_arena_free(&a);
+		if (!t.failures) {
+			assert_int_equal(rc, 0);
+			total = t.calls;
+			break;
+		}
+		if (rc != -ENOMEM || c.err.code != -ENOMEM || !strstr(c.err.msg, "out of memory"))
+			fail_msg("allocation %ld: rc %d, error %d \"%s\"", n, rc, c.err.code, c.err.msg);
+	}
+	/* jansson's nodes were counted: far more allocations than arena chunks */
+	assert_true(total > 100);
+	free(text);
+}
+
+/* Values made under one context are freed right under another or none. */
+static void test_json_scope(void **state)
+{
+	testutil_alloc_t t;
+	gpuenv_ctx_t c;
+	gpuenv_json_scope_t s, s2;
+	json_t *v;
+
+	(void)state;
+	testutil_alloc_reset(&t, TESTUTIL_NEVER, false);
+	gpuenv_ctx_init(&c);
+	c.mem = testutil_allocator(&t);
+	gpuenv_json_enter(&c, &s);
+	v = json_pack("{s:[i,i]}", "a", 1, 2);
+	gpuenv_json_enter(&ctx, &s2);
+	json_t *w = json_string("x");
+	assert_false(gpuenv_json_leave(&s2));
+	assert_false(gpuenv_json_leave(&s));
+	assert_non_null(v);
+	assert_true(t.calls > 0);
+	long before = t.calls;
+	json_decref(v);
+	json_decref(w);
+	assert_int_equal(t.calls, before);
+	/* a refusal inside a scope is reported by its leave (jansson gets a
+	 * block from malloc: its lexer does not survive a NULL) */
+	testutil_alloc_reset(&t, 0, false);
+	gpuenv_json_enter(&c, &s);
+	v = json_string("y");
+	assert_true(gpuenv_json_leave(&s));
+	assert_true(t.failures >= 1);
+	json_decref(v);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fixture),
+		cmocka_unit_test(test_lenient),
+		cmocka_unit_test(test_strings),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_small_readers),
+		cmocka_unit_test(test_alloc_failures),
+		cmocka_unit_test(test_json_scope),
+	};
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
