@@ -116,16 +116,25 @@ void gpuenv_buf_init(gpuenv_buf_t *b, gpuenv_ctx_t *ctx, size_t max)
 	b->max = max ? max : GPUENV_BUF_DEFAULT_MAX;
 }
 
+/* The buffer cannot grow: recorded in the context, as every error. */
+static int too_big(gpuenv_buf_t *b)
+{
+	if (!b->ctx)
+		return GPUENV_ETOOBIG;
+	return gpuenv_fail(b->ctx, GPUENV_ETOOBIG, NULL, 0, 0, "text longer than the %zu-byte limit",
+		b->max);
+}
+
 int gpuenv_buf_reserve(gpuenv_buf_t *b, size_t extra)
 {
 	size_t need, ncap;
 	char *p;
 
 	if (extra > SIZE_MAX - b->len - 1)
-		return GPUENV_ETOOBIG;
+		return too_big(b);
 	need = b->len + extra + 1;
 	if (need - 1 > b->max)
-		return GPUENV_ETOOBIG;
+		return too_big(b);
 	if (need <= b->cap)
 		return 0;
 	ncap = b->cap ? b->cap : 64;
@@ -135,7 +144,7 @@ int gpuenv_buf_reserve(gpuenv_buf_t *b, size_t extra)
 		ncap = b->max + 1;
 	p = gpuenv_realloc(b->ctx, b->data, ncap);
 	if (!p)
-		return -ENOMEM;
+		return gpuenv_oom(b->ctx, NULL);
 	b->data = p;
 	b->cap = ncap;
 	b->data[b->len] = '\0'; /* data is a C string from its first allocation */
@@ -174,7 +183,8 @@ int gpuenv_buf_vprintf(gpuenv_buf_t *b, const char *fmt, va_list ap)
 	n = vsnprintf(NULL, 0, fmt, ap2);
 	va_end(ap2);
 	if (n < 0)
-		return -EINVAL;
+		return b->ctx ? gpuenv_fail(b->ctx, -EINVAL, NULL, 0, 0, "cannot format '%s'", fmt)
+			      : -EINVAL;
 	r = gpuenv_buf_reserve(b, (size_t)n);
 	if (r)
 		return r;

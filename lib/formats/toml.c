@@ -381,11 +381,6 @@ static int perr(struct parser *ps, const char *at, int code, const char *fmt, ..
 	return gpuenv_fail(ps->ctx, code, ps->doc->file, line, col, "%s", msg);
 }
 
-static int nomem(struct parser *ps)
-{
-	return perr(ps, ps->p, -ENOMEM, "out of memory");
-}
-
 /* A short description of the byte at q for messages. */
 static const char *describe(struct parser *ps, const char *q, char *buf, size_t n)
 {
@@ -627,7 +622,7 @@ static int decode_basic(struct parser *ps, const char *s, const char *e, bool mu
 	size_t n = 0;
 
 	if (!o)
-		return nomem(ps);
+		return gpuenv_oom(ps->ctx, NULL);
 	for (const char *q = s; q < e;) {
 		char c = *q;
 		if (c == '\r' && multi) { /* validated: followed by \n */
@@ -809,7 +804,7 @@ static int parse_multi(struct parser *ps, gpuenv_str_t *out)
 	char *o = mem_alloc(&ps->m, (size_t)(e - s) + 1);
 	size_t n = 0;
 	if (!o)
-		return nomem(ps);
+		return gpuenv_oom(ps->ctx, NULL);
 	for (const char *k = s; k < e; k++)
 		if (*k != '\r')
 			o[n++] = *k;
@@ -887,7 +882,7 @@ static int stack_push(struct parser *ps, void *p);
 static int tinsert(struct parser *ps, gpuenv_toml_table_t *t, gpuenv_toml_kv_t *kv)
 {
 	if (t != ps->inl)
-		return insert(&ps->m, t, kv) ? nomem(ps) : 0;
+		return insert(&ps->m, t, kv) ? gpuenv_oom(ps->ctx, NULL) : 0;
 	int r = stack_push(ps, kv);
 	if (r)
 		return r;
@@ -900,7 +895,7 @@ static int tinsert(struct parser *ps, gpuenv_toml_table_t *t, gpuenv_toml_kv_t *
 			ncap *= 2;
 		uint32_t *idx = mem_calloc(&ps->m, ncap * sizeof(*idx));
 		if (!idx)
-			return nomem(ps);
+			return gpuenv_oom(ps->ctx, NULL);
 		t->index = idx;
 		t->index_cap = ncap;
 		for (uint32_t i = 0; i < t->len; i++)
@@ -934,7 +929,7 @@ static int add_table(struct parser *ps, gpuenv_toml_table_t *t, const struct key
 	gpuenv_toml_table_t *n = table_new(&ps->m, t->depth + 1);
 	int r;
 	if (!kv || !n)
-		return nomem(ps);
+		return gpuenv_oom(ps->ctx, NULL);
 	if ((r = tinsert(ps, t, kv)))
 		return r;
 	n->line = kp->line;
@@ -1015,7 +1010,7 @@ static int navigate_header(struct parser *ps, bool aot, gpuenv_toml_table_t **ou
 		kv = new_kv(ps, kp);
 		arr = mem_calloc(a, sizeof(*arr));
 		if (!kv || !arr || insert(a, t, kv))
-			return nomem(ps);
+			return gpuenv_oom(ps->ctx, NULL);
 		arr->depth = t->depth + 1;
 		kv->val.type = GPUENV_TOML_ARRAY;
 		kv->val.flags = GPUENV_TOML_AOT;
@@ -1030,7 +1025,7 @@ static int navigate_header(struct parser *ps, bool aot, gpuenv_toml_table_t **ou
 	gpuenv_toml_value_t *el = mem_calloc(a, sizeof(*el));
 	gpuenv_toml_table_t *n = table_new(a, arr->depth + 1);
 	if (!el || !n || push(a, arr, el))
-		return nomem(ps);
+		return gpuenv_oom(ps->ctx, NULL);
 	el->type = GPUENV_TOML_TABLE;
 	el->flags = GPUENV_TOML_DEFINED;
 	el->line = n->line = kp->line;
@@ -1132,7 +1127,7 @@ static int parse_float_text(struct parser *ps, const char *s, const char *e,
 	if (len >= sizeof(small)) {
 		buf = mem_alloc(&ps->m, len + 1);
 		if (!buf)
-			return nomem(ps);
+			return gpuenv_oom(ps->ctx, NULL);
 	}
 	for (const char *q = s; q < e; q++)
 		if (*q != '_')
@@ -1141,7 +1136,7 @@ static int parse_float_text(struct parser *ps, const char *s, const char *e,
 	if (!ps->cloc) {
 		ps->cloc = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
 		if (!ps->cloc)
-			return nomem(ps);
+			return gpuenv_oom(ps->ctx, NULL);
 	}
 	locale_t old = uselocale(ps->cloc);
 	char *endp;
@@ -1254,7 +1249,7 @@ static int stack_push(struct parser *ps, void *p)
 		size_t ncap = ps->stack_cap ? ps->stack_cap * 2 : 256;
 		void *n = gpuenv_realloc(ps->ctx, ps->stack, ncap * sizeof(*ps->stack));
 		if (!n)
-			return nomem(ps);
+			return gpuenv_oom(ps->ctx, NULL);
 		ps->stack = n;
 		ps->stack_cap = ncap;
 		if (ps->inl) /* its keys moved with the stack */
@@ -1284,7 +1279,7 @@ static int parse_array(struct parser *ps, gpuenv_toml_value_t *v, uint32_t depth
 			return perr(ps, open, GPUENV_ESYNTAX, "array is not closed with ']'");
 		gpuenv_toml_value_t *el = mem_alloc(&ps->m, sizeof(*el));
 		if (!el)
-			return nomem(ps);
+			return gpuenv_oom(ps->ctx, NULL);
 		if ((r = parse_value(ps, el, depth + 1)))
 			return r;
 		if ((r = stack_push(ps, el)))
@@ -1307,12 +1302,12 @@ static int parse_array(struct parser *ps, gpuenv_toml_value_t *v, uint32_t depth
 		return perr(ps, open, GPUENV_ETOOBIG, "array too long");
 	gpuenv_toml_array_t *arr = mem_alloc(&ps->m, sizeof(*arr));
 	if (!arr)
-		return nomem(ps);
+		return gpuenv_oom(ps->ctx, NULL);
 	arr->items = NULL;
 	if (n) {
 		arr->items = mem_alloc(&ps->m, n * sizeof(*arr->items));
 		if (!arr->items)
-			return nomem(ps);
+			return gpuenv_oom(ps->ctx, NULL);
 		memcpy(arr->items, ps->stack + base, n * sizeof(*arr->items));
 	}
 	arr->len = arr->cap = (uint32_t)n;
@@ -1337,7 +1332,7 @@ static int parse_inline_table(struct parser *ps, gpuenv_toml_value_t *v, uint32_
 		return perr(ps, open, GPUENV_ETOOBIG, "tables nested deeper than %u", ps->max_depth);
 	gpuenv_toml_table_t *t = table_new(&ps->m, depth);
 	if (!t)
-		return nomem(ps);
+		return gpuenv_oom(ps->ctx, NULL);
 	t->line = v->line;
 	t->col = v->col;
 	v->type = GPUENV_TOML_TABLE;
@@ -1358,7 +1353,7 @@ static int parse_inline_table(struct parser *ps, gpuenv_toml_value_t *v, uint32_
 		/* closed: its keys get their own exactly sized array */
 		gpuenv_toml_kv_t **items = mem_alloc(&ps->m, t->len * sizeof(*items));
 		if (!items)
-			r = nomem(ps);
+			r = gpuenv_oom(ps->ctx, NULL);
 		else {
 			memcpy(items, ps->stack + ps->inl_base, t->len * sizeof(*items));
 			t->items = items;
@@ -1501,7 +1496,7 @@ static int parse_keyval(struct parser *ps, gpuenv_toml_table_t *t)
 	skip_ws(ps);
 	gpuenv_toml_kv_t *kv = new_kv(ps, &last);
 	if (!kv)
-		return nomem(ps);
+		return gpuenv_oom(ps->ctx, NULL);
 	if ((r = parse_value(ps, &kv->val, t->depth + 1)))
 		return r;
 	return tinsert(ps, t, kv);
@@ -1577,13 +1572,13 @@ int gpuenv_toml_doc_init(gpuenv_toml_doc_t *doc, gpuenv_ctx_t *ctx, const char *
 		doc->file = gpuenv_arena_strndup(&doc->arena, file, strlen(file));
 		if (!doc->file) {
 			doc->file = "";
-			return gpuenv_fail(ctx, -ENOMEM, NULL, 0, 0, "out of memory");
+			return gpuenv_oom(ctx, NULL);
 		}
 	}
 	struct mem m = { &doc->arena, NULL, NULL, 0 };
 	doc->root = table_new(&m, 0);
 	if (!doc->root)
-		return gpuenv_fail(ctx, -ENOMEM, NULL, 0, 0, "out of memory");
+		return gpuenv_oom(ctx, NULL);
 	doc->root->line = doc->root->col = 1;
 	return 0;
 }
@@ -1615,7 +1610,7 @@ static int parse_text(gpuenv_toml_doc_t *doc, const char *text, size_t len)
 	ps.m = (struct mem){ &doc->arena, NULL, NULL, MEM_BLOCK_MIN };
 	ps.parts = gpuenv_arena_alloc(&doc->arena, (ps.max_depth + 1) * sizeof(*ps.parts));
 	if (!ps.parts)
-		return gpuenv_fail(ctx, -ENOMEM, doc->file, 0, 0, "out of memory");
+		return gpuenv_oom(ctx, NULL);
 	ps.base = ps.p = ps.line_start = ps.col_p = text;
 	ps.end = text + len;
 	ps.line = 1;
@@ -1666,7 +1661,7 @@ int gpuenv_toml_parse(gpuenv_toml_doc_t *doc, const char *text, size_t len)
 		return r;
 	char *copy = gpuenv_arena_alloc(&doc->arena, len + 1);
 	if (!copy)
-		return gpuenv_fail(doc->ctx, -ENOMEM, doc->file, 0, 0, "out of memory");
+		return gpuenv_oom(doc->ctx, NULL);
 	if (len)
 		memcpy(copy, text, len);
 	copy[len] = '\0';
@@ -1967,7 +1962,7 @@ done:
 
 static gpuenv_toml_value_t *oom_v(gpuenv_toml_doc_t *doc)
 {
-	gpuenv_fail(doc->ctx, -ENOMEM, NULL, 0, 0, "out of memory");
+	gpuenv_oom(doc->ctx, NULL);
 	return NULL;
 }
 
@@ -2013,7 +2008,7 @@ int gpuenv_toml_set_string(gpuenv_toml_doc_t *doc, gpuenv_toml_value_t *v, gpuen
 			"string is not valid UTF-8");
 	gpuenv_str_t c = gpuenv_arena_str(&doc->arena, s);
 	if (!c.ptr)
-		return gpuenv_fail(doc->ctx, -ENOMEM, NULL, 0, 0, "out of memory");
+		return gpuenv_oom(doc->ctx, NULL);
 	v->type = GPUENV_TOML_STRING;
 	v->flags = 0;
 	v->u.str = c;
@@ -2050,7 +2045,7 @@ int gpuenv_toml_set_datetime(gpuenv_toml_doc_t *doc, gpuenv_toml_value_t *v, gpu
 			text.ptr ? text.ptr : "");
 	gpuenv_str_t c = gpuenv_arena_str(&doc->arena, text);
 	if (!c.ptr)
-		return gpuenv_fail(doc->ctx, -ENOMEM, NULL, 0, 0, "out of memory");
+		return gpuenv_oom(doc->ctx, NULL);
 	v->type = (uint8_t)type;
 	v->flags = 0;
 	v->u.str = c;

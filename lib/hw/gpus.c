@@ -583,7 +583,7 @@ static int visible_entry(gpuenv_arena_t *a, gpuenv_hw_facts_t *f, size_t *cap,
 	return add_gpu_devs(a, f, cap, found) < 0 ? -ENOMEM : 1;
 }
 
-int gpuenv_hw_apply_visible(gpuenv_arena_t *a, gpuenv_hw_facts_t *f, const char *value,
+static int apply_visible(gpuenv_arena_t *a, gpuenv_hw_facts_t *f, const char *value,
 	const char *cuda_device_order)
 {
 	gpuenv_hw_visible_t *v = &f->visible;
@@ -636,6 +636,15 @@ int gpuenv_hw_apply_visible(gpuenv_arena_t *a, gpuenv_hw_facts_t *f, const char 
 	    !(cuda_device_order && strcmp(cuda_device_order, "PCI_BUS_ID") == 0))
 		v->ambiguous_order = true;
 	return 0;
+}
+
+int gpuenv_hw_apply_visible(gpuenv_arena_t *a, gpuenv_hw_facts_t *f, const char *value,
+	const char *cuda_device_order)
+{
+	int r = apply_visible(a, f, value, cuda_device_order);
+
+	/* the helpers above return -ENOMEM bare: recorded here, once */
+	return r == -ENOMEM ? gpuenv_oom(a->ctx, NULL) : r;
 }
 
 /* ---- finishing ---------------------------------------------------------- */

@@ -178,7 +178,7 @@ static int parse_new(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, const unsigned char *
 	return parse_ext(ctx, a, d, len, base, rd32(d + base + 32), name, out);
 }
 
-int gpuenv_ldcache_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const void *data,
+static int parse_cache(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const void *data,
 	size_t len, const char *name, gpuenv_ldcache_t *out)
 {
 	const unsigned char *d = data;
@@ -234,6 +234,15 @@ int gpuenv_ldcache_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const void *d
 	}
 	return gpuenv_fail(ctx, GPUENV_EFORMAT, name, 0, 0,
 		"not an ld.so.cache (no \"glibc-ld.so.cache1.1\" or \"ld.so-1.7.0\" magic)");
+}
+
+int gpuenv_ldcache_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const void *data,
+	size_t len, const char *name, gpuenv_ldcache_t *out)
+{
+	int r = parse_cache(ctx, arena, data, len, name, out);
+
+	/* the helpers above return -ENOMEM bare: recorded here, once */
+	return r == -ENOMEM ? gpuenv_oom(ctx, NULL) : r;
 }
 
 int gpuenv_ldcache_load(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *path,

@@ -134,11 +134,6 @@ int pep508_fail(struct pep508_lex *lx, size_t pos, const char *fmt, ...)
 	return gpuenv_fail(lx->ctx, lx->code, NULL, line, col, "%s", msg);
 }
 
-static int nomem(gpuenv_ctx_t *ctx)
-{
-	return gpuenv_fail(ctx, -ENOMEM, NULL, 0, 0, "out of memory");
-}
-
 /* ---- names ---------------------------------------------------------------- */
 
 int pep508_canon_name(gpuenv_arena_t *arena, gpuenv_str_t in, gpuenv_str_t *out)
@@ -147,7 +142,7 @@ int pep508_canon_name(gpuenv_arena_t *arena, gpuenv_str_t in, gpuenv_str_t *out)
 	size_t n = 0;
 
 	if (!p)
-		return -ENOMEM;
+		return gpuenv_oom(arena->ctx, NULL);
 	for (size_t i = 0; i < in.len; i++) {
 		char c = in.ptr[i];
 		if (c == '-' || c == '_' || c == '.') {
@@ -236,7 +231,7 @@ static int decode_quoted(struct pep508_lex *lx, size_t start, size_t end, gpuenv
 	/* escapes never make the text longer than the source */
 	buf = gpuenv_arena_alloc(lx->arena, last - i + 1);
 	if (!buf)
-		return nomem(lx->ctx);
+		return gpuenv_oom(lx->ctx, NULL);
 	while (i < last) {
 		char c = s[i];
 		if (c != '\\') {
@@ -401,7 +396,7 @@ static int parse_item(struct pep508_lex *lx, gpuenv_marker_t **out)
 	int r;
 
 	if (!m)
-		return nomem(lx->ctx);
+		return gpuenv_oom(lx->ctx, NULL);
 	pep508_skip_ws(lx);
 	if ((r = parse_var(lx, &m->lhs)))
 		return r;
@@ -419,7 +414,7 @@ static int parse_item(struct pep508_lex *lx, gpuenv_marker_t **out)
 	else if (m->rhs.var == VAR_EXTRA && m->lhs.var == VAR_NONE)
 		r = pep508_canon_name(lx->arena, m->lhs.value, &m->lhs.value);
 	if (r)
-		return nomem(lx->ctx);
+		return gpuenv_oom(lx->ctx, NULL);
 	*out = m;
 	return 0;
 }
@@ -460,12 +455,12 @@ int pep508_parse_marker(struct pep508_lex *lx, gpuenv_marker_t **out)
 	int r;
 
 	if (!g)
-		return nomem(lx->ctx);
+		return gpuenv_oom(lx->ctx, NULL);
 	tail = &g->items;
 	for (;;) {
 		struct item *it = gpuenv_arena_calloc(lx->arena, 1, sizeof(*it));
 		if (!it)
-			return nomem(lx->ctx);
+			return gpuenv_oom(lx->ctx, NULL);
 		if ((r = parse_atom(lx, &it->node)))
 			return r;
 		it->or_before = or_before;
@@ -499,7 +494,7 @@ int gpuenv_marker_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_str_t t
 	/* the tree slices into this copy, so it outlives the caller's text */
 	lx.s = gpuenv_arena_strndup(arena, text.len ? text.ptr : "", text.len);
 	if (!lx.s)
-		return nomem(ctx);
+		return gpuenv_oom(ctx, NULL);
 	lx.n = text.len;
 	if ((r = pep508_parse_marker(&lx, out)))
 		return r;
@@ -777,7 +772,7 @@ static int operand_value(struct eval *ev, const gpuenv_marker_t *m, const struct
 			out->s = gpuenv_str("");
 			return 0;
 		}
-		return pep508_canon_name(ev->scratch, gpuenv_str(s), &out->s) ? nomem(ev->ctx) : 0;
+		return pep508_canon_name(ev->scratch, gpuenv_str(s), &out->s) ? gpuenv_oom(ev->ctx, NULL) : 0;
 	}
 	if (!s)
 		return eval_fail(ev, m, "marker variable '%s' is not set in the environment",
@@ -788,7 +783,7 @@ static int operand_value(struct eval *ev, const gpuenv_marker_t *m, const struct
 		 * version; packaging reads it as "3.11.1+local" */
 		char *p = gpuenv_arena_alloc(ev->scratch, out->s.len + 6);
 		if (!p)
-			return nomem(ev->ctx);
+			return gpuenv_oom(ev->ctx, NULL);
 		memcpy(p, out->s.ptr, out->s.len);
 		memcpy(p + out->s.len, "local", 6);
 		out->s = gpuenv_str_n(p, out->s.len + 5);
@@ -823,7 +818,7 @@ static int version_op(struct eval *ev, int op, gpuenv_str_t lhs, gpuenv_str_t rh
 		return 0;
 	text = gpuenv_arena_alloc(ev->scratch, ol + rhs.len + 1);
 	if (!text)
-		return nomem(ev->ctx);
+		return gpuenv_oom(ev->ctx, NULL);
 	memcpy(text, op_text[op], ol);
 	if (rhs.len)
 		memcpy(text + ol, rhs.ptr, rhs.len);
@@ -880,13 +875,13 @@ static int eval_cmp(struct eval *ev, const gpuenv_marker_t *m, bool *result)
 		int err = 0;
 		bool has;
 		if (pep508_canon_name(ev->scratch, l.s, &item))
-			return nomem(ev->ctx);
+			return gpuenv_oom(ev->ctx, NULL);
 		switch (m->op) {
 		case OP_IN:
 		case OP_NOT_IN:
 			has = set_has(ev, r.set, item, &err);
 			if (err)
-				return nomem(ev->ctx);
+				return gpuenv_oom(ev->ctx, NULL);
 			*result = m->op == OP_IN ? has : !has;
 			return 0;
 		case OP_NE:

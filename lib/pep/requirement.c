@@ -205,11 +205,6 @@ static size_t match_ident(const struct pep508_lex *lx)
 	return pep508_boundary(lx->s, lx->n, e) ? e - p : 0;
 }
 
-static int nomem(gpuenv_ctx_t *ctx)
-{
-	return gpuenv_fail(ctx, -ENOMEM, NULL, 0, 0, "out of memory");
-}
-
 static int add_extra(struct pep508_lex *lx, gpuenv_requirement_t *out, size_t *cap,
 	gpuenv_str_t name)
 {
@@ -217,7 +212,7 @@ static int add_extra(struct pep508_lex *lx, gpuenv_requirement_t *out, size_t *c
 		size_t ncap = *cap ? *cap * 2 : 4;
 		gpuenv_str_t *n = gpuenv_arena_alloc(lx->arena, ncap * sizeof(*n));
 		if (!n)
-			return nomem(lx->ctx);
+			return gpuenv_oom(lx->ctx, NULL);
 		if (out->nextras)
 			memcpy(n, out->extras, out->nextras * sizeof(*n));
 		out->extras = n;
@@ -385,7 +380,7 @@ int gpuenv_requirement_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_st
 	/* the fields slice into this copy, so they outlive the caller's text */
 	lx.s = gpuenv_arena_strndup(arena, text.len ? text.ptr : "", text.len);
 	if (!lx.s)
-		return nomem(ctx);
+		return gpuenv_oom(ctx, NULL);
 	lx.n = text.len;
 
 	pep508_skip_ws(&lx);
@@ -429,7 +424,7 @@ int gpuenv_requirement_format(const gpuenv_requirement_t *req, gpuenv_buf_t *out
 		/* a set upstream: sorted, duplicates dropped, not normalised */
 		gpuenv_str_t *ex = gpuenv_calloc(out->ctx, req->nextras, sizeof(*ex));
 		if (!ex)
-			return -ENOMEM;
+			return gpuenv_oom(out->ctx, NULL);
 		memcpy(ex, req->extras, req->nextras * sizeof(*ex));
 		qsort(ex, req->nextras, sizeof(*ex), cmp_str);
 		r = gpuenv_buf_putc(out, '[');

@@ -220,7 +220,7 @@ static int parse_local(struct vparse *p, gpuenv_arena_t *arena, size_t *i, gpuen
 	end = j;
 	dst = gpuenv_arena_alloc(arena, end - start + 1);
 	if (!dst)
-		return gpuenv_fail(p->ctx, -ENOMEM, NULL, 0, 0, "out of memory parsing a version");
+		return gpuenv_oom(p->ctx, "parsing a version");
 	/* segment by segment: lower case, '.' between, numbers without their
 	 * leading zeros (packaging turns numeric segments into ints) */
 	for (j = start; j < end;) {
@@ -292,7 +292,7 @@ int pep440_version_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_str_t 
 	}
 	rel = gpuenv_arena_alloc(arena, count * sizeof(*rel));
 	if (!rel)
-		return gpuenv_fail(ctx, -ENOMEM, NULL, 0, 0, "out of memory parsing a version");
+		return gpuenv_oom(ctx, "parsing a version");
 	i = rstart;
 	for (size_t k = 0; k < count; k++) {
 		if (k)

@@ -113,11 +113,6 @@ static const char *quote(gpuenv_str_t s, char *out, size_t outsz)
 	return out;
 }
 
-static int oom(gpuenv_ctx_t *ctx)
-{
-	return gpuenv_fail(ctx, -ENOMEM, NULL, 0, 0, "out of memory");
-}
-
 /* A lower-cased copy in the arena, or the slice itself when already lower. */
 static int lower_str(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_str_t s,
 	gpuenv_str_t *out)
@@ -133,7 +128,7 @@ static int lower_str(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_str_t s,
 	}
 	char *p = gpuenv_arena_alloc(arena, s.len + 1);
 	if (!p)
-		return oom(ctx);
+		return gpuenv_oom(ctx, NULL);
 	for (i = 0; i < s.len; i++)
 		p[i] = to_lower(s.ptr[i]);
 	p[s.len] = '\0';
@@ -149,7 +144,7 @@ static int normalize_name(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_str_t
 	size_t o = 0;
 
 	if (!p)
-		return oom(ctx);
+		return gpuenv_oom(ctx, NULL);
 	for (size_t i = 0; i < s.len; i++) {
 		char c = s.ptr[i];
 		if (c == '-' || c == '_' || c == '.') {
@@ -265,7 +260,7 @@ static int tag_parse_at(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_str_t t
 		size_t ps = 0, idx = 0;
 		comps[k].parts = gpuenv_arena_alloc(arena, comps[k].n * sizeof(gpuenv_str_t));
 		if (!comps[k].parts)
-			return oom(ctx);
+			return gpuenv_oom(ctx, NULL);
 		comps[k].nuniq = 0;
 		for (size_t j = 0; j <= c.len; j++) {
 			if (j < c.len && c.ptr[j] != '.')
@@ -296,7 +291,7 @@ static int tag_parse_at(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_str_t t
 	size_t n = comps[0].nuniq * comps[1].nuniq * comps[2].nuniq;
 	gpuenv_tag_t *t = gpuenv_arena_alloc(arena, n * sizeof(*t));
 	if (!t)
-		return oom(ctx);
+		return gpuenv_oom(ctx, NULL);
 	size_t o = 0;
 	for (size_t a = 0; a < comps[0].nuniq; a++)
 		for (size_t b = 0; b < comps[1].nuniq; b++)
@@ -750,7 +745,7 @@ static int rehash(gpuenv_tagset_t *set, size_t ncap)
 	uint32_t *slots = gpuenv_calloc(set->ctx, ncap, sizeof(*slots));
 
 	if (!slots)
-		return oom(set->ctx);
+		return gpuenv_oom(set->ctx, NULL);
 	for (size_t k = 0; k < set->n; k++) {
 		size_t i = (size_t)set->hashes[k] & (ncap - 1);
 		while (slots[i])
@@ -776,15 +771,15 @@ static int add_tag(gpuenv_tagset_t *set, const char *interp, const char *abi, co
 		size_t ncap = set->cap ? set->cap * 2 : 256;
 		const char **tags = gpuenv_realloc(set->ctx, set->tags, ncap * sizeof(*tags));
 		if (!tags)
-			return oom(set->ctx);
+			return gpuenv_oom(set->ctx, NULL);
 		set->tags = tags;
 		size_t *lens = gpuenv_realloc(set->ctx, set->lens, ncap * sizeof(*lens));
 		if (!lens)
-			return oom(set->ctx);
+			return gpuenv_oom(set->ctx, NULL);
 		set->lens = lens;
 		uint64_t *hs = gpuenv_realloc(set->ctx, set->hashes, ncap * sizeof(*hs));
 		if (!hs)
-			return oom(set->ctx);
+			return gpuenv_oom(set->ctx, NULL);
 		set->hashes = hs;
 		set->cap = ncap;
 	}
@@ -793,7 +788,7 @@ static int add_tag(gpuenv_tagset_t *set, const char *interp, const char *abi, co
 	size_t len = t.interpreter.len + t.abi.len + t.platform.len + 2;
 	char *s = gpuenv_arena_alloc(&set->arena, len + 1);
 	if (!s)
-		return oom(set->ctx);
+		return gpuenv_oom(set->ctx, NULL);
 	snprintf(s, len + 1, "%s-%s-%s", interp, abi, plat);
 	for (size_t i = 0; i < len; i++)
 		s[i] = to_lower(s[i]);
@@ -829,13 +824,13 @@ static int plat_add(gpuenv_tagset_t *set, struct plats *p, const char *fmt, ...)
 		size_t ncap = p->cap ? p->cap * 2 : 64;
 		const char **v = gpuenv_realloc(set->ctx, p->v, ncap * sizeof(*v));
 		if (!v)
-			return oom(set->ctx);
+			return gpuenv_oom(set->ctx, NULL);
 		p->v = v;
 		p->cap = ncap;
 	}
 	char *s = gpuenv_arena_strndup(&set->arena, tmp, strlen(tmp));
 	if (!s)
-		return oom(set->ctx);
+		return gpuenv_oom(set->ctx, NULL);
 	p->v[p->n++] = s;
 	return 0;
 }
@@ -1114,7 +1109,7 @@ int gpuenv_tagset_build(gpuenv_ctx_t *ctx, const gpuenv_wheel_target_t *target,
 			"the target's libc or OS version is out of range");
 	set = gpuenv_calloc(ctx, 1, sizeof(*set));
 	if (!set)
-		return oom(ctx);
+		return gpuenv_oom(ctx, NULL);
 	set->ctx = ctx;
 	gpuenv_arena_init(&set->arena, ctx, 0);
 	if ((r = rehash(set, 1024)) == 0)

@@ -10,6 +10,8 @@
 #include "gpuenv/diagnose.h"
 #include "gpuenv/kb.h"
 
+#include "fuzz_alloc.h"
+
 static gpuenv_ctx_t ctx;
 static gpuenv_kb_t *kb;
 static gpuenv_diag_t *diag;
@@ -18,6 +20,25 @@ static void done(void)
 {
 	gpuenv_diag_free(diag);
 	gpuenv_kb_free(kb);
+}
+
+/* The parsers again, with an allocation failing (fuzz_alloc.h). */
+static void oom_run(fuzz_oom_t *o, gpuenv_ctx_t *c, const uint8_t *data, size_t size)
+{
+	gpuenv_diag_result_t res;
+	gpuenv_diag_facts_t f;
+	gpuenv_arena_t a;
+	gpuenv_diag_t *d;
+
+	/* the signatures are compiled in each pass too: every allocation of
+	 * diagnose can be the one that fails */
+	if (OOM_CALL(o, c, gpuenv_diag_new(c, kb, &d)))
+		return;
+	gpuenv_arena_init(&a, c, 0);
+	OOM_CALL(o, c, gpuenv_diag_scan(d, (const char *)data, size, NULL, &a, &res));
+	OOM_CALL(o, c, gpuenv_diag_facts_parse(c, (const char *)data, size, "fuzz.json", &a, &f));
+	gpuenv_arena_free(&a);
+	gpuenv_diag_free(d);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -51,5 +72,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* the facts parser gets the bytes too */
 	gpuenv_diag_facts_parse(&ctx, (const char *)data, size, "fuzz.json", &a, &f);
 	gpuenv_arena_free(&a);
+	fuzz_oom(data, size, oom_run);
 	return 0;
 }

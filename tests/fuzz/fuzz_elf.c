@@ -9,6 +9,8 @@
 #include "gpuenv/elf.h"
 #include "gpuenv/fatbin.h"
 
+#include "fuzz_alloc.h"
+
 static void use_fatbin(gpuenv_ctx_t *ctx, const gpuenv_fatbin_t *fb)
 {
 	static const unsigned ccs[] = { 50, 75, 80, 86, 90, 100, 103, 120, 121, 255 };
@@ -26,6 +28,28 @@ static void use_fatbin(gpuenv_ctx_t *ctx, const gpuenv_fatbin_t *fb)
 	for (size_t i = 0; i < sizeof(ccs) / sizeof(ccs[0]); i++)
 		gpuenv_fatbin_runs_on(fb, ccs[i]);
 	gpuenv_buf_free(&out);
+}
+
+/* The parsers again, with an allocation failing (fuzz_alloc.h). */
+static void oom_run(fuzz_oom_t *o, gpuenv_ctx_t *ctx, const uint8_t *data, size_t size)
+{
+	gpuenv_elf_t elf;
+	gpuenv_fatbin_t fb;
+
+	if (OOM_CALL(o, ctx, gpuenv_elf_parse(ctx, "fuzz.so", data, size, &elf)) == 0) {
+		gpuenv_arena_t arena;
+		gpuenv_elf_dynamic_t dyn;
+		gpuenv_fatbin_init(&fb, ctx);
+		OOM_CALL(o, ctx, gpuenv_fatbin_read_elf(&fb, &elf));
+		gpuenv_fatbin_free(&fb);
+		gpuenv_arena_init(&arena, ctx, (size_t)1 << 24);
+		OOM_CALL(o, ctx, gpuenv_elf_dynamic(ctx, &elf, &arena, &dyn));
+		gpuenv_arena_free(&arena);
+		gpuenv_elf_close(&elf);
+	}
+	gpuenv_fatbin_init(&fb, ctx);
+	OOM_CALL(o, ctx, gpuenv_fatbin_parse(&fb, "fuzz.fatbin", ".nv_fatbin", data, size, 4096));
+	gpuenv_fatbin_free(&fb);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -66,5 +90,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	gpuenv_fatbin_parse(&fb, "fuzz.fatbin", ".nv_fatbin", data, size, 4096);
 	use_fatbin(&ctx, &fb);
 	gpuenv_fatbin_free(&fb);
+	fuzz_oom(data, size, oom_run);
 	return 0;
 }

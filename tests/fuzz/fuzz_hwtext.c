@@ -9,6 +9,8 @@
 
 #include "gpuenv/hw.h"
 
+#include "fuzz_alloc.h"
+
 static void fake_gpus(gpuenv_arena_t *a, gpuenv_hw_facts_t *f)
 {
 	static const char *const uuids[] = {
@@ -41,6 +43,27 @@ static void fake_gpus(gpuenv_arena_t *a, gpuenv_hw_facts_t *f)
 	m[1].ci_id = 0;
 	f->gpus[2].mig = m;
 	f->gpus[2].n_mig = 2;
+}
+
+/* The parsers again, with an allocation failing (fuzz_alloc.h). */
+static void oom_run(fuzz_oom_t *o, gpuenv_ctx_t *ctx, const uint8_t *data, size_t size)
+{
+	gpuenv_arena_t arena;
+	gpuenv_hw_facts_t *f;
+	char *cstr = malloc(size + 1);
+
+	if (!cstr)
+		return;
+	memcpy(cstr, data, size);
+	cstr[size] = '\0';
+	gpuenv_arena_init(&arena, ctx, 0);
+	if ((f = gpuenv_hw_facts_new(&arena))) {
+		fake_gpus(&arena, f);
+		if (f->n_gpus)
+			OOM_CALL(o, ctx, gpuenv_hw_apply_visible(&arena, f, cstr, size & 1 ? "PCI_BUS_ID" : NULL));
+	}
+	gpuenv_arena_free(&arena);
+	free(cstr);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -86,5 +109,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	gpuenv_arena_free(&arena);
 	free(copy);
 	free(cstr);
+	fuzz_oom(data, size, oom_run);
 	return 0;
 }

@@ -6,6 +6,19 @@
 
 #include "gpuenv/kb.h"
 
+#include "fuzz_alloc.h"
+
+/* The parsers again, with an allocation failing (fuzz_alloc.h). */
+static void oom_run(fuzz_oom_t *o, gpuenv_ctx_t *ctx, const uint8_t *data, size_t size)
+{
+	gpuenv_kb_t *kb = NULL;
+	gpuenv_kb_source_t src = { gpuenv_kb_file_name(data[0] % GPUENV_KB_NFILES), data + 1, size - 1,
+		"fuzz.toml" };
+
+	if (OOM_CALL(o, ctx, gpuenv_kb_load_sources(ctx, &src, 1, 0, &kb)) == 0)
+		gpuenv_kb_free(kb);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	gpuenv_ctx_t ctx;
@@ -46,5 +59,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	gpuenv_arena_free(&a);
 	gpuenv_kb_free(kb);
+	fuzz_oom(data, size, oom_run);
 	return 0;
 }

@@ -6,6 +6,26 @@
 
 #include "gpuenv/metadata.h"
 
+#include "fuzz_alloc.h"
+
+/* The parsers again, with an allocation failing (fuzz_alloc.h). */
+static void oom_run(fuzz_oom_t *o, gpuenv_ctx_t *ctx, const uint8_t *data, size_t size)
+{
+	gpuenv_arena_t arena;
+	gpuenv_record_t rec;
+
+	gpuenv_arena_init(&arena, ctx, (size_t)256 << 20);
+	if (OOM_CALL(o, ctx, gpuenv_record_parse(ctx, &arena, NULL, gpuenv_str_n((const char *)data, size), &rec)) == 0) {
+		gpuenv_buf_t out;
+		OOM_CALL(o, ctx, gpuenv_record_validate(ctx, NULL, &rec));
+		gpuenv_buf_init(&out, ctx, 0);
+		for (size_t i = 0; i < rec.n && i < 8; i++)
+			OOM_CALL(o, ctx, gpuenv_record_format_entry(&rec.entries[i], &out));
+		gpuenv_buf_free(&out);
+	}
+	gpuenv_arena_free(&arena);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	gpuenv_ctx_t ctx;
@@ -44,5 +64,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	gpuenv_buf_free(&out);
 	gpuenv_arena_free(&arena);
+	fuzz_oom(data, size, oom_run);
 	return 0;
 }

@@ -10,6 +10,8 @@
 
 #include "gpuenv/pep508.h"
 
+#include "fuzz_alloc.h"
+
 #define CHECK(c)                                                                          \
 	do {                                                                              \
 		if (!(c))                                                                 \
@@ -81,6 +83,32 @@ static void marker(gpuenv_ctx_t *ctx, const uint8_t *data, size_t size)
 	gpuenv_arena_free(&ar);
 }
 
+/* The parsers again, with an allocation failing (fuzz_alloc.h). */
+static void oom_run(fuzz_oom_t *o, gpuenv_ctx_t *ctx, const uint8_t *data, size_t size)
+{
+	gpuenv_arena_t ar;
+	gpuenv_requirement_t r1;
+	gpuenv_marker_t *m;
+	gpuenv_str_t all = gpuenv_str_n((const char *)data, size);
+
+	gpuenv_arena_init(&ar, ctx, 0);
+	if (OOM_CALL(o, ctx, gpuenv_requirement_parse(ctx, &ar, all, &r1)) == 0) {
+		gpuenv_buf_t s1;
+		bool eq, res;
+		gpuenv_buf_init(&s1, ctx, GPUENV_BUF_DEFAULT_MAX);
+		OOM_CALL(o, ctx, gpuenv_requirement_format(&r1, &s1));
+		OOM_CALL(o, ctx, gpuenv_requirement_eq(ctx, &r1, &r1, &eq));
+		if (r1.marker)
+			OOM_CALL(o, ctx, gpuenv_marker_eval(ctx, r1.marker, NULL, &res));
+		gpuenv_buf_free(&s1);
+	}
+	if (OOM_CALL(o, ctx, gpuenv_marker_parse(ctx, &ar, all, &m)) == 0) {
+		bool res;
+		OOM_CALL(o, ctx, gpuenv_marker_eval(ctx, m, NULL, &res));
+	}
+	gpuenv_arena_free(&ar);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	gpuenv_ctx_t ctx;
@@ -88,5 +116,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	gpuenv_ctx_init(&ctx);
 	requirement(&ctx, data, size);
 	marker(&ctx, data, size);
+	fuzz_oom(data, size, oom_run);
 	return 0;
 }

@@ -14,6 +14,8 @@
 
 #include "gpuenv/toml.h"
 
+#include "fuzz_alloc.h"
+
 
 static void die(const char *what, gpuenv_ctx_t *ctx, const gpuenv_buf_t *text)
 {
@@ -22,6 +24,22 @@ static void die(const char *what, gpuenv_ctx_t *ctx, const gpuenv_buf_t *text)
 	fprintf(stderr, "fuzz_toml: %s (%s)\n--- written ---\n%.*s\n", what, msg,
 		(int)(text->len > 4000 ? 4000 : text->len), text->data ? text->data : "");
 	abort();
+}
+
+/* The parsers again, with an allocation failing (fuzz_alloc.h). */
+static void oom_run(fuzz_oom_t *o, gpuenv_ctx_t *ctx, const uint8_t *data, size_t size)
+{
+	gpuenv_toml_doc_t doc;
+
+	if (OOM_CALL(o, ctx, gpuenv_toml_doc_init(&doc, ctx, "fuzz.toml")))
+		return;
+	if (OOM_CALL(o, ctx, gpuenv_toml_parse(&doc, (const char *)data, size)) == 0) {
+		gpuenv_buf_t w;
+		gpuenv_buf_init(&w, ctx, 0);
+		OOM_CALL(o, ctx, gpuenv_toml_write(ctx, doc.root, &w));
+		gpuenv_buf_free(&w);
+	}
+	gpuenv_toml_doc_free(&doc);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -73,5 +91,6 @@ out:
 	gpuenv_buf_free(&w1);
 	gpuenv_buf_free(&w2);
 	gpuenv_toml_doc_free(&doc);
+	fuzz_oom(data, size, oom_run);
 	return 0;
 }

@@ -16,6 +16,8 @@
 
 #include "gpuenv/pep440.h"
 
+#include "fuzz_alloc.h"
+
 #define CHECK(c)                 \
 	do {                     \
 		if (!(c))        \
@@ -77,6 +79,33 @@ static void check_set(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, const gpuenv_specset
 	gpuenv_buf_free(&b);
 }
 
+/* The parsers again, with an allocation failing (fuzz_alloc.h). */
+static void oom_run(fuzz_oom_t *o, gpuenv_ctx_t *ctx, const uint8_t *data, size_t size)
+{
+	gpuenv_arena_t a;
+	gpuenv_version_t v;
+	gpuenv_specset_t set;
+	gpuenv_str_t all = gpuenv_str_n((const char *)data, size);
+
+	gpuenv_arena_init(&a, ctx, (size_t)16 << 20);
+	if (OOM_CALL(o, ctx, gpuenv_version_parse(ctx, &a, all, &v)) == 0) {
+		gpuenv_buf_t b;
+		gpuenv_buf_init(&b, ctx, 0);
+		OOM_CALL(o, ctx, gpuenv_version_format(&v, &b));
+		gpuenv_buf_free(&b);
+	}
+	if (OOM_CALL(o, ctx, gpuenv_specset_parse(ctx, &a, all, &set)) == 0) {
+		gpuenv_buf_t b;
+		gpuenv_buf_init(&b, ctx, 0);
+		if (OOM_CALL(o, ctx, gpuenv_specset_format(&set, &b)) == 0) {
+			gpuenv_specset_t back;
+			OOM_CALL(o, ctx, gpuenv_specset_parse(ctx, &a, gpuenv_str_n(b.data ? b.data : "", b.len), &back));
+		}
+		gpuenv_buf_free(&b);
+	}
+	gpuenv_arena_free(&a);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	gpuenv_ctx_t ctx;
@@ -130,5 +159,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	gpuenv_arena_free(&a);
+	fuzz_oom(data, size, oom_run);
 	return 0;
 }

@@ -1,0 +1,282 @@
+"""Module boundaries you can see (issue 7, item 4): read the #include graph
+of lib/ and include/ and fail on
+
+  - a cycle between modules: a module is a directory under lib/ (core,
+    formats, pep, hw, env, kb, check, facts, ...); include/gpuenv/X.h belongs
+    to the module whose lib/ files define the functions X.h declares (or,
+    for a header of types only, the module whose files include it most);
+  - a public header (include/gpuenv/*.h) that includes a private one
+    (anything under lib/, or any quoted include that is not gpuenv/...).
+
+It also reports cycles between the files of lib/hw (a file that calls a
+function another file defines depends on it).  Those are warnings until the
+hw split lands on main (HW_STRICT below, or --hw-strict).
+
+usage: include_graph.py [--hw-strict] [ROOT]     (ROOT: the source tree)
+       include_graph.py --self-test               (the checks on made-up trees)
+"""
+import os
+import re
+import sys
+import tempfile
+
+HW_STRICT = False
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+API = re.compile(r'\bGPUENV_API\b[^;{]*?\b(gpuenv_\w+)\s*\(', re.S)
+# a function definition at the start of a line: "type name(args)\n{"
+DEFN = re.compile(r'^(?!static\b)[A-Za-z_][\w \t\*]*?\b([a-z_]\w*)\s*\([^;{}]*\)\s*\{', re.M)
+COMMENT = re.compile(r'/\*.*?\*/|//[^\n]*', re.S)
+
+
+def read(path):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return COMMENT.sub(" ", f.read())
+
+
+def sources(root):
+    """{relative path: text without comments} of lib/**/*.[ch] and include/gpuenv/*.h"""
+    out = {}
+    for top in ("lib", "include"):
+        for d, _, files in os.walk(os.path.join(root, top)):
+            for f in files:
+                if f.endswith((".c", ".h")):
+                    p = os.path.join(d, f)
+                    out[os.path.relpath(p, root)] = read(p)
+    return out
+
+
+def module_of_lib(rel):
+    parts = rel.split(os.sep)
+    return parts[1] if len(parts) > 2 and parts[0] == "lib" else None
+
+
+def header_modules(src):
+    """include/gpuenv/X.h -> the module that implements it."""
+    defined = {}  # function -> module
+    for rel, text in src.items():
+        m = module_of_lib(rel)
+        if m and rel.endswith(".c"):
+            for f in DEFN.findall(text):
+                defined.setdefault(f, m)
+    owners, problems = {}, []
+    for rel, text in src.items():
+        if not rel.startswith(os.path.join("include", "gpuenv") + os.sep):
+            continue
+        votes = {}
+        for f in API.findall(text):
+            if f in defined:
+                votes[defined[f]] = votes.get(defined[f], 0) + 1
+        if not votes:
+            # types only: the module whose files include it most
+            name = "gpuenv/" + os.path.basename(rel)
+            for r2, t2 in src.items():
+                m = module_of_lib(r2)
+                if m and name in INCLUDE.findall(t2):
+                    votes[m] = votes.get(m, 0) + 1
+        if not votes:
+            problems.append("%s: no lib/ module defines what it declares or includes it" % rel)
+            continue
+        owners[rel] = max(sorted(votes), key=lambda m: votes[m])
+    return owners, problems
+
+
+def resolve(rel, inc, root):
+    """The relative path an #include "inc" in file rel names, or None."""
+    if inc.startswith("gpuenv/"):
+        return os.path.join("include", inc)
+    p = os.path.normpath(os.path.join(os.path.dirname(rel), inc))
+    return p if os.path.exists(os.path.join(root, p)) else None
+
+
+def find_cycles(nodes, edges):
+    """Strongly connected components with more than one node (or a self loop)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+    counter = [0]
+
+    def strong(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1 or v in edges.get(v, ()):
+                out.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(nodes):
+        if v not in index:
+            strong(v)
+    return out
+
+
+def one_cycle(comp, edges):
+    """A readable cycle a -> b -> ... -> a inside a component."""
+    comp = set(comp)
+    start = min(comp)
+    path, seen = [start], {start}
+    while True:
+        nxt = sorted(w for w in edges.get(path[-1], ()) if w in comp)
+        back = [w for w in nxt if w == start]
+        if back and len(path) > 1:
+            return path + [start]
+        nxt = [w for w in nxt if w not in seen]
+        if not nxt:
+            return sorted(comp) + [min(comp)]
+        path.append(nxt[0])
+        seen.add(nxt[0])
+
+
+def check_tree(root, hw_strict=HW_STRICT, quiet=False):
+    """(errors, warnings) of the tree at root."""
+    src = sources(root)
+    owners, errors = header_modules(src)
+    warnings = []
+    modules = {module_of_lib(r) for r in src if module_of_lib(r)}
+    edges, why = {}, {}
+
+    def module(rel):
+        return module_of_lib(rel) or owners.get(rel)
+
+    for rel, text in sorted(src.items()):
+        public = rel.startswith(os.path.join("include", "gpuenv") + os.sep)
+        for inc in INCLUDE.findall(text):
+            target = resolve(rel, inc, root)
+            if public and not inc.startswith("gpuenv/"):
+                errors.append('%s: a public header includes "%s", a private one' % (rel, inc))
+                continue
+            if public and target and not os.path.exists(os.path.join(root, target)):
+                errors.append('%s: includes "%s", which is not in include/' % (rel, inc))
+                continue
+            if not target:
+                continue
+            a, b = module(rel), module(target)
+            if a and b and a != b:
+                edges.setdefault(a, set()).add(b)
+                why.setdefault((a, b), "%s includes %s" % (rel, inc))
+    for comp in find_cycles(modules, edges):
+        cyc = one_cycle(comp, edges)
+        steps = "; ".join(why[(cyc[i], cyc[i + 1])] for i in range(len(cyc) - 1))
+        errors.append("module cycle %s (%s)%s" % (" -> ".join(cyc), steps, (
+            "; the whole cycle: " + ", ".join(comp)) if len(comp) > len(cyc) - 1 else ""))
+
+    # files of lib/hw: who calls whom
+    hw = {r: t for r, t in src.items() if module_of_lib(r) == "hw" and r.endswith(".c")}
+    defs = {}
+    for rel, text in hw.items():
+        for f in DEFN.findall(text):
+            defs.setdefault(f, rel)
+    fedges, fwhy = {}, {}
+    for rel, text in hw.items():
+        for f, owner in defs.items():
+            if owner != rel and re.search(r"\b%s\s*\(" % re.escape(f), text):
+                fedges.setdefault(rel, set()).add(owner)
+                fwhy.setdefault((rel, owner), "%s calls %s" % (os.path.basename(rel), f))
+    for comp in find_cycles(set(hw), fedges):
+        cyc = one_cycle(comp, fedges)
+        steps = "; ".join(fwhy[(cyc[i], cyc[i + 1])] for i in range(len(cyc) - 1))
+        msg = "file cycle in lib/hw: %s (%s)" % (" -> ".join(os.path.basename(c) for c in cyc), steps)
+        if len(comp) > len(cyc) - 1:
+            msg += "; the files calling each other: " + ", ".join(os.path.basename(c) for c in comp)
+        (errors if hw_strict else warnings).append(msg)
+    if not quiet:
+        print("modules: %s" % ", ".join(sorted(modules)))
+        for a in sorted(edges):
+            print("  %s -> %s" % (a, ", ".join(sorted(edges[a]))))
+        print("public headers: %s" % ", ".join("%s=%s" % (os.path.basename(h), m)
+                                               for h, m in sorted(owners.items())))
+    return errors, warnings
+
+
+def write(root, files):
+    for rel, text in files.items():
+        p = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w") as f:
+            f.write(text)
+
+
+def self_test():
+    """The checks catch what they are for, on made-up trees."""
+    base = {
+        "include/gpuenv/core.h": "int gpuenv_x(void);\n",
+        "include/gpuenv/a.h": '#include "gpuenv/core.h"\nGPUENV_API int gpuenv_a(void);\n',
+        "include/gpuenv/b.h": '#include "gpuenv/core.h"\nGPUENV_API int gpuenv_b(void);\n',
+        "lib/core/core.c": '#include "gpuenv/core.h"\nint gpuenv_x(void)\n{\n\treturn 0;\n}\n',
+        "lib/a/a.c": '#include "gpuenv/a.h"\nint gpuenv_a(void)\n{\n\treturn 1;\n}\n',
+        "lib/b/b.c": '#include "gpuenv/b.h"\n#include "gpuenv/a.h"\nint gpuenv_b(void)\n{\n\treturn gpuenv_a();\n}\n',
+        "lib/hw/x.c": "int hw_x(void)\n{\n\treturn 0;\n}\n",
+        "lib/hw/y.c": "int hw_x(void);\nint hw_y(void)\n{\n\treturn hw_x();\n}\n",
+    }
+    cases = [
+        ("a clean tree", {}, lambda e, w: not e and not w),
+        ("a module cycle", {"lib/a/a2.c": '#include "gpuenv/b.h"\n'},
+         lambda e, w: any("module cycle" in x and "a -> b -> a" in x for x in e)),
+        ("a cycle through a public header",
+         {"include/gpuenv/a.h": '#include "gpuenv/b.h"\nGPUENV_API int gpuenv_a(void);\n'},
+         lambda e, w: any("module cycle" in x for x in e)),
+        ("a public header including a private one",
+         {"include/gpuenv/a.h": '#include "../../lib/a/a_int.h"\nGPUENV_API int gpuenv_a(void);\n',
+          "lib/a/a_int.h": "int a_private;\n"},
+         lambda e, w: any("private" in x and "include/gpuenv/a.h" in x for x in e)),
+        ("a public header including a sibling by a bare name",
+         {"include/gpuenv/a.h": '#include "b.h"\nGPUENV_API int gpuenv_a(void);\n'},
+         lambda e, w: any("private" in x for x in e)),
+        ("a file cycle in lib/hw (warning)",
+         {"lib/hw/x.c": "int hw_y(void);\nint hw_x(void)\n{\n\treturn hw_y();\n}\n"},
+         lambda e, w: not e and any("file cycle in lib/hw" in x and "x.c" in x for x in w)),
+    ]
+    bad = 0
+    for what, change, ok in cases:
+        with tempfile.TemporaryDirectory() as d:
+            files = dict(base)
+            files.update(change)
+            write(d, files)
+            e, w = check_tree(d, hw_strict=False, quiet=True)
+            if not ok(e, w):
+                print("FAIL: self-test %s: errors %r, warnings %r" % (what, e, w))
+                bad += 1
+            else:
+                print("ok: self-test %s" % what)
+    with tempfile.TemporaryDirectory() as d:
+        files = dict(base)
+        files["lib/hw/x.c"] = "int hw_y(void);\nint hw_x(void)\n{\n\treturn hw_y();\n}\n"
+        write(d, files)
+        e, _ = check_tree(d, hw_strict=True, quiet=True)
+        if not any("file cycle in lib/hw" in x for x in e):
+            print("FAIL: self-test --hw-strict makes the lib/hw cycle an error: %r" % e)
+            bad += 1
+    return bad
+
+
+def main(argv):
+    if "--self-test" in argv:
+        return 1 if self_test() else 0
+    strict = HW_STRICT or "--hw-strict" in argv
+    args = [a for a in argv if not a.startswith("--")]
+    root = args[0] if args else (os.environ.get("GPUENV_SRC") or
+                                 os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    errors, warnings = check_tree(root, hw_strict=strict)
+    for w in warnings:
+        print("warning: %s (a warning until the lib/hw split lands; --hw-strict fails on it)" % w)
+    for e in errors:
+        print("FAIL: %s" % e)
+    print("%d error(s), %d warning(s)" % (len(errors), len(warnings)))
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
