@@ -1563,7 +1563,10 @@ int gpuenv_doctor_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const json_t *
 	memset(out, 0, sizeof(*out));
 	if ((rc = gpuenv_facts_check(ctx, facts)) != 0)
 		return rc;
-	if ((rc = dr_kb_open(ctx, opts ? opts->kb : NULL, &own, &kb)) != 0)
+	/* the rules read cuda.toml and torch.toml (torch indexes: the pattern
+	 * wheels.toml records, built in) */
+	if ((rc = dr_kb_open(ctx, opts ? opts->kb : NULL,
+		     GPUENV_KB_FILE(GPUENV_KB_CUDA) | GPUENV_KB_FILE(GPUENV_KB_TORCH), &own, &kb)) != 0)
 		return rc;
 	rc = doctor_run(ctx, arena, facts, kb, opts, out);
 	gpuenv_kb_free(own);

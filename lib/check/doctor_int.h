@@ -25,9 +25,10 @@
 #define CUDA_MAJOR(v) ((v) / 1000)
 #define CUDA_MINOR(v) (((v) % 1000) / 10)
 
-/* The KB the rules read: given (borrowed), else the built-in one loaded
- * into *own (free it with gpuenv_kb_free).  0 or the loader's error. */
-int dr_kb_open(gpuenv_ctx_t *ctx, const gpuenv_kb_t *given, gpuenv_kb_t **own,
+/* The KB the rules read: given (borrowed), else the built-in files of the
+ * load mask files loaded into *own (free it with gpuenv_kb_free): each verb
+ * loads what it asks about.  0 or the loader's error. */
+int dr_kb_open(gpuenv_ctx_t *ctx, const gpuenv_kb_t *given, unsigned files, gpuenv_kb_t **own,
 	const gpuenv_kb_t **out);
 struct drun;
 /* "data/kb/cuda.toml:412 [[toolkit]]: <source>": a row's citation in a

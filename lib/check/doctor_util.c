@@ -10,7 +10,7 @@
 
 /* ==== the knowledge base ================================================= */
 
-int dr_kb_open(gpuenv_ctx_t *ctx, const gpuenv_kb_t *given, gpuenv_kb_t **own,
+int dr_kb_open(gpuenv_ctx_t *ctx, const gpuenv_kb_t *given, unsigned files, gpuenv_kb_t **own,
 	const gpuenv_kb_t **out)
 {
 	int r;
@@ -19,7 +19,7 @@ int dr_kb_open(gpuenv_ctx_t *ctx, const gpuenv_kb_t *given, gpuenv_kb_t **own,
 	*out = given;
 	if (given)
 		return 0;
-	if ((r = gpuenv_kb_load_files(ctx, NULL, GPUENV_DOCTOR_KB_FILES, own)) != 0)
+	if ((r = gpuenv_kb_load_files(ctx, NULL, files, own)) != 0)
 		return r;
 	*out = *own;
 	return 0;

@@ -431,7 +431,13 @@ int gpuenv_preflight_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const json_
 			      : "nothing to check: give --cuda, --torch or --image");
 	if ((rc = gpuenv_facts_check(ctx, facts)) != 0)
 		return rc;
-	if ((rc = dr_kb_open(ctx, req->kb, &own, &kb)) != 0)
+	/* the files the question needs: gpus.toml only for an image's
+	 * data-center condition */
+	if ((rc = dr_kb_open(ctx, req->kb,
+		     GPUENV_KB_FILE(GPUENV_KB_CUDA) | GPUENV_KB_FILE(GPUENV_KB_TORCH) |
+			     (req->image ? GPUENV_KB_FILE(GPUENV_KB_NGC) | GPUENV_KB_FILE(GPUENV_KB_GPUS)
+					 : 0),
+		     &own, &kb)) != 0)
 		return rc;
 	rc = preflight(ctx, arena, facts, kb, req, out);
 	gpuenv_kb_free(own);
