@@ -100,10 +100,11 @@ const char *cli_col(struct cli *cli, const char *esc);
 
 /* doctor and preflight (cli/doctor.c, cli/preflight.c; docs/doctor.md) */
 /* Facts from --facts FILE ("-" = stdin), or from the probe when path is
- * NULL (env_dir: the probe's --env, or NULL); checked against the schema.
- * 0, or an exit status (reported). */
+ * NULL (env_dir: the probe's --env, or NULL), decoded into arena
+ * (include/gpuenv/facts.h).  0, or an exit status (reported). */
+struct gpuenv_facts;
 int cli_facts_load(struct cli *cli, const char *verb, const char *path, const char *env_dir,
-	json_t **out);
+	gpuenv_arena_t *arena, const struct gpuenv_facts **out);
 /* The KB files doctor / preflight read, from dir (others built in). */
 struct gpuenv_kb;
 int cli_kb_load(struct cli *cli, const char *dir, struct gpuenv_kb **out);

@@ -2,8 +2,10 @@
  * snapshot's), and the facts loading preflight shares. */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "gpuenv/doctor.h"
 
@@ -13,46 +15,43 @@
 #define GPUENV_VERSION "0.0.0"
 #endif
 
-#define FACTS_MAX ((size_t)64 << 20)
-
 int cli_facts_load(struct cli *cli, const char *verb, const char *path, const char *env_dir,
-	json_t **out)
+	gpuenv_arena_t *arena, const gpuenv_facts_t **out)
 {
 	gpuenv_buf_t buf;
-	json_error_t jerr;
 	int r;
 
+	(void)verb;
 	*out = NULL;
 	if (!path) {
 		gpuenv_probe_opts_t po;
+		json_t *doc = NULL;
+		struct stat st;
+		/* --env of a folder that is not there: say so, not "probe it" */
+		if (env_dir && stat(env_dir, &st) != 0) {
+			gpuenv_fail(&cli->ctx, -errno, env_dir, 0, 0, "--env: %s", strerror(errno));
+			gpuenv_hint(&cli->ctx, "name the folder of a Python environment (the one holding "
+					       "pyvenv.cfg or bin/python)");
+			return cli_report(cli, CLI_EXIT_CANNOT);
+		}
 		gpuenv_probe_opts_init(&po);
 		po.env_dir = env_dir; /* --env: probe that environment */
 		po.version = GPUENV_VERSION;
-		if (gpuenv_probe_facts_json(&cli->ctx, &po, out) != 0 || !*out)
+		if (gpuenv_probe_facts_json(&cli->ctx, &po, &doc) != 0 || !doc)
 			return cli_report(cli, CLI_EXIT_CANNOT);
-		if (gpuenv_facts_check(&cli->ctx, *out) != 0) {
-			json_decref(*out);
-			*out = NULL;
-			return cli_report(cli, CLI_EXIT_CANNOT);
-		}
-		return 0;
+		r = gpuenv_facts_decode(&cli->ctx, arena, doc, NULL, out);
+		json_decref(doc);
+		return r ? cli_report(cli, CLI_EXIT_CANNOT) : 0;
 	}
-	gpuenv_buf_init(&buf, &cli->ctx, FACTS_MAX);
-	if ((r = cli_read_input(cli, path, FACTS_MAX, &buf)) != 0) {
+	gpuenv_buf_init(&buf, &cli->ctx, GPUENV_FACTS_MAX);
+	if ((r = cli_read_input(cli, path, GPUENV_FACTS_MAX, &buf)) != 0) {
 		gpuenv_buf_free(&buf);
 		return CLI_EXIT_CANNOT;
 	}
-	*out = json_loadb(buf.data ? buf.data : "", buf.len, 0, &jerr);
+	r = gpuenv_facts_parse(&cli->ctx, arena, buf.data, buf.len,
+		strcmp(path, "-") ? path : "<stdin>", out);
 	gpuenv_buf_free(&buf);
-	if (!*out)
-		return cli_error(cli, CLI_EXIT_CANNOT, "%s:%d:%d: %s", strcmp(path, "-") ? path : "<stdin>",
-			jerr.line, jerr.column, jerr.text);
-	if (gpuenv_facts_check(&cli->ctx, *out) != 0) {
-		json_decref(*out);
-		*out = NULL;
-		return cli_report(cli, CLI_EXIT_CANNOT);
-	}
-	return 0;
+	return r ? cli_report(cli, CLI_EXIT_CANNOT) : 0;
 }
 
 int cli_kb_load(struct cli *cli, const char *dir, gpuenv_kb_t **out)
@@ -105,7 +104,7 @@ static int cli_doctor(struct cli *cli, const struct cli_verb *verb, int argc, ch
 	gpuenv_doctor_opts_t dopts = { 0 };
 	gpuenv_verdicts_t vs;
 	gpuenv_arena_t arena;
-	json_t *facts = NULL;
+	const gpuenv_facts_t *facts = NULL;
 	int c, st;
 
 	while ((c = cli_getopt(cli, verb, argc, argv, "", opts, &st)) != -1) {
@@ -129,13 +128,11 @@ static int cli_doctor(struct cli *cli, const struct cli_verb *verb, int argc, ch
 		return cli_usage_error(cli, verb, "%s: unexpected argument '%s'", verb->name, argv[optind]);
 	if (kb_dir && (st = cli_kb_load(cli, kb_dir, &kb)) != 0)
 		return st;
-	if ((st = cli_facts_load(cli, verb->name, facts_path, dopts.env, &facts)) != 0) {
-		gpuenv_kb_free(kb);
-		return st;
-	}
+	gpuenv_arena_init(&arena, &cli->ctx, 0);
+	if ((st = cli_facts_load(cli, verb->name, facts_path, dopts.env, &arena, &facts)) != 0)
+		goto out;
 	dopts.kb = kb;
 
-	gpuenv_arena_init(&arena, &cli->ctx, 0);
 	if (gpuenv_doctor_check(&cli->ctx, &arena, facts, &dopts, &vs) != 0) {
 		st = cli_report(cli, CLI_EXIT_CANNOT);
 		goto out;
@@ -155,9 +152,8 @@ static int cli_doctor(struct cli *cli, const struct cli_verb *verb, int argc, ch
 		goto out;
 	}
 	{
-		const json_t *host = json_object_get(facts, "host");
-		const char *hn = json_string_value(json_object_get(host, "hostname"));
-		const char *when = json_string_value(json_object_get(facts, "taken_at"));
+		const char *hn = facts->host.hostname;
+		const char *when = facts->taken_at;
 		printf("gpuenv doctor: %zu %s, %zu %s, %zu %s", vs.count[GPUENV_SEV_ERROR],
 			plural(vs.count[GPUENV_SEV_ERROR], "error", "errors"),
 			vs.count[GPUENV_SEV_WARNING],
@@ -174,11 +170,10 @@ static int cli_doctor(struct cli *cli, const struct cli_verb *verb, int argc, ch
 		if (vs.n == 0) {
 			/* say what was judged, so "no problem" on a machine without a
 			 * GPU is not mistaken for a healthy GPU stack */
-			json_t *drv = json_object_get(facts, "driver");
-			const char *state = json_string_value(json_object_get(drv, "state"));
-			const char *text = json_string_value(json_object_get(drv, "state_text"));
-			size_t ngpus = json_array_size(json_object_get(facts, "gpus"));
-			size_t nenvs = json_array_size(json_object_get(facts, "environments"));
+			const char *state = facts->driver.state;
+			const char *text = facts->driver.state_text;
+			size_t ngpus = facts->ngpus;
+			size_t nenvs = facts->nenvs;
 			if (state && strcmp(state, "ok") != 0 && text)
 				printf("no problem found (%s; %zu Python environment%s checked)\n", text,
 					nenvs, nenvs == 1 ? "" : "s");
@@ -189,7 +184,6 @@ static int cli_doctor(struct cli *cli, const struct cli_verb *verb, int argc, ch
 	}
 out:
 	gpuenv_arena_free(&arena);
-	json_decref(facts);
 	gpuenv_kb_free(kb);
 	return st;
 }

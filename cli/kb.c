@@ -58,7 +58,7 @@ static void print_cites(const struct cites *c)
 static int load_kb(struct cli *cli, const char *dir, unsigned files, gpuenv_kb_t **kb)
 {
 	if (gpuenv_kb_load_files(&cli->ctx, dir, files, kb))
-		return cli_report(cli, CLI_EXIT_FAIL);
+		return cli_report(cli, CLI_EXIT_CANNOT); /* docs/exit-codes.md */
 	return 0;
 }
 

@@ -22,7 +22,7 @@ static int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc,
 	gpuenv_kb_t *kb = NULL;
 	gpuenv_preflight_t pf;
 	gpuenv_arena_t arena;
-	json_t *facts = NULL;
+	const gpuenv_facts_t *facts = NULL;
 	int c, st, given;
 
 	while ((c = cli_getopt(cli, verb, argc, argv, "", opts, &st)) != -1) {
@@ -65,13 +65,11 @@ static int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc,
 			"build yet", verb->name);
 	if (kb_dir && (st = cli_kb_load(cli, kb_dir, &kb)) != 0)
 		return st;
-	if ((st = cli_facts_load(cli, verb->name, facts_path, NULL, &facts)) != 0) {
-		gpuenv_kb_free(kb);
-		return st;
-	}
+	gpuenv_arena_init(&arena, &cli->ctx, 0);
+	if ((st = cli_facts_load(cli, verb->name, facts_path, NULL, &arena, &facts)) != 0)
+		goto out;
 	req.kb = kb;
 
-	gpuenv_arena_init(&arena, &cli->ctx, 0);
 	if (gpuenv_preflight_check(&cli->ctx, &arena, facts, &req, &pf) != 0) {
 		st = cli_report(cli, cli->ctx.err.code == GPUENV_EUSAGE ? CLI_EXIT_USAGE : CLI_EXIT_CANNOT);
 		goto out;
@@ -92,7 +90,6 @@ static int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc,
 	}
 out:
 	gpuenv_arena_free(&arena);
-	json_decref(facts);
 	gpuenv_kb_free(kb);
 	return st;
 }

@@ -1,8 +1,9 @@
 /* gpuenv doctor and preflight: verdicts over the probe's facts.
  *
- * Both read the facts as the JSON document `gpuenv probe --json` writes
- * (docs/probe-schema.md), so a snapshot taken on one node can be judged on
- * another, and both are pure functions of (facts, knowledge base): no file,
+ * Both read the facts `gpuenv probe --json` writes (docs/probe-schema.md),
+ * decoded by gpuenv_facts_parse / gpuenv_facts_decode (include/gpuenv/facts.h),
+ * so a snapshot taken on one node can be judged on another, and both are
+ * pure functions of (facts, knowledge base): no file,
  * no environment variable, no clock.  Every verdict carries a stable id, a
  * severity, what it concerns, the evidence it read (with the sources the
  * facts name) and a concrete fix.  The rules and their ids are listed in
@@ -14,6 +15,7 @@
 #include <jansson.h>
 
 #include "gpuenv/core.h"
+#include "gpuenv/facts.h"
 #include "gpuenv/kb.h"
 
 #ifdef __cplusplus
@@ -82,26 +84,22 @@ typedef struct gpuenv_verdicts {
  * memory runs out. */
 GPUENV_API json_t *gpuenv_verdicts_json(const gpuenv_verdicts_t *v);
 
-/* ---- facts ------------------------------------------------------------- */
-
-/* Check that facts is a facts document this gpuenv reads: an object whose
- * "schema" is "gpuenv.facts/1" (any minor addition is fine, another major
- * is not).  0, or GPUENV_EFORMAT / GPUENV_EUNSUPPORTED with ctx->err set. */
-GPUENV_API int gpuenv_facts_check(gpuenv_ctx_t *ctx, const json_t *facts);
-
 /* ---- doctor ------------------------------------------------------------ */
 
 typedef struct gpuenv_doctor_opts {
 	const struct gpuenv_kb *kb; /* NULL: the built-in knowledge base */
 	const char *env;	    /* judge only the Python environment at this
-				       path (machine rules still run); NULL: all */
+				       path, as bytes (compared with the facts'
+				       escaped prefix; machine rules still run);
+				       NULL: all */
 } gpuenv_doctor_opts_t;
 
 /* Run every rule of docs/doctor.md over facts.  Verdicts and their strings
  * live in arena.  opts may be NULL.  Returns 0 (even with error verdicts),
- * a negative code when memory runs out, or gpuenv_facts_check's error. */
+ * GPUENV_ENOTFOUND when opts->env names no environment of the facts, the
+ * KB loader's error, or -ENOMEM; ctx->err always says which. */
 GPUENV_API int gpuenv_doctor_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
-	const json_t *facts, const gpuenv_doctor_opts_t *opts, gpuenv_verdicts_t *out);
+	const gpuenv_facts_t *facts, const gpuenv_doctor_opts_t *opts, gpuenv_verdicts_t *out);
 
 /* ---- preflight --------------------------------------------------------- */
 
@@ -125,10 +123,9 @@ typedef struct gpuenv_preflight {
 /* Can the node the facts describe run req?  Returns 0 with out filled (go
  * or no-go), GPUENV_ENOTFOUND when the knowledge base does not know the
  * request (an unknown torch release or image tag), GPUENV_EUSAGE for a
- * malformed or empty request (ctx->err says which), or a negative code when
- * memory runs out. */
+ * malformed or empty request, or -ENOMEM; ctx->err always says which. */
 GPUENV_API int gpuenv_preflight_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
-	const json_t *facts, const gpuenv_preflight_req_t *req, gpuenv_preflight_t *out);
+	const gpuenv_facts_t *facts, const gpuenv_preflight_req_t *req, gpuenv_preflight_t *out);
 
 /* {"go": bool, "request": what, "cuda": "12.8", + gpuenv_verdicts_json's
  * keys for the reasons}.  NULL when memory runs out. */

@@ -47,15 +47,20 @@ extern "C" {
  * the calling thread (a thread-local "current context"); outside, through
  * malloc.  Each block remembers its allocator, so a value made under one
  * context may be freed under another or none.  Scopes nest.  Every library
- * function that makes or parses JSON for a context opens a scope. */
+ * function that makes or parses JSON for a context opens a scope.
+ * jansson 2.14 does not survive every failed allocation (its lexer runs off
+ * a token it could not save), so when the context's allocator refuses, the
+ * block comes from malloc instead and the refusal is recorded: the scope's
+ * gpuenv_json_leave returns true, and the caller must then fail with
+ * -ENOMEM whatever jansson returned. */
 typedef struct gpuenv_json_scope {
 	gpuenv_ctx_t *prev;
 	bool prev_failed;
 } gpuenv_json_scope_t;
 
 GPUENV_API void gpuenv_json_enter(gpuenv_ctx_t *ctx, gpuenv_json_scope_t *scope);
-/* Leaves the scope; true when an allocation failed inside it (so a
- * jansson NULL or parse error there means memory ran out). */
+/* Leaves the scope; true when the context refused an allocation inside
+ * it: memory ran out, whatever jansson returned. */
 GPUENV_API bool gpuenv_json_leave(gpuenv_json_scope_t *scope);
 
 /* ---- leaf values ------------------------------------------------------- */

@@ -1,10 +1,10 @@
 /* gpuenv doctor: rules over the probe's facts (docs/doctor.md).
  *
- * Each rule reads the facts JSON (docs/probe-schema.md) and the knowledge
- * base, and adds verdicts; none reads a file or the environment, so a
- * snapshot judged here gives the same verdicts on any machine.  A field
- * that is missing or of the wrong type reads as "unknown", and a rule that
- * needs an unknown fact stays silent rather than guess.
+ * Each rule reads the decoded facts (include/gpuenv/facts.h) and the
+ * knowledge base, and adds verdicts; none reads a file or the environment,
+ * so a snapshot judged here gives the same verdicts on any machine.  A
+ * field that is missing or of the wrong type reads as "unknown", and a rule
+ * that needs an unknown fact stays silent rather than guess.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,31 +13,6 @@
 #include "doctor_int.h"
 #include "gpuenv/pep440.h"
 #include "gpuenv/pep508.h"
-
-/* ==== facts ============================================================== */
-
-int gpuenv_facts_check(gpuenv_ctx_t *ctx, const json_t *facts)
-{
-	const char *schema = dj_str(facts, "schema");
-	const char *p = "gpuenv.facts/";
-	long major;
-
-	if (!json_is_object(facts))
-		return gpuenv_fail(ctx, GPUENV_EFORMAT, NULL, 0, 0,
-			"the facts are not a JSON object");
-	if (!schema)
-		return gpuenv_fail(ctx, GPUENV_EFORMAT, NULL, 0, 0,
-			"not a gpuenv facts document: no \"schema\" key");
-	if (strncmp(schema, p, strlen(p)) != 0 || (major = dk_vmajor(schema + strlen(p))) < 0)
-		return gpuenv_fail(ctx, GPUENV_EFORMAT, NULL, 0, 0,
-			"not a gpuenv facts document: schema is \"%s\"", schema);
-	if (major != 1) {
-		gpuenv_fail(ctx, GPUENV_EUNSUPPORTED, NULL, 0, 0,
-			"facts schema \"%s\" is not supported: this gpuenv reads gpuenv.facts/1", schema);
-		return gpuenv_hint(ctx, "take the snapshot with a gpuenv of the same major version");
-	}
-	return 0;
-}
 
 const char *gpuenv_severity_name(int severity)
 {
@@ -53,54 +28,31 @@ const char *gpuenv_severity_name(int severity)
 	}
 }
 
-/* ==== readers ============================================================
- * The names of docs/probe-schema.md as lib/hw/probe.c writes them; the
- * names of the first draft of that document are read too where they differ
- * (a snapshot taken by an early build). */
+/* ==== readers ============================================================ */
 
-static const char *dj_str2(const json_t *o, const char *a, const char *b)
+/* A library copy's version and its source; NULL when unknown (or no copy). */
+static const char *lib_version(const gpuenv_facts_library_t *l)
 {
-	const char *s = dj_str(o, a);
-	return s ? s : dj_str(o, b);
+	return l ? l->version.version : NULL;
 }
 
-static const json_t *dj_arr2(const json_t *o, const char *a, const char *b)
+static const char *lib_vsrc(const gpuenv_facts_library_t *l)
 {
-	const json_t *v = dj_arr(o, a);
-	return v ? v : dj_arr(o, b);
+	return l ? l->version.source : NULL;
 }
 
-/* A library copy's version: {"version": {"version", "source", "from"}} or
- * a plain string. */
-static const char *lib_version(const json_t *l)
+/* Where a copy was found ("wheel", "LD_LIBRARY_PATH", ...). */
+static bool lib_where(const gpuenv_facts_library_t *l, const char *how)
 {
-	const json_t *v = dj_get(l, "version");
-	return json_is_string(v) ? json_string_value(v) : dj_str(v, "version");
-}
-
-static const char *lib_vsrc(const json_t *l)
-{
-	const char *s = dj_str(dj_obj(l, "version"), "source");
-	return s ? s : dj_str(l, "version_source");
-}
-
-/* Where a copy was found: "where" (or "found_via") holds how. */
-static bool lib_where(const json_t *l, const char *how)
-{
-	const json_t *fv = dj_arr2(l, "where", "found_via");
-	const json_t *s;
-	size_t i;
-
-	json_array_foreach(fv, i, s)
-		if (json_is_string(s) && strcmp(json_string_value(s), how) == 0)
+	for (size_t i = 0; i < l->where.n; i++)
+		if (strcmp(l->where.items[i], how) == 0)
 			return true;
 	return false;
 }
 
-static const char *lib_where_first(const json_t *l)
+static const char *lib_where_first(const gpuenv_facts_library_t *l)
 {
-	const json_t *fv = dj_arr2(l, "where", "found_via");
-	return fv && json_array_size(fv) ? json_string_value(json_array_get(fv, 0)) : NULL;
+	return l->where.n ? l->where.items[0] : NULL;
 }
 
 /* ==== one Python environment ============================================= */
@@ -110,12 +62,12 @@ static const char *lib_where_first(const json_t *l)
 struct ddist {
 	char norm[NAME_MAX_LEN];
 	const char *version;
-	const json_t *obj;
+	const gpuenv_facts_dist_t *fd;
 	size_t i;
 };
 
 struct denv {
-	const json_t *obj;
+	const gpuenv_facts_env_t *fe;
 	size_t i;
 	const char *path;
 	const char *python;
@@ -172,21 +124,17 @@ static const struct ddist *find_dist(const struct denv *e, const char *norm)
 
 #define MAX_DISTS 100000
 
-static int env_init(drun_t *r, struct denv *e, const json_t *obj, size_t i)
+static int env_init(drun_t *r, struct denv *e, const gpuenv_facts_env_t *fe)
 {
-	const json_t *dists = dj_arr(obj, "distributions");
-	const json_t *host = dj_obj(r->facts, "host");
-	size_t n = dists ? json_array_size(dists) : 0, k;
-	const json_t *d;
+	const gpuenv_facts_host_t *host = &r->facts->host;
+	size_t n = fe->ndists, k;
 	const char *p;
 
 	memset(e, 0, sizeof(*e));
-	e->obj = obj;
-	e->i = i;
-	e->path = dj_str2(obj, "prefix", "path");
-	e->python = dj_str(dj_obj(obj, "python"), "version");
-	if (!e->python)
-		e->python = dj_str(obj, "python_version");
+	e->fe = fe;
+	e->i = fe->at;
+	e->path = fe->prefix;
+	e->python = fe->python.version;
 	if (n > MAX_DISTS)
 		n = MAX_DISTS;
 	if (n) {
@@ -194,16 +142,14 @@ static int env_init(drun_t *r, struct denv *e, const json_t *obj, size_t i)
 		if (!e->dists)
 			return -ENOMEM;
 	}
-	json_array_foreach(dists, k, d) {
-		struct ddist *x;
-		if (e->ndists >= n)
-			break;
-		x = &e->dists[e->ndists];
-		if (!norm_name(dj_str2(d, "normalized", "name"), x->norm, sizeof(x->norm)))
+	for (k = 0; k < n; k++) {
+		const gpuenv_facts_dist_t *d = &fe->dists[k];
+		struct ddist *x = &e->dists[e->ndists];
+		if (!norm_name(d->normalized ? d->normalized : d->name, x->norm, sizeof(x->norm)))
 			continue;
-		x->version = dj_str(d, "version");
-		x->obj = d;
-		x->i = k;
+		x->version = d->version;
+		x->fd = d;
+		x->i = d->at;
 		e->ndists++;
 	}
 	/* the marker environment of this interpreter, on this host */
@@ -211,10 +157,10 @@ static int env_init(drun_t *r, struct denv *e, const json_t *obj, size_t i)
 	e->menv.sys_platform = "linux";
 	e->menv.platform_system = "Linux";
 	e->menv.os_name = "posix";
-	if (dj_str(host, "machine"))
-		e->menv.platform_machine = dj_str(host, "machine");
-	if (dj_str(host, "kernel"))
-		e->menv.platform_release = dj_str(host, "kernel");
+	if (host->machine)
+		e->menv.platform_machine = host->machine;
+	if (host->kernel)
+		e->menv.platform_release = host->kernel;
 	if (e->python && (p = strchr(e->python, '.')) && (p = strchr(p + 1, '.'))) {
 		size_t len = (size_t)(p - e->python);
 		if (len < sizeof(e->pyxy)) {
@@ -249,14 +195,12 @@ static bool path_under(const char *path, const char *dir)
 /* Is path inside the environment (its prefix or one of its site folders)? */
 static bool in_env(const struct denv *e, const char *path)
 {
-	const json_t *sites = dj_arr2(e->obj, "sites", "site_packages");
-	const json_t *s;
-	size_t i;
+	const gpuenv_facts_strs_t *sites = &e->fe->sites;
 
 	if (path_under(path, e->path))
 		return true;
-	json_array_foreach(sites, i, s)
-		if (json_is_string(s) && path_under(path, json_string_value(s)))
+	for (size_t i = 0; i < sites->n; i++)
+		if (path_under(path, sites->items[i]))
 			return true;
 	return false;
 }
@@ -269,7 +213,7 @@ static bool same_path(const char *a, const char *b)
 /* ==== frameworks ========================================================= */
 
 struct dfw {
-	const json_t *obj;
+	const gpuenv_facts_framework_t *ff;
 	size_t i;
 	const char *name;  /* kind: "torch", "cupy", ... */
 	const char *dist;  /* its distribution ("jax-cuda13-plugin"), or NULL */
@@ -284,21 +228,20 @@ struct dfw {
 	const char **reqs;
 };
 
-static void fw_init(drun_t *r, const struct denv *e, struct dfw *f, const json_t *obj, size_t i)
+static void fw_init(drun_t *r, const struct denv *e, struct dfw *f,
+	const gpuenv_facts_framework_t *ff)
 {
-	const char *plus;
+	size_t i = ff->at;
 
 	memset(f, 0, sizeof(*f));
-	f->obj = obj;
+	f->ff = ff;
 	f->i = i;
-	f->name = dj_str2(obj, "kind", "name");
-	f->dist = dj_str(obj, "dist");
-	f->version = dj_str(obj, "version");
-	f->cuda_s = dj_str(obj, "cuda");
+	f->name = ff->kind;
+	f->dist = ff->dist;
+	f->version = ff->version;
+	f->cuda_s = ff->cuda;
 	f->cuda = dk_cuda_parse(f->cuda_s);
-	f->tag = dj_str2(obj, "local", "cuda_tag");
-	if (!f->tag && f->version && (plus = strchr(f->version, '+')))
-		f->tag = plus + 1;
+	f->tag = ff->local; /* the decoder falls back to the version's label */
 	f->label = dr_fmt(r, "%s %s", f->dist ? f->dist : f->name ? f->name : "framework",
 		f->version ? f->version : "");
 	f->fact = dr_fmt(r, "environments[%zu].frameworks[%zu]", e->i, i);
@@ -328,9 +271,15 @@ static void rule_cpu_torch(drun_t *r, const struct denv *e, const struct dfw *f)
 	gpuenv_kb_pick_t pk;
 	gpuenv_verdict_t *v;
 
-	if (!fw_is(f, "torch") || !r->gpu_host || dj_str(f->obj, "hip"))
+	if (!fw_is(f, "torch") || !r->gpu_host || f->ff->hip)
 		return;
-	if (f->cuda && !(dj_isbool(f->obj, "gpu") && !dj_true(f->obj, "gpu")))
+	/* a CPU build only when the facts say so: no CUDA (null, not of
+	 * another type, and none in the +cuXYZ label) and the probe found no
+	 * GPU support, or a +cpu label */
+	if (f->cuda && f->ff->gpu != GPUENV_TRI_FALSE)
+		return;
+	if (!(local && strcmp(local + 1, "cpu") == 0) &&
+		(f->ff->cuda_state == GPUENV_FACT_MISTYPED || f->ff->gpu != GPUENV_TRI_FALSE))
 		return;
 	/* a ROCm build is not a CPU build; only +cpu or no CUDA at all */
 	if (local && strncmp(local + 1, "rocm", 4) == 0)
@@ -339,11 +288,11 @@ static void rule_cpu_torch(drun_t *r, const struct denv *e, const struct dfw *f)
 	if (!v)
 		return;
 	v->env = e->path;
-	dr_ev(r, v, dr_fmt(r, "%s.version", f->fact), dj_src(f->obj, "version"), "%s",
+	dr_ev(r, v, dr_fmt(r, "%s.version", f->fact), f->ff->version_source, "%s",
 		f->version ? f->version : "?");
-	dr_ev(r, v, dr_fmt(r, "%s.cuda", f->fact), dj_src(f->obj, "cuda"), "null");
+	dr_ev(r, v, dr_fmt(r, "%s.cuda", f->fact), f->ff->cuda_source, "null");
 	if (r->ngpus)
-		dr_ev(r, v, "gpus[0].name", dj_src(r->gpus[0].obj, "name"), "%s",
+		dr_ev(r, v, dr_fmt(r, "gpus[%zu].name", r->gpus[0].i), dr_gpu_src(&r->gpus[0], "name"), "%s",
 			r->gpus[0].name ? r->gpus[0].name : "?");
 	else
 		dr_ev(r, v, "pci", "sysfs", "an NVIDIA display controller");
@@ -375,14 +324,12 @@ static void rule_cpu_torch(drun_t *r, const struct denv *e, const struct dfw *f)
  * says less than another framework's "13.0": that one speaks for both. */
 static bool said_better(const struct denv *e, const struct dfw *f)
 {
-	const json_t *fws = dj_arr(e->obj, "frameworks"), *o;
-	size_t i;
-
 	if (!f->cuda_s || strchr(f->cuda_s, '.'))
 		return false;
-	json_array_foreach(fws, i, o) {
-		const char *c = dj_str(o, "cuda");
-		if (i != f->i && c && strchr(c, '.') && CUDA_MAJOR(dk_cuda_parse(c)) == CUDA_MAJOR(f->cuda))
+	for (size_t i = 0; i < e->fe->nframeworks; i++) {
+		const char *c = e->fe->frameworks[i].cuda;
+		if (&e->fe->frameworks[i] != f->ff && c && strchr(c, '.') &&
+			CUDA_MAJOR(dk_cuda_parse(c)) == CUDA_MAJOR(f->cuda))
 			return true;
 	}
 	return false;
@@ -406,7 +353,7 @@ static bool rule_driver(drun_t *r, const struct denv *e, const struct dfw *f)
 			alt = dr_torch_cmd(r, pick, public_version(r, f->version), true);
 	}
 	return dr_rule_driver(r, f->cuda, f->label, dr_fmt(r, "%s.cuda", f->fact),
-		dj_src(f->obj, "cuda"), e->path, alt, false);
+		f->ff->cuda_source, e->path, alt, false);
 }
 
 /* ---- no-kernel-image / ptx-jit-only ------------------------------------- */
@@ -426,8 +373,7 @@ static const char *gpu_list(drun_t *r, const int *idx, size_t n, int maj, int mi
 
 	for (size_t i = 0; i < n; i++) {
 		const struct dgpu *g = &r->gpus[idx[i]];
-		s = dr_fmt(r, "%s%s%lld", s ? s : "", i ? ", " : "",
-			dj_int(g->obj, "index", (long long)g->i));
+		s = dr_fmt(r, "%s%s%lld", s ? s : "", i ? ", " : "", g->index);
 	}
 	if (n == 1)
 		return dr_gpu_label(r, &r->gpus[idx[0]]);
@@ -473,26 +419,40 @@ static const char *arch_fix(drun_t *r, const struct denv *e, const struct dfw *f
 		maj, min);
 }
 
-/* The facts' lists of a binary's cubins and PTX, judged by the KB's rule. */
-static void cover_json(const json_t *cubins, const json_t *ptx, int maj, int min, bool ptx_ok,
-	dk_cov_t *out)
+/* A list as compact JSON, ["sm_80","sm_90"], for the evidence. */
+static const char *strs_json(drun_t *r, const gpuenv_facts_strs_t *l)
 {
-	const char *c[256], *p[256];
-	size_t nc = 0, np = 0, i;
-	const json_t *x;
+	gpuenv_buf_t b;
+	const char *s;
 
-	json_array_foreach(cubins, i, x)
-		if (json_is_string(x) && nc < 256)
-			c[nc++] = json_string_value(x);
-	json_array_foreach(ptx, i, x)
-		if (json_is_string(x) && np < 256)
-			p[np++] = json_string_value(x);
-	dk_cover_strs(c, nc, p, np, maj, min, ptx_ok, out);
+	if (l->state != GPUENV_FACT_SET)
+		return "null";
+	gpuenv_buf_init(&b, r->ctx, GPUENV_BUF_DEFAULT_MAX);
+	gpuenv_buf_putc(&b, '[');
+	for (size_t i = 0; i < l->n; i++) {
+		gpuenv_buf_puts(&b, i ? ",\"" : "\"");
+		/* the facts' strings hold no quote or control byte the probe
+		 * writes; escape what a hand-made one may */
+		for (const char *p = l->items[i]; *p; p++) {
+			if (*p == '"' || *p == '\\')
+				gpuenv_buf_putc(&b, '\\');
+			gpuenv_buf_putc(&b, *p);
+		}
+		gpuenv_buf_putc(&b, '"');
+	}
+	if (gpuenv_buf_putc(&b, ']') != 0 || !b.data) {
+		gpuenv_buf_free(&b);
+		r->err = -ENOMEM;
+		return "?";
+	}
+	s = dr_fmt(r, "%s", b.data);
+	gpuenv_buf_free(&b);
+	return s ? s : "?";
 }
 
 static void judge_binary(drun_t *r, const struct denv *e, const struct dfw *f, bool ptx_ok,
-	const char *bpath, const char *bfact, const char *bsrc, const json_t *cubins,
-	const json_t *ptx, const gpuenv_kb_torch_arch_list_t *kbv)
+	const char *bpath, const char *bfact, const char *bsrc, const gpuenv_facts_strs_t *cubins,
+	const gpuenv_facts_strs_t *ptx, const gpuenv_kb_torch_arch_list_t *kbv)
 {
 	int *idx = gpuenv_arena_calloc(r->arena, r->ngpus ? r->ngpus : 1, sizeof(int));
 	bool *done = gpuenv_arena_calloc(r->arena, r->ngpus ? r->ngpus : 1, sizeof(bool));
@@ -519,7 +479,7 @@ static void judge_binary(drun_t *r, const struct denv *e, const struct dfw *f, b
 		if (kbv)
 			dk_cover_kb(&kbv->sm, &kbv->ptx, g->maj, g->min, ptx_ok, &c);
 		else
-			cover_json(cubins, ptx, g->maj, g->min, ptx_ok, &c);
+			dk_cover_strs(cubins, ptx, g->maj, g->min, ptx_ok, &c);
 		if (c.how == DK_COV_CUBIN)
 			continue;
 		v = dr_verdict(r, c.how == DK_COV_PTX ? "ptx-jit-only" : "no-kernel-image",
@@ -531,7 +491,7 @@ static void judge_binary(drun_t *r, const struct denv *e, const struct dfw *f, b
 		v->gpu = n == 1 ? (int)g->i : -1;
 		for (size_t k = 0; k < n; k++)
 			dr_ev(r, v, dr_fmt(r, "gpus[%zu].compute_capability", r->gpus[idx[k]].i),
-				dj_src(r->gpus[idx[k]].obj, "compute_capability"), "%d.%d", g->maj,
+				dr_gpu_src(&r->gpus[idx[k]], "compute_capability"), "%d.%d", g->maj,
 				g->min);
 		if (kbv) {
 			char sm[512], px[512];
@@ -544,12 +504,8 @@ static void judge_binary(drun_t *r, const struct denv *e, const struct dfw *f, b
 					       GPUENV_STR_ARG(kbv->torch.str), GPUENV_STR_ARG(kbv->tag)),
 				dr_kb_cite(r, &kbv->row, "[[arch_list]]"), "%s", kbv->ptx.n ? px : "(none)");
 		} else {
-			char *txt = json_dumps(cubins ? cubins : json_null(), JSON_COMPACT);
-			char *ptxt = json_dumps(ptx ? ptx : json_null(), JSON_COMPACT);
-			dr_ev(r, v, dr_fmt(r, "%s.cubins", bfact), bsrc, "%s", txt ? txt : "?");
-			dr_ev(r, v, dr_fmt(r, "%s.ptx", bfact), bsrc, "%s", ptxt ? ptxt : "?");
-			free(txt);
-			free(ptxt);
+			dr_ev(r, v, dr_fmt(r, "%s.cubins", bfact), bsrc, "%s", strs_json(r, cubins));
+			dr_ev(r, v, dr_fmt(r, "%s.ptx", bfact), bsrc, "%s", strs_json(r, ptx));
 		}
 		if (c.how == DK_COV_PTX) {
 			v->message = dr_fmt(r, "%s has no cubin for %s; the driver JIT-compiles its %s "
@@ -579,29 +535,31 @@ static void judge_binary(drun_t *r, const struct denv *e, const struct dfw *f, b
 
 static void rule_arch(drun_t *r, const struct denv *e, const struct dfw *f, bool ptx_ok)
 {
-	const json_t *bins = dj_arr(f->obj, "binaries");
-	const json_t *b;
-	size_t i, judged = 0;
+	size_t judged = 0, unknown = 0;
 
 	if (!f->cuda || r->ngpus == 0)
 		return;
-	json_array_foreach(bins, i, b) {
-		const json_t *code = dj_obj(b, "cuda_code") ? dj_obj(b, "cuda_code") : b;
-		const json_t *cub = dj_arr(code, "cubins"), *ptx = dj_arr(code, "ptx");
-		const char *path = dj_str(b, "path");
-		if ((!cub || !json_array_size(cub)) && (!ptx || !json_array_size(ptx)))
+	for (size_t i = 0; i < f->ff->nbinaries; i++) {
+		const gpuenv_facts_binary_t *b = &f->ff->binaries[i];
+		if (b->code_state == GPUENV_FACT_MISTYPED) {
+			unknown++; /* a list of another type: say nothing */
+			continue;
+		}
+		if (!b->cubins.n && !b->ptx.n)
 			continue; /* no CUDA code listed: nothing to judge */
 		judged++;
-		judge_binary(r, e, f, ptx_ok, path ? path : "?",
-			dr_fmt(r, code == b ? "%s.binaries[%zu]" : "%s.binaries[%zu].cuda_code", f->fact, i),
-			dj_src(b, "cubins") ? dj_src(b, "cubins") : "fatbin", cub, ptx, NULL);
+		judge_binary(r, e, f, ptx_ok, b->path ? b->path : "?",
+			dr_fmt(r, "%s.binaries[%zu].cuda_code", f->fact, b->at), "fatbin", &b->cubins,
+			&b->ptx, NULL);
 	}
-	if (judged == 0 && fw_is(f, "torch") && f->tag) {
+	if (judged == 0 && unknown == 0 && fw_is(f, "torch") && f->tag) {
 		/* no binary was read: the KB's arch list of that build */
-		const gpuenv_kb_torch_variant_t *kv = f->version
-			? gpuenv_kb_torch_variant(r->kb, gpuenv_str(f->version)) : NULL;
+		const char *rel = f->version ? dr_fmt(r, "%.*s+%s", (int)strcspn(f->version, "+"),
+							f->version, f->tag) : NULL;
+		const gpuenv_kb_torch_variant_t *kv = rel ? gpuenv_kb_torch_variant(r->kb, gpuenv_str(rel))
+							  : NULL;
 		const gpuenv_kb_torch_arch_list_t *al = kv ? gpuenv_kb_torch_arch(r->kb, kv) : NULL;
-		if (al && gpuenv_str_eq_cstr(kv->tag, f->tag))
+		if (al)
 			judge_binary(r, e, f, ptx_ok,
 				dr_fmt(r, "%s (KB arch list of torch %.*s %.*s)", f->label,
 					GPUENV_STR_ARG(kv->torch.str), GPUENV_STR_ARG(kv->tag)),
@@ -611,62 +569,46 @@ static void rule_arch(drun_t *r, const struct denv *e, const struct dfw *f, bool
 
 /* ---- library-shadowed / ld-library-path-shadows-wheel / library-not-found */
 
-static const json_t *lib_by_path(drun_t *r, const char *path)
-{
-	const json_t *libs = dj_arr(r->facts, "libraries");
-	const json_t *l;
-	size_t i;
+typedef gpuenv_facts_library_t dlib_t;
 
+static const dlib_t *lib_by_path(drun_t *r, const char *path)
+{
 	if (!path)
 		return NULL;
-	json_array_foreach(libs, i, l) {
-		const json_t *al = dj_arr(l, "aliases");
-		const json_t *a;
-		size_t k;
-		if (same_path(dj_str(l, "path"), path))
+	for (size_t i = 0; i < r->facts->nlibraries; i++) {
+		const dlib_t *l = &r->facts->libraries[i];
+		if (same_path(l->path, path))
 			return l;
-		json_array_foreach(al, k, a)
-			if (json_is_string(a) && strcmp(json_string_value(a), path) == 0)
+		for (size_t k = 0; k < l->aliases.n; k++)
+			if (strcmp(l->aliases.items[k], path) == 0)
 				return l;
 	}
 	return NULL;
 }
 
 /* "libraries[3]" for a copy of the facts' list. */
-static const char *lib_fact(drun_t *r, const json_t *l)
+static const char *lib_fact(drun_t *r, const dlib_t *l)
 {
-	const json_t *libs = dj_arr(r->facts, "libraries"), *x;
-	size_t i;
-
-	json_array_foreach(libs, i, x)
-		if (x == l)
-			return dr_fmt(r, "libraries[%zu]", i);
-	return "libraries[]";
+	return dr_fmt(r, "libraries[%zu]", l->at);
 }
 
-static bool lib_is(const json_t *l, const char *soname)
+static bool lib_is(const dlib_t *l, const char *soname)
 {
-	return same_path(dj_str(l, "soname"), soname) || same_path(dj_str(l, "name"), soname) ||
-		same_path(dj_str(l, "file"), soname);
+	return same_path(l->soname, soname) || same_path(l->name, soname);
 }
 
-static bool is_wheel_copy(const struct denv *e, const json_t *l)
+static bool is_wheel_copy(const struct denv *e, const dlib_t *l)
 {
-	const char *p = dj_str(l, "path");
-	return in_env(e, p) && (!dj_arr2(l, "where", "found_via") || lib_where(l, "wheel"));
+	return in_env(e, l->path) && (l->where.state != GPUENV_FACT_SET || lib_where(l, "wheel"));
 }
 
 /* A copy that belongs to another environment is not a candidate here. */
-static bool other_env_copy(drun_t *r, const struct denv *e, const json_t *l)
+static bool other_env_copy(drun_t *r, const struct denv *e, const dlib_t *l)
 {
-	const json_t *envs = dj_arr(r->facts, "environments");
-	const json_t *o;
-	size_t i;
-
-	if (in_env(e, dj_str(l, "path")))
+	if (in_env(e, l->path))
 		return false;
-	json_array_foreach(envs, i, o)
-		if (i != e->i && path_under(dj_str(l, "path"), dj_str(o, "path")))
+	for (size_t i = 0; i < r->facts->nenvs; i++)
+		if (&r->facts->envs[i] != e->fe && path_under(l->path, r->facts->envs[i].prefix))
 			return true;
 	return false;
 }
@@ -693,15 +635,10 @@ static const char *dir_of(drun_t *r, const char *path)
 	return dr_fmt(r, "%.*s", (int)(s == path ? 1 : s - path), path);
 }
 
-/* The facts' LD_LIBRARY_PATH (top-level "ld_library_path" or
- * "environment_variables".LD_LIBRARY_PATH), NULL when not recorded. */
+/* The facts' LD_LIBRARY_PATH, NULL when not recorded. */
 static const char *facts_ldlp(drun_t *r)
 {
-	const char *s = dj_str(r->facts, "ld_library_path");
-
-	if (!s)
-		s = dj_str(dj_obj(r->facts, "environment_variables"), "LD_LIBRARY_PATH");
-	return s;
+	return r->facts->ld_library_path;
 }
 
 /* LD_LIBRARY_PATH without dir. */
@@ -752,17 +689,11 @@ static const char *required_wheel(drun_t *r, const struct denv *e, const struct 
 {
 	char fn[NAME_MAX_LEN], rn[NAME_MAX_LEN];
 	const struct ddist *d;
-	const json_t *req, *s;
-	size_t i;
-
 	if (!stem || !norm_name(f->dist ? f->dist : f->name, fn, sizeof(fn)) || !(d = find_dist(e, fn)))
 		return NULL;
-	req = dj_arr2(d->obj, "requires", "requires_dist");
-	json_array_foreach(req, i, s) {
-		const char *t = json_is_string(s) ? json_string_value(s) : NULL;
+	for (size_t i = 0; i < d->fd->requires.n; i++) {
+		const char *t = d->fd->requires.items[i];
 		size_t n = 0;
-		if (!t)
-			continue;
 		while (t[n] && t[n] != ' ' && t[n] != ';' && t[n] != '=' && t[n] != '<' &&
 			t[n] != '>' && t[n] != '~' && t[n] != '!' && t[n] != '[' && t[n] != '(' &&
 			n + 1 < sizeof(rn))
@@ -814,27 +745,22 @@ static bool fw_requires(drun_t *r, struct denv *e, struct dfw *f, const char *di
 struct lref {
 	const char *fw;	 /* "environments[0].frameworks[1]" */
 	size_t b, o, n;	 /* binary, object, need */
-	bool real;	 /* loads.objects[].needs[] (else the draft's loads[]) */
 };
 
 static const char *lref_fmt(drun_t *r, const struct lref *l, const char *field)
 {
-	return l->real ? dr_fmt(r, "%s.binaries[%zu].loads.objects[%zu].needs[%zu].%s", l->fw, l->b,
-				 l->o, l->n, field)
-		       : dr_fmt(r, "%s.binaries[%zu].loads[%zu].%s", l->fw, l->b, l->n, field);
+	return dr_fmt(r, "%s.binaries[%zu].loads.objects[%zu].needs[%zu].%s", l->fw, l->b, l->o, l->n,
+		field);
 }
 
 static void judge_load(drun_t *r, struct denv *e, struct dfw *f, const char *bin,
 	const struct lref *lr, const char *needed, const char *path, const char *via)
 {
-	bool real = lr->real;
 	/* the evidence names the fields as the facts spell them */
-	const char *f_needed = real ? "name" : "needed", *f_via = real ? "how" : "via";
-	const json_t *libs = dj_arr(r->facts, "libraries");
-	const json_t *chosen, *wheel = NULL, *l;
+	const char *f_needed = "name", *f_via = "how";
+	const dlib_t *chosen, *wheel = NULL;
 	struct dload *seen;
 	gpuenv_verdict_t *v;
-	size_t i;
 	int cmp;
 	bool ok;
 
@@ -843,6 +769,8 @@ static void judge_load(drun_t *r, struct denv *e, struct dfw *f, const char *bin
 		return;
 	if (via_is(via, "not found") || via_is(via, "not-found"))
 		path = NULL;
+	else if (!path)
+		return; /* found, but where is unknown: nothing to judge */
 	/* a library the driver installs (libcuda.so.1) or one no wheel ships
 	 * is not this rule's: driver-not-loaded and the probe say why */
 
@@ -890,18 +818,16 @@ static void judge_load(drun_t *r, struct denv *e, struct dfw *f, const char *bin
 		return;
 	if (!chosen && in_env(e, path))
 		return;
-	json_array_foreach(libs, i, l)
-		if (lib_is(l, needed) && is_wheel_copy(e, l)) {
-			wheel = l;
-			break;
-		}
+	for (size_t i = 0; i < r->facts->nlibraries && !wheel; i++)
+		if (lib_is(&r->facts->libraries[i], needed) && is_wheel_copy(e, &r->facts->libraries[i]))
+			wheel = &r->facts->libraries[i];
 	if (!wheel)
 		return;
 	/* the wheel's copy is the one the framework was built for only when
 	 * the framework requires that wheel (cupy does not pin NCCL, torch
 	 * does); facts that do not name the owning wheel are taken at face
 	 * value */
-	if (dj_str(wheel, "dist") && !fw_requires(r, e, f, dj_str(wheel, "dist")))
+	if (wheel->dist && !fw_requires(r, e, f, wheel->dist))
 		return;
 	if (dk_vcmp(lib_version(chosen), lib_version(wheel), &ok) == 0 && ok)
 		return; /* the same release in another folder */
@@ -909,7 +835,7 @@ static void judge_load(drun_t *r, struct denv *e, struct dfw *f, const char *bin
 	{
 		const char *cv = lib_version(chosen);
 		const char *wv = lib_version(wheel);
-		const char *wdir = dir_of(r, dj_str(wheel, "path"));
+		const char *wdir = dir_of(r, wheel->path);
 		const char *cdir = dir_of(r, path);
 		bool ldlp = via_is(via, "LD_LIBRARY_PATH");
 		bool older;
@@ -932,16 +858,16 @@ static void judge_load(drun_t *r, struct denv *e, struct dfw *f, const char *bin
 			dr_ev(r, v, dr_fmt(r, "%s.version", lib_fact(r, chosen)), lib_vsrc(chosen),
 				"%s: %s", path, cv);
 		dr_ev(r, v, dr_fmt(r, "%s.path", lib_fact(r, wheel)), "wheel", "%s",
-			dj_str(wheel, "path"));
+			wheel->path);
 		if (wv)
 			dr_ev(r, v, dr_fmt(r, "%s.version", lib_fact(r, wheel)), lib_vsrc(wheel),
-				"%s: %s", dj_str(wheel, "path"), wv);
+				"%s: %s", wheel->path, wv);
 		v->message = dr_fmt(r, "%s (%s) loads %s from %s%s (%s) instead of the copy in its "
 			"environment's wheel, %s%s%s%s",
 			bin, f->label, needed, path, cv ? dr_fmt(r, " (%s)", cv) : "",
 			ldlp ? "LD_LIBRARY_PATH comes before the framework's RUNPATH"
 			     : dr_fmt(r, "found through %s", via ? via : "the loader's search"),
-			dj_str(wheel, "path"), wv ? dr_fmt(r, " (%s)", wv) : "",
+			wheel->path, wv ? dr_fmt(r, " (%s)", wv) : "",
 			older ? ", the one it was built for: expect undefined symbols or "
 				"CUDNN_STATUS_VERSION_MISMATCH-style failures"
 			      : "",
@@ -962,39 +888,22 @@ static void judge_load(drun_t *r, struct denv *e, struct dfw *f, const char *bin
 
 static void rule_loads(drun_t *r, struct denv *e, struct dfw *f)
 {
-	const json_t *bins = dj_arr(f->obj, "binaries");
-	const json_t *b;
-	size_t i;
-
-	json_array_foreach(bins, i, b) {
-		const json_t *loads = dj_get(b, "loads");
-		const char *bin = dj_str(b, "path");
-		const json_t *ld;
-		size_t k;
-		if (json_is_object(loads)) {
-			/* the loader emulation: objects[0] is the binary, each
-			 * object's needs its DT_NEEDED entries */
-			const json_t *objs = dj_arr(loads, "objects"), *o;
-			json_array_foreach(objs, k, o) {
-				const json_t *needs = dj_arr(o, "needs"), *n;
-				const char *opath = dj_str(o, "path");
-				size_t j;
-				/* a system library's own dependencies are its
-				 * business, not the framework's */
-				if (k > 0 && !in_env(e, opath))
-					continue;
-				json_array_foreach(needs, j, n) {
-					struct lref lr = { f->fact, i, k, j, true };
-					judge_load(r, e, f, opath ? opath : bin ? bin : "?", &lr,
-						dj_str(n, "name"), dj_str(n, "path"), dj_str(n, "how"));
-				}
+	for (size_t i = 0; i < f->ff->nbinaries; i++) {
+		const gpuenv_facts_binary_t *b = &f->ff->binaries[i];
+		/* the loader emulation: objects[0] is the binary, each object's
+		 * needs its DT_NEEDED entries */
+		for (size_t k = 0; k < b->nobjects; k++) {
+			const gpuenv_facts_object_t *o = &b->objects[k];
+			/* a system library's own dependencies are its business,
+			 * not the framework's */
+			if (o->at > 0 && !in_env(e, o->path))
+				continue;
+			for (size_t j = 0; j < o->nneeds; j++) {
+				const gpuenv_facts_need_t *n = &o->needs[j];
+				struct lref lr = { f->fact, b->at, o->at, n->at };
+				judge_load(r, e, f, o->path ? o->path : b->path ? b->path : "?", &lr,
+					n->name, n->path, n->how);
 			}
-			continue;
-		}
-		json_array_foreach(loads, k, ld) {
-			struct lref lr = { f->fact, i, 0, k, false };
-			judge_load(r, e, f, bin ? bin : "?", &lr, dj_str(ld, "needed"),
-				dj_str(ld, "path"), dj_str(ld, "via"));
 		}
 	}
 }
@@ -1003,11 +912,9 @@ static void rule_loads(drun_t *r, struct denv *e, struct dfw *f)
 
 static void rule_copies(drun_t *r, const struct denv *e)
 {
-	const json_t *libs = dj_arr(r->facts, "libraries");
-
 	for (size_t i = 0; i < e->nloaded; i++) {
 		const struct dload *d = &e->loaded[i];
-		const json_t *l, *chosen = lib_by_path(r, d->path);
+		const dlib_t *chosen = lib_by_path(r, d->path);
 		const char *first = NULL, *others = "";
 		gpuenv_verdict_t *v;
 		size_t k, ncopies = 0;
@@ -1021,7 +928,8 @@ static void rule_copies(drun_t *r, const struct denv *e)
 				dup = true;
 		if (dup)
 			continue;
-		json_array_foreach(libs, k, l) {
+		for (k = 0; k < r->facts->nlibraries; k++) {
+			const dlib_t *l = &r->facts->libraries[k];
 			const char *lv = lib_version(l);
 			if (!lib_is(l, d->soname) || other_env_copy(r, e, l))
 				continue;
@@ -1038,12 +946,13 @@ static void rule_copies(drun_t *r, const struct denv *e)
 			return;
 		v->env = e->path;
 		v->binary = d->binary;
-		json_array_foreach(libs, k, l) {
-			const char *lp = dj_str(l, "path"), *lv = lib_version(l);
+		for (k = 0; k < r->facts->nlibraries; k++) {
+			const dlib_t *l = &r->facts->libraries[k];
+			const char *lp = l->path, *lv = lib_version(l);
 			const char *via = lib_where_first(l);
 			if (!lib_is(l, d->soname) || other_env_copy(r, e, l) || !lp)
 				continue;
-			dr_ev(r, v, dr_fmt(r, "libraries[%zu]", k), lib_vsrc(l),
+			dr_ev(r, v, lib_fact(r, l), lib_vsrc(l),
 				"%s %s (%s)", lp, lv ? lv : "version unknown", via ? via : "?");
 			if (l != chosen)
 				others = dr_fmt(r, "%s%s%s %s", others ? others : "", others && *others ? ", " : "",
@@ -1233,14 +1142,10 @@ static bool marker_true(drun_t *r, const struct denv *e, const struct dreq *q, c
 static void check_extras(drun_t *r, struct denv *e, const struct ddist *by, const struct dreq *parent)
 {
 	const struct ddist *d = find_dist(e, parent->name);
-	const json_t *rd = d ? dj_arr2(d->obj, "requires", "requires_dist") : NULL;
-	const json_t *s;
-	size_t i;
-
 	if (!d)
 		return;
-	json_array_foreach(rd, i, s) {
-		const char *t = json_is_string(s) ? json_string_value(s) : NULL;
+	for (size_t i = 0; i < d->fd->requires.n; i++) {
+		const char *t = d->fd->requires.items[i];
 		struct dreq q;
 		if (!t || !parse_req(r, e, (size_t)(d - e->dists), i, t, &q) ||
 			strcmp(q.name, "cuda-toolkit") == 0)
@@ -1260,11 +1165,8 @@ static void rule_pins(drun_t *r, struct denv *e)
 {
 	for (size_t k = 0; k < e->ndists && !r->err; k++) {
 		const struct ddist *d = &e->dists[k];
-		const json_t *rd = dj_arr2(d->obj, "requires", "requires_dist");
-		const json_t *s;
-		size_t i;
-		json_array_foreach(rd, i, s) {
-			const char *t = json_is_string(s) ? json_string_value(s) : NULL;
+		for (size_t i = 0; i < d->fd->requires.n; i++) {
+			const char *t = d->fd->requires.items[i];
 			struct dreq q;
 			if (!t || !parse_req(r, e, k, i, t, &q) || !marker_true(r, e, &q, NULL))
 				continue;
@@ -1303,10 +1205,8 @@ static bool fw_requires(drun_t *r, struct denv *e, struct dfw *f, const char *di
 		size_t cap = 0;
 		f->reqs_done = true;
 		if (norm_name(f->dist ? f->dist : f->name, fn, sizeof(fn)) && (d = find_dist(e, fn))) {
-			const json_t *rd = dj_arr2(d->obj, "requires", "requires_dist"), *s;
-			size_t i;
-			json_array_foreach(rd, i, s) {
-				const char *t = json_is_string(s) ? json_string_value(s) : NULL;
+			for (size_t i = 0; i < d->fd->requires.n; i++) {
+				const char *t = d->fd->requires.items[i];
 				struct dreq q;
 				if (!t || !parse_req(r, e, (size_t)(d - e->dists), i, t, &q) ||
 					!marker_true(r, e, &q, NULL) || !add_req(r, f, q.name, &cap))
@@ -1314,11 +1214,9 @@ static bool fw_requires(drun_t *r, struct denv *e, struct dfw *f, const char *di
 				if (q.req.nextras && strcmp(q.name, "cuda-toolkit") == 0) {
 					/* the wheels cuda-toolkit[extras] pulls in */
 					const struct ddist *tkd = find_dist(e, "cuda-toolkit");
-					const json_t *trd = tkd ? dj_arr2(tkd->obj, "requires", "requires_dist")
-								: NULL, *ts;
-					size_t k;
-					json_array_foreach(trd, k, ts) {
-						const char *tt = json_is_string(ts) ? json_string_value(ts) : NULL;
+					size_t ntk = tkd ? tkd->fd->requires.n : 0;
+					for (size_t k = 0; k < ntk; k++) {
+						const char *tt = tkd->fd->requires.items[k];
 						struct dreq tq;
 						if (!tt || !parse_req(r, e, (size_t)(tkd - e->dists), k, tt, &tq))
 							continue;
@@ -1449,12 +1347,10 @@ static void rule_mixed(drun_t *r, const struct denv *e)
 	}
 	if (clash_a) {
 		/* keep the major the frameworks were built for */
-		const json_t *fws = dj_arr(e->obj, "frameworks"), *fo;
 		int want = 0, ma = name_major(clash_a->norm, lib, sizeof(lib));
 		const struct ddist *keep = NULL, *drop = NULL;
-		size_t k;
-		json_array_foreach(fws, k, fo) {
-			int c = dk_cuda_parse(dj_str(fo, "cuda"));
+		for (size_t k = 0; k < e->fe->nframeworks; k++) {
+			int c = dk_cuda_parse(e->fe->frameworks[k].cuda);
 			if (c && !want)
 				want = CUDA_MAJOR(c);
 		}
@@ -1477,22 +1373,17 @@ static void rule_mixed(drun_t *r, const struct denv *e)
 
 /* ==== the run ============================================================ */
 
-static int judge_env(drun_t *r, const json_t *obj, size_t i)
+static int judge_env(drun_t *r, const gpuenv_facts_env_t *fe)
 {
-	const json_t *fws = dj_arr(obj, "frameworks");
-	const json_t *fo;
 	struct denv e;
-	size_t k;
 	int rc;
 
-	if ((rc = env_init(r, &e, obj, i)) != 0)
+	if ((rc = env_init(r, &e, fe)) != 0)
 		return rc;
-	json_array_foreach(fws, k, fo) {
+	for (size_t k = 0; k < fe->nframeworks; k++) {
 		struct dfw f;
 		bool ptx_ok;
-		if (!json_is_object(fo))
-			continue;
-		fw_init(r, &e, &f, fo, k);
+		fw_init(r, &e, &f, &fe->frameworks[k]);
 		rule_cpu_torch(r, &e, &f);
 		ptx_ok = rule_driver(r, &e, &f);
 		if (!r->drv_version && !r->drv_cuda)
@@ -1521,39 +1412,72 @@ static bool env_matches(const char *path, const char *want)
 	return a == b && strncmp(path, want, a) == 0;
 }
 
-static int doctor_run(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const json_t *facts,
+/* The environment opts->env names (bytes), in the facts' escaped form
+ * (docs/probe-schema.md "Strings"), into arena; NULL when memory ran out. */
+static const char *escaped(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *s,
+	unsigned flags)
+{
+	gpuenv_buf_t b;
+	char *out = NULL;
+
+	gpuenv_buf_init(&b, ctx, GPUENV_BUF_DEFAULT_MAX);
+	if (gpuenv_text_escape(&b, s, strlen(s), flags) == 0)
+		out = gpuenv_arena_strndup(arena, b.data ? b.data : "", b.len);
+	gpuenv_buf_free(&b);
+	return out;
+}
+
+static int no_env(gpuenv_ctx_t *ctx, drun_t *r, const char *want)
+{
+	const gpuenv_facts_t *f = r->facts;
+	const char *shown = escaped(ctx, r->arena, want, GPUENV_ESC_CONTROL), *list = "";
+
+	if (!shown)
+		return gpuenv_oom(ctx, "judging the facts");
+	for (size_t i = 0; i < f->nenvs && i < 4 && list; i++)
+		list = dr_fmt(r, "%s%s%s", list, i ? ", " : "",
+			i == 3 ? "..." : f->envs[i].prefix ? f->envs[i].prefix : "?");
+	if (!list)
+		return gpuenv_oom(ctx, "judging the facts");
+	gpuenv_fail(ctx, GPUENV_ENOTFOUND, f->name && *f->name ? f->name : NULL, 0, 0,
+		"the facts have no Python environment at %s", shown);
+	if (f->nenvs)
+		return gpuenv_hint(ctx, "name one the facts hold (%s), or take the facts with gpuenv "
+					"probe --env %s --json", list, shown);
+	return gpuenv_hint(ctx, "take the facts with gpuenv probe --env %s --json", shown);
+}
+
+static int doctor_run(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_facts_t *facts,
 	const gpuenv_kb_t *kb, const gpuenv_doctor_opts_t *opts, gpuenv_verdicts_t *out)
 {
-	const json_t *envs = dj_arr(facts, "environments");
-	const json_t *e;
+	const char *want = NULL;
 	drun_t r;
-	size_t i, judged = 0;
+	size_t judged = 0;
 	int rc;
 
 	if ((rc = drun_init(&r, ctx, arena, facts, kb, out)) != 0)
-		return rc;
+		return dr_done(ctx, rc);
+	if (opts && opts->env && !(want = escaped(ctx, arena, opts->env, 0)))
+		return gpuenv_oom(ctx, "judging the facts");
 	dr_rules_machine(&r);
 	/* a driver older than its GPU runs nothing there (as kb torch and preflight say) */
 	dr_rule_driver_knows_gpus(&r, NULL);
-	json_array_foreach(envs, i, e) {
-		if (!json_is_object(e))
-			continue;
-		if (opts && opts->env && !env_matches(dj_str2(e, "prefix", "path"), opts->env))
+	for (size_t i = 0; i < facts->nenvs && !r.err; i++) {
+		if (want && !env_matches(facts->envs[i].prefix, want))
 			continue;
 		judged++;
-		if ((rc = judge_env(&r, e, i)) != 0)
-			return rc;
+		if ((rc = judge_env(&r, &facts->envs[i])) != 0)
+			return dr_done(ctx, rc);
 	}
-	if (opts && opts->env && !judged) {
-		gpuenv_fail(ctx, GPUENV_ENOTFOUND, NULL, 0, 0,
-			"the facts have no Python environment at %s", opts->env);
-		return gpuenv_hint(ctx, "probe that environment: gpuenv probe --env %s --json", opts->env);
-	}
+	if (r.err)
+		return dr_done(ctx, r.err);
+	if (want && !judged)
+		return no_env(ctx, &r, opts->env);
 	dr_finish(&r);
-	return r.err;
+	return dr_done(ctx, r.err);
 }
 
-int gpuenv_doctor_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const json_t *facts,
+int gpuenv_doctor_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_facts_t *facts,
 	const gpuenv_doctor_opts_t *opts, gpuenv_verdicts_t *out)
 {
 	const gpuenv_kb_t *kb;
@@ -1561,13 +1485,13 @@ int gpuenv_doctor_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const json_t *
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if ((rc = gpuenv_facts_check(ctx, facts)) != 0)
-		return rc;
+	if (!facts)
+		return gpuenv_fail(ctx, -EINVAL, NULL, 0, 0, "doctor: no facts given");
 	/* the rules read cuda.toml and torch.toml (torch indexes: the pattern
 	 * wheels.toml records, built in) */
 	if ((rc = dr_kb_open(ctx, opts ? opts->kb : NULL,
 		     GPUENV_KB_FILE(GPUENV_KB_CUDA) | GPUENV_KB_FILE(GPUENV_KB_TORCH), &own, &kb)) != 0)
-		return rc;
+		return dr_done(ctx, rc);
 	rc = doctor_run(ctx, arena, facts, kb, opts, out);
 	gpuenv_kb_free(own);
 	return rc;

@@ -1,17 +1,16 @@
 /* Internal to lib/check: what doctor.c and preflight.c share.
  *
- *  - the knowledge-base queries the rules need (doctor_kb.c, over the KB
- *    loader of include/gpuenv/kb.h), as flat tables of C strings;
- *  - readers of the facts JSON that never fail on a wrong type (a wrong or
- *    missing field reads as "unknown");
+ *  - adapters from the facts to the knowledge base's queries (lib/kb,
+ *    include/gpuenv/kb.h), which give every compatibility answer;
+ *  - the facts, decoded once by lib/facts (include/gpuenv/facts.h): a wrong
+ *    or missing field reads as "unknown" there;
  *  - the verdict builder, and the rules preflight reuses.
  */
 #ifndef GPUENV_DOCTOR_INT_H
 #define GPUENV_DOCTOR_INT_H
 
-#include <jansson.h>
-
 #include "gpuenv/doctor.h"
+#include "gpuenv/facts.h"
 #include "gpuenv/kb.h"
 
 /* ==== knowledge base ===================================================== */
@@ -63,23 +62,11 @@ typedef struct dk_cov {
 	const char *lo, *hi; /* lowest / highest cubin (for messages) */
 	char text[4][24];    /* what by, ptx, lo and hi point to (do not copy a dk_cov_t) */
 } dk_cov_t;
-/* Lists of C strings (n of them) or KB lists. */
-void dk_cover_strs(const char *const *cubins, size_t ncub, const char *const *ptx, size_t nptx,
-	int maj, int min, bool ptx_ok, dk_cov_t *out);
+/* The facts' lists (ptx may be NULL) or KB lists. */
+void dk_cover_strs(const gpuenv_facts_strs_t *cubins, const gpuenv_facts_strs_t *ptx, int maj,
+	int min, bool ptx_ok, dk_cov_t *out);
 void dk_cover_kb(const gpuenv_kb_sms_t *cubins, const gpuenv_kb_sms_t *ptx, int maj, int min,
 	bool ptx_ok, dk_cov_t *out);
-
-/* ==== JSON readers (NULL / default on a missing or mistyped field) ======= */
-
-const json_t *dj_get(const json_t *o, const char *key);
-const char *dj_str(const json_t *o, const char *key);
-const json_t *dj_arr(const json_t *o, const char *key); /* an array or NULL */
-const json_t *dj_obj(const json_t *o, const char *key); /* an object or NULL */
-bool dj_true(const json_t *o, const char *key);	/* true only for JSON true */
-bool dj_isbool(const json_t *o, const char *key);
-long long dj_int(const json_t *o, const char *key, long long dflt);
-/* The source of a field: o.sources[key], else o.source, else NULL. */
-const char *dj_src(const json_t *o, const char *key);
 
 /* ==== verdicts =========================================================== */
 
@@ -87,7 +74,7 @@ const char *dj_src(const json_t *o, const char *key);
 typedef struct drun {
 	gpuenv_ctx_t *ctx;
 	gpuenv_arena_t *arena;
-	const json_t *facts;
+	const gpuenv_facts_t *facts;
 	const gpuenv_kb_t *kb;
 	/* the host as the KB's rules see it: driver version, the CUDA version
 	 * the driver reports, a forward-compatibility libcuda */
@@ -103,15 +90,17 @@ typedef struct drun {
 	const char *drv_cuda_src;
 	int compat_cuda;	/* CUDA of a forward-compat libcuda; 0 none */
 	bool gpu_host;		/* NVIDIA GPUs on this machine (NVML or PCI) */
+	bool drv_libs_missing;	/* driver-libraries-missing was said */
 	size_t ngpus;
 	struct dgpu {
-		size_t i;	/* index in facts.gpus[] */
+		size_t i;	/* index in the document's gpus[] */
+		long long index; /* NVML index (i when the facts have none) */
 		int maj, min;	/* -1 unknown */
 		const char *name, *uuid;
 		bool visible;	/* CUDA enumerates it or one of its MIG devices */
 		bool mig;	/* MIG enabled */
 		size_t mig_instances, mig_visible;
-		const json_t *obj;
+		const gpuenv_facts_gpu_t *fg;
 	} *gpus;
 	size_t visible_devices; /* CUDA devices this process would see */
 	/* driver verdicts given, so frameworks needing the same CUDA share one */
@@ -125,8 +114,13 @@ typedef struct drun {
 } drun_t;
 
 /* Derive the shared facts (driver, GPUs, visibility).  0 or -ENOMEM. */
-int drun_init(drun_t *r, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const json_t *facts,
+int drun_init(drun_t *r, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_facts_t *facts,
 	const gpuenv_kb_t *kb, gpuenv_verdicts_t *out);
+/* The source a GPU's facts name for key ("compute_capability"). */
+const char *dr_gpu_src(const struct dgpu *g, const char *key);
+/* The end of a public entry point: rc, with ctx->err recording it (an
+ * out-of-memory a helper swallowed is reported as such). */
+int dr_done(gpuenv_ctx_t *ctx, int rc);
 
 /* Printf into the arena; NULL (and r->err set) when memory runs out. */
 const char *dr_fmt(drun_t *r, const char *fmt, ...) GPUENV_PRINTF(2, 3);
@@ -145,7 +139,8 @@ void dr_finish(drun_t *r);
 const char *dr_gpu_label(drun_t *r, const struct dgpu *g);
 
 /* Machine rules shared by doctor and preflight: driver-not-loaded,
- * cuda-visible-devices-hides-all / -invalid, mig-no-device. */
+ * driver-libraries-missing, cuda-visible-devices-hides-all / -invalid,
+ * mig-no-device. */
 void dr_rules_machine(drun_t *r);
 
 /* Does the driver run CUDA need?  Adds driver-too-old (error) or, when it

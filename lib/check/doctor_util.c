@@ -179,19 +179,22 @@ static void cover(const gpuenv_kb_sm_t *cub, size_t ncub, const gpuenv_kb_sm_t *
 
 #define MAX_CODE 256 /* targets of one binary looked at */
 
-void dk_cover_strs(const char *const *cubins, size_t ncub, const char *const *ptx, size_t nptx,
-	int maj, int min, bool ptx_ok, dk_cov_t *out)
+void dk_cover_strs(const gpuenv_facts_strs_t *cubins, const gpuenv_facts_strs_t *ptx, int maj,
+	int min, bool ptx_ok, dk_cov_t *out)
 {
 	gpuenv_kb_sm_t c[MAX_CODE], p[MAX_CODE];
 	size_t nc = 0, np = 0;
 
 	/* "sm_90a" / "compute_90" as the probe writes them; a capability
 	 * ("9.0") is not a code target */
-	for (size_t i = 0; i < ncub && nc < MAX_CODE; i++)
-		nc += cubins[i] && !strchr(cubins[i], '.') &&
-			gpuenv_kb_sm_parse(gpuenv_str(cubins[i]), &c[nc]);
-	for (size_t i = 0; i < nptx && np < MAX_CODE; i++)
-		np += ptx[i] && !strchr(ptx[i], '.') && gpuenv_kb_sm_parse(gpuenv_str(ptx[i]), &p[np]);
+	for (size_t i = 0; cubins && i < cubins->n && nc < MAX_CODE; i++) {
+		const char *s = cubins->items[i];
+		nc += s && !strchr(s, '.') && gpuenv_kb_sm_parse(gpuenv_str(s), &c[nc]);
+	}
+	for (size_t i = 0; ptx && i < ptx->n && np < MAX_CODE; i++) {
+		const char *s = ptx->items[i];
+		np += s && !strchr(s, '.') && gpuenv_kb_sm_parse(gpuenv_str(s), &p[np]);
+	}
 	cover(c, nc, p, np, maj, min, ptx_ok, out);
 }
 
@@ -199,57 +202,6 @@ void dk_cover_kb(const gpuenv_kb_sms_t *cubins, const gpuenv_kb_sms_t *ptx, int 
 	bool ptx_ok, dk_cov_t *out)
 {
 	cover(cubins->v, cubins->n, ptx->v, ptx->n, maj, min, ptx_ok, out);
-}
-
-/* ==== JSON readers ======================================================= */
-
-const json_t *dj_get(const json_t *o, const char *key)
-{
-	return json_is_object(o) ? json_object_get(o, key) : NULL;
-}
-
-const char *dj_str(const json_t *o, const char *key)
-{
-	const json_t *v = dj_get(o, key);
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
-const json_t *dj_arr(const json_t *o, const char *key)
-{
-	const json_t *v = dj_get(o, key);
-	return json_is_array(v) ? v : NULL;
-}
-
-const json_t *dj_obj(const json_t *o, const char *key)
-{
-	const json_t *v = dj_get(o, key);
-	return json_is_object(v) ? v : NULL;
-}
-
-bool dj_true(const json_t *o, const char *key)
-{
-	return json_is_true(dj_get(o, key));
-}
-
-bool dj_isbool(const json_t *o, const char *key)
-{
-	return json_is_boolean(dj_get(o, key));
-}
-
-long long dj_int(const json_t *o, const char *key, long long dflt)
-{
-	const json_t *v = dj_get(o, key);
-	return json_is_integer(v) ? (long long)json_integer_value(v) : dflt;
-}
-
-const char *dj_src(const json_t *o, const char *key)
-{
-	const char *s = key ? dj_str(dj_obj(o, "sources"), key) : NULL;
-	char k[64];
-
-	if (!s && key && snprintf(k, sizeof(k), "%s_source", key) < (int)sizeof(k))
-		s = dj_str(o, k);
-	return s ? s : dj_str(o, "source");
 }
 
 /* ==== verdicts =========================================================== */
@@ -391,7 +343,7 @@ void dr_finish(drun_t *r)
 
 const char *dr_gpu_label(drun_t *r, const struct dgpu *g)
 {
-	long long idx = dj_int(g->obj, "index", (long long)g->i);
+	long long idx = g->index;
 	const char *name = g->name ? g->name : "(unknown name)";
 
 	if (g->maj < 0)
@@ -414,44 +366,38 @@ static bool streq_ci(const char *a, const char *b)
 	return *a == *b;
 }
 
-/* A CUDA version field that may be "13.0" or 13000. */
-static int cuda_field(const json_t *o, const char *key)
+/* The CUDA version of a driver's facts: "13.0", else 13000. */
+static int cuda_of(const char *s, long long v)
 {
-	const json_t *v = dj_get(o, key);
-
-	if (json_is_string(v))
-		return dk_cuda_parse(json_string_value(v));
-	if (json_is_integer(v) && json_integer_value(v) > 0 && json_integer_value(v) < 100000)
-		return (int)json_integer_value(v);
+	if (s && dk_cuda_parse(s))
+		return dk_cuda_parse(s);
+	if (v > 0 && v < 100000)
+		return (int)v;
 	return 0;
 }
 
-static bool in_visible_list(const json_t *cvd, long long idx)
+const char *dr_gpu_src(const struct dgpu *g, const char *key)
 {
-	const json_t *vis = dj_arr(cvd, "visible");
-	size_t i;
-	const json_t *e;
+	return gpuenv_facts_source(&g->fg->sources, key);
+}
 
-	json_array_foreach(vis, i, e)
-		if (json_is_integer(e) && json_integer_value(e) == idx)
-			return true;
-	return false;
+int dr_done(gpuenv_ctx_t *ctx, int rc)
+{
+	if (rc == -ENOMEM && ctx->err.code != -ENOMEM)
+		return gpuenv_oom(ctx, "judging the facts");
+	if (rc < 0 && ctx->err.code != rc)
+		return gpuenv_fail(ctx, rc, NULL, 0, 0, "%s", gpuenv_strerror(rc));
+	return rc;
 }
 
 #define MAX_GPUS 1024
 
-int drun_init(drun_t *r, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const json_t *facts,
+int drun_init(drun_t *r, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_facts_t *facts,
 	const gpuenv_kb_t *kb, gpuenv_verdicts_t *out)
 {
-	const json_t *drv = dj_obj(facts, "driver");
-	const json_t *cvd = dj_obj(facts, "cuda_visible_devices");
-	const json_t *gpus = dj_arr(facts, "gpus");
-	const json_t *pci = dj_arr(facts, "pci");
-	const json_t *libcuda = dj_obj(drv, "libcuda");
-	size_t n = json_is_array(gpus) ? json_array_size(gpus) : 0;
-	bool cvd_has_list = dj_arr(cvd, "visible") != NULL;
-	const json_t *e;
-	size_t i;
+	const gpuenv_facts_driver_t *drv = &facts->driver;
+	const gpuenv_facts_cvd_t *cvd = &facts->cvd;
+	size_t n = facts->ngpus, i;
 
 	memset(r, 0, sizeof(*r));
 	memset(out, 0, sizeof(*out));
@@ -461,14 +407,14 @@ int drun_init(drun_t *r, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const json_t 
 	r->kb = kb;
 	r->out = out;
 
-	r->drv_version = dj_str(drv, "version");
-	r->drv_state = dj_str(drv, "state");
-	if ((r->drv_cuda = cuda_field(drv, "cuda_version")) != 0) {
+	r->drv_version = drv->version;
+	r->drv_state = drv->state;
+	if ((r->drv_cuda = cuda_of(drv->cuda_version, -1)) != 0) {
 		r->drv_cuda_fact = "driver.cuda_version";
-		r->drv_cuda_src = dj_src(drv, "cuda_version");
-	} else if ((r->drv_cuda = cuda_field(drv, "cuda_version_int")) != 0) {
+		r->drv_cuda_src = drv->cuda_version_source;
+	} else if ((r->drv_cuda = cuda_of(NULL, drv->cuda_version_int)) != 0) {
 		r->drv_cuda_fact = "driver.cuda_version_int";
-		r->drv_cuda_src = dj_src(drv, "cuda_version_int");
+		r->drv_cuda_src = drv->cuda_version_source;
 	}
 	/* the host as the KB's rules see it (lib/kb: gpuenv_kb_driver_runs_cuda) */
 	r->host.has_driver = r->drv_version &&
@@ -487,8 +433,8 @@ int drun_init(drun_t *r, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const json_t 
 	}
 	/* a libcuda newer than the kernel driver: the forward-compatibility
 	 * package (cuda-compat-X-Y) is what applications load */
-	if (streq_ci(dj_str(libcuda, "state"), "driver")) {
-		int c = cuda_field(libcuda, "cuda_version");
+	if (streq_ci(drv->libcuda.state, "driver")) {
+		int c = cuda_of(drv->libcuda.cuda_version, -1);
 		if (c > r->drv_cuda)
 			r->compat_cuda = c;
 	}
@@ -499,46 +445,24 @@ int drun_init(drun_t *r, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const json_t 
 		n = MAX_GPUS;
 	r->gpus = n ? gpuenv_arena_calloc(arena, n, sizeof(*r->gpus)) : NULL;
 	if (n && !r->gpus)
-		return -ENOMEM;
+		return gpuenv_oom(ctx, "judging the facts");
 	for (i = 0; i < n; i++) {
-		const json_t *g = json_array_get(gpus, i);
-		struct dgpu *d = &r->gpus[r->ngpus];
-		const json_t *mig = dj_obj(g, "mig");
-		const json_t *inst = dj_arr(mig, "instances");
-		long long idx = dj_int(g, "index", (long long)i);
-		if (!json_is_object(g))
-			continue;
-		r->ngpus++;
-		d->i = i;
-		d->obj = g;
-		d->name = dj_str(g, "name");
-		d->uuid = dj_str(g, "uuid");
-		{
-			/* "9.0", else "sm_90": the KB's parser reads both */
-			gpuenv_kb_sm_t sm;
-			const char *cc = dj_str(g, "compute_capability");
-			if ((cc && strchr(cc, '.') && gpuenv_kb_sm_parse(gpuenv_str(cc), &sm)) ||
-				(dj_str(g, "sm") && gpuenv_kb_sm_parse(gpuenv_str(dj_str(g, "sm")), &sm))) {
-				d->maj = sm.major;
-				d->min = sm.minor;
-			} else
-				d->maj = d->min = -1;
-		}
-		if (dj_isbool(g, "visible"))
-			d->visible = dj_true(g, "visible");
-		else if (dj_true(cvd, "set") && cvd_has_list)
-			d->visible = in_visible_list(cvd, idx);
-		else
-			d->visible = true;
-		d->mig = streq_ci(dj_str(mig, "current"), "enabled");
+		const gpuenv_facts_gpu_t *g = &facts->gpus[i];
+		struct dgpu *d = &r->gpus[r->ngpus++];
+		d->i = g->at;
+		d->fg = g;
+		d->index = g->index >= 0 ? g->index : (long long)g->at;
+		d->name = g->name;
+		d->uuid = g->uuid;
+		if (!gpuenv_facts_gpu_cc(g, &d->maj, &d->min))
+			d->maj = d->min = -1;
+		d->visible = gpuenv_facts_gpu_visible(facts, g);
+		d->mig = streq_ci(g->mig_current, "enabled");
 		if (d->mig) {
-			size_t k;
-			const json_t *m;
-			json_array_foreach(inst, k, m) {
-				if (!json_is_object(m))
-					continue;
+			for (size_t k = 0; k < g->nmig_instances; k++) {
+				const gpuenv_facts_mig_instance_t *m = &g->mig_instances[k];
 				d->mig_instances++;
-				if (dj_isbool(m, "visible") ? dj_true(m, "visible") : d->visible)
+				if (m->visible != GPUENV_TRI_UNKNOWN ? m->visible == GPUENV_TRI_TRUE : d->visible)
 					d->mig_visible++;
 			}
 			r->visible_devices += d->mig_visible;
@@ -546,14 +470,13 @@ int drun_init(drun_t *r, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const json_t 
 			r->visible_devices++;
 	}
 	/* what CUDA will enumerate, when the probe listed it */
-	if (dj_arr(cvd, "devices"))
-		r->visible_devices = json_array_size(dj_arr(cvd, "devices"));
+	if (cvd->have_devices)
+		r->visible_devices = cvd->ndevices;
 	r->gpu_host = r->ngpus > 0;
-	json_array_foreach(pci, i, e) {
-		const char *cls = dj_str(e, "class");
-		const char *ven = dj_str(e, "vendor");
-		if (((cls && strncmp(cls, "0x03", 4) == 0) || streq_ci(dj_str(e, "kind"), "gpu")) &&
-			(!ven || streq_ci(ven, "0x10de")))
+	for (i = 0; i < facts->npci; i++) {
+		const gpuenv_facts_pci_t *e = &facts->pci[i];
+		if (((e->class_ && strncmp(e->class_, "0x03", 4) == 0) || streq_ci(e->kind, "gpu")) &&
+			(!e->vendor || streq_ci(e->vendor, "0x10de")))
 			r->gpu_host = true;
 	}
 	return 0;
@@ -563,10 +486,8 @@ int drun_init(drun_t *r, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const json_t 
 
 static void rule_driver_not_loaded(drun_t *r)
 {
-	const json_t *pci = dj_arr(r->facts, "pci");
 	gpuenv_verdict_t *v;
 	const char *bound = NULL;
-	const json_t *e;
 	size_t i, ngpu = 0;
 
 	if (!r->drv_state || strcmp(r->drv_state, "not-loaded") != 0)
@@ -574,18 +495,18 @@ static void rule_driver_not_loaded(drun_t *r)
 	v = dr_verdict(r, "driver-not-loaded", GPUENV_SEV_ERROR, "driver", "NVIDIA kernel driver");
 	if (!v)
 		return;
-	dr_ev(r, v, "driver.state", dj_src(dj_obj(r->facts, "driver"), "state"), "%s", r->drv_state);
-	json_array_foreach(pci, i, e) {
-		const char *cls = dj_str(e, "class");
-		const char *drv = dj_str(e, "driver");
-		if (!(cls && strncmp(cls, "0x03", 4) == 0) && !streq_ci(dj_str(e, "kind"), "gpu"))
+	dr_ev(r, v, "driver.state", NULL, "%s", r->drv_state);
+	for (i = 0; i < r->facts->npci; i++) {
+		const gpuenv_facts_pci_t *e = &r->facts->pci[i];
+		const char *cls = e->class_;
+		const char *drv = e->driver;
+		if (!(cls && strncmp(cls, "0x03", 4) == 0) && !streq_ci(e->kind, "gpu"))
 			continue;
 		ngpu++;
 		if (drv && strcmp(drv, "nvidia") != 0)
 			bound = drv;
-		dr_ev(r, v, dr_fmt(r, "pci[%zu]", i), "sysfs", "%s device %s class %s driver %s",
-			dj_str(e, "bus_id") ? dj_str(e, "bus_id") : "?",
-			dj_str(e, "device") ? dj_str(e, "device") : "?", cls ? cls : "?",
+		dr_ev(r, v, dr_fmt(r, "pci[%zu]", e->at), "sysfs", "%s device %s class %s driver %s",
+			e->bus_id ? e->bus_id : "?", e->device ? e->device : "?", cls ? cls : "?",
 			drv ? drv : "none");
 	}
 	v->message = dr_fmt(r, "%zu NVIDIA GPU%s on the PCI bus but the NVIDIA kernel driver is not "
@@ -604,13 +525,13 @@ static void rule_driver_not_loaded(drun_t *r)
 
 static void rule_cvd(drun_t *r)
 {
-	const json_t *cvd = dj_obj(r->facts, "cuda_visible_devices");
-	const char *value = dj_str(cvd, "value");
-	const char *invalid = dj_str(cvd, "invalid");
+	const gpuenv_facts_cvd_t *cvd = &r->facts->cvd;
+	const char *value = cvd->value;
+	const char *invalid = cvd->invalid;
 	gpuenv_verdict_t *v;
 	size_t mig_empty = 0, mig_with = 0;
 
-	if (!dj_true(cvd, "set") || r->ngpus == 0)
+	if (cvd->set != GPUENV_TRI_TRUE || r->ngpus == 0)
 		return;
 	for (size_t i = 0; i < r->ngpus; i++) {
 		if (r->gpus[i].mig && r->gpus[i].mig_instances == 0)
@@ -627,7 +548,7 @@ static void rule_cvd(drun_t *r)
 		dr_ev(r, v, "cuda_visible_devices.visible", "env", "[]");
 		for (size_t i = 0; i < r->ngpus; i++)
 			dr_ev(r, v, dr_fmt(r, "gpus[%zu].uuid", r->gpus[i].i),
-				dj_src(r->gpus[i].obj, "uuid"), "%s",
+				dr_gpu_src(&r->gpus[i], "uuid"), "%s",
 				r->gpus[i].uuid ? r->gpus[i].uuid : "?");
 		v->message = dr_fmt(r, "CUDA_VISIBLE_DEVICES=\"%s\" hides every one of the %zu GPU%s: "
 			"CUDA reports no device (cudaErrorNoDevice, torch.cuda.is_available() is "
@@ -638,9 +559,9 @@ static void rule_cvd(drun_t *r)
 		if (mig_with) {
 			const char *uuid = NULL;
 			for (size_t i = 0; i < r->ngpus && !uuid; i++) {
-				const json_t *inst = dj_arr(dj_obj(r->gpus[i].obj, "mig"), "instances");
-				for (size_t k = 0; inst && k < json_array_size(inst) && !uuid; k++)
-					uuid = dj_str(json_array_get(inst, k), "uuid");
+				const gpuenv_facts_gpu_t *g = r->gpus[i].fg;
+				for (size_t k = 0; k < g->nmig_instances && !uuid; k++)
+					uuid = g->mig_instances[k].uuid;
 			}
 			v->fix = uuid ? dr_fmt(r, "export CUDA_VISIBLE_DEVICES=%s (or unset "
 						  "CUDA_VISIBLE_DEVICES)", uuid)
@@ -675,7 +596,7 @@ static void rule_mig(drun_t *r)
 {
 	for (size_t i = 0; i < r->ngpus; i++) {
 		const struct dgpu *g = &r->gpus[i];
-		long long idx = dj_int(g->obj, "index", (long long)g->i);
+		long long idx = g->index;
 		gpuenv_verdict_t *v;
 
 		if (!g->mig || g->mig_instances > 0)
@@ -686,9 +607,9 @@ static void rule_mig(drun_t *r)
 		if (!v)
 			return;
 		v->gpu = (int)g->i;
-		dr_ev(r, v, dr_fmt(r, "gpus[%zu].mig.current", g->i), dj_src(g->obj, "mig"), "%s",
-			dj_str(dj_obj(g->obj, "mig"), "current"));
-		dr_ev(r, v, dr_fmt(r, "gpus[%zu].mig.instances", g->i), dj_src(g->obj, "mig"), "[]");
+		dr_ev(r, v, dr_fmt(r, "gpus[%zu].mig.current", g->i), dr_gpu_src(g, "mig"), "%s",
+			g->fg->mig_current);
+		dr_ev(r, v, dr_fmt(r, "gpus[%zu].mig.instances", g->i), dr_gpu_src(g, "mig"), "[]");
 		v->message = r->visible_devices == 0
 			? dr_fmt(r, "MIG mode is enabled on GPU %lld but it has no MIG instance: CUDA "
 				    "sees no device at all (cudaErrorNoDevice)", idx)
@@ -701,9 +622,57 @@ static void rule_mig(drun_t *r)
 	}
 }
 
+/* The kernel driver is loaded but neither NVML nor libcuda could be
+ * loaded: nvidia-smi and every CUDA application fail, whatever the
+ * driver's version says (a container started without the NVIDIA runtime, a
+ * driver installed without its user-space part). */
+static void rule_driver_libs(drun_t *r)
+{
+	const gpuenv_facts_driver_t *d = &r->facts->driver;
+	static const char *const nvml_gone[] = { "missing", "not-nvml", NULL };
+	static const char *const cuda_gone[] = { "missing", "not-libcuda", "stub", NULL };
+	bool nvml = false, cuda = false;
+	gpuenv_verdict_t *v;
+	const char *ver = d->kernel_module ? d->kernel_module : d->version;
+
+	if (d->loaded != GPUENV_TRI_TRUE && !streq_ci(d->state, "nvml-unavailable"))
+		return;
+	for (const char *const *p = nvml_gone; *p; p++)
+		nvml |= streq_ci(d->nvml.state, *p);
+	for (const char *const *p = cuda_gone; *p; p++)
+		cuda |= streq_ci(d->libcuda.state, *p);
+	if (!nvml || !cuda)
+		return;
+	r->drv_libs_missing = true;
+	v = dr_verdict(r, "driver-libraries-missing", GPUENV_SEV_ERROR, "driver",
+		dr_fmt(r, "NVIDIA driver%s%s", ver ? " " : "", ver ? ver : ""));
+	if (!v)
+		return;
+	dr_ev(r, v, "driver.loaded", NULL, "%s", d->loaded == GPUENV_TRI_TRUE ? "true" : "unknown");
+	if (d->state)
+		dr_ev(r, v, "driver.state", NULL, "%s", d->state);
+	dr_ev(r, v, "driver.nvml.state", "nvml", "%s%s%s", d->nvml.state,
+		d->nvml.message ? ": " : "", d->nvml.message ? d->nvml.message : "");
+	dr_ev(r, v, "driver.libcuda.state", "libcuda", "%s%s%s", d->libcuda.state,
+		d->libcuda.message ? ": " : "", d->libcuda.message ? d->libcuda.message : "");
+	v->message = dr_fmt(r, "the NVIDIA kernel driver%s%s is loaded but its user-space libraries "
+		"are not: neither NVML (libnvidia-ml.so.1) nor libcuda.so.1 %s, so nvidia-smi fails and "
+		"every CUDA application fails to start (\"CUDA driver version is insufficient\" or "
+		"\"libcuda.so.1: cannot open shared object file\")",
+		ver ? " " : "", ver ? ver : "",
+		streq_ci(d->libcuda.state, "stub") ? "can be loaded (the libcuda found is the toolkit's "
+						   "stub)" : "can be loaded");
+	v->fix = dr_fmt(r, "install the driver's user-space libraries of the same version as the "
+		"kernel module%s%s (e.g. sudo apt install libnvidia-compute-%ld on Ubuntu); in a "
+		"container, start it with the NVIDIA Container Toolkit (docker run --gpus all, or "
+		"the nvidia runtime) so the host's libraries are mounted",
+		ver ? " " : "", ver ? ver : "", ver && dk_vmajor(ver) > 0 ? dk_vmajor(ver) : 580L);
+}
+
 void dr_rules_machine(drun_t *r)
 {
 	rule_driver_not_loaded(r);
+	rule_driver_libs(r);
 	rule_cvd(r);
 	rule_mig(r);
 }
@@ -712,13 +681,12 @@ void dr_rules_machine(drun_t *r)
 
 static const char *drv_src(drun_t *r)
 {
-	const json_t *drv = dj_obj(r->facts, "driver");
-	const char *s = dj_src(drv, "version");
+	const gpuenv_facts_driver_t *drv = &r->facts->driver;
 
-	if (s)
-		return s;
-	/* the schema's driver object names no source: NVML when it answered */
-	return dj_true(dj_obj(drv, "nvml"), "loaded") ? "nvml" : NULL;
+	if (drv->version_source)
+		return drv->version_source;
+	/* the facts name no source: NVML when it answered */
+	return drv->nvml.loaded == GPUENV_TRI_TRUE ? "nvml" : NULL;
 }
 
 static bool driver_judge(drun_t *r, int need, const char *what, const char *need_fact,
@@ -812,21 +780,20 @@ static bool driver_judge(drun_t *r, int need, const char *what0, const char *nee
 		return true;
 	}
 	if (dc.runs == GPUENV_KB_RUNS_FORWARD_COMPAT) {
-		const json_t *lc = dj_obj(dj_obj(r->facts, "driver"), "libcuda");
+		const char *lcpath = r->facts->driver.libcuda.path;
 		v = dr_verdict(r, "driver-forward-compat", GPUENV_SEV_INFO, "driver",
 			dr_fmt(r, "driver %s", r->drv_version ? r->drv_version : "?"));
 		if (!v)
 			return true;
 		v->env = env;
 		DRIVER_EVIDENCE(v);
-		dr_ev(r, v, "driver.libcuda.path", "libcuda", "%s",
-			dj_str(lc, "path") ? dj_str(lc, "path") : "?");
+		dr_ev(r, v, "driver.libcuda.path", "libcuda", "%s", lcpath ? lcpath : "?");
 		dr_ev(r, v, "driver.libcuda.cuda_version", "libcuda", "%s", compat);
 		v->message = dr_fmt(r, "driver %s supports CUDA <= %s, but the libcuda loaded (%s) is "
 			"the forward-compatibility package for CUDA %s: %s runs through it "
 			"(data-center GPUs only)",
 			r->drv_version ? r->drv_version : "?", has,
-			dj_str(lc, "path") ? dj_str(lc, "path") : "?", compat, what);
+			lcpath ? lcpath : "?", compat, what);
 		return true;
 	}
 	if (dc.runs == GPUENV_KB_RUNS_MINOR_COMPAT) {
@@ -910,7 +877,7 @@ void dr_rule_driver_knows_gpus(drun_t *r, const char *what)
 		v->gpu = (int)g->i;
 		dr_ev(r, v, "driver.version", drv_src(r), "%s", r->drv_version);
 		dr_ev(r, v, dr_fmt(r, "gpus[%zu].compute_capability", g->i),
-			dj_src(g->obj, "compute_capability"), "%d.%d", g->maj, g->min);
+			dr_gpu_src(g, "compute_capability"), "%d.%d", g->maj, g->min);
 		dr_ev_kb(r, v, dr_fmt(r, "kb:cuda.toml arch_list sm_%d%d", g->maj, g->min),
 			dr_kb_cite(r, &first->row, "[[arch_list]]"), "first built by CUDA %.*s",
 			GPUENV_STR_ARG(first->cuda_min.str));

@@ -37,8 +37,7 @@ static const char *gpus_text(drun_t *r, const int *idx, size_t n)
 	if (n == 1)
 		return dr_gpu_label(r, &r->gpus[idx[0]]);
 	for (size_t i = 0; i < n; i++)
-		s = dr_fmt(r, "%s%s%lld", s ? s : "", i ? ", " : "",
-			dj_int(r->gpus[idx[i]].obj, "index", (long long)r->gpus[idx[i]].i));
+		s = dr_fmt(r, "%s%s%lld", s ? s : "", i ? ", " : "", r->gpus[idx[i]].index);
 	return dr_fmt(r, "GPUs %s %s (sm_%d%d)", s ? s : "",
 		r->gpus[idx[0]].name ? r->gpus[idx[0]].name : "", r->gpus[idx[0]].maj,
 		r->gpus[idx[0]].min);
@@ -49,7 +48,7 @@ static void gpu_evidence(drun_t *r, gpuenv_verdict_t *v, const int *idx, size_t 
 	for (size_t k = 0; k < n; k++) {
 		const struct dgpu *g = &r->gpus[idx[k]];
 		dr_ev(r, v, dr_fmt(r, "gpus[%zu].compute_capability", g->i),
-			dj_src(g->obj, "compute_capability"), "%d.%d", g->maj, g->min);
+			dr_gpu_src(g, "compute_capability"), "%d.%d", g->maj, g->min);
 	}
 	if (v && n == 1)
 		v->gpu = (int)r->gpus[idx[0]].i;
@@ -316,7 +315,7 @@ static int as_usage(gpuenv_ctx_t *ctx, int rc)
 	return rc;
 }
 
-static int preflight(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const json_t *facts,
+static int preflight(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_facts_t *facts,
 	const gpuenv_kb_t *kb, const gpuenv_preflight_req_t *req, gpuenv_preflight_t *out)
 {
 	const gpuenv_kb_torch_variant_t *kv = NULL;
@@ -373,7 +372,8 @@ static int preflight(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const json_t *fac
 	}
 
 	dr_rules_machine(&r);
-	if (r.ngpus == 0 && !(r.drv_state && strcmp(r.drv_state, "not-loaded") == 0)) {
+	if (r.ngpus == 0 && !(r.drv_state && strcmp(r.drv_state, "not-loaded") == 0) &&
+		!r.drv_libs_missing) {
 		gpuenv_verdict_t *v = dr_verdict(&r, "no-gpu", GPUENV_SEV_ERROR, "machine", "this node");
 		if (v) {
 			dr_ev(&r, v, "gpus", NULL, "[]");
@@ -416,7 +416,7 @@ static int preflight(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const json_t *fac
 	return r.err;
 }
 
-int gpuenv_preflight_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const json_t *facts,
+int gpuenv_preflight_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_facts_t *facts,
 	const gpuenv_preflight_req_t *req, gpuenv_preflight_t *out)
 {
 	const gpuenv_kb_t *kb;
@@ -429,8 +429,8 @@ int gpuenv_preflight_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const json_
 		return gpuenv_fail(ctx, GPUENV_EUSAGE, NULL, 0, 0,
 			given ? "give one of --cuda, --torch and --image"
 			      : "nothing to check: give --cuda, --torch or --image");
-	if ((rc = gpuenv_facts_check(ctx, facts)) != 0)
-		return rc;
+	if (!facts)
+		return gpuenv_fail(ctx, -EINVAL, NULL, 0, 0, "preflight: no facts given");
 	/* the files the question needs: gpus.toml only for an image's
 	 * data-center condition */
 	if ((rc = dr_kb_open(ctx, req->kb,
@@ -438,12 +438,12 @@ int gpuenv_preflight_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const json_
 			     (req->image ? GPUENV_KB_FILE(GPUENV_KB_NGC) | GPUENV_KB_FILE(GPUENV_KB_GPUS)
 					 : 0),
 		     &own, &kb)) != 0)
-		return rc;
+		return dr_done(ctx, rc);
 	rc = preflight(ctx, arena, facts, kb, req, out);
 	gpuenv_kb_free(own);
-	if (rc == -ENOMEM)
-		return gpuenv_oom(ctx, "judging the request");
-	return rc;
+	if (rc)
+		memset(out, 0, sizeof(*out));
+	return dr_done(ctx, rc);
 }
 
 json_t *gpuenv_preflight_json(const gpuenv_preflight_t *p)

@@ -669,9 +669,11 @@ int gpuenv_facts_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *tex
 	/* \u0000: an older gpuenv wrote NUL bytes so; read as \x00 */
 	doc = json_loadb(text ? text : "", len, JSON_ALLOW_NUL, &je);
 	oom = gpuenv_json_leave(&scope);
+	if (oom || (!doc && json_error_code(&je) == json_error_out_of_memory)) {
+		json_decref(doc);
+		return gpuenv_oom(ctx, "reading the facts");
+	}
 	if (!doc) {
-		if (oom || json_error_code(&je) == json_error_out_of_memory)
-			return gpuenv_oom(ctx, "reading the facts");
 		gpuenv_fail(ctx, GPUENV_ESYNTAX, file_or(name) ? name : "<facts>",
 			je.line > 0 ? (unsigned)je.line : 0, je.column > 0 ? (unsigned)je.column : 0,
 			"%s", syntax_text(&je));

@@ -33,16 +33,24 @@ static void *tramp_malloc(size_t n)
 
 	if (n > SIZE_MAX - sizeof(hdr_t))
 		return NULL;
+	if (cur && (h = cur->mem.alloc(cur->mem.ud, n + sizeof(hdr_t))) != NULL) {
+		h->a.free = cur->mem.free;
+		h->a.ud = cur->mem.ud;
+		return h + 1;
+	}
+	/* The context refused (or there is none).  jansson 2.14's lexer does
+	 * not survive a NULL here (it keeps scanning a token it failed to
+	 * save and runs off its buffer), so the block comes from malloc, and
+	 * the refusal is recorded: gpuenv_json_leave reports it and the
+	 * caller fails with -ENOMEM. */
 	if (cur)
-		h = cur->mem.alloc(cur->mem.ud, n + sizeof(hdr_t));
-	else
-		h = malloc(n + sizeof(hdr_t));
-	if (!h) {
+		cur_failed = true;
+	if (!(h = malloc(n + sizeof(hdr_t)))) {
 		cur_failed = true;
 		return NULL;
 	}
-	h->a.free = cur ? cur->mem.free : NULL;
-	h->a.ud = cur ? cur->mem.ud : NULL;
+	h->a.free = NULL;
+	h->a.ud = NULL;
 	return h + 1;
 }
 

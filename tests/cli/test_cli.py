@@ -130,6 +130,14 @@ for name, text in helps.items():
         check(c in codes, "%s --help: exit %d is not in cli.h's table" % (name, c))
 check(set(blocks) <= set(helps), "docs/exit-codes.md blocks name verbs: %r" % sorted(blocks))
 
+# a knowledge base that cannot be read: the job cannot be done, for every verb
+facts = os.path.join(SRC, "docs", "hardware", "h200-2026-11-29", "probe.json")
+for args in (["kb", "torch"], ["kb", "sources"], ["kb", "gpu", "H100"], ["doctor", "--facts", facts],
+             ["preflight", "--facts", facts, "--cuda", "12.2"], ["diagnose", "-"]):
+    r = run(*args, "--kb-dir", "/nonexistent/kb", stdin="")
+    check(r.returncode == 4 and "/nonexistent/kb" in r.stderr,
+          "%s --kb-dir /nonexistent/kb: exit %d (want 4): %r" % (" ".join(args), r.returncode, r.stderr))
+
 # writing to a full device must not pass as success, nor as an answer (1 is
 # diagnose's "known failures found"): 4, the code for "could not do the job"
 if os.path.exists("/dev/full"):

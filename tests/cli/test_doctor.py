@@ -148,5 +148,113 @@ weird = {"schema": "gpuenv.facts/1", "driver": [], "gpus": {"a": 1}, "pci": "x",
 r = run("doctor", "--facts", "-", "--json", stdin=json.dumps(weird))
 check(r.returncode in (0, 1, 3) and json.loads(r.stdout) is not None, "wrong types: %r" % r.stderr[:300])
 
+# ---- unknown facts say nothing (docs/doctor.md): a field of another type or
+# null is unknown, never a verdict with a fix
+def healthy():
+    return json.loads((FIX / "healthy" / "facts.json").read_text())
+
+
+def judge(facts, *args):
+    r = run("doctor", "--facts", "-", "--json", *args, stdin=json.dumps(facts))
+    try:
+        return r, json.loads(r.stdout) if r.stdout else None
+    except ValueError:
+        return r, None
+
+
+def ids(out):
+    return sorted(v["id"] for v in out["verdicts"]) if out else None
+
+
+f = healthy()
+f["environments"][0]["frameworks"][0]["cuda"] = 12.6  # a number, not "12.6"
+r, out = judge(f)
+check(r.returncode == 0 and ids(out) == [], "framework cuda of another type says nothing: %s %r"
+      % (ids(out), r.stderr[:200]))
+f = healthy()
+need = f["environments"][0]["frameworks"][0]["binaries"][0]["loads"]["objects"][0]["needs"][0]
+need["path"] = None  # found by RUNPATH, where unknown: not "library-not-found"
+r, out = judge(f)
+check(r.returncode == 0 and ids(out) == [], "a needs path null says nothing: %s" % ids(out))
+f = json.loads((FIX / "sm120-torch-cu124" / "facts.json").read_text())
+for b in f["environments"][0]["frameworks"][0]["binaries"]:
+    if "cuda_code" in b:
+        b["cuda_code"]["cubins"] = ["sm_80", 90]
+r, out = judge(f)
+check(out is not None and "no-kernel-image" not in ids(out),
+      "a cubin list with a non-string entry is unknown: %s" % ids(out))
+# a torch without torch/version.py: its CUDA from the +cu126 label, as the
+# probe writes it (cuda null, gpu false)
+f = healthy()
+fw = f["environments"][0]["frameworks"][0]
+fw.update(cuda=None, cuda_source=None, gpu=False, version_source="metadata")
+r, out = judge(f)
+check(r.returncode == 0 and ids(out) == [], "torch +cu126 without version.py is a CUDA build: %s"
+      % ids(out))
+fw["version"] = "2.7.1+cpu"
+fw["local"] = "cpu"
+r, out = judge(f)
+check(ids(out) == ["cpu-torch-on-gpu-host"], "torch +cpu still a CPU build: %s" % ids(out))
+
+# ---- bytes that are not text (docs/probe-schema.md "Strings"): the probe's
+# \xHH form and an older probe's \u0000 read alike; --env compares bytes
+f = healthy()
+f["environments"][0]["distributions"][0]["requires"].append("x\\x00y; extra == '\\xff'")
+f["environments"][0]["distributions"].append({"name": "caf\\xe9", "normalized": "caf\\xe9",
+                                              "version": "1.0\\x00", "requires": []})
+r, out = judge(f)
+check(r.returncode == 0 and ids(out) == [], "\\x00 / \\xff in strings: %r %s" % (r.stderr[:200], ids(out)))
+text = json.dumps(healthy())
+text = text.replace('"version": "2.7.1+cu126"', '"version": "2.7.1+cu126\\u0000"', 1)
+text = text.replace('"nvidia-cudnn-cu12", "version": "9.5.1.17"', '"nvidia-cudnn-cu12", "version": "9.5.1.17\\u0000"', 1)
+check("\\u0000" in text, "test facts hold a \\u0000")
+r = run("doctor", "--facts", "-", "--json", stdin=text)
+check(r.returncode in (0, 1, 3) and json.loads(r.stdout or "null") is not None,
+      "a \\u0000 in METADATA is read, not refused: %d %r" % (r.returncode, r.stderr[:200]))
+f = healthy()
+for key in ("prefix",):
+    f["environments"][0][key] = "/srv/caf\\xe9"
+f["environments"][0]["sites"] = ["/srv/caf\\xe9/lib/python3.12/site-packages"]
+with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as t:
+    json.dump(f, t)
+r = subprocess.run([BIN, "doctor", "--facts", t.name, "--env", b"/srv/caf\xe9"], capture_output=True,
+                   timeout=60)
+check(r.returncode == 0, "--env of a non-UTF-8 path matches the facts' escaped prefix: %d %r"
+      % (r.returncode, r.stderr[:300]))
+r = subprocess.run([BIN, "doctor", "--facts", t.name, "--env", b"/srv/caf\xe8"], capture_output=True,
+                   timeout=60)
+check(r.returncode == 4 and b"/srv/caf\\xe8" in r.stderr and b"/srv/caf\\xe9" in r.stderr,
+      "--env unknown names it escaped and lists the facts' environments: %r" % r.stderr[:300])
+os.unlink(t.name)
+
+# ---- facts errors: the file, the position, our own words, a fix
+r = run("doctor", "--facts", "-", stdin='{"schema": "gpuenv.facts/1", "x": 123456789012345678901234567890}')
+check(r.returncode == 4 and "<stdin>:1:" in r.stderr and "too big integer" not in r.stderr and
+      "64-bit" in r.stderr and "hint:" in r.stderr, "a huge number: our words: %r" % r.stderr)
+r = run("doctor", "--facts", "-", stdin='{"schema": "gpuenv.facts/1", "a\\u0000b": 1}')
+check(r.returncode == 4 and "JSON_ALLOW_NUL" not in r.stderr and "<stdin>:1:" in r.stderr,
+      "a NUL in a key: our words: %r" % r.stderr)
+with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as t:
+    t.write('{"schema": "other/1"}')
+r = run("doctor", "--facts", t.name)
+check(r.returncode == 4 and t.name in r.stderr and "hint:" in r.stderr,
+      "a schema error names the file: %r" % r.stderr)
+r = run("preflight", "--cuda", "12.4", "--facts", t.name)
+check(r.returncode == 4 and t.name in r.stderr, "preflight: the same message: %r" % r.stderr)
+os.unlink(t.name)
+
+# ---- --env of a folder that is not there: say so (no snapshot to suggest)
+r = run("doctor", "--env", "/nonexistent/venv")
+check(r.returncode == 4 and "/nonexistent/venv" in r.stderr and "No such file" in r.stderr and
+      "gpuenv probe" not in r.stderr, "--env missing folder: %r" % r.stderr)
+
+# ---- the driver loaded, NVML and libcuda missing: preflight says no-go
+lm = FIX / "driver-libraries-missing" / "facts.json"
+r = run("preflight", "--cuda", "12.4", "--facts", str(lm), "--json")
+out = json.loads(r.stdout)
+check(r.returncode == 1 and out["go"] is False and
+      "driver-libraries-missing" in [v["id"] for v in out["verdicts"]],
+      "preflight: driver without its libraries is no-go: %s" % r.stdout[:300])
+
 print("%d scenarios (%d broken), %d failures" % (len(scenarios), broken, len(failures)))
 sys.exit(1 if failures else 0)

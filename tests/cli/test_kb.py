@@ -210,10 +210,11 @@ with tempfile.TemporaryDirectory() as dirname:
     with open(os.path.join(dirname, "gpus.toml"), "w") as f:
         f.write('[[gpu]]\nname = "X"\ncc = "9.0"\nsegment = "datacenter"\n')
     r = run("kb", "sources", "--kb-dir", dirname)
-    check(r.returncode == 1 and "gpus.toml:1:" in r.stderr and "[[gpu]] row without a source" in r.stderr,
+    # a knowledge base that cannot be read: 4 (docs/exit-codes.md; was 1)
+    check(r.returncode == 4 and "gpus.toml:1:" in r.stderr and "[[gpu]] row without a source" in r.stderr,
           "row without a source is an error with its place: %r" % r.stderr)
 r = run("kb", "sources", "--kb-dir", "/nonexistent")
-check(r.returncode == 1 and "/nonexistent" in r.stderr, "missing --kb-dir -> 1")
+check(r.returncode == 4 and "/nonexistent" in r.stderr, "missing --kb-dir -> 4")
 
 # --- usage ----------------------------------------------------------------------------------------
 r = run("kb")

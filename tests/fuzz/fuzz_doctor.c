@@ -24,18 +24,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		{ .image = "nvidia/cuda:12.4.1-runtime-ubuntu22.04" },
 	};
 	json_error_t jerr;
-	json_t *facts, *out;
+	json_t *doc, *out;
+	const gpuenv_facts_t *facts;
+	gpuenv_arena_t fa;
 
 	if (!kb) {
 		gpuenv_ctx_init(&ctx);
 		if (gpuenv_kb_load_files(&ctx, NULL, GPUENV_DOCTOR_KB_FILES, &kb) != 0)
 			abort();
 	}
-	facts = json_loadb((const char *)data, size, 0, &jerr);
-	if (!facts)
+	/* the text as the verbs read it: every syntax and schema error is
+	 * reported, never a crash */
+	gpuenv_arena_init(&fa, &ctx, 0);
+	if (gpuenv_facts_parse(&ctx, &fa, (const char *)data, size, "fuzz.json", &facts) != 0 &&
+		!ctx.err.msg[0])
+		abort();
+	gpuenv_error_clear(&ctx);
+	gpuenv_arena_free(&fa);
+	doc = json_loadb((const char *)data, size, JSON_ALLOW_NUL, &jerr);
+	if (!doc)
 		return 0;
-	if (json_is_object(facts) && !json_object_get(facts, "schema"))
-		json_object_set_new(facts, "schema", json_string("gpuenv.facts/1"));
+	if (json_is_object(doc) && !json_object_get(doc, "schema"))
+		json_object_set_new(doc, "schema", json_string("gpuenv.facts/1"));
+	gpuenv_arena_init(&fa, &ctx, 0);
+	if (gpuenv_facts_decode(&ctx, &fa, doc, NULL, &facts) != 0) {
+		gpuenv_error_clear(&ctx);
+		gpuenv_arena_free(&fa);
+		json_decref(doc);
+		return 0;
+	}
 
 	for (int pass = 0; pass < 2; pass++) {
 		gpuenv_arena_t arena;
@@ -69,6 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		gpuenv_error_clear(&ctx);
 		gpuenv_arena_free(&arena);
 	}
-	json_decref(facts);
+	gpuenv_arena_free(&fa);
+	json_decref(doc);
 	return 0;
 }
