@@ -65,7 +65,8 @@ int gpuenv_sha256_file(gpuenv_ctx_t *ctx, const char *path,
 	r = gpuenv_sha256_init(&h);
 	if (r) {
 		close(fd);
-		return gpuenv_fail(ctx, r, path, 0, 0, "sha256 unavailable");
+		return r == -ENOMEM ? gpuenv_oom(ctx, "hashing a file")
+				    : gpuenv_fail(ctx, r, path, 0, 0, "sha256 unavailable");
 	}
 	for (;;) {
 		ssize_t n = read(fd, block, sizeof(block));
@@ -77,14 +78,19 @@ int gpuenv_sha256_file(gpuenv_ctx_t *ctx, const char *path,
 		}
 		if (n == 0)
 			break;
-		gpuenv_sha256_update(&h, block, (size_t)n);
+		if ((r = gpuenv_sha256_update(&h, block, (size_t)n)) != 0) {
+			r = gpuenv_fail(ctx, r, path, 0, 0, "sha256 failed");
+			break;
+		}
 	}
 	close(fd);
 	if (r) {
 		EVP_MD_CTX_free(h.md);
 		return r;
 	}
-	return gpuenv_sha256_final(&h, out);
+	if ((r = gpuenv_sha256_final(&h, out)) != 0)
+		return gpuenv_fail(ctx, r, path, 0, 0, "sha256 failed");
+	return 0;
 }
 
 void gpuenv_hex(const unsigned char *p, size_t n, char *out)

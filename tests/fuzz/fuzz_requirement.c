@@ -103,8 +103,13 @@ static void oom_run(fuzz_oom_t *o, gpuenv_ctx_t *ctx, const uint8_t *data, size_
 		gpuenv_buf_free(&s1);
 	}
 	if (OOM_CALL(o, ctx, gpuenv_marker_parse(ctx, &ar, all, &m)) == 0) {
-		bool res;
+		gpuenv_buf_t s1;
+		bool res, eq;
 		OOM_CALL(o, ctx, gpuenv_marker_eval(ctx, m, NULL, &res));
+		OOM_CALL(o, ctx, gpuenv_marker_eq(ctx, m, m, &eq));
+		gpuenv_buf_init(&s1, ctx, GPUENV_BUF_DEFAULT_MAX);
+		OOM_CALL(o, ctx, gpuenv_marker_format(m, &s1));
+		gpuenv_buf_free(&s1);
 	}
 	gpuenv_arena_free(&ar);
 }

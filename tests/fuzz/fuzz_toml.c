@@ -34,8 +34,24 @@ static void oom_run(fuzz_oom_t *o, gpuenv_ctx_t *ctx, const uint8_t *data, size_
 	if (OOM_CALL(o, ctx, gpuenv_toml_doc_init(&doc, ctx, "fuzz.toml")))
 		return;
 	if (OOM_CALL(o, ctx, gpuenv_toml_parse(&doc, (const char *)data, size)) == 0) {
+		gpuenv_toml_table_t *t;
 		gpuenv_buf_t w;
 		gpuenv_buf_init(&w, ctx, 0);
+		/* lookups by the first keys, as TOML keys */
+		for (uint32_t i = 0; i < doc.root->len && i < 4; i++) {
+			gpuenv_str_t str;
+			gpuenv_buf_reset(&w);
+			if (OOM_CALL(o, ctx, gpuenv_toml_write_key(&w, doc.root->items[i]->key)) == 0 && w.data)
+				OOM_CALL(o, ctx, gpuenv_toml_get_string(&doc, doc.root, w.data, &str));
+		}
+		/* the builder: a NULL table must come with ctx->err set */
+		t = gpuenv_toml_add_table(&doc, doc.root, "fuzz-built", 0);
+		OOM_CALL(o, ctx, t ? 0 : ctx->err.code ? ctx->err.code : -1);
+		if (t) {
+			OOM_CALL(o, ctx, gpuenv_toml_add_string(&doc, t, "s", "v\u00e9"));
+			OOM_CALL(o, ctx, gpuenv_toml_add_integer(&doc, t, "i", 42));
+		}
+		gpuenv_buf_reset(&w);
 		OOM_CALL(o, ctx, gpuenv_toml_write(ctx, doc.root, &w));
 		gpuenv_buf_free(&w);
 	}

@@ -88,6 +88,14 @@ static void oom_run(fuzz_oom_t *o, gpuenv_ctx_t *ctx, const uint8_t *data, size_
 	gpuenv_str_t all = gpuenv_str_n((const char *)data, size);
 
 	gpuenv_arena_init(&a, ctx, (size_t)16 << 20);
+	{
+		gpuenv_specifier_t one;
+		gpuenv_buf_t b;
+		OOM_CALL(o, ctx, gpuenv_specifier_parse(ctx, &a, all, &one));
+		gpuenv_buf_init(&b, ctx, 0);
+		OOM_CALL(o, ctx, gpuenv_name_normalize(all, &b));
+		gpuenv_buf_free(&b);
+	}
 	if (OOM_CALL(o, ctx, gpuenv_version_parse(ctx, &a, all, &v)) == 0) {
 		gpuenv_buf_t b;
 		gpuenv_buf_init(&b, ctx, 0);
@@ -99,7 +107,10 @@ static void oom_run(fuzz_oom_t *o, gpuenv_ctx_t *ctx, const uint8_t *data, size_
 		gpuenv_buf_init(&b, ctx, 0);
 		if (OOM_CALL(o, ctx, gpuenv_specset_format(&set, &b)) == 0) {
 			gpuenv_specset_t back;
-			OOM_CALL(o, ctx, gpuenv_specset_parse(ctx, &a, gpuenv_str_n(b.data ? b.data : "", b.len), &back));
+			if (OOM_CALL(o, ctx, gpuenv_specset_parse(ctx, &a, gpuenv_str_n(b.data ? b.data : "", b.len), &back)) == 0) {
+				int eq = gpuenv_specset_eq(ctx, &set, &back);
+				OOM_CALL(o, ctx, eq < 0 ? eq : 0);
+			}
 		}
 		gpuenv_buf_free(&b);
 	}

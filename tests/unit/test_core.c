@@ -121,6 +121,15 @@ static void test_alloc_failure(void **state)
 		for (int i = 0; i < 2000 && !r; i++)
 			r = gpuenv_buf_puts(&b, "abcdefgh");
 		assert_int_equal(r, -ENOMEM);
+		/* recorded, as every error a public function returns */
+		assert_int_equal(ctx.err.code, -ENOMEM);
+		assert_non_null(strstr(ctx.err.msg, "out of memory"));
+		gpuenv_buf_free(&b);
+		gpuenv_error_clear(&ctx);
+		gpuenv_buf_init(&b, &ctx, 10);
+		assert_int_equal(gpuenv_buf_puts(&b, "0123456789x"), GPUENV_ETOOBIG);
+		assert_int_equal(ctx.err.code, GPUENV_ETOOBIG);
+		assert_non_null(strstr(ctx.err.msg, "10-byte limit"));
 		gpuenv_buf_free(&b);
 		gpuenv_arena_t a;
 		gpuenv_arena_init(&a, &ctx, 0);
