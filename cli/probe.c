@@ -250,8 +250,8 @@ static int cli_probe(struct cli *cli, const struct cli_verb *verb, int argc, cha
 	if (po.python && po.env_dir)
 		return cli_usage_error(cli, verb, "probe: --python and --env name the same thing; give one");
 	r = gpuenv_probe_facts_json(&cli->ctx, &po, &facts);
-	if (r)
-		return cli_error(cli, CLI_EXIT_CANNOT, "probe: %s", gpuenv_strerror(r));
+	if (r) /* a missing --root, --python or --env: the library's message */
+		return cli_report(cli, CLI_EXIT_CANNOT);
 	if (cli->json)
 		return cli_print_json(cli, facts);
 	/* the text view reads the facts as every verb does (lib/facts) */
