@@ -213,6 +213,10 @@ typedef struct gpuenv_facts_library {
 	gpuenv_facts_strs_t aliases, where;
 	long long size;
 	gpuenv_facts_ver_t version;
+	/* cuda_code (probe --all-binaries): as a framework binary's */
+	unsigned char code_state;
+	gpuenv_facts_strs_t cubins, ptx;
+	const char *code_summary, *code_error;
 	size_t at; /* its index in the document's array */
 } gpuenv_facts_library_t;
 

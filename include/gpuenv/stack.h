@@ -17,13 +17,15 @@
  *  - paths are as seen on the probed machine: absolute, without ctx->root
  *    (the prefix under which the files were read; "" = the real root);
  *  - environment variables are read through gpuenv_ctx_getenv only.
- * A ctx->root tree is read as it is: an absolute symlink inside it points
- * outside it (the kernel resolves it), so fake trees use relative links.
+ * A ctx->root tree is read as if it were "/": its symlinks, absolute ones
+ * included, resolve inside it (gpuenv_fs_resolve_in_root), never against
+ * the host.  A ctx->root that does not exist is an error.
  */
 #ifndef GPUENV_STACK_H
 #define GPUENV_STACK_H
 
 #include "gpuenv/core.h"
+#include "gpuenv/env.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -346,18 +348,8 @@ enum gpuenv_fw_kind {
  * "tensorrt", "onnxruntime", "triton", "nvidia-wheel". */
 GPUENV_API const char *gpuenv_fw_kind_name(int kind);
 
-typedef struct gpuenv_pydist {
-	gpuenv_str_t name;	 /* Name as written in METADATA */
-	gpuenv_str_t normalized; /* PEP 503 form ("nvidia-cudnn-cu13") */
-	gpuenv_str_t version;	 /* Version from METADATA (dist-info name if absent) */
-	gpuenv_str_t path;	 /* the .dist-info / .egg-info folder or file */
-	size_t site;		 /* index in gpuenv_pyenv_t.sites */
-	bool egg_info;		 /* .egg-info (PKG-INFO) rather than .dist-info */
-	bool shadowed;		 /* an earlier site folder has the same name:
-				    Python imports that one, not this */
-	size_t nrequires;
-	gpuenv_str_t *requires; /* Requires-Dist values, verbatim, in order */
-} gpuenv_pydist_t;
+/* A distribution of an environment, as lib/env reads it (gpuenv/env.h). */
+typedef gpuenv_env_dist_t gpuenv_pydist_t;
 
 typedef struct gpuenv_framework {
 	int kind;	      /* enum gpuenv_fw_kind */
@@ -414,6 +406,7 @@ typedef struct gpuenv_pyenv_opts {
 	/* run the loader emulation on each framework binary with these options
 	 * (NULL = do not) */
 	const gpuenv_loader_opts_t *loader;
+	size_t max_dists;    /* 0 = GPUENV_ENV_MAX_DISTS (a warning past it) */
 } gpuenv_pyenv_opts_t;
 
 /* Find and read the Python environments.  Never starts Python.  An
@@ -507,7 +500,8 @@ typedef struct gpuenv_stack {
 /* The whole software stack: toolkits, ld.so.cache, Python environments
  * (with loader emulation of their framework binaries unless no_loader) and
  * the library copies found in all of those places, in LD_LIBRARY_PATH and in
- * the default folders.  Fails only on an unusable --python / --env or out
+ * the default folders.  Fails only on a missing ctx->root, an unusable
+ * --python / --env, an ld.so.cache named in opts that cannot be read, or out
  * of memory; everything else becomes a warning. */
 GPUENV_API int gpuenv_stack_probe(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
 	const gpuenv_stack_opts_t *opts, gpuenv_stack_t *out);

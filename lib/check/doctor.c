@@ -86,32 +86,13 @@ struct denv {
 	size_t cap_loaded;
 };
 
-/* PEP 503 normalization into a fixed buffer; false when too long. */
+/* PEP 503 normalization (the one in lib/pep) into a fixed buffer; false
+ * when too long or empty. */
 static bool norm_name(const char *s, char *out, size_t outsz)
 {
-	size_t n = 0;
-	bool sep = false;
+	size_t n = s ? gpuenv_name_normalize_to(gpuenv_str(s), out, outsz) : SIZE_MAX;
 
-	if (!s)
-		return false;
-	for (; *s; s++) {
-		char c = *s;
-		if (c == '-' || c == '_' || c == '.') {
-			sep = true;
-			continue;
-		}
-		if (sep && n > 0) {
-			if (n + 1 >= outsz)
-				return false;
-			out[n++] = '-';
-		}
-		sep = false;
-		if (n + 1 >= outsz)
-			return false;
-		out[n++] = c >= 'A' && c <= 'Z' ? (char)(c + 32) : c;
-	}
-	out[n] = '\0';
-	return n > 0;
+	return n != SIZE_MAX && n > 0;
 }
 
 static const struct ddist *find_dist(const struct denv *e, const char *norm)

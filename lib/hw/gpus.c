@@ -3,6 +3,7 @@
  * ctx->root, dlopen by the options' search path, CUDA_VISIBLE_DEVICES, the
  * cross-checks between sources and the overall state. */
 #define _GNU_SOURCE
+#include "gpuenv/fs.h"
 #include "hw_internal.h"
 
 #include <dlfcn.h>
@@ -57,12 +58,8 @@ static int grow(gpuenv_arena_t *a, void **arr, size_t *cap, size_t n, size_t ele
 
 int hw_path(gpuenv_ctx_t *ctx, const char *path, char *out, size_t outsz)
 {
-	const char *root = ctx->root ? ctx->root : "";
-	int n = snprintf(out, outsz, "%s%s", root, path);
-
-	if (n < 0 || (size_t)n >= outsz)
-		return -ENAMETOOLONG;
-	return 0;
+	/* symlinks resolved inside ctx->root (an absolute one stays in the tree) */
+	return gpuenv_fs_resolve_in_root(ctx->root, path, out, outsz);
 }
 
 int hw_read(gpuenv_ctx_t *ctx, const char *path, char *buf, size_t cap)
@@ -76,10 +73,10 @@ int hw_read(gpuenv_ctx_t *ctx, const char *path, char *buf, size_t cap)
 	buf[0] = '\0';
 	if ((r = hw_path(ctx, path, full, sizeof(full))) < 0)
 		return r;
-	/* O_NONBLOCK: a FIFO planted in a fake tree must not hang the probe */
-	fd = open(full, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	/* a FIFO planted in a fake tree must not hang the probe */
+	fd = gpuenv_fs_open_regular(NULL, AT_FDCWD, full, NULL);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	while (len < cap - 1) {
 		ssize_t n = read(fd, buf + len, cap - 1 - len);
 		if (n < 0) {
@@ -910,8 +907,10 @@ int gpuenv_hw_probe_gpus(gpuenv_ctx_t *ctx, const gpuenv_hw_opts_t *opts,
 		gpuenv_hw_opts_init(&defaults);
 		opts = &defaults;
 	}
+	if ((r = gpuenv_fs_check_root(ctx)) != 0)
+		return r;
 	if (!(f = gpuenv_hw_facts_new(arena)))
-		return gpuenv_fail(ctx, -ENOMEM, NULL, 0, 0, "out of memory");
+		return gpuenv_oom(ctx, "GPU facts");
 	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
 		if ((r = backends[i](ctx, opts, arena, f)) < 0)
 			return gpuenv_fail(ctx, r, NULL, 0, 0, "GPU probe: %s", gpuenv_strerror(r));

@@ -2,6 +2,7 @@
  * Python environments, library copies), and the small helpers its backends
  * share. */
 #define _GNU_SOURCE /* memmem */
+#include "gpuenv/fs.h"
 #include "stack_int.h"
 
 #include <errno.h>
@@ -74,15 +75,10 @@ void stack_warn(gpuenv_ctx_t *ctx, struct stack_warn *w, const char *fmt, ...)
 
 bool stack_rooted(gpuenv_ctx_t *ctx, const char *path, char *out, size_t outsz)
 {
-	const char *root = ctx->root ? ctx->root : "";
-	int n;
-
 	/* relative paths (a --python argument) are the caller's, not the probed
-	 * machine's: they are used as they are */
-	if (path[0] != '/')
-		root = "";
-	n = snprintf(out, outsz, "%s%s", root, path);
-	return n >= 0 && (size_t)n < outsz;
+	 * machine's: they are used as they are; absolute ones are resolved
+	 * inside ctx->root, so an absolute symlink of the tree stays in it */
+	return gpuenv_fs_resolve_in_root(path[0] == '/' ? ctx->root : NULL, path, out, outsz) == 0;
 }
 
 gpuenv_str_t stack_strdup(gpuenv_arena_t *a, const char *s, size_t n)
@@ -91,27 +87,6 @@ gpuenv_str_t stack_strdup(gpuenv_arena_t *a, const char *s, size_t n)
 	return p ? (gpuenv_str_t){ p, n } : GPUENV_STR_NULL;
 }
 
-gpuenv_str_t stack_strf(gpuenv_arena_t *a, const char *fmt, ...)
-{
-	char small[512];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(small, sizeof(small), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return GPUENV_STR_NULL;
-	if ((size_t)n < sizeof(small))
-		return stack_strdup(a, small, (size_t)n);
-	char *p = gpuenv_arena_alloc(a, (size_t)n + 1);
-	if (!p)
-		return GPUENV_STR_NULL;
-	va_start(ap, fmt);
-	vsnprintf(p, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	return (gpuenv_str_t){ p, (size_t)n };
-}
 
 int stack_read_head(gpuenv_ctx_t *ctx, const char *path, size_t max, gpuenv_buf_t *buf)
 {
@@ -122,41 +97,16 @@ int stack_read_until(gpuenv_ctx_t *ctx, const char *path, size_t max, const char
 	gpuenv_buf_t *buf)
 {
 	char full[PATH_MAX];
-	int fd;
+	int fd, r;
 
 	gpuenv_buf_reset(buf);
 	if (!stack_rooted(ctx, path, full, sizeof(full)))
 		return -ENAMETOOLONG;
-	fd = open(full, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	fd = gpuenv_fs_open_regular(NULL, AT_FDCWD, full, NULL);
 	if (fd < 0)
-		return -errno;
-	int r = 0;
-	size_t chunk = stop ? 8192 : 65536, slen = stop ? strlen(stop) : 0;
-	while (buf->len < max) {
-		size_t want = max - buf->len;
-		if (want > chunk)
-			want = chunk;
-		if ((r = gpuenv_buf_reserve(buf, want)) != 0)
-			break;
-		ssize_t got = read(fd, buf->data + buf->len, want);
-		if (got < 0) {
-			if (errno == EINTR)
-				continue;
-			r = -errno;
-			break;
-		}
-		if (got == 0)
-			break;
-		size_t from = buf->len > slen ? buf->len - slen : 0;
-		buf->len += (size_t)got;
-		buf->data[buf->len] = '\0';
-		/* the marker may straddle two reads: look from just before */
-		if (stop && memmem(buf->data + from, buf->len - from, stop, slen))
-			break;
-	}
+		return fd;
+	r = gpuenv_fs_read_head(fd, max, stop, buf);
 	close(fd);
-	if (!buf->data && r == 0)
-		r = gpuenv_buf_reserve(buf, 1); /* an empty file still gives "" */
 	return r;
 }
 
@@ -183,24 +133,21 @@ bool stack_is_dir(gpuenv_ctx_t *ctx, const char *path)
 
 gpuenv_str_t stack_realpath(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, const char *path)
 {
-	char full[PATH_MAX], res[PATH_MAX], rootres[PATH_MAX];
+	char full[PATH_MAX], res[PATH_MAX];
 	const char *root = ctx->root ? ctx->root : "";
-	size_t rl = 0;
+	struct stat st;
 
-	if (!stack_rooted(ctx, path, full, sizeof(full)) || !realpath(full, res))
+	if (!root[0] || path[0] != '/')
+		return realpath(path, res) ? stack_strdup(a, res, strlen(res)) : GPUENV_STR_NULL;
+	/* resolved inside the tree (absolute links included), never on the host */
+	if (!stack_rooted(ctx, path, full, sizeof(full)) || stat(full, &st) != 0)
 		return GPUENV_STR_NULL;
-	if (root[0] && path[0] == '/') {
-		if (!realpath(root, rootres))
-			return GPUENV_STR_NULL;
-		rl = strlen(rootres);
-		if (rl == 1) /* root "/" */
-			rl = 0;
-		if (strncmp(res, rootres, rl) != 0 || (res[rl] != '/' && res[rl] != '\0'))
-			return GPUENV_STR_NULL; /* an absolute symlink left the tree */
-		if (res[rl] == '\0')
-			return stack_strdup(a, "/", 1);
-	}
-	return stack_strdup(a, res + rl, strlen(res + rl));
+	size_t rl = strlen(root);
+	while (rl > 0 && root[rl - 1] == '/')
+		rl--;
+	if (!full[rl])
+		return stack_strdup(a, "/", 1);
+	return stack_strdup(a, full + rl, strlen(full + rl));
 }
 
 gpuenv_str_t stack_dirname(gpuenv_arena_t *a, const char *path)
@@ -223,119 +170,7 @@ gpuenv_str_t stack_join(gpuenv_arena_t *a, const char *dir, const char *name)
 	size_t n = strlen(dir);
 	bool slash = n > 0 && dir[n - 1] == '/';
 
-	return stack_strf(a, "%s%s%s", dir, slash ? "" : "/", name);
-}
-
-void stack_path_tidy(char *path)
-{
-	size_t starts[PATH_MAX / 2], nst = 0, o = 0, base;
-	const char *p = path;
-	bool abs = path[0] == '/';
-
-	/* components are copied down one by one (o never passes p, so the
-	 * copy is safe in place); ".." drops the last kept component */
-	if (abs)
-		path[o++] = '/';
-	base = o;
-	while (*p) {
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		const char *q = p;
-		while (*q && *q != '/')
-			q++;
-		size_t len = (size_t)(q - p);
-		bool dotdot = len == 2 && p[0] == '.' && p[1] == '.';
-		if (len == 1 && p[0] == '.') {
-			/* nothing */
-		} else if (dotdot && nst > 0 &&
-			!(o - starts[nst - 1] == 2 && path[starts[nst - 1]] == '.' &&
-				path[starts[nst - 1] + 1] == '.')) {
-			o = starts[--nst];
-			if (o > base)
-				o--;
-		} else if (dotdot && abs && nst == 0) {
-			/* "/.." is "/" */
-		} else {
-			if (o > base)
-				path[o++] = '/';
-			if (nst < sizeof(starts) / sizeof(starts[0]))
-				starts[nst++] = o;
-			memmove(path + o, p, len);
-			o += len;
-		}
-		p = q;
-	}
-	if (o == 0)
-		path[o++] = '.';
-	path[o] = '\0';
-}
-
-bool stack_normalize_name(gpuenv_str_t name, char *out, size_t outsz)
-{
-	size_t n = 0;
-	bool sep = false;
-
-	for (size_t i = 0; i < name.len; i++) {
-		char c = name.ptr[i];
-		if (c == '-' || c == '_' || c == '.') {
-			sep = true;
-			continue;
-		}
-		if (sep && n > 0) {
-			if (n + 1 >= outsz)
-				return false;
-			out[n++] = '-';
-		}
-		sep = false;
-		if (n + 1 >= outsz)
-			return false;
-		out[n++] = (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
-	}
-	if (outsz == 0)
-		return false;
-	out[n] = '\0';
-	return true;
-}
-
-int stack_parse_meta(gpuenv_arena_t *a, const char *text, size_t len, struct stack_meta *out)
-{
-	size_t i = 0;
-
-	memset(out, 0, sizeof(*out));
-	while (i < len) {
-		size_t e = i;
-		while (e < len && text[e] != '\n')
-			e++;
-		gpuenv_str_t line = gpuenv_str_n(text + i, e - i);
-		if (line.len && line.ptr[line.len - 1] == '\r')
-			line.len--;
-		i = e < len ? e + 1 : e;
-		if (line.len == 0)
-			break; /* the body (Description) follows */
-		if (line.ptr[0] == ' ' || line.ptr[0] == '\t')
-			continue; /* a folded continuation: none of ours needs it */
-		gpuenv_str_t key, val = gpuenv_str_split(line, ':', &key);
-		if (!val.ptr)
-			continue;
-		val = gpuenv_str_trim(val);
-		key = gpuenv_str_trim(key);
-		if (gpuenv_str_ieq(key, GPUENV_STR_LIT("Name")) && !out->name.ptr) {
-			out->name = gpuenv_arena_str(a, val);
-			if (!out->name.ptr)
-				return -ENOMEM;
-		} else if (gpuenv_str_ieq(key, GPUENV_STR_LIT("Version")) && !out->version.ptr) {
-			out->version = gpuenv_arena_str(a, val);
-			if (!out->version.ptr)
-				return -ENOMEM;
-		} else if (gpuenv_str_ieq(key, GPUENV_STR_LIT("Requires-Dist"))) {
-			gpuenv_str_t *r = stack_vec_push(a, &out->requires, sizeof(*r));
-			if (!r || !(*r = gpuenv_arena_str(a, val)).ptr)
-				return -ENOMEM;
-		}
-	}
-	return 0;
+	return gpuenv_arena_printf(a, "%s%s%s", dir, slash ? "" : "/", name);
 }
 
 /* The value of "#define NAME value" (comments cut), or a NULL slice. */
@@ -438,6 +273,8 @@ int gpuenv_stack_probe(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_st
 	if (!opts)
 		opts = &defaults;
 	memset(out, 0, sizeof(*out));
+	if ((r = gpuenv_fs_check_root(ctx)) != 0)
+		return r;
 	llp = gpuenv_ctx_getenv(ctx, "LD_LIBRARY_PATH");
 	if (llp)
 		out->ld_library_path = stack_strdup(arena, llp, strlen(llp));
@@ -447,7 +284,9 @@ int gpuenv_stack_probe(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_st
 		return r;
 
 	r = gpuenv_ldcache_load(ctx, arena, opts->ldcache, &out->ldcache);
-	if (r == -ENOMEM)
+	/* a cache the caller named that cannot be read is an error (ctx->err
+	 * has the file and what is wrong); the system's own is a warning */
+	if (r == -ENOMEM || (r && opts->ldcache))
 		return r;
 	out->have_ldcache = r == 0;
 	if (r) {

@@ -8,11 +8,17 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "gpuenv/pep440.h"
 #include "gpuenv/stack.h"
 
 #ifndef PATH_MAX
 #define PATH_MAX 4096
 #endif
+
+/* The one cap on the small text files the stack probe reads (C headers,
+ * version.py, pyvenv.cfg, version.txt, pyenv's version file): only their
+ * beginning matters. */
+#define STACK_TEXT_MAX ((size_t)64 << 10)
 
 /* A growable array living in an arena (old blocks are left behind, which is
  * fine for the small lists the probe builds). */
@@ -36,8 +42,8 @@ void stack_warn(gpuenv_ctx_t *ctx, struct stack_warn *w, const char *fmt, ...)
 /* ctx->root + path into out; false when it does not fit. */
 bool stack_rooted(gpuenv_ctx_t *ctx, const char *path, char *out, size_t outsz);
 
-/* printf into the arena; a NUL-terminated slice or GPUENV_STR_NULL. */
-gpuenv_str_t stack_strf(gpuenv_arena_t *a, const char *fmt, ...) GPUENV_PRINTF(2, 3);
+/* A NUL-terminated copy of s[0..n) in the arena, or GPUENV_STR_NULL
+ * (printf into the arena: gpuenv_arena_printf). */
 gpuenv_str_t stack_strdup(gpuenv_arena_t *a, const char *s, size_t n);
 
 /* Read at most max bytes of a file (path under ctx->root) into buf (reset
@@ -62,19 +68,7 @@ gpuenv_str_t stack_realpath(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, const char *pa
 gpuenv_str_t stack_dirname(gpuenv_arena_t *a, const char *path);
 /* Join: "dir" + "/" + "name" (dir may end with '/'). */
 gpuenv_str_t stack_join(gpuenv_arena_t *a, const char *dir, const char *name);
-/* Lexically tidy an absolute path: "//", "/./", "x/../" folded. */
-void stack_path_tidy(char *path);
 
-/* PEP 503 normalization into a small buffer; false if it does not fit. */
-bool stack_normalize_name(gpuenv_str_t name, char *out, size_t outsz);
-
-/* Core-metadata headers we need (RFC 822 style, stops at the first blank
- * line): Name, Version and every Requires-Dist. */
-struct stack_meta {
-	gpuenv_str_t name, version;
-	struct svec requires; /* gpuenv_str_t */
-};
-int stack_parse_meta(gpuenv_arena_t *a, const char *text, size_t len, struct stack_meta *out);
 
 /* Read "#define NAME value" integers / strings from header text. */
 bool stack_header_int(const char *text, size_t len, const char *name, long *out);

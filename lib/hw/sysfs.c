@@ -28,7 +28,6 @@
 #include <unistd.h>
 
 #define NVIDIA_VENDOR 0x10de
-#define MAX_PCI_SCAN 4096 /* directory entries looked at in /sys/bus/pci/devices */
 
 /* ---- parsers ------------------------------------------------------------ */
 
@@ -328,8 +327,14 @@ static int add_pci(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, gpuenv_hw_facts_t *f,
 	gpuenv_hw_pci_t *p;
 	ssize_t n;
 
-	if (f->n_pci >= GPUENV_HW_MAX_PCI)
-		return 0;
+	if (f->n_pci >= GPUENV_HW_MAX_PCI) {
+		/* said once: the functions past the cap are left out */
+		for (size_t i = 0; i < f->n_warnings; i++)
+			if (strcmp(f->warnings[i].id, "too-many-pci") == 0)
+				return 0;
+		return hw_warn(a, f, -1, GPUENV_HW_SRC_SYSFS, 0, "too-many-pci", NULL,
+			"more than %d NVIDIA PCI functions: the rest are left out", GPUENV_HW_MAX_PCI);
+	}
 	if (f->n_pci >= f->cap_pci) {
 		size_t ncap = f->cap_pci ? f->cap_pci * 2 : 8;
 		gpuenv_hw_pci_t *np = gpuenv_arena_calloc(a, ncap, sizeof(*np));
@@ -360,8 +365,9 @@ static int add_pci(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, gpuenv_hw_facts_t *f,
 	else if (p->class_code == 0x068000)
 		p->kind = GPUENV_HW_PCI_NVSWITCH;
 	/* driver -> ../../../bus/pci/drivers/nvidia: the bound driver's name */
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver", name);
-	if (hw_path(ctx, path, link, sizeof(link)) == 0 &&
+	/* the link itself is read: the folder holding it is resolved, not it */
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", name);
+	if (hw_path(ctx, path, link, sizeof(link) - 7) == 0 && strcat(link, "/driver") &&
 	    (n = readlink(link, path, sizeof(path) - 1)) > 0) {
 		const char *base;
 		path[n] = '\0';
@@ -384,7 +390,9 @@ static int scan_pci(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, gpuenv_hw_facts_t *f)
 	if (hw_path(ctx, "/sys/bus/pci/devices", dirp, sizeof(dirp)) < 0 ||
 	    !(d = opendir(dirp)))
 		return 0;
-	for (size_t seen = 0; (de = readdir(d)) && seen < MAX_PCI_SCAN; seen++) {
+	/* every entry: a machine with many PCI functions (a large switch
+	 * fabric) must not lose its GPUs past a silent cap */
+	while ((de = readdir(d))) {
 		gpuenv_hw_busid_t id;
 		uint32_t vendor;
 		if (de->d_name[0] == '.' ||
@@ -476,7 +484,7 @@ static int read_proc_gpus(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, gpuenv_hw_facts_
 	if (hw_path(ctx, "/proc/driver/nvidia/gpus", dirp, sizeof(dirp)) < 0 ||
 	    !(d = opendir(dirp)))
 		return 0;
-	for (size_t seen = 0; (de = readdir(d)) && seen < MAX_PCI_SCAN; seen++) {
+	while ((de = readdir(d))) {
 		gpuenv_hw_busid_t id;
 		gpuenv_str_t text, v;
 		gpuenv_hw_gpu_t *g;

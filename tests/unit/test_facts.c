@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpuenv/diagnose.h"
 #include "gpuenv/facts.h"
+#include "gpuenv/kb.h"
 #include "testutil.h"
 
 static gpuenv_ctx_t ctx;
@@ -277,6 +279,76 @@ static void test_alloc_failures(void **state)
 	free(text);
 }
 
+static char *read_file(const char *rel, size_t *len)
+{
+	const char *src = getenv("GPUENV_SRC");
+	char path[4096];
+	FILE *f;
+	char *buf;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/%s", src ? src : ".", rel);
+	if (!(f = fopen(path, "rb")))
+		fail_msg("%s: cannot open", path);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	buf[n] = '\0';
+	*len = (size_t)n;
+	return buf;
+}
+
+/* diagnose under a failing allocator: its facts parsed, the signatures
+ * compiled and a log scanned with them, allocation n failing for every n in
+ * turn; each run gives a nonzero return and ctx->err saying memory ran out. */
+static void test_diagnose_alloc_failures(void **state)
+{
+	size_t flen, llen;
+	char *facts = read_file("tests/fixtures/logs/facts-rtx5090.json", &flen);
+	char *log = read_file("tests/fixtures/logs/mixed-rtx5090.log", &llen);
+	gpuenv_kb_t *kb;
+	bool done = false;
+
+	(void)state;
+	assert_int_equal(gpuenv_kb_load(&ctx, NULL, &kb), 0);
+	for (long n = 0; !done && n < 1000000; n++) {
+		testutil_alloc_t t = { .fail_at = n, .only_one = true };
+		gpuenv_ctx_t c;
+		gpuenv_arena_t a;
+		gpuenv_diag_facts_t df;
+		gpuenv_diag_t *d = NULL;
+		gpuenv_diag_result_t res;
+		int rc;
+
+		gpuenv_ctx_init(&c);
+		c.mem = testutil_allocator(&t);
+		gpuenv_arena_init(&a, &c, 0);
+		rc = gpuenv_diag_facts_parse(&c, facts, flen, "facts.json", &a, &df);
+		if (!rc)
+			rc = gpuenv_diag_new(&c, kb, &d);
+		if (!rc)
+			rc = gpuenv_diag_scan(d, log, llen, &df, &a, &res);
+		if (!rc && !res.n)
+			fail_msg("the log has known failures");
+		gpuenv_diag_free(d);
+		gpuenv_arena_free(&a);
+		if (!t.failures) {
+			assert_int_equal(rc, 0);
+			done = true;
+		} else if (rc == 0 || c.err.code != -ENOMEM || !strstr(c.err.msg, "out of memory"))
+			fail_msg("diagnose: allocation %ld failed: rc %d, ctx->err %d \"%s\"", n, rc,
+				c.err.code, c.err.msg);
+	}
+	assert_true(done);
+	gpuenv_kb_free(kb);
+	free(facts);
+	free(log);
+}
+
 /* Values made under one context are freed right under another or none. */
 static void test_json_scope(void **state)
 {
@@ -321,6 +393,7 @@ int main(void)
 		cmocka_unit_test(test_small_readers),
 		cmocka_unit_test(test_alloc_failures),
 		cmocka_unit_test(test_json_scope),
+		cmocka_unit_test(test_diagnose_alloc_failures),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -1068,11 +1068,13 @@ static void test_facts_json(void **state)
 		" \"cuda_visible_devices\": {\"set\": true, \"value\": \"1\"},"
 		" \"gpus\": [{\"name\": \"NVIDIA H200\", \"compute_capability\": \"9.0\","
 		"   \"memory_total\": 150754820096, \"visible\": true}],"
-		" \"libraries\": [{\"name\": \"cudnn\", \"version\": \"9.19.0\"}],"
-		" \"environments\": [{\"active\": true, \"frameworks\": [{\"name\": \"torch\","
+		" \"libraries\": [{\"family\": \"cudnn\", \"version\": {\"version\": \"9.19.0\"}}],"
+		" \"environments\": [{\"found_by\": \"PATH\", \"frameworks\": [{\"kind\": \"torch\","
+		"   \"dist\": \"torch\", \"version\": \"2.0.0\"}]},"
+		"  {\"found_by\": \"VIRTUAL_ENV\", \"frameworks\": [{\"kind\": \"torch\", \"dist\": \"torch\","
 		"   \"version\": \"2.11.0+cu130\", \"cuda\": \"13.0\", \"binaries\": ["
-		"   {\"path\": \"/v/torch/lib/libtorch_cuda.so\", \"cubins\": [\"sm_90\", \"sm_100\"],"
-		"    \"ptx\": []}]}]}]}";
+		"   {\"path\": \"/v/torch/lib/libtorch_cuda.so\", \"cuda_code\": {\"cubins\": [\"sm_90\", \"sm_100\"],"
+		"    \"ptx\": []}}]}]}]}";
 
 	(void)state;
 	gpuenv_arena_init(&a, &ctx, 0);
@@ -1089,8 +1091,9 @@ static void test_facts_json(void **state)
 	assert_int_equal(f.n_torch_cubins, 2);
 	assert_string_equal(f.cudnn, "9.19.0");
 	assert_int_equal(gpuenv_diag_facts_parse(&ctx, "{}", 2, "f.json", &a, &f), GPUENV_EFORMAT);
+	/* another major: the same answer as doctor and preflight give */
 	assert_int_equal(gpuenv_diag_facts_parse(&ctx, "{\"schema\": \"gpuenv.facts/2\"}", 28,
-		"f.json", &a, &f), GPUENV_EFORMAT);
+		"f.json", &a, &f), GPUENV_EUNSUPPORTED);
 	assert_int_equal(gpuenv_diag_facts_parse(&ctx, "{", 1, "f.json", &a, &f), GPUENV_ESYNTAX);
 	assert_int_equal(gpuenv_diag_facts_parse(&ctx, "[]", 2, "f.json", &a, &f), GPUENV_EFORMAT);
 	gpuenv_arena_free(&a);
