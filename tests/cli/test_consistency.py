@@ -195,7 +195,9 @@ for G in gpu:
             w_kb = k["builds"][0]["verdict"] if k and k.get("builds") else None
             rc, p, r = preflight(facts(G, D), "--torch", B)
             w_pf = ("yes" if p["go"] else "no") if p else None
-            errs = [v["id"] for v in dv if v.get("environment") == "/srv/env%d" % i and v["severity"] == "error"]
+            # an error of this environment, or of the machine (a driver older than the GPU)
+            errs = [v["id"] for v in dv if v["severity"] == "error" and (
+                v.get("environment") == "/srv/env%d" % i or v["id"] == "driver-predates-gpu")]
             w_doc = "no" if errs else "yes"
             check(w_kb == w_pf == w_doc, "%s: kb torch %s, preflight %s, doctor %s %s" % (q, w_kb, w_pf, w_doc, errs))
             # the build gpuenv would install instead: one choice
