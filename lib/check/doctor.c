@@ -74,7 +74,6 @@ struct denv {
 	size_t ndists;
 	struct ddist *dists;
 	gpuenv_marker_env_t menv;
-	char pyxy[16];
 	/* sonames whose loads were judged (for library-copies) */
 	size_t nloaded;
 	struct dload {
@@ -107,9 +106,7 @@ static const struct ddist *find_dist(const struct denv *e, const char *norm)
 
 static int env_init(drun_t *r, struct denv *e, const gpuenv_facts_env_t *fe)
 {
-	const gpuenv_facts_host_t *host = &r->facts->host;
 	size_t n = fe->ndists, k;
-	const char *p;
 
 	memset(e, 0, sizeof(*e));
 	e->fe = fe;
@@ -133,29 +130,17 @@ static int env_init(drun_t *r, struct denv *e, const gpuenv_facts_env_t *fe)
 		x->i = d->at;
 		e->ndists++;
 	}
-	/* the marker environment of this interpreter, on this host */
+	/* the marker environment of this interpreter, on this host: a view of
+	 * the target the facts describe (include/gpuenv/facts.h) */
 	gpuenv_marker_env_default(&e->menv);
-	e->menv.sys_platform = "linux";
-	e->menv.platform_system = "Linux";
-	e->menv.os_name = "posix";
-	if (host->machine)
-		e->menv.platform_machine = host->machine;
-	if (host->kernel)
-		e->menv.platform_release = host->kernel;
-	if (e->python && (p = strchr(e->python, '.')) && (p = strchr(p + 1, '.'))) {
-		size_t len = (size_t)(p - e->python);
-		if (len < sizeof(e->pyxy)) {
-			memcpy(e->pyxy, e->python, len);
-			e->pyxy[len] = '\0';
-			e->menv.python_version = e->pyxy;
-			e->menv.python_full_version = e->python;
-			e->menv.implementation_version = e->python;
-		}
-	} else if (e->python && strlen(e->python) < sizeof(e->pyxy)) {
-		memcpy(e->pyxy, e->python, strlen(e->python) + 1);
-		e->menv.python_version = e->pyxy;
-		e->menv.python_full_version = e->python;
-		e->menv.implementation_version = e->python;
+	{
+		gpuenv_target_t t;
+		int rc = gpuenv_target_from_facts(r->ctx, r->arena, r->facts, (size_t)(fe - r->facts->envs),
+			&t);
+		if (!rc)
+			rc = gpuenv_target_marker_env(r->ctx, r->arena, &t, &e->menv);
+		if (rc)
+			return rc;
 	}
 	e->menv.extra = "";
 	return 0;
