@@ -11,8 +11,32 @@
 #include "gpuenv/doctor.h"
 #include "gpuenv/kb.h"
 
+#include "fuzz_alloc.h"
+
 static gpuenv_ctx_t ctx;
 static gpuenv_kb_t *kb; /* loaded once: the harness may keep state, the library does not */
+
+/* The parsers again, with an allocation failing (fuzz_alloc.h). */
+static void oom_run(fuzz_oom_t *o, gpuenv_ctx_t *c, const uint8_t *data, size_t size)
+{
+	gpuenv_preflight_req_t req = { .torch = "2.7.0+cu128", .kb = kb };
+	gpuenv_doctor_opts_t opts = { .kb = kb };
+	const gpuenv_facts_t *facts;
+	gpuenv_arena_t fa, arena;
+	gpuenv_verdicts_t v;
+	gpuenv_preflight_t p;
+
+	gpuenv_arena_init(&fa, c, 0);
+	if (OOM_CALL(o, c, gpuenv_facts_parse(c, &fa, (const char *)data, size, "fuzz.json", &facts)) == 0) {
+		gpuenv_arena_init(&arena, c, 0);
+		OOM_CALL(o, c, gpuenv_doctor_check(c, &arena, facts, &opts, &v));
+		gpuenv_arena_free(&arena);
+		gpuenv_arena_init(&arena, c, 0);
+		OOM_CALL(o, c, gpuenv_preflight_check(c, &arena, facts, &req, &p));
+		gpuenv_arena_free(&arena);
+	}
+	gpuenv_arena_free(&fa);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -33,6 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (gpuenv_kb_load_files(&ctx, NULL, GPUENV_DOCTOR_KB_FILES, &kb) != 0)
 			abort();
 	}
+	fuzz_oom(data, size, oom_run);
 	/* the text as the verbs read it: every syntax and schema error is
 	 * reported, never a crash */
 	gpuenv_arena_init(&fa, &ctx, 0);
