@@ -28,6 +28,7 @@
 struct reader {
 	gpuenv_ctx_t *ctx;
 	gpuenv_arena_t *a;
+	gpuenv_arena_t scratch; /* one METADATA's parsed headers, freed after it */
 	gpuenv_buf_t buf;
 	size_t max;
 	/* growing arrays in the arena (old blocks stay behind: lists are short) */
@@ -125,11 +126,15 @@ static bool add_require(struct reader *R, gpuenv_str_t **v, size_t *n, size_t *c
 
 /* An egg's requires.txt turned into Requires-Dist strings: "[extra:marker]"
  * sections become markers. */
-static int egg_requires(struct reader *R, int distfd, const char *path, gpuenv_env_dist_t *d)
+static int egg_requires(struct reader *R, int sitefd, const char *path, gpuenv_env_dist_t *d)
 {
 	gpuenv_str_t extra = GPUENV_STR_NULL, marker = GPUENV_STR_NULL;
 	size_t cap = 0;
-	int r = read_at(R, distfd, "requires.txt", REQUIRES_TXT_MAX, NULL);
+	char rel[NAME_MAX + 16];
+	int r;
+
+	snprintf(rel, sizeof(rel), "%s/requires.txt", d->entry.ptr);
+	r = read_at(R, sitefd, rel, REQUIRES_TXT_MAX, NULL);
 
 	if (r == -ENOENT)
 		return 0;
@@ -184,8 +189,13 @@ static int parse_headers(struct reader *R, const char *metapath, gpuenv_env_dist
 
 	/* the headers only: the long description after the blank line can be
 	 * 100 KB and is not needed (gpuenv_fs_read_head stopped at it) */
-	r = gpuenv_headers_parse(R->ctx, R->a, metapath, gpuenv_str_n(R->buf.data, R->buf.len), &nf,
-		&f, &body, &body_line);
+	/* the field table is scratch (every header of every distribution kept
+	 * in the result arena cost a third more page faults): what is kept is
+	 * copied out below */
+	gpuenv_arena_free(&R->scratch);
+	gpuenv_arena_init(&R->scratch, R->ctx, 0);
+	r = gpuenv_headers_parse(R->ctx, &R->scratch, metapath,
+		gpuenv_str_n(R->buf.data, R->buf.len), &nf, &f, &body, &body_line);
 	if (r == -ENOMEM)
 		return r;
 	if (r)
@@ -213,8 +223,8 @@ static int read_dist(struct reader *R, const char *site, size_t site_idx, int si
 	gpuenv_str_t en = gpuenv_str(ename);
 	bool egg = gpuenv_str_endswith(en, ".egg-info");
 	gpuenv_env_dist_t d;
-	char norm[256];
-	int distfd = -1, r;
+	char norm[256], rel[NAME_MAX + 16];
+	int r;
 
 	memset(&d, 0, sizeof(d));
 	d.path = gpuenv_arena_printf(R->a, "%s%s%s", site, site[0] && site[strlen(site) - 1] == '/' ? "" : "/", ename);
@@ -224,26 +234,25 @@ static int read_dist(struct reader *R, const char *site, size_t site_idx, int si
 	d.site = site_idx;
 	d.egg_info = egg;
 	d.is_dir = isdir;
-	if (isdir) {
-		distfd = openat(sitefd, ename, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (distfd < 0)
-			return problem(R, d.path.ptr, "cannot open: %s", strerror(errno));
-	}
-	/* an egg-info file is PKG-INFO itself */
+	/* an egg-info file is PKG-INFO itself; the files inside a folder are
+	 * opened relative to the site folder too ("x.dist-info/METADATA": one
+	 * open a distribution, not three) */
 	const char *meta = !isdir ? ename : egg ? "PKG-INFO" : "METADATA";
-	r = read_at(R, isdir ? distfd : sitefd, meta, GPUENV_METADATA_MAX, "\n\n");
-	gpuenv_str_t metapath = isdir ? gpuenv_arena_printf(R->a, "%s/%s", d.path.ptr, meta) : d.path;
-	if (!metapath.ptr)
-		r = -ENOMEM;
+	if (isdir)
+		snprintf(rel, sizeof(rel), "%s/%s", ename, meta);
+	r = read_at(R, sitefd, isdir ? rel : ename, GPUENV_METADATA_MAX, "\n\n");
+	/* for messages only: on the stack, not in the result arena */
+	char metapath[PATH_MAX];
+	snprintf(metapath, sizeof(metapath), "%s%s%s", d.path.ptr, isdir ? "/" : "", isdir ? meta : "");
 	if (r == -ENOMEM) {
 		r = gpuenv_oom(R->ctx, "METADATA");
 		goto out;
 	}
 	if (r)
-		r = problem(R, metapath.ptr, "cannot read: %s",
+		r = problem(R, metapath, "cannot read: %s",
 			r == GPUENV_EFORMAT ? "not a regular file" : strerror(-r));
 	else if (R->buf.len)
-		r = parse_headers(R, metapath.ptr, &d);
+		r = parse_headers(R, metapath, &d);
 	if (r)
 		goto out;
 	/* the folder name "name-version.dist-info" stands in for what is missing */
@@ -262,7 +271,7 @@ static int read_dist(struct reader *R, const char *site, size_t site_idx, int si
 			"folder name): left out", meta);
 		goto out;
 	}
-	if (egg && isdir && !d.nrequires && (r = egg_requires(R, distfd, d.path.ptr, &d)))
+	if (egg && isdir && !d.nrequires && (r = egg_requires(R, sitefd, d.path.ptr, &d)))
 		goto out;
 	size_t nlen = gpuenv_name_normalize_to(d.name, norm, sizeof(norm));
 	if (nlen == SIZE_MAX) {
@@ -286,8 +295,6 @@ static int read_dist(struct reader *R, const char *site, size_t site_idx, int si
 oom:
 	r = gpuenv_oom(R->ctx, "environment");
 out:
-	if (distfd >= 0)
-		close(distfd);
 	return r;
 }
 
@@ -350,8 +357,10 @@ int gpuenv_env_read(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_str_t
 	R.a = arena;
 	R.max = opts && opts->max_dists ? opts->max_dists : GPUENV_ENV_MAX_DISTS;
 	gpuenv_buf_init(&R.buf, ctx, GPUENV_METADATA_MAX + 1);
+	gpuenv_arena_init(&R.scratch, ctx, 0);
 	for (size_t s = 0; s < nsites && !r; s++)
 		r = read_site(&R, sites[s].ptr, s);
+	gpuenv_arena_free(&R.scratch);
 	gpuenv_buf_free(&R.buf);
 	if (r)
 		return r;

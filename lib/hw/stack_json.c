@@ -14,11 +14,15 @@ json_t *gpuenv_json_text(gpuenv_ctx_t *ctx, const char *s, size_t n)
 	gpuenv_buf_t b;
 	json_t *j;
 
+	size_t i = 0;
+
 	if (!s)
 		return json_null();
 	/* the common case: text already, copied as it is (and not checked by
-	 * jansson a second time) */
-	if (gpuenv_text_valid(s, n, 0))
+	 * jansson a second time); plain ASCII is told apart in one quick pass */
+	while (i < n && (unsigned char)s[i] - 1u < 0x7fu && s[i] != '\\')
+		i++;
+	if (i == n || gpuenv_text_valid(s + i, n - i, 0))
 		return json_stringn_nocheck(s, n);
 	gpuenv_buf_init(&b, ctx, 0);
 	if (gpuenv_text_escape(&b, s, n, 0) < 0) {
