@@ -20,7 +20,7 @@ import re
 import sys
 import tempfile
 
-HW_STRICT = False
+HW_STRICT = True  # lib/hw is a DAG of files since the hw split
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 API = re.compile(r'\bGPUENV_API\b[^;{]*?\b(gpuenv_\w+)\s*\(', re.S)

@@ -18,7 +18,8 @@
  *
  * Everything is bounds-checked: the file is untrusted input (fuzzed). */
 #include "gpuenv/fs.h"
-#include "stack_int.h"
+#include "gpuenv/ldcache.h"
+#include "stack_util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -133,6 +133,7 @@ struct scan {
 	struct stack_warn *w;
 	struct stack_elfcache *cache;
 	struct svec copies; /* struct copyx */
+	bool capped;	    /* MAX_COPIES was reached (said once) */
 	struct svec memo;   /* struct hdrmemo */
 	struct svec dirs;   /* gpuenv_str_t: folders already listed */
 	gpuenv_buf_t buf;
@@ -170,8 +171,13 @@ static int add_file(struct scan *S, gpuenv_str_t path, unsigned where)
 			return add_alias(S, x, path);
 		}
 	}
-	if (S->copies.n >= MAX_COPIES)
+	if (S->copies.n >= MAX_COPIES) {
+		if (!S->capped)
+			stack_warn(S->ctx, S->w, "%s: more than %d NVIDIA library copies: the rest "
+				"are left out", path.ptr, MAX_COPIES);
+		S->capped = true;
 		return 0;
+	}
 	/* the canonical path (symlinks and symlinked folders resolved); the
 	 * ways in become aliases */
 	gpuenv_str_t real = stack_realpath(S->ctx, S->a, path.ptr);
