@@ -1308,18 +1308,20 @@ static int load_index(void)
 }
 
 /* Distinct archs in linear time: the old insertion plus recount was
- * quadratic (50,000 entries: 2.7 s).  Ten times the entries must cost about
- * ten times as much, not a hundred; and the answer must match a count done
- * here by other means. */
+ * quadratic (50,000 entries: 2.7 s).  A hundred times the entries must cost
+ * about a hundred times as much (up to 400 measured: the big array leaves
+ * the caches), not ten thousand; the bound, 2,500, leaves room for a loaded
+ * machine (timing on 2 shared cores is noisy, the gap between the two laws
+ * is not).  And the answer must match a count done here by other means. */
 static double archs_seconds(gpuenv_fatbin_t *fb, size_t *count)
 {
 	gpuenv_fatbin_arch_t out[8];
 	struct timespec a, b;
 	double best = 1e9;
 
-	for (int rep = 0; rep < 9; rep++) {
+	for (int rep = 0; rep < 5; rep++) {
 		clock_gettime(CLOCK_MONOTONIC, &a);
-		for (int k = 0; k < 4; k++)
+		for (int k = 0; k < 2; k++)
 			*count = gpuenv_fatbin_archs(fb, GPUENV_FATBIN_CUBIN, out, 8);
 		clock_gettime(CLOCK_MONOTONIC, &b);
 		double t = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
@@ -1356,7 +1358,7 @@ static void fill_distinct(gpuenv_fatbin_t *fb, size_t n)
 static void test_archs_scaling(void **state)
 {
 	gpuenv_fatbin_t fb;
-	size_t big = 150000, small = big / 10, count;
+	size_t small = 1500, big = small * 100, count; /* big: within the 3 x 65,536 (arch, variant) pairs */
 
 	(void)state;
 	memset(&fb, 0, sizeof(fb));
@@ -1374,14 +1376,14 @@ static void test_archs_scaling(void **state)
 	assert_int_equal(gpuenv_fatbin_archs(&fb, GPUENV_FATBIN_CUBIN, NULL, 0), 300);
 	assert_int_equal(gpuenv_fatbin_archs(&fb, GPUENV_FATBIN_PTX, NULL, 0), 1);
 	free(fb.entries);
-	/* linear: about 10; quadratic: about 100.  A floor on the small time
-	 * keeps a timer tick from deciding. */
-	if (ts < 1e-4)
-		ts = 1e-4;
+	/* linear: 100 to 400; quadratic: about 10,000.  A floor on the small
+	 * time keeps a timer tick from deciding. */
+	if (ts < 2e-5)
+		ts = 2e-5;
 	print_message("archs: %zu entries %.2f ms, %zu entries %.2f ms (ratio %.1f)\n", small,
 		ts * 1e3, big, tb * 1e3, tb / ts);
-	assert_true(tb / ts < 40.0);
-	assert_true(tb < 2.0);
+	assert_true(tb / ts < 2500.0);
+	assert_true(tb < 5.0);
 }
 
 int main(void)
