@@ -202,8 +202,9 @@ static void test_scan_linear(void **state)
 			which ? "[^:]*[0-9]: nope" : "the knowledge base", t1, t8, t8 / t1);
 		if (t8 > 1.0)
 			fail_msg("50 lines of 8000 bytes: %.3f s", t8);
-		/* linear: 8; quadratic: 64; the bound leaves room for a busy machine */
-		if (t8 > 30 * t1 && t8 > 0.05)
+		/* linear: 8; quadratic: 64 (10 s before); a busy machine makes the
+		 * short run noisy, so the ratio counts only past 0.3 s */
+		if (t8 > 30 * t1 && t8 > 0.3)
 			fail_msg("8x longer lines took %.1fx the time (%.4f s, %.4f s)", t8 / t1, t1, t8);
 	}
 	gpuenv_diag_free(d2);
