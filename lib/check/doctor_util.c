@@ -54,50 +54,6 @@ static bool isdig(char c)
 	return c >= '0' && c <= '9';
 }
 
-/* A decimal number of at most 9 digits at *p; advances *p. */
-static bool num(const char **p, long *out)
-{
-	long v = 0;
-	int n = 0;
-
-	while (isdig(**p)) {
-		if (++n > 9)
-			return false;
-		v = v * 10 + (**p - '0');
-		(*p)++;
-	}
-	*out = v;
-	return n > 0;
-}
-
-int dk_cuda_parse(const char *s)
-{
-	long maj, min = 0;
-
-	if (!s || !num(&s, &maj) || maj <= 0 || maj > 99)
-		return 0;
-	if (*s == '.') {
-		s++;
-		if (!num(&s, &min) || min > 9)
-			return 0;
-		/* a third part (12.8.1) is the update: ignored */
-		if (*s == '.') {
-			long upd;
-			s++;
-			if (!num(&s, &upd))
-				return 0;
-		}
-	}
-	if (*s)
-		return 0;
-	return (int)(maj * 1000 + min * 10);
-}
-
-void dk_cuda_str(int v, char *out, size_t outsz)
-{
-	snprintf(out, outsz, "%d.%d", CUDA_MAJOR(v), CUDA_MINOR(v));
-}
-
 /* The leading dotted number of s ("9.19.0.56", "580.65.06", "2.7.1+cu128"
  * -> "2.7.1"; at most 4 parts) as a KB version. */
 static bool lead_ver(const char *s, gpuenv_kb_ver_t *v)
@@ -109,6 +65,23 @@ static bool lead_ver(const char *s, gpuenv_kb_ver_t *v)
 	while (isdig(s[n]) || (s[n] == '.' && isdig(s[n + 1]) && ++parts <= 4))
 		n++;
 	return gpuenv_kb_ver_parse(gpuenv_str_n(s, n), v);
+}
+
+int dk_cuda_parse(const char *s)
+{
+	gpuenv_kb_ver_t v;
+
+	/* the KB's version parser; a bare major ("13", from a package name)
+	 * is that major's .0, a third part (12.8.1) the update */
+	if (!s || !gpuenv_kb_ver_parse(gpuenv_str(s), &v) || v.n > 3 || v.part[0] == 0 ||
+		v.part[0] > 99 || (v.n > 1 && v.part[1] > 9))
+		return 0;
+	return (int)(v.part[0] * 1000 + (v.n > 1 ? v.part[1] : 0) * 10);
+}
+
+void dk_cuda_str(int v, char *out, size_t outsz)
+{
+	snprintf(out, outsz, "%d.%d", CUDA_MAJOR(v), CUDA_MINOR(v));
 }
 
 int dk_vcmp(const char *a, const char *b, bool *ok)
@@ -123,11 +96,9 @@ int dk_vcmp(const char *a, const char *b, bool *ok)
 
 long dk_vmajor(const char *s)
 {
-	long v;
+	gpuenv_kb_ver_t v;
 
-	if (!s || !num(&s, &v))
-		return -1;
-	return v;
+	return lead_ver(s, &v) ? (long)v.part[0] : -1;
 }
 
 /* ---- coverage: gpuenv_kb_code_covers over the lists as given ------------- */
