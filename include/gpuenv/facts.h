@@ -344,7 +344,8 @@ typedef struct gpuenv_target {
 	const char *driver;	 /* "580.159.04" */
 	const char *driver_cuda; /* the newest CUDA it supports, "13.0" */
 	const char *compat_cuda; /* the CUDA of a forward-compatibility libcuda
-				    (cuda-compat) applications load, "13.0" */
+				    (cuda-compat) applications load, newer
+				    than driver_cuda, "13.0" */
 	const char *cuda;	 /* the CUDA the environment's builds use, "12.8" */
 	const char *python;	 /* "3.12.3" (or "3.12") */
 	const char *implementation; /* "cpython" (the default when NULL) */

@@ -3,6 +3,7 @@
  * modules take of it (wheel tags, PEP 508 markers, the knowledge base). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpuenv/facts.h"
@@ -37,6 +38,22 @@ static const char *cuda_text(gpuenv_arena_t *a, long long v, bool *oom)
 	return s;
 }
 
+/* "12.8" -> 12080 (a third part ignored); 0 when not a version. */
+static long cuda_num(const char *s)
+{
+	size_t a, b;
+
+	if (!s)
+		return 0;
+	a = strspn(s, "0123456789");
+	if (a < 1 || a > 2 || s[a] != '.')
+		return a >= 1 && a <= 2 && !s[a] ? (long)strtol(s, NULL, 10) * 1000 : 0;
+	b = strspn(s + a + 1, "0123456789");
+	if (b != 1)
+		return 0;
+	return strtol(s, NULL, 10) * 1000 + (s[a + 1] - '0') * 10;
+}
+
 int gpuenv_target_from_facts(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
 	const gpuenv_facts_t *f, size_t env, gpuenv_target_t *out)
 {
@@ -68,7 +85,7 @@ int gpuenv_target_from_facts(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
 		const char *lc = f->driver.libcuda.cuda_version
 			? f->driver.libcuda.cuda_version
 			: cuda_text(arena, f->driver.libcuda.cuda_version_int, &oom);
-		if (lc && (!out->driver_cuda || strcmp(lc, out->driver_cuda) != 0))
+		if (lc && cuda_num(lc) > cuda_num(out->driver_cuda))
 			out->compat_cuda = lc;
 	}
 	out->os = "linux"; /* the probe runs on Linux only */

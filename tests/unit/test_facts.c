@@ -453,6 +453,21 @@ static void test_target(void **state)
 	gpuenv_kb_target_t kt[4];
 	assert_int_equal(gpuenv_kb_load(&ctx, NULL, &kb), 0);
 	assert_int_equal(gpuenv_target_kb(kb, &t, kt, 4), 1);
+	/* a cuda-compat libcuda newer than the driver's CUDA */
+	{
+		const gpuenv_facts_t *fc;
+		gpuenv_target_t tc;
+		size_t flen;
+		char *ft = read_fixture("forward-compat", &flen);
+		assert_int_equal(gpuenv_facts_parse(&ctx, &a, ft, flen, "fc.json", &fc), 0);
+		free(ft);
+		assert_int_equal(gpuenv_target_from_facts(&ctx, &a, fc, SIZE_MAX, &tc), 0);
+		assert_non_null(tc.compat_cuda);
+		assert_true(strcmp(tc.compat_cuda, tc.driver_cuda) > 0);
+		gpuenv_kb_target_t kc;
+		assert_int_equal(gpuenv_target_kb(kb, &tc, &kc, 1), 1);
+		assert_true(kc.compat_cuda.n >= 2);
+	}
 	assert_true(kt[0].has_cc && kt[0].cc_major == 9 && kt[0].cc_minor == 0);
 	assert_true(kt[0].has_driver);
 	assert_int_equal(kt[0].driver.part[0], 580);
