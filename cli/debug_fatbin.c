@@ -12,6 +12,7 @@
 
 #include <string.h>
 
+#include "gpuenv/facts_write.h"
 #include "gpuenv/fatbin.h"
 
 enum { MODE_ELF = 1, MODE_PTX = 2 };
@@ -50,7 +51,8 @@ static json_t *archs_json(const gpuenv_fatbin_t *fb, int kind, const char *prefi
 	return a;
 }
 
-static json_t *file_json(const char *path, const gpuenv_fatbin_t *fb, const char *error)
+static json_t *file_json(gpuenv_ctx_t *ctx, const char *path, const gpuenv_fatbin_t *fb,
+	const char *error)
 {
 	json_t *o = json_object(), *cubins = json_array(), *ptx = json_array();
 	json_t *lto = json_array(), *other = json_array();
@@ -75,7 +77,8 @@ static json_t *file_json(const char *path, const gpuenv_fatbin_t *fb, const char
 		}
 		}
 	}
-	json_object_set_new(o, "file", json_string(path));
+	/* a file name (and a message quoting it) need not be text */
+	json_object_set_new(o, "file", gpuenv_json_text(ctx, path, strlen(path)));
 	json_object_set_new(o, "containers", json_integer((json_int_t)fb->ncontainers));
 	json_object_set_new(o, "cubins", cubins);
 	json_object_set_new(o, "ptx", ptx);
@@ -88,7 +91,7 @@ static json_t *file_json(const char *path, const gpuenv_fatbin_t *fb, const char
 		json_pack("{s:o, s:o, s:o}", "sm", archs_json(fb, GPUENV_FATBIN_CUBIN, "sm_"), "ptx",
 			archs_json(fb, GPUENV_FATBIN_PTX, "compute_"), "lto",
 			archs_json(fb, GPUENV_FATBIN_LTOIR, "lto_")));
-	json_object_set_new(o, "error", error ? json_string(error) : json_null());
+	json_object_set_new(o, "error", error ? gpuenv_json_text(ctx, error, strlen(error)) : json_null());
 	return o;
 }
 
@@ -134,13 +137,13 @@ static int cli_debug_fatbin(struct cli *cli, const struct cli_verb *verb, int ar
 			gpuenv_error_format(&cli->ctx.err, msg, sizeof(msg));
 			status = cli_report(cli, CLI_EXIT_FAIL);
 			if (all)
-				json_array_append_new(all, file_json(path, &fb, msg));
+				json_array_append_new(all, file_json(&cli->ctx, path, &fb, msg));
 			gpuenv_fatbin_free(&fb);
 			continue;
 		}
 		gpuenv_buf_reset(&out);
 		if (all) {
-			json_array_append_new(all, file_json(path, &fb, NULL));
+			json_array_append_new(all, file_json(&cli->ctx, path, &fb, NULL));
 		} else if (mode) {
 			if (mode & MODE_ELF)
 				r = gpuenv_fatbin_list_cuobjdump(&fb, path, GPUENV_FATBIN_CUBIN, &out);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gpuenv/hw.h"
+#include "gpuenv/facts_write.h"
 #include "gpuenv/probe.h"
 
 
@@ -182,7 +183,7 @@ static int cli_debug_gpus(struct cli *cli, const struct cli_verb *verb, int argc
 	if (cli->json) {
 		json_t *o = json_object();
 		json_object_set_new(o, "warnings", json_array());
-		if (gpuenv_probe_hw_json(facts, o)) {
+		if (gpuenv_probe_hw_json(&cli->ctx, facts, o)) {
 			json_decref(o);
 			o = NULL;
 		}

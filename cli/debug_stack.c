@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpuenv/probe.h"
+#include "gpuenv/facts_write.h"
 #include "gpuenv/stack.h"
 
 /* to move to cli.h when the debug table rows are added */
@@ -234,18 +234,18 @@ static int run_stack(struct cli *cli, const struct cli_verb *verb, int argc, cha
 		json_t *j;
 		if (what == 0)
 			j = json_pack("{s:o, s:o, s:o}", "toolkits", json_array(), "ldcache",
-				st.have_ldcache ? gpuenv_stack_ldcache_json(&st.ldcache, false) : json_null(),
+				st.have_ldcache ? gpuenv_stack_ldcache_json(&cli->ctx, &st.ldcache, false) : json_null(),
 				"libraries", json_array());
 		else
 			j = json_pack("{s:o}", "python_envs", json_array());
 		if (what == 0) {
 			for (size_t i = 0; i < st.ntoolkits; i++)
-				json_array_append_new(json_object_get(j, "toolkits"), gpuenv_stack_toolkit_json(&st.toolkits[i]));
+				json_array_append_new(json_object_get(j, "toolkits"), gpuenv_stack_toolkit_json(&cli->ctx, &st.toolkits[i]));
 			for (size_t i = 0; i < st.nlibs; i++)
-				json_array_append_new(json_object_get(j, "libraries"), gpuenv_stack_libcopy_json(&st.libs[i]));
+				json_array_append_new(json_object_get(j, "libraries"), gpuenv_stack_libcopy_json(&cli->ctx, &st.libs[i]));
 		} else {
 			for (size_t i = 0; i < st.nenvs; i++)
-				json_array_append_new(json_object_get(j, "python_envs"), gpuenv_stack_pyenv_json(&st.envs[i]));
+				json_array_append_new(json_object_get(j, "python_envs"), gpuenv_stack_pyenv_json(&cli->ctx, &st.envs[i]));
 		}
 		status = cli_print_json(cli, j);
 	} else {
@@ -312,7 +312,7 @@ static int cli_debug_ldd(struct cli *cli, const struct cli_verb *verb, int argc,
 		if (res.nmissing)
 			status = CLI_EXIT_FAIL;
 		if (all) {
-			json_array_append_new(all, gpuenv_stack_resolution_json(&res));
+			json_array_append_new(all, gpuenv_stack_resolution_json(&cli->ctx, &res));
 		} else {
 			if (argc - optind > 1)
 				printf("%s:\n", argv[i]);

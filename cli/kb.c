@@ -695,6 +695,9 @@ static const struct cli_verb kb_torch_verb = {
 	.help = "  --gpu NAME         a GPU name (\"RTX 5090\", \"H100\") or PCI id (\"0x2335\")\n"
 		"  --driver VERSION   an NVIDIA driver version (535.104.05)\n"
 		"  --version X        only the builds of one torch release (2.5, 2.5.1, 2.5.1+cu124)\n" KBDIR_HELP
+		"with --gpu or --driver it also names the build gpuenv would install there (for\n"
+		"someone on --version's release), by the choice doctor's, preflight's and\n"
+		"diagnose's fixes make (JSON \"pick\")\n"
 		"exit status: 0 at least one build runs (or no GPU/driver given), 1 none does\n",
 };
 

@@ -1,17 +1,13 @@
 /* gpuenv probe: the machine's GPU stack, as a compact human view or as the
  * facts JSON (docs/probe-schema.md).  The human view is written from the very
- * JSON object --json prints, so both always agree. */
+ * JSON object --json prints, decoded as every verb decodes it (lib/facts),
+ * so both always agree. */
 #include "cli.h"
 
 #include <string.h>
 
+#include "gpuenv/facts.h"
 #include "gpuenv/probe.h"
-
-static const char *s_of(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
 
 static const char *or_unknown(const char *s)
 {
@@ -25,215 +21,190 @@ static void print_warning(struct cli *cli, const char *indent, const char *msg, 
 		printf("%s  fix: %s\n", indent, hint);
 }
 
-static void human_driver(struct cli *cli, json_t *f)
+static void human_driver(struct cli *cli, const gpuenv_facts_t *f)
 {
-	json_t *d = json_object_get(f, "driver");
-	json_t *nvml = json_object_get(d, "nvml"), *cuda = json_object_get(d, "libcuda");
-	const char *state = s_of(d, "state");
+	const gpuenv_facts_driver_t *d = &f->driver;
+	const gpuenv_facts_nvml_t *nvml = &d->nvml;
+	const gpuenv_facts_libcuda_t *cuda = &d->libcuda;
 
 	printf("%sdriver%s\n", cli_col(cli, CLI_BOLD), cli_col(cli, CLI_RESET));
-	if (state && strcmp(state, "ok") == 0) {
-		printf("  NVIDIA %s (%s kernel module), supports CUDA <= %s\n",
-			or_unknown(s_of(d, "version")), or_unknown(s_of(d, "flavor")),
-			or_unknown(s_of(d, "cuda_version")));
+	if (d->state && strcmp(d->state, "ok") == 0) {
+		printf("  NVIDIA %s (%s kernel module), supports CUDA <= %s\n", or_unknown(d->version),
+			or_unknown(d->flavor), or_unknown(d->cuda_version));
 	} else {
-		printf("  %s%s%s\n", cli_col(cli, CLI_YELLOW), or_unknown(s_of(d, "state_text")),
+		printf("  %s%s%s\n", cli_col(cli, CLI_YELLOW), or_unknown(d->state_text),
 			cli_col(cli, CLI_RESET));
-		if (s_of(d, "version"))
-			printf("  version %s\n", s_of(d, "version"));
+		if (d->version)
+			printf("  version %s\n", d->version);
 	}
-	printf("  NVML: %s%s%s", or_unknown(s_of(nvml, "state")), s_of(nvml, "path") ? " " : "",
-		s_of(nvml, "path") ? s_of(nvml, "path") : "");
-	if (s_of(nvml, "message") && strcmp(or_unknown(s_of(nvml, "state")), "ok") != 0)
-		printf(" (%s)", s_of(nvml, "message"));
-	printf("\n  libcuda: %s", or_unknown(s_of(cuda, "state")));
-	if (s_of(cuda, "path"))
-		printf(" %s", s_of(cuda, "path"));
-	if (s_of(cuda, "cuda_version"))
-		printf(", CUDA %s", s_of(cuda, "cuda_version"));
-	if (s_of(cuda, "message") && strcmp(or_unknown(s_of(cuda, "state")), "driver") != 0)
-		printf(" (%s)", s_of(cuda, "message"));
+	printf("  NVML: %s%s%s", or_unknown(nvml->state), nvml->path ? " " : "",
+		nvml->path ? nvml->path : "");
+	if (nvml->message && strcmp(or_unknown(nvml->state), "ok") != 0)
+		printf(" (%s)", nvml->message);
+	printf("\n  libcuda: %s", or_unknown(cuda->state));
+	if (cuda->path)
+		printf(" %s", cuda->path);
+	if (cuda->cuda_version)
+		printf(", CUDA %s", cuda->cuda_version);
+	if (cuda->message && strcmp(or_unknown(cuda->state), "driver") != 0)
+		printf(" (%s)", cuda->message);
 	printf("\n");
-	json_t *j = json_object_get(f, "jetson");
-	if (json_is_object(j))
-		printf("  Jetson: %s, SoC %s, L4T %s\n", or_unknown(s_of(j, "model")),
-			or_unknown(s_of(j, "soc")), or_unknown(s_of(j, "l4t")));
+	if (f->jetson.present)
+		printf("  Jetson: %s, SoC %s, L4T %s\n", or_unknown(f->jetson.model),
+			or_unknown(f->jetson.soc), or_unknown(f->jetson.l4t));
 }
 
-static void human_gpus(struct cli *cli, json_t *f)
+static void human_gpus(struct cli *cli, const gpuenv_facts_t *f)
 {
-	json_t *gpus = json_object_get(f, "gpus"), *vis = json_object_get(f, "cuda_visible_devices");
-	json_t *pci = json_object_get(f, "pci");
 	size_t i;
-	json_t *g;
 
 	printf("%sGPUs%s\n", cli_col(cli, CLI_BOLD), cli_col(cli, CLI_RESET));
-	if (json_is_true(json_object_get(vis, "set")))
+	if (f->cvd.set == GPUENV_TRI_TRUE)
 		printf("  CUDA_VISIBLE_DEVICES=%s -> %zu device(s) visible to CUDA\n",
-			or_unknown(s_of(vis, "value")), json_array_size(json_object_get(vis, "devices")));
-	if (!json_array_size(gpus)) {
+			or_unknown(f->cvd.value), f->cvd.ndevices);
+	if (!f->ngpus) {
 		size_t n = 0;
-		json_array_foreach(pci, i, g)
-			if (s_of(g, "kind") && strcmp(s_of(g, "kind"), "gpu") == 0)
+		for (i = 0; i < f->npci; i++)
+			if (f->pci[i].kind && strcmp(f->pci[i].kind, "gpu") == 0)
 				n++;
 		printf("  none%s\n", n ? " visible to the driver (see the PCI devices below)" : "");
 	}
-	json_array_foreach(gpus, i, g) {
-		json_t *mem = json_object_get(g, "memory_total");
-		json_t *mig = json_object_get(g, "mig");
-		json_t *idx = json_object_get(g, "index");
+	for (i = 0; i < f->ngpus; i++) {
+		const gpuenv_facts_gpu_t *g = &f->gpus[i];
 		char ix[24] = "-";
-		if (json_is_integer(idx))
-			snprintf(ix, sizeof(ix), "%lld", (long long)json_integer_value(idx));
-		printf("  [%s] %s  %s (%s, CC %s)", ix, or_unknown(s_of(g, "name")),
-			or_unknown(s_of(g, "sm")), or_unknown(s_of(g, "architecture")),
-			or_unknown(s_of(g, "compute_capability")));
-		if (json_is_integer(mem))
-			printf(", %.1f GiB", (double)json_integer_value(mem) / (1024.0 * 1024 * 1024));
-		printf("\n      %s  pci %s  id %s", or_unknown(s_of(g, "uuid")),
-			or_unknown(s_of(g, "pci_bus_id")), or_unknown(s_of(g, "pci_device_id")));
-		if (!json_is_true(json_object_get(g, "visible")))
+		size_t k, active = 0;
+		if (g->index >= 0)
+			snprintf(ix, sizeof(ix), "%lld", g->index);
+		printf("  [%s] %s  %s (%s, CC %s)", ix, or_unknown(g->name), or_unknown(g->sm),
+			or_unknown(g->architecture), or_unknown(g->compute_capability));
+		if (g->memory_total >= 0)
+			printf(", %.1f GiB", (double)g->memory_total / (1024.0 * 1024 * 1024));
+		printf("\n      %s  pci %s  id %s", or_unknown(g->uuid), or_unknown(g->pci_bus_id),
+			or_unknown(g->pci_device_id));
+		if (g->visible != GPUENV_TRI_TRUE)
 			printf("  %s(hidden from CUDA)%s", cli_col(cli, CLI_YELLOW), cli_col(cli, CLI_RESET));
 		printf("\n");
-		if (s_of(mig, "current") && strcmp(s_of(mig, "current"), "enabled") == 0) {
-			json_t *inst = json_object_get(mig, "instances"), *m;
-			size_t k;
-			printf("      MIG enabled, %zu instance(s)\n", json_array_size(inst));
-			json_array_foreach(inst, k, m)
-				printf("        %s %s\n", or_unknown(s_of(m, "uuid")), or_unknown(s_of(m, "name")));
+		if (g->mig_current && strcmp(g->mig_current, "enabled") == 0) {
+			printf("      MIG enabled, %zu instance(s)\n", g->nmig_instances);
+			for (k = 0; k < g->nmig_instances; k++)
+				printf("        %s %s\n", or_unknown(g->mig_instances[k].uuid),
+					or_unknown(g->mig_instances[k].name));
 		}
-		json_t *links = json_object_get(g, "nvlink"), *l;
-		size_t k, active = 0;
-		json_array_foreach(links, k, l)
-			if (json_is_true(json_object_get(l, "active")))
-				active++;
+		for (k = 0; k < g->nnvlink; k++)
+			active += g->nvlink[k].active == GPUENV_TRI_TRUE;
 		if (active) {
 			printf("      NVLink: %zu active link(s) ->", active);
-			json_array_foreach(links, k, l)
-				if (json_is_true(json_object_get(l, "active")))
-					printf(" %s", or_unknown(s_of(l, "peer_pci_bus_id")));
+			for (k = 0; k < g->nnvlink; k++)
+				if (g->nvlink[k].active == GPUENV_TRI_TRUE)
+					printf(" %s", or_unknown(g->nvlink[k].peer_pci_bus_id));
 			printf("\n");
 		}
-		json_t *w = json_object_get(g, "warnings"), *x;
-		json_array_foreach(w, k, x)
-			print_warning(cli, "      ", json_string_value(x), NULL);
+		for (k = 0; k < g->warnings.n; k++)
+			print_warning(cli, "      ", g->warnings.items[k], NULL);
 	}
-	if (json_array_size(pci)) {
-		json_t *p;
+	if (f->npci) {
 		printf("  PCI:");
-		json_array_foreach(pci, i, p)
-			printf(" %s %s:%s [%s]", or_unknown(s_of(p, "bus_id")), or_unknown(s_of(p, "vendor")),
-				or_unknown(s_of(p, "device")), s_of(p, "driver") ? s_of(p, "driver") : "no driver");
+		for (i = 0; i < f->npci; i++) {
+			const gpuenv_facts_pci_t *p = &f->pci[i];
+			printf(" %s %s:%s [%s]", or_unknown(p->bus_id), or_unknown(p->vendor),
+				or_unknown(p->device), p->driver ? p->driver : "no driver");
+		}
 		printf("\n");
 	}
 }
 
-
-static const char *ver_of(json_t *o, const char *key)
+static void human_toolkits(struct cli *cli, const gpuenv_facts_t *f)
 {
-	json_t *v = json_object_get(o, key);
-	return json_is_object(v) ? s_of(v, "version") : NULL;
-}
-
-static void human_toolkits(struct cli *cli, json_t *f)
-{
-	json_t *tks = json_object_get(f, "toolkits"), *t;
-	size_t i;
-
 	printf("%sCUDA toolkits%s\n", cli_col(cli, CLI_BOLD), cli_col(cli, CLI_RESET));
-	if (!json_array_size(tks))
+	if (!f->ntoolkits)
 		printf("  none\n");
-	json_array_foreach(tks, i, t) {
-		json_t *v = json_object_get(t, "version");
-		printf("  %s  CUDA %s (%s)%s%s\n", or_unknown(s_of(t, "path")),
-			or_unknown(ver_of(t, "version")), or_unknown(s_of(v, "source")),
-			s_of(t, "nvcc") ? "  nvcc " : "", s_of(t, "nvcc") ? s_of(t, "nvcc") : "");
+	for (size_t i = 0; i < f->ntoolkits; i++) {
+		const gpuenv_facts_toolkit_t *t = &f->toolkits[i];
+		printf("  %s  CUDA %s (%s)%s%s\n", or_unknown(t->path), or_unknown(t->version.version),
+			or_unknown(t->version.source), t->nvcc ? "  nvcc " : "", t->nvcc ? t->nvcc : "");
 	}
 }
 
-static void human_libraries(struct cli *cli, json_t *f)
+/* A binary's CUDA code as the text view shows it: the summary, or why it
+ * could not be read; NULL when it was not looked at. */
+static const char *code_text(unsigned char state, const char *summary, const char *error)
 {
-	json_t *libs = json_object_get(f, "libraries"), *l;
-	size_t i;
+	if (state != GPUENV_FACT_SET && state != GPUENV_FACT_MISTYPED)
+		return NULL;
+	return error ? error : or_unknown(summary);
+}
 
+static void human_libraries(struct cli *cli, const gpuenv_facts_t *f)
+{
 	printf("%slibraries%s\n", cli_col(cli, CLI_BOLD), cli_col(cli, CLI_RESET));
-	if (!json_array_size(libs))
+	if (!f->nlibraries)
 		printf("  none found\n");
-	json_array_foreach(libs, i, l) {
-		json_t *v = json_object_get(l, "version"), *w = json_object_get(l, "where"), *x;
-		size_t k;
-		printf("  %-9s %-12s %s [", or_unknown(s_of(l, "family")), or_unknown(s_of(v, "version")),
-			or_unknown(s_of(l, "path")));
-		json_array_foreach(w, k, x)
-			printf("%s%s", k ? ", " : "", json_string_value(x));
+	for (size_t i = 0; i < f->nlibraries; i++) {
+		const gpuenv_facts_library_t *l = &f->libraries[i];
+		const char *code = code_text(l->code_state, l->code_summary, l->code_error);
+		printf("  %-9s %-12s %s [", or_unknown(l->family), or_unknown(l->version.version),
+			or_unknown(l->path));
+		for (size_t k = 0; k < l->where.n; k++)
+			printf("%s%s", k ? ", " : "", l->where.items[k]);
 		printf("]\n");
+		/* --all-binaries: the CUDA code of every library copy */
+		if (code)
+			printf("            CUDA code: %s\n", code);
 	}
 }
 
 /* The copy the loader picks for each NVIDIA library a binary needs. */
-static void human_loads(json_t *bin)
+static void human_loads(const gpuenv_facts_binary_t *b)
 {
-	json_t *loads = json_object_get(bin, "loads");
-	json_t *objs = json_object_get(loads, "objects"), *o, *n;
-	size_t i, k;
-
-	json_array_foreach(objs, i, o) {
-		json_array_foreach(json_object_get(o, "needs"), k, n) {
-			const char *name = s_of(n, "name");
-			if (!name || !(strstr(name, "cud") || strstr(name, "nccl") || strstr(name, "cublas") ||
-				strstr(name, "nvrtc") || strstr(name, "nvJitLink") || strstr(name, "nvinfer")))
-				continue;
-			printf("        %s -> %s (%s)\n", name, s_of(n, "path") ? s_of(n, "path") : "NOT FOUND",
-				or_unknown(s_of(n, "how")));
-		}
-		break; /* the binary's own needs; the rest are transitive */
+	/* the binary's own needs (objects[0]); the rest are transitive */
+	if (!b->nobjects)
+		return;
+	for (size_t k = 0; k < b->objects[0].nneeds; k++) {
+		const gpuenv_facts_need_t *n = &b->objects[0].needs[k];
+		const char *name = n->name;
+		if (!name || !(strstr(name, "cud") || strstr(name, "nccl") || strstr(name, "cublas") ||
+			strstr(name, "nvrtc") || strstr(name, "nvJitLink") || strstr(name, "nvinfer")))
+			continue;
+		printf("        %s -> %s (%s)\n", name, n->path ? n->path : "NOT FOUND", or_unknown(n->how));
 	}
 }
 
-static void human_envs(struct cli *cli, json_t *f)
+static void human_envs(struct cli *cli, const gpuenv_facts_t *f)
 {
-	json_t *envs = json_object_get(f, "environments"), *e;
-	size_t i;
-
 	printf("%sPython environments%s\n", cli_col(cli, CLI_BOLD), cli_col(cli, CLI_RESET));
-	if (!json_array_size(envs))
+	if (!f->nenvs)
 		printf("  none found\n");
-	json_array_foreach(envs, i, e) {
-		json_t *fw, *b;
-		size_t k, m;
-		printf("  %s  Python %s, %zu distributions (%s)\n", or_unknown(s_of(e, "prefix")),
-			or_unknown(ver_of(e, "python")), json_array_size(json_object_get(e, "distributions")),
-			or_unknown(s_of(e, "found_by")));
-		json_array_foreach(json_object_get(e, "frameworks"), k, fw) {
+	for (size_t i = 0; i < f->nenvs; i++) {
+		const gpuenv_facts_env_t *e = &f->envs[i];
+		printf("  %s  Python %s, %zu distributions (%s)\n", or_unknown(e->prefix),
+			or_unknown(e->python.version), e->ndists, or_unknown(e->found_by));
+		for (size_t k = 0; k < e->nframeworks; k++) {
+			const gpuenv_facts_framework_t *fw = &e->frameworks[k];
 			/* "CPU only" only where the package itself decides (torch +cpu,
 			 * plain onnxruntime); jax and jaxlib get CUDA from plugins */
-			const char *kind = or_unknown(s_of(fw, "kind"));
-			bool cpu = !json_is_true(json_object_get(fw, "gpu")) &&
+			const char *kind = or_unknown(fw->kind);
+			bool cpu = fw->gpu != GPUENV_TRI_TRUE &&
 				(strcmp(kind, "torch") == 0 || strcmp(kind, "onnxruntime") == 0);
-			printf("    %s %s%s%s\n", or_unknown(s_of(fw, "dist")), or_unknown(s_of(fw, "version")),
-				s_of(fw, "cuda") ? ", CUDA " : cpu ? ", CPU only" : "",
-				s_of(fw, "cuda") ? s_of(fw, "cuda") : "");
-			json_array_foreach(json_object_get(fw, "binaries"), m, b) {
-				json_t *cc = json_object_get(b, "cuda_code");
-				const char *path = or_unknown(s_of(b, "path"));
+			printf("    %s %s%s%s\n", or_unknown(fw->dist), or_unknown(fw->version),
+				fw->cuda ? ", CUDA " : cpu ? ", CPU only" : "", fw->cuda ? fw->cuda : "");
+			for (size_t m = 0; m < fw->nbinaries; m++) {
+				const gpuenv_facts_binary_t *b = &fw->binaries[m];
+				const char *path = or_unknown(b->path);
 				const char *base = strrchr(path, '/');
-				printf("      %s: %s\n", base ? base + 1 : path,
-					cc ? (s_of(cc, "error") ? s_of(cc, "error") : or_unknown(s_of(cc, "summary"))) : "");
+				const char *code = code_text(b->code_state, b->summary, b->error);
+				printf("      %s: %s\n", base ? base + 1 : path, code ? code : "");
 				human_loads(b);
 			}
 		}
 	}
 }
 
-static void human_warnings(struct cli *cli, json_t *f)
+static void human_warnings(struct cli *cli, const gpuenv_facts_t *f)
 {
-	json_t *w = json_object_get(f, "warnings"), *x;
-	size_t i;
-
-	json_array_foreach(w, i, x) {
-		if (json_is_integer(json_object_get(x, "gpu")))
+	for (size_t i = 0; i < f->nwarnings; i++) {
+		if (f->warnings[i].gpu >= 0)
 			continue; /* shown under its GPU */
-		print_warning(cli, "", or_unknown(s_of(x, "message")), s_of(x, "hint"));
+		print_warning(cli, "", or_unknown(f->warnings[i].message), f->warnings[i].hint);
 	}
 }
 
@@ -253,6 +224,8 @@ static int cli_probe(struct cli *cli, const struct cli_verb *verb, int argc, cha
 	};
 	gpuenv_probe_opts_t po;
 	json_t *facts = NULL;
+	const gpuenv_facts_t *f;
+	gpuenv_arena_t arena;
 	int c, st, r;
 
 	gpuenv_probe_opts_init(&po);
@@ -277,19 +250,27 @@ static int cli_probe(struct cli *cli, const struct cli_verb *verb, int argc, cha
 	if (po.python && po.env_dir)
 		return cli_usage_error(cli, verb, "probe: --python and --env name the same thing; give one");
 	r = gpuenv_probe_facts_json(&cli->ctx, &po, &facts);
-	if (r)
-		return cli_error(cli, CLI_EXIT_CANNOT, "probe: %s", gpuenv_strerror(r));
+	if (r) /* a missing --root, --python or --env: the library's message */
+		return cli_report(cli, CLI_EXIT_CANNOT);
 	if (cli->json)
 		return cli_print_json(cli, facts);
-	human_driver(cli, facts);
-	human_gpus(cli, facts);
-	if (json_object_get(facts, "libraries")) {
-		human_toolkits(cli, facts);
-		human_libraries(cli, facts);
-		human_envs(cli, facts);
-	}
-	human_warnings(cli, facts);
+	/* the text view reads the facts as every verb does (lib/facts) */
+	gpuenv_arena_init(&arena, &cli->ctx, 0);
+	r = gpuenv_facts_decode(&cli->ctx, &arena, facts, NULL, &f);
 	json_decref(facts);
+	if (r) {
+		gpuenv_arena_free(&arena);
+		return cli_report(cli, CLI_EXIT_CANNOT);
+	}
+	human_driver(cli, f);
+	human_gpus(cli, f);
+	if (f->have_libraries) {
+		human_toolkits(cli, f);
+		human_libraries(cli, f);
+		human_envs(cli, f);
+	}
+	human_warnings(cli, f);
+	gpuenv_arena_free(&arena);
 	return CLI_EXIT_OK;
 }
 

@@ -173,6 +173,10 @@ GPUENV_API void *gpuenv_arena_calloc(gpuenv_arena_t *a, size_t n, size_t size);
 GPUENV_API char *gpuenv_arena_strndup(gpuenv_arena_t *a, const char *s,
 	size_t n);
 GPUENV_API gpuenv_str_t gpuenv_arena_str(gpuenv_arena_t *a, gpuenv_str_t s);
+/* printf into the arena: a NUL-terminated slice, or GPUENV_STR_NULL when
+ * out of memory. */
+GPUENV_API gpuenv_str_t gpuenv_arena_printf(gpuenv_arena_t *a, const char *fmt, ...)
+	GPUENV_PRINTF(2, 3);
 GPUENV_API void gpuenv_arena_free(gpuenv_arena_t *a);
 
 /* ---- growable buffers with a cap ---------------------------------------

@@ -45,11 +45,16 @@ typedef struct gpuenv_diag_facts {
 	const char *cudnn; /* the cuDNN version loaded, "9.19.0" */
 } gpuenv_diag_facts_t;
 
-/* Fill facts from `gpuenv probe --json` output (docs/probe-schema.md,
- * schema "gpuenv.facts/1"): the first visible GPU, the driver, the active
- * (else first) environment with torch and its libtorch_cuda.so code, the
- * loaded cuDNN.  Strings are allocated in arena.  GPUENV_EFORMAT for JSON
- * that is not a facts object or has an unknown major schema version. */
+/* The diagnose view of decoded facts (include/gpuenv/facts.h): the first
+ * visible GPU, the driver, the active (else first) environment's torch and
+ * its libtorch_cuda.so code, the first cuDNN.  Strings are borrowed from
+ * facts (unknown facts stay NULL / -1).  Returns 0. */
+struct gpuenv_facts;
+GPUENV_API int gpuenv_diag_facts_from(const struct gpuenv_facts *facts, gpuenv_diag_facts_t *out);
+
+/* gpuenv_facts_parse (the same checks and messages as doctor and
+ * preflight: GPUENV_ESYNTAX, GPUENV_EFORMAT, GPUENV_EUNSUPPORTED, -ENOMEM,
+ * with ctx->err set) and gpuenv_diag_facts_from; strings in arena. */
 GPUENV_API int gpuenv_diag_facts_parse(gpuenv_ctx_t *ctx, const char *json, size_t len,
 	const char *name, gpuenv_arena_t *arena, gpuenv_diag_facts_t *out);
 

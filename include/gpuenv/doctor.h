@@ -27,7 +27,7 @@ extern "C" {
  * these files (gpuenv_kb_load_files mask): */
 #define GPUENV_DOCTOR_KB_FILES                                                        \
 	(GPUENV_KB_FILE(GPUENV_KB_CUDA) | GPUENV_KB_FILE(GPUENV_KB_TORCH) |           \
-		GPUENV_KB_FILE(GPUENV_KB_NGC))
+		GPUENV_KB_FILE(GPUENV_KB_NGC) | GPUENV_KB_FILE(GPUENV_KB_GPUS) | GPUENV_KB_FILE(GPUENV_KB_WHEELS))
 
 /* ---- verdicts ---------------------------------------------------------- */
 

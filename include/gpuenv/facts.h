@@ -213,6 +213,10 @@ typedef struct gpuenv_facts_library {
 	gpuenv_facts_strs_t aliases, where;
 	long long size;
 	gpuenv_facts_ver_t version;
+	/* cuda_code (probe --all-binaries): as a framework binary's */
+	unsigned char code_state;
+	gpuenv_facts_strs_t cubins, ptx;
+	const char *code_summary, *code_error;
 	size_t at; /* its index in the document's array */
 } gpuenv_facts_library_t;
 
@@ -339,6 +343,9 @@ typedef struct gpuenv_target {
 	const gpuenv_target_gpu_t *gpus;
 	const char *driver;	 /* "580.159.04" */
 	const char *driver_cuda; /* the newest CUDA it supports, "13.0" */
+	const char *compat_cuda; /* the CUDA of a forward-compatibility libcuda
+				    (cuda-compat) applications load, newer
+				    than driver_cuda, "13.0" */
 	const char *cuda;	 /* the CUDA the environment's builds use, "12.8" */
 	const char *python;	 /* "3.12.3" (or "3.12") */
 	const char *implementation; /* "cpython" (the default when NULL) */
@@ -358,6 +365,42 @@ typedef struct gpuenv_target {
  * allocated in arena.  0 or -ENOMEM (ctx->err set). */
 GPUENV_API int gpuenv_target_from_facts(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
 	const gpuenv_facts_t *facts, size_t env, gpuenv_target_t *out);
+
+/* ---- views of a target -------------------------------------------------
+ * The structures the resolver's parts take, derived from one target so they
+ * never disagree. */
+struct gpuenv_wheel_target;
+struct gpuenv_marker_env;
+struct gpuenv_kb_target;
+struct gpuenv_kb;
+
+/* The wheel-tag target (include/gpuenv/wheel.h): CPython (or PyPy) of the
+ * target's Python major.minor on its platform: linux with glibc
+ * libc_version (manylinux tags), musl (musllinux), or linux without a known
+ * libc (linux_ARCH only).  GPUENV_ENOTFOUND when the target names no Python
+ * version or no machine, GPUENV_EUNSUPPORTED for an OS other than linux;
+ * ctx->err says which. */
+GPUENV_API int gpuenv_target_wheel(gpuenv_ctx_t *ctx, const gpuenv_target_t *t,
+	struct gpuenv_wheel_target *out);
+
+/* The PEP 508 marker environment (include/gpuenv/pep508.h) of the target:
+ * python_version "3.12", python_full_version / implementation_version
+ * "3.12.3" (the target's version as written), implementation_name, platform_python_implementation,
+ * sys_platform "linux", platform_system "Linux", os_name "posix",
+ * platform_machine, platform_release (the kernel).  Only what the target
+ * knows is set: the other fields keep out's values (start from
+ * gpuenv_marker_env_default, or zeros to leave them unset).  Strings are
+ * borrowed from t or allocated in arena.  0 or -ENOMEM. */
+GPUENV_API int gpuenv_target_marker_env(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
+	const gpuenv_target_t *t, struct gpuenv_marker_env *out);
+
+/* The knowledge base's targets (include/gpuenv/kb.h): one per distinct
+ * compute capability of the visible GPUs (none known: one without), each
+ * with the driver, the CUDA it reports and a forward-compatibility CUDA,
+ * and the KB's GPU of that name when it knows exactly one.  Fills out[0..max)
+ * and returns how many the target has (the first max written). */
+GPUENV_API size_t gpuenv_target_kb(const struct gpuenv_kb *kb, const gpuenv_target_t *t,
+	struct gpuenv_kb_target *out, size_t max);
 
 /* ---- small readers shared by the verbs -------------------------------- */
 

@@ -109,7 +109,10 @@ GPUENV_API int gpuenv_fatbin_list_cuobjdump(const gpuenv_fatbin_t *fb,
 	const char *path, int kind, gpuenv_buf_t *out);
 
 /* The distinct archs of entries of kind, sorted (sm_90 < sm_90a < sm_100 <
- * sm_100f), into out[0..max); returns how many there are (may exceed max). */
+ * sm_100f), into out[0..max); returns how many there are (may exceed max).
+ * Linear in the entries (a bit set over every arch and variant); entries
+ * with a variant other than '\0', 'a' and 'f' (the reader writes no other)
+ * are not counted. */
 typedef struct gpuenv_fatbin_arch {
 	uint16_t arch;
 	char variant;

@@ -1,4 +1,5 @@
-/* gpuenv fs: whole-file reads with a cap, atomic writes, advisory locks. */
+/* gpuenv fs: whole-file reads with a cap, checked opens of files found by a
+ * scan, atomic writes, advisory locks. */
 #ifndef GPUENV_FS_H
 #define GPUENV_FS_H
 
@@ -16,6 +17,48 @@ GPUENV_API int gpuenv_fs_read(gpuenv_ctx_t *ctx, const char *path, size_t max,
 /* Read all of an open descriptor (stdin, a pipe) into buf, up to max bytes. */
 GPUENV_API int gpuenv_fs_read_fd(gpuenv_ctx_t *ctx, int fd, const char *name,
 	size_t max, gpuenv_buf_t *buf);
+
+struct stat;
+
+/* Open, for reading, a file that gpuenv found by itself (a folder listing, a
+ * search path, an ld.so.cache entry, a DT_NEEDED name) rather than one the
+ * user named: only a regular file is accepted, and that is checked before
+ * anything can block (the open is O_NONBLOCK, so a FIFO opens at once and
+ * is refused by the fstat that follows; a file the user names, such as
+ * `--facts <(gpuenv probe --json)`, goes through gpuenv_fs_read and may be
+ * a pipe).  path is relative to dirfd (AT_FDCWD: the current folder) unless
+ * absolute.  Returns the descriptor (O_CLOEXEC; O_NONBLOCK, which a regular
+ * file ignores) with *st filled when st is not NULL; or -errno, -EISDIR for
+ * a folder, GPUENV_EFORMAT ("not a regular file") for a FIFO, socket or
+ * device.  ctx not NULL: the error is recorded there with the path; NULL:
+ * nothing is recorded (in a scan a miss is an ordinary answer). */
+GPUENV_API int gpuenv_fs_open_regular(gpuenv_ctx_t *ctx, int dirfd, const char *path,
+	struct stat *st);
+
+/* Read the beginning of an open file into buf (reset first): at most max
+ * bytes, and no more once stop (e.g. "\n\n", the end of a METADATA header
+ * block; NULL: none) has been read.  Larger files are cut at max: callers
+ * only need their beginning.  buf->data is "" for an empty file.  0 or
+ * -errno / -ENOMEM; nothing is recorded in a context (the callers scan). */
+GPUENV_API int gpuenv_fs_read_head(int fd, size_t max, const char *stop, gpuenv_buf_t *buf);
+
+/* Lexically tidy a path in place: "//", "/./" and "x/../" folded ("/.." is
+ * "/"; a relative path keeps its leading ".."; "" becomes "."). */
+GPUENV_API void gpuenv_fs_tidy_path(char *path);
+
+/* root + path with every symlink of path resolved inside root, as if root
+ * were "/" (chroot-like: an absolute link target starts again at root, ".."
+ * stops at it), into out.  root "" or NULL, or a relative path: root +
+ * path unchanged.  A component that does not exist ends the resolution (the
+ * rest is appended as it is, so an open then fails with ENOENT).  0, or
+ * -ENAMETOOLONG, -ELOOP (more than 40 links). */
+GPUENV_API int gpuenv_fs_resolve_in_root(const char *root, const char *path, char *out,
+	size_t outsz);
+
+/* ctx->root, when set (--root DIR), must be an existing folder: else -ENOENT
+ * or -ENOTDIR, recorded with the path.  Without this check a mistyped root
+ * gives a plausible report of an empty machine. */
+GPUENV_API int gpuenv_fs_check_root(gpuenv_ctx_t *ctx);
 
 /* Write data to path atomically: a temporary file in the same folder, fsync,
  * rename over path, fsync of the folder.  On any failure path is untouched and

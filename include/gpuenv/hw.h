@@ -272,8 +272,6 @@ typedef struct gpuenv_hw_facts {
 	gpuenv_hw_visible_t visible;
 	size_t n_warnings;
 	gpuenv_hw_warning_t *warnings;
-	/* private: capacities of the arrays above */
-	size_t cap_pci, cap_gpus, cap_warnings;
 } gpuenv_hw_facts_t;
 
 /* ---- options -------------------------------------------------------- */
@@ -310,7 +308,8 @@ GPUENV_API int gpuenv_hw_probe_gpus(gpuenv_ctx_t *ctx, const gpuenv_hw_opts_t *o
 	gpuenv_arena_t *arena, gpuenv_hw_facts_t **out);
 
 /* An empty facts object (everything unknown), allocated in arena; NULL on
- * ENOMEM.  For running backends one by one. */
+ * ENOMEM.  For running backends one by one; the backends take facts made
+ * here only (they keep private state behind the public struct). */
 GPUENV_API gpuenv_hw_facts_t *gpuenv_hw_facts_new(gpuenv_arena_t *arena);
 
 /* The backends (see the top of this file).  Each returns 0 or a negative

@@ -539,6 +539,13 @@ GPUENV_API bool gpuenv_kb_code_covers(const gpuenv_kb_sm_t *cubins, size_t ncubi
 GPUENV_API const gpuenv_kb_cuda_arch_list_t *gpuenv_kb_arch_first_cuda(const gpuenv_kb_t *kb,
 	unsigned major, unsigned minor, const gpuenv_kb_toolkit_t **ga);
 
+/* Does the target's driver predate its GPU: older than the GA driver of
+ * the first toolkit that builds for the GPU's architecture (*first gets
+ * that [[arch_list]] row)?  That GA row, or NULL when the driver knows the
+ * GPU or either is unknown. */
+GPUENV_API const gpuenv_kb_toolkit_t *gpuenv_kb_driver_predates_gpu(const gpuenv_kb_t *kb,
+	const struct gpuenv_kb_target *t, const gpuenv_kb_cuda_arch_list_t **first);
+
 /* "sm_50..sm_90" for a list (one element: itself; empty: "none"), into buf. */
 GPUENV_API const char *gpuenv_kb_sms_range(const gpuenv_kb_sm_t *v, size_t n, char *buf,
 	size_t size);

@@ -225,6 +225,11 @@ GPUENV_API int gpuenv_specset_format(const gpuenv_specset_t *set, gpuenv_buf_t *
  * No validation (packaging's canonicalize_name); only ASCII letters are
  * lowered, other bytes are copied. */
 GPUENV_API int gpuenv_name_normalize(gpuenv_str_t name, gpuenv_buf_t *out);
+/* The same into out[0..outsz), NUL-terminated; returns its length, or
+ * SIZE_MAX when it does not fit (it is never longer than name: outsz =
+ * name.len + 1 always fits).  The one normalization of the tree: no module
+ * keeps its own. */
+GPUENV_API size_t gpuenv_name_normalize_to(gpuenv_str_t name, char *out, size_t outsz);
 /* A valid distribution name per the core metadata spec. */
 GPUENV_API bool gpuenv_name_is_valid(gpuenv_str_t name);
 /* Already in normalized form: a valid name equal to its normalization

@@ -4,7 +4,8 @@
  * The probe runs the backends (include/gpuenv/hw.h for the driver and GPUs,
  * include/gpuenv/stack.h for toolkits, libraries, the loader and Python
  * environments, include/gpuenv/fatbin.h for the CUDA code in binaries) and
- * turns their structs into one JSON object.  Later verbs (doctor, preflight,
+ * turns their structs into one JSON object (the writers of each part are in
+ * include/gpuenv/facts_write.h).  Later verbs (doctor, preflight,
  * labels) read only that object, so a snapshot from another node
  * (`--facts FILE`) is judged exactly like this machine. */
 #ifndef GPUENV_PROBE_H
@@ -46,28 +47,6 @@ GPUENV_API void gpuenv_probe_opts_init(gpuenv_probe_opts_t *opts);
  * an error. */
 GPUENV_API int gpuenv_probe_facts_json(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts,
 	json_t **out);
-
-/* The driver/GPU part of the facts, for callers that ran the hw backends
- * themselves: fills "driver", "cuda_visible_devices", "pci", "gpus", "jetson"
- * and appends to "warnings" in obj. */
-GPUENV_API int gpuenv_probe_hw_json(const gpuenv_hw_facts_t *f, json_t *obj);
-
-/* JSON of the software-stack structs (include/gpuenv/stack.h); new
- * references, NULL when out of memory. */
-struct gpuenv_toolkit;
-struct gpuenv_libcopy;
-struct gpuenv_ld_resolution;
-struct gpuenv_pyenv;
-struct gpuenv_ldcache;
-struct gpuenv_stack;
-GPUENV_API json_t *gpuenv_stack_toolkit_json(const struct gpuenv_toolkit *tk);
-GPUENV_API json_t *gpuenv_stack_libcopy_json(const struct gpuenv_libcopy *c);
-GPUENV_API json_t *gpuenv_stack_resolution_json(const struct gpuenv_ld_resolution *r);
-GPUENV_API json_t *gpuenv_stack_pyenv_json(const struct gpuenv_pyenv *env);
-GPUENV_API json_t *gpuenv_stack_ldcache_json(const struct gpuenv_ldcache *c, bool entries);
-GPUENV_API json_t *gpuenv_stack_json(const struct gpuenv_stack *st);
-/* Names of the GPUENV_LIBLOC_* bits, in bit order (6 of them). */
-GPUENV_API extern const char *const gpuenv_stack_where_names[];
 
 #ifdef __cplusplus
 }

@@ -7,9 +7,9 @@
  * with memmem, so a long log costs a few substring scans per line.
  */
 #include "gpuenv/diagnose.h"
+#include "gpuenv/facts.h"
 
 #include <errno.h>
-#include <jansson.h>
 #include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -399,7 +399,14 @@ static const char *afmt(gpuenv_arena_t *a, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		return NULL;
-	return gpuenv_arena_strndup(a, buf, strlen(buf));
+	{
+		/* NULL also for an unknown fact: memory running out is told
+		 * apart through ctx->err (record() checks it) */
+		const char *s = gpuenv_arena_strndup(a, buf, strlen(buf));
+		if (!s)
+			gpuenv_oom(a->ctx, NULL);
+		return s;
+	}
 }
 
 static bool facts_cc(const gpuenv_diag_facts_t *f)
@@ -504,7 +511,11 @@ const char *gpuenv_diag_torch_pick(gpuenv_diag_t *d, const gpuenv_diag_facts_t *
 	req.n_targets = 1;
 	req.current = f->torch;
 	req.allow_driver_upgrade = true;
-	if (gpuenv_kb_torch_pick(d->kb, &req, a, &pk) || !pk.variant)
+	if (gpuenv_kb_torch_pick(d->kb, &req, a, &pk) != 0) {
+		gpuenv_oom(d->ctx, NULL); /* its only failure */
+		return NULL;
+	}
+	if (!pk.variant)
 		return NULL;
 	if (pk.driver_upgrade) {
 		char after[128];
@@ -666,6 +677,9 @@ static const char *filter(gpuenv_diag_t *d, gpuenv_str_t name, gpuenv_str_t val,
 	return NULL;
 }
 
+/* What expand's *missing says when memory ran out (compared by address). */
+static const char expand_nomem[] = "out of memory";
+
 /* Fill a template.  lenient: a placeholder that cannot be filled becomes
  * "?" instead of failing the whole text. */
 static const char *expand(gpuenv_diag_t *d, const char *tmpl, size_t len, const gpuenv_str_t *caps,
@@ -674,7 +688,7 @@ static const char *expand(gpuenv_diag_t *d, const char *tmpl, size_t len, const 
 {
 	gpuenv_buf_t b;
 	const char *out = NULL;
-	static const char *const nomem = "out of memory";
+	const char *const nomem = expand_nomem;
 
 	*missing = NULL;
 	gpuenv_buf_init(&b, d->ctx, 64 * 1024);
@@ -774,12 +788,19 @@ static int record(gpuenv_diag_t *d, const struct sig *s, gpuenv_diag_hit_t *h, u
 		h->fix = expand(d, row->fix_facts.ptr, row->fix_facts.len, c, ncaps, facts, a, false,
 			&miss);
 		h->concrete = h->fix != NULL;
+		/* a fact that is unknown falls back to the log's fix; memory
+		 * running out does not */
+		if (!h->fix && miss == expand_nomem)
+			return -ENOMEM;
 	}
-	if (!h->fix && row->fix_log.ptr)
+	if (!h->fix && row->fix_log.ptr) {
 		h->fix = expand(d, row->fix_log.ptr, row->fix_log.len, c, ncaps, NULL, a, false, &miss);
+		if (!h->fix && miss == expand_nomem)
+			return -ENOMEM;
+	}
 	if (!h->fix)
 		h->fix = expand(d, row->fix.ptr, row->fix.len, c, ncaps, NULL, a, true, &miss);
-	if (!h->cause || !h->fix)
+	if (!h->cause || !h->fix || d->ctx->err.code == -ENOMEM)
 		return -ENOMEM;
 	return 0;
 }
@@ -795,6 +816,8 @@ int gpuenv_diag_scan(gpuenv_diag_t *d, const char *log, size_t len,
 	int r = 0;
 
 	memset(out, 0, sizeof(*out));
+	/* record() tells memory running out from an unknown fact by ctx->err */
+	gpuenv_error_clear(d->ctx);
 	hits = gpuenv_arena_calloc(arena, d->nsigs ? d->nsigs : 1, sizeof(*hits));
 	slot = gpuenv_calloc(d->ctx, d->nsigs ? d->nsigs : 1, sizeof(*slot));
 	scratch = gpuenv_alloc(d->ctx, GPUENV_DIAG_MAX_LINE + 1);
@@ -853,149 +876,80 @@ done:
 
 /* ---- facts from `gpuenv probe --json` --------------------------------------------------- */
 
-static const char *jstr(json_t *o, const char *key, gpuenv_arena_t *a)
+int gpuenv_diag_facts_from(const gpuenv_facts_t *fa, gpuenv_diag_facts_t *f)
 {
-	json_t *v = json_object_get(o, key);
-	const char *s = json_is_string(v) ? json_string_value(v) : NULL;
+	size_t ei = gpuenv_facts_active_env(fa);
+	const gpuenv_facts_framework_t *torch = NULL;
 
-	return s ? gpuenv_arena_strndup(a, s, strlen(s)) : NULL;
-}
-
-static const char *const *jstrs(json_t *arr, size_t *n, gpuenv_arena_t *a)
-{
-	size_t m = json_is_array(arr) ? json_array_size(arr) : 0, k = 0;
-	const char **v;
-
-	*n = 0;
-	if (!m)
-		return NULL;
-	v = gpuenv_arena_calloc(a, m, sizeof(*v));
-	if (!v)
-		return NULL;
-	for (size_t i = 0; i < m; i++) {
-		json_t *e = json_array_get(arr, i);
-		if (json_is_string(e))
-			v[k] = gpuenv_arena_strndup(a, json_string_value(e), strlen(json_string_value(e)));
-		if (json_is_string(e) && v[k])
-			k++;
+	memset(f, 0, sizeof(*f));
+	f->cc_major = f->cc_minor = -1;
+	for (size_t i = 0; i < fa->ngpus; i++) {
+		const gpuenv_facts_gpu_t *g = &fa->gpus[i];
+		int maj, min;
+		if (g->visible == GPUENV_TRI_FALSE)
+			continue;
+		f->gpu_count++;
+		if (f->gpu)
+			continue;
+		f->gpu = g->name;
+		if (gpuenv_facts_cc(g->compute_capability, &maj, &min)) {
+			f->cc_major = maj;
+			f->cc_minor = min;
+		}
+		if (g->memory_total > 0)
+			f->gpu_mem = (uint64_t)g->memory_total;
 	}
-	*n = k;
-	return v;
-}
-
-static void facts_torch(json_t *root, gpuenv_diag_facts_t *f, gpuenv_arena_t *a)
-{
-	json_t *envs = json_object_get(root, "environments");
-	json_t *pickfw = NULL;
-
+	f->driver = fa->driver.version;
+	f->driver_cuda = fa->driver.cuda_version;
+	f->kernel_module = fa->driver.kernel_module;
+	if (fa->cvd.set == GPUENV_TRI_TRUE)
+		f->cuda_visible_devices = fa->cvd.value;
 	/* the active environment's torch, else the first torch found */
-	for (size_t i = 0; json_is_array(envs) && i < json_array_size(envs); i++) {
-		json_t *e = json_array_get(envs, i), *fws = json_object_get(e, "frameworks");
-		for (size_t j = 0; json_is_array(fws) && j < json_array_size(fws); j++) {
-			json_t *fw = json_array_get(fws, j), *nm = json_object_get(fw, "dist");
-			if (!json_is_string(nm)) /* older snapshots named it "name" */
-				nm = json_object_get(fw, "name");
-			if (!json_is_string(nm) || strcmp(json_string_value(nm), "torch"))
+	for (size_t i = 0; i < fa->nenvs; i++)
+		for (size_t j = 0; j < fa->envs[i].nframeworks; j++) {
+			const gpuenv_facts_framework_t *fw = &fa->envs[i].frameworks[j];
+			if (!fw->dist || strcmp(fw->dist, "torch") != 0)
 				continue;
-			if (!pickfw || json_is_true(json_object_get(e, "active")))
-				pickfw = fw;
+			if (!torch || i == ei)
+				torch = fw;
+		}
+	if (torch) {
+		f->torch = torch->version;
+		f->torch_cuda = torch->cuda;
+		for (size_t i = 0; i < torch->nbinaries; i++) {
+			const gpuenv_facts_binary_t *b = &torch->binaries[i];
+			/* libtorch_cuda.so holds torch's own kernels */
+			if (!b->path || !strstr(b->path, "libtorch_cuda.so"))
+				continue;
+			if (b->code_state == GPUENV_FACT_SET) {
+				f->torch_cubins = b->cubins.items;
+				f->n_torch_cubins = b->cubins.n;
+				f->torch_ptx = b->ptx.items;
+				f->n_torch_ptx = b->ptx.n;
+				f->torch_code = f->n_torch_cubins || f->n_torch_ptx;
+			}
+			break;
 		}
 	}
-	if (!pickfw)
-		return;
-	f->torch = jstr(pickfw, "version", a);
-	f->torch_cuda = jstr(pickfw, "cuda", a);
-	json_t *bins = json_object_get(pickfw, "binaries");
-	for (size_t i = 0; json_is_array(bins) && i < json_array_size(bins); i++) {
-		json_t *b = json_array_get(bins, i), *p = json_object_get(b, "path");
-		const char *path = json_is_string(p) ? json_string_value(p) : "";
-		size_t pl = strlen(path);
-		/* libtorch_cuda.so holds torch's own kernels */
-		if (pl < 17 || strcmp(path + pl - 17, "libtorch_cuda.so") != 0)
-			if (!strstr(path, "libtorch_cuda.so"))
-				continue;
-		/* the probe writes the CUDA code under "cuda_code" */
-		json_t *code = json_object_get(b, "cuda_code");
-		if (!json_is_object(code))
-			code = b;
-		f->torch_cubins = jstrs(json_object_get(code, "cubins"), &f->n_torch_cubins, a);
-		f->torch_ptx = jstrs(json_object_get(code, "ptx"), &f->n_torch_ptx, a);
-		f->torch_code = f->n_torch_cubins || f->n_torch_ptx;
-		break;
+	for (size_t i = 0; i < fa->nlibraries; i++) {
+		const gpuenv_facts_library_t *l = &fa->libraries[i];
+		if (l->family && strcmp(l->family, "cudnn") == 0) {
+			f->cudnn = l->version.version;
+			break;
+		}
 	}
+	return 0;
 }
 
 int gpuenv_diag_facts_parse(gpuenv_ctx_t *ctx, const char *text, size_t len, const char *name,
 	gpuenv_arena_t *a, gpuenv_diag_facts_t *f)
 {
-	json_error_t je;
-	json_t *root, *v, *gpus, *drv;
+	const gpuenv_facts_t *fa;
+	int rc;
 
 	memset(f, 0, sizeof(*f));
 	f->cc_major = f->cc_minor = -1;
-	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-	if (!root)
-		return gpuenv_fail(ctx, GPUENV_ESYNTAX, name, (unsigned)(je.line > 0 ? je.line : 0),
-			(unsigned)(je.column > 0 ? je.column : 0), "%s", je.text);
-	v = json_object_get(root, "schema");
-	if (!json_is_object(root) || !json_is_string(v) ||
-		strncmp(json_string_value(v), "gpuenv.facts/", 13) != 0) {
-		json_decref(root);
-		gpuenv_fail(ctx, GPUENV_EFORMAT, name, 0, 0, "not gpuenv probe facts (no \"schema\": \"gpuenv.facts/1\")");
-		return gpuenv_hint(ctx, "write them with `gpuenv probe --json > facts.json`");
-	}
-	if (strcmp(json_string_value(v), "gpuenv.facts/1") != 0 &&
-		strncmp(json_string_value(v), "gpuenv.facts/1.", 15) != 0) {
-		gpuenv_fail(ctx, GPUENV_EFORMAT, name, 0, 0, "facts schema '%s' is newer than this gpuenv reads (gpuenv.facts/1)",
-			json_string_value(v));
-		json_decref(root);
-		return ctx->err.code;
-	}
-	gpus = json_object_get(root, "gpus");
-	for (size_t i = 0; json_is_array(gpus) && i < json_array_size(gpus); i++) {
-		json_t *g = json_array_get(gpus, i), *vis = json_object_get(g, "visible");
-		const char *cc;
-		if (json_is_false(vis))
-			continue;
-		f->gpu_count++;
-		if (f->gpu)
-			continue;
-		f->gpu = jstr(g, "name", a);
-		cc = jstr(g, "compute_capability", a);
-		if (cc) {
-			gpuenv_kb_ver_t ccv;
-			if (gpuenv_kb_ver_parse(gpuenv_str(cc), &ccv) && ccv.n == 2 && ccv.part[0] < 100 &&
-				ccv.part[1] < 10) {
-				f->cc_major = (int)ccv.part[0];
-				f->cc_minor = (int)ccv.part[1];
-			}
-		}
-		v = json_object_get(g, "memory_total");
-		if (json_is_integer(v) && json_integer_value(v) > 0)
-			f->gpu_mem = (uint64_t)json_integer_value(v);
-	}
-	drv = json_object_get(root, "driver");
-	if (json_is_object(drv)) {
-		f->driver = jstr(drv, "version", a);
-		f->driver_cuda = jstr(drv, "cuda_version", a);
-		f->kernel_module = jstr(drv, "kernel_module", a);
-	}
-	v = json_object_get(root, "cuda_visible_devices");
-	if (json_is_object(v) && json_is_true(json_object_get(v, "set")))
-		f->cuda_visible_devices = jstr(v, "value", a);
-	facts_torch(root, f, a);
-	v = json_object_get(root, "libraries");
-	for (size_t i = 0; json_is_array(v) && i < json_array_size(v); i++) {
-		json_t *l = json_array_get(v, i), *nm = json_object_get(l, "family");
-		if (!json_is_string(nm))
-			nm = json_object_get(l, "name");
-		if (json_is_string(nm) && strcmp(json_string_value(nm), "cudnn") == 0) {
-			/* "version": {"version": "9.19.0.56", "source": ...} in the probe */
-			json_t *ver = json_object_get(l, "version");
-			f->cudnn = json_is_object(ver) ? jstr(ver, "version", a) : jstr(l, "version", a);
-			break;
-		}
-	}
-	json_decref(root);
-	return 0;
+	if ((rc = gpuenv_facts_parse(ctx, a, text, len, name, &fa)) != 0)
+		return rc;
+	return gpuenv_diag_facts_from(fa, f);
 }

@@ -74,7 +74,6 @@ struct denv {
 	size_t ndists;
 	struct ddist *dists;
 	gpuenv_marker_env_t menv;
-	char pyxy[16];
 	/* sonames whose loads were judged (for library-copies) */
 	size_t nloaded;
 	struct dload {
@@ -86,32 +85,13 @@ struct denv {
 	size_t cap_loaded;
 };
 
-/* PEP 503 normalization into a fixed buffer; false when too long. */
+/* PEP 503 normalization (the one in lib/pep) into a fixed buffer; false
+ * when too long or empty. */
 static bool norm_name(const char *s, char *out, size_t outsz)
 {
-	size_t n = 0;
-	bool sep = false;
+	size_t n = s ? gpuenv_name_normalize_to(gpuenv_str(s), out, outsz) : SIZE_MAX;
 
-	if (!s)
-		return false;
-	for (; *s; s++) {
-		char c = *s;
-		if (c == '-' || c == '_' || c == '.') {
-			sep = true;
-			continue;
-		}
-		if (sep && n > 0) {
-			if (n + 1 >= outsz)
-				return false;
-			out[n++] = '-';
-		}
-		sep = false;
-		if (n + 1 >= outsz)
-			return false;
-		out[n++] = c >= 'A' && c <= 'Z' ? (char)(c + 32) : c;
-	}
-	out[n] = '\0';
-	return n > 0;
+	return n != SIZE_MAX && n > 0;
 }
 
 static const struct ddist *find_dist(const struct denv *e, const char *norm)
@@ -126,9 +106,7 @@ static const struct ddist *find_dist(const struct denv *e, const char *norm)
 
 static int env_init(drun_t *r, struct denv *e, const gpuenv_facts_env_t *fe)
 {
-	const gpuenv_facts_host_t *host = &r->facts->host;
 	size_t n = fe->ndists, k;
-	const char *p;
 
 	memset(e, 0, sizeof(*e));
 	e->fe = fe;
@@ -152,29 +130,17 @@ static int env_init(drun_t *r, struct denv *e, const gpuenv_facts_env_t *fe)
 		x->i = d->at;
 		e->ndists++;
 	}
-	/* the marker environment of this interpreter, on this host */
+	/* the marker environment of this interpreter, on this host: a view of
+	 * the target the facts describe (include/gpuenv/facts.h) */
 	gpuenv_marker_env_default(&e->menv);
-	e->menv.sys_platform = "linux";
-	e->menv.platform_system = "Linux";
-	e->menv.os_name = "posix";
-	if (host->machine)
-		e->menv.platform_machine = host->machine;
-	if (host->kernel)
-		e->menv.platform_release = host->kernel;
-	if (e->python && (p = strchr(e->python, '.')) && (p = strchr(p + 1, '.'))) {
-		size_t len = (size_t)(p - e->python);
-		if (len < sizeof(e->pyxy)) {
-			memcpy(e->pyxy, e->python, len);
-			e->pyxy[len] = '\0';
-			e->menv.python_version = e->pyxy;
-			e->menv.python_full_version = e->python;
-			e->menv.implementation_version = e->python;
-		}
-	} else if (e->python && strlen(e->python) < sizeof(e->pyxy)) {
-		memcpy(e->pyxy, e->python, strlen(e->python) + 1);
-		e->menv.python_version = e->pyxy;
-		e->menv.python_full_version = e->python;
-		e->menv.implementation_version = e->python;
+	{
+		gpuenv_target_t t;
+		int rc = gpuenv_target_from_facts(r->ctx, r->arena, r->facts, (size_t)(fe - r->facts->envs),
+			&t);
+		if (!rc)
+			rc = gpuenv_target_marker_env(r->ctx, r->arena, &t, &e->menv);
+		if (rc)
+			return rc;
 	}
 	e->menv.extra = "";
 	return 0;
@@ -267,7 +233,8 @@ static const char *public_version(drun_t *r, const char *v)
 static void rule_cpu_torch(drun_t *r, const struct denv *e, const struct dfw *f)
 {
 	const char *local = f->version ? strchr(f->version, '+') : NULL;
-	const dkb_torch_variant_t *pick;
+	const gpuenv_kb_torch_variant_t *pick;
+	gpuenv_kb_pick_t pk;
 	gpuenv_verdict_t *v;
 
 	if (!fw_is(f, "torch") || !r->gpu_host || f->ff->hip)
@@ -298,15 +265,19 @@ static void rule_cpu_torch(drun_t *r, const struct denv *e, const struct dfw *f)
 	v->message = dr_fmt(r, "%s is a CPU-only build on a machine with %s NVIDIA GPU%s: "
 		"torch.cuda.is_available() is False (\"Torch not compiled with CUDA enabled\")",
 		f->label, r->ngpus ? dr_fmt(r, "%zu", r->ngpus) : "an", r->ngpus == 1 ? "" : "s");
-	pick = dr_pick_torch(r, f->version, true, false, e->python);
-	if (!pick)
-		pick = dr_pick_torch(r, f->version, false, false, e->python);
+	/* the build kb torch, preflight and diagnose would name (gpuenv_kb_torch_pick) */
+	pick = dr_pick_torch(r, f->version, false, e->python, &pk);
 	if (pick) {
-		bool same = dk_same_series(pick->series, f->version);
+		bool same = dr_same_release(pick, f->version);
 		/* the same release: --force-reinstall, or pip keeps the +cpu wheel */
 		v->fix = dr_torch_cmd(r, pick, same ? public_version(r, f->version) : NULL, same);
-		dr_ev_kb(r, v, dr_fmt(r, "kb:torch.toml variant %s %s", pick->series, pick->tag),
-			pick->source, "CUDA %d.%d", CUDA_MAJOR(pick->cuda), CUDA_MINOR(pick->cuda));
+		if (pk.driver_upgrade)
+			v->fix = dr_fmt(r, "upgrade the driver to >= %.*s, then %s",
+				GPUENV_STR_ARG(pk.driver_upgrade->driver_linux.str), v->fix);
+		dr_ev_kb(r, v, dr_fmt(r, "kb:torch.toml variant %.*s %.*s",
+				       GPUENV_STR_ARG(pick->torch.str), GPUENV_STR_ARG(pick->tag)),
+			dr_kb_cite(r, &pick->row, "[[variant]]"), "CUDA %.*s",
+			GPUENV_STR_ARG(pick->cuda.str));
 	} else
 		v->fix = dr_fmt(r, "install a CUDA build of torch: pip install --force-reinstall "
 			"torch==%s --index-url https://download.pytorch.org/whl/cuXYZ (a CUDA version "
@@ -342,8 +313,9 @@ static bool rule_driver(drun_t *r, const struct denv *e, const struct dfw *f)
 		return r->drv_cuda >= f->cuda || r->compat_cuda >= f->cuda;
 	if (r->drv_cuda && r->drv_cuda < f->cuda && r->compat_cuda < f->cuda && fw_is(f, "torch")) {
 		/* another build of the same release that this driver runs */
-		const dkb_torch_variant_t *pick = dr_pick_torch(r, f->version, true, false, e->python);
-		if (pick && pick->cuda < f->cuda)
+		const gpuenv_kb_torch_variant_t *pick = dr_pick_torch(r, f->version, false, e->python,
+			NULL);
+		if (pick && dr_same_release(pick, f->version))
 			alt = dr_torch_cmd(r, pick, public_version(r, f->version), true);
 	}
 	return dr_rule_driver(r, f->cuda, f->label, dr_fmt(r, "%s.cuda", f->fact),
@@ -379,29 +351,36 @@ static const char *gpu_list(drun_t *r, const int *idx, size_t n, int maj, int mi
 static const char *arch_fix(drun_t *r, const struct denv *e, const struct dfw *f, int maj,
 	int min, const dk_cov_t *c)
 {
-	int first = dkb_nvcc_first(r->kb, maj, min);
-	char fc[16];
+	char nb[16];
+	gpuenv_kb_ver_t nv = dr_cuda_ver(f->cuda, nb);
+	const gpuenv_kb_toolkit_t *first = NULL;
 
-	dk_cuda_str(first, fc, sizeof(fc));
+	gpuenv_kb_arch_first_cuda(r->kb, (unsigned)maj, (unsigned)min, &first);
 	if (c->ptx) {
 		/* the PTX would run if the driver could JIT it */
-		const struct dkb_toolkit *tk = dkb_toolkit(r->kb, f->cuda);
+		const gpuenv_kb_toolkit_t *tk = gpuenv_kb_toolkit(r->kb, &nv, 0);
 		if (tk)
-			return dr_fmt(r, "upgrade the driver to >= %s (CUDA %d.%d) so it can JIT the %s PTX",
-				tk->driver, CUDA_MAJOR(f->cuda), CUDA_MINOR(f->cuda), c->ptx);
+			return dr_fmt(r, "upgrade the driver to >= %.*s (CUDA %d.%d) so it can JIT the %s PTX",
+				GPUENV_STR_ARG(tk->driver_linux.str), CUDA_MAJOR(f->cuda),
+				CUDA_MINOR(f->cuda), c->ptx);
 	}
 	if (fw_is(f, "torch")) {
-		const dkb_torch_variant_t *pick = dr_pick_torch(r, f->version, true, true, e->python);
-		if (!pick)
-			pick = dr_pick_torch(r, f->version, false, true, e->python);
+		gpuenv_kb_pick_t pk;
+		const gpuenv_kb_torch_variant_t *pick = dr_pick_torch(r, f->version, true, e->python, &pk);
 		if (pick) {
-			bool same = dk_same_series(pick->series, f->version);
-			return dr_torch_cmd(r, pick, same ? public_version(r, f->version) : NULL, same);
+			bool same = dr_same_release(pick, f->version);
+			const char *cmd = dr_torch_cmd(r, pick, same ? public_version(r, f->version) : NULL,
+				same);
+			return pk.driver_upgrade
+				? dr_fmt(r, "upgrade the driver to >= %.*s, then %s",
+					  GPUENV_STR_ARG(pk.driver_upgrade->driver_linux.str), cmd)
+				: cmd;
 		}
 	}
 	if (first)
-		return dr_fmt(r, "install a build of %s compiled for sm_%d%d (CUDA >= %s), or with PTX "
-			"for an architecture <= sm_%d%d", f->name ? f->name : "it", maj, min, fc, maj, min);
+		return dr_fmt(r, "install a build of %s compiled for sm_%d%d (CUDA >= %.*s), or with PTX "
+			"for an architecture <= sm_%d%d", f->name ? f->name : "it", maj, min,
+			GPUENV_STR_ARG(first->cuda.str), maj, min);
 	return dr_fmt(r, "install a build of %s compiled for sm_%d%d", f->name ? f->name : "it",
 		maj, min);
 }
@@ -439,7 +418,7 @@ static const char *strs_json(drun_t *r, const gpuenv_facts_strs_t *l)
 
 static void judge_binary(drun_t *r, const struct denv *e, const struct dfw *f, bool ptx_ok,
 	const char *bpath, const char *bfact, const char *bsrc, const gpuenv_facts_strs_t *cubins,
-	const gpuenv_facts_strs_t *ptx, const dkb_torch_variant_t *kbv)
+	const gpuenv_facts_strs_t *ptx, const gpuenv_kb_torch_arch_list_t *kbv)
 {
 	int *idx = gpuenv_arena_calloc(r->arena, r->ngpus ? r->ngpus : 1, sizeof(int));
 	bool *done = gpuenv_arena_calloc(r->arena, r->ngpus ? r->ngpus : 1, sizeof(bool));
@@ -464,7 +443,7 @@ static void judge_binary(drun_t *r, const struct denv *e, const struct dfw *f, b
 				idx[n++] = (int)k;
 			}
 		if (kbv)
-			dk_cover_list(kbv->sm, kbv->ptx, g->maj, g->min, ptx_ok, &c);
+			dk_cover_kb(&kbv->sm, &kbv->ptx, g->maj, g->min, ptx_ok, &c);
 		else
 			dk_cover_strs(cubins, ptx, g->maj, g->min, ptx_ok, &c);
 		if (c.how == DK_COV_CUBIN)
@@ -481,15 +460,15 @@ static void judge_binary(drun_t *r, const struct denv *e, const struct dfw *f, b
 				dr_gpu_src(&r->gpus[idx[k]], "compute_capability"), "%d.%d", g->maj,
 				g->min);
 		if (kbv) {
-			const char *sm = "", *px = "";
-			for (const char *const *p = kbv->sm; p && *p; p++)
-				sm = dr_fmt(r, "%s%s%s", sm ? sm : "", p == kbv->sm ? "" : " ", *p);
-			for (const char *const *p = kbv->ptx; p && *p; p++)
-				px = dr_fmt(r, "%s%s%s", px ? px : "", p == kbv->ptx ? "" : " ", *p);
-			dr_ev_kb(r, v, dr_fmt(r, "kb:torch.toml arch_list %s %s sm", kbv->series, kbv->tag),
-				kbv->source, "%s", sm ? sm : "");
-			dr_ev_kb(r, v, dr_fmt(r, "kb:torch.toml arch_list %s %s ptx", kbv->series, kbv->tag),
-				kbv->source, "%s", px && *px ? px : "(none)");
+			char sm[512], px[512];
+			gpuenv_kb_sms_range(kbv->sm.v, kbv->sm.n, sm, sizeof(sm));
+			gpuenv_kb_sms_range(kbv->ptx.v, kbv->ptx.n, px, sizeof(px));
+			dr_ev_kb(r, v, dr_fmt(r, "kb:torch.toml arch_list %.*s %.*s sm",
+					       GPUENV_STR_ARG(kbv->torch.str), GPUENV_STR_ARG(kbv->tag)),
+				dr_kb_cite(r, &kbv->row, "[[arch_list]]"), "%s", sm);
+			dr_ev_kb(r, v, dr_fmt(r, "kb:torch.toml arch_list %.*s %.*s ptx",
+					       GPUENV_STR_ARG(kbv->torch.str), GPUENV_STR_ARG(kbv->tag)),
+				dr_kb_cite(r, &kbv->row, "[[arch_list]]"), "%s", kbv->ptx.n ? px : "(none)");
 		} else {
 			dr_ev(r, v, dr_fmt(r, "%s.cubins", bfact), bsrc, "%s", strs_json(r, cubins));
 			dr_ev(r, v, dr_fmt(r, "%s.ptx", bfact), bsrc, "%s", strs_json(r, ptx));
@@ -497,16 +476,16 @@ static void judge_binary(drun_t *r, const struct denv *e, const struct dfw *f, b
 		if (c.how == DK_COV_PTX) {
 			v->message = dr_fmt(r, "%s has no cubin for %s; the driver JIT-compiles its %s "
 				"PTX at first use (slow start, cached in ~/.nv/ComputeCache)",
-				kbv ? dr_fmt(r, "%s, by the KB's arch list of torch %s %s,", f->label,
-					      kbv->series, kbv->tag)
+				kbv ? dr_fmt(r, "%s, by the KB's arch list of torch %.*s %.*s,", f->label,
+					      GPUENV_STR_ARG(kbv->torch.str), GPUENV_STR_ARG(kbv->tag))
 				    : dr_fmt(r, "%s (%s)", bpath, f->label),
 				gpu_list(r, idx, n, g->maj, g->min), c.by);
 			continue;
 		}
 		v->message = dr_fmt(r, "%s carries %s and %s; %s can run none of them: "
 			"\"no kernel image is available for execution on the device\"%s",
-			kbv ? dr_fmt(r, "%s, by the KB's arch list of torch %s %s,", f->label, kbv->series,
-				      kbv->tag)
+			kbv ? dr_fmt(r, "%s, by the KB's arch list of torch %.*s %.*s,", f->label,
+				      GPUENV_STR_ARG(kbv->torch.str), GPUENV_STR_ARG(kbv->tag))
 			    : dr_fmt(r, "%s (%s)", bpath, f->label),
 			list_text(r, &c),
 			c.nptx == 0 ? "no PTX" : c.ptx ? "PTX the driver cannot JIT" : "no PTX it can use",
@@ -541,11 +520,16 @@ static void rule_arch(drun_t *r, const struct denv *e, const struct dfw *f, bool
 	}
 	if (judged == 0 && unknown == 0 && fw_is(f, "torch") && f->tag) {
 		/* no binary was read: the KB's arch list of that build */
-		const dkb_torch_variant_t *kv = dkb_torch_find(r->kb, f->version, f->tag);
-		if (kv && kv->have_arch)
+		const char *rel = f->version ? dr_fmt(r, "%.*s+%s", (int)strcspn(f->version, "+"),
+							f->version, f->tag) : NULL;
+		const gpuenv_kb_torch_variant_t *kv = rel ? gpuenv_kb_torch_variant(r->kb, gpuenv_str(rel))
+							  : NULL;
+		const gpuenv_kb_torch_arch_list_t *al = kv ? gpuenv_kb_torch_arch(r->kb, kv) : NULL;
+		if (al)
 			judge_binary(r, e, f, ptx_ok,
-				dr_fmt(r, "%s (KB arch list of torch %s %s)", f->label, kv->series, kv->tag),
-				NULL, NULL, NULL, NULL, kv);
+				dr_fmt(r, "%s (KB arch list of torch %.*s %.*s)", f->label,
+					GPUENV_STR_ARG(kv->torch.str), GPUENV_STR_ARG(kv->tag)),
+				NULL, NULL, NULL, NULL, al);
 	}
 }
 
@@ -1429,25 +1413,21 @@ static int no_env(gpuenv_ctx_t *ctx, drun_t *r, const char *want)
 	return gpuenv_hint(ctx, "take the facts with gpuenv probe --env %s --json", shown);
 }
 
-int gpuenv_doctor_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_facts_t *facts,
-	const gpuenv_doctor_opts_t *opts, gpuenv_verdicts_t *out)
+static int doctor_run(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_facts_t *facts,
+	const gpuenv_kb_t *kb, const gpuenv_doctor_opts_t *opts, gpuenv_verdicts_t *out)
 {
 	const char *want = NULL;
-	const dkb_t *kb;
 	drun_t r;
 	size_t judged = 0;
 	int rc;
 
-	memset(out, 0, sizeof(*out));
-	if (!facts)
-		return gpuenv_fail(ctx, -EINVAL, NULL, 0, 0, "doctor: no facts given");
-	if ((rc = dkb_open(ctx, arena, opts ? opts->kb : NULL, &kb)) != 0)
-		return dr_done(ctx, rc);
 	if ((rc = drun_init(&r, ctx, arena, facts, kb, out)) != 0)
 		return dr_done(ctx, rc);
 	if (opts && opts->env && !(want = escaped(ctx, arena, opts->env, 0)))
 		return gpuenv_oom(ctx, "judging the facts");
 	dr_rules_machine(&r);
+	/* a driver older than its GPU runs nothing there (as kb torch and preflight say) */
+	dr_rule_driver_knows_gpus(&r, NULL);
 	for (size_t i = 0; i < facts->nenvs && !r.err; i++) {
 		if (want && !env_matches(facts->envs[i].prefix, want))
 			continue;
@@ -1461,6 +1441,26 @@ int gpuenv_doctor_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_f
 		return no_env(ctx, &r, opts->env);
 	dr_finish(&r);
 	return dr_done(ctx, r.err);
+}
+
+int gpuenv_doctor_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_facts_t *facts,
+	const gpuenv_doctor_opts_t *opts, gpuenv_verdicts_t *out)
+{
+	const gpuenv_kb_t *kb;
+	gpuenv_kb_t *own;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!facts)
+		return gpuenv_fail(ctx, -EINVAL, NULL, 0, 0, "doctor: no facts given");
+	/* the rules read cuda.toml and torch.toml (torch indexes: the pattern
+	 * wheels.toml records, built in) */
+	if ((rc = dr_kb_open(ctx, opts ? opts->kb : NULL,
+		     GPUENV_KB_FILE(GPUENV_KB_CUDA) | GPUENV_KB_FILE(GPUENV_KB_TORCH), &own, &kb)) != 0)
+		return dr_done(ctx, rc);
+	rc = doctor_run(ctx, arena, facts, kb, opts, out);
+	gpuenv_kb_free(own);
+	return rc;
 }
 
 /* ==== JSON ================================================================ */

@@ -1,7 +1,7 @@
 /* Internal to lib/check: what doctor.c and preflight.c share.
  *
- *  - the knowledge-base queries the rules need (doctor_kb.c, over the KB
- *    loader of include/gpuenv/kb.h), as flat tables of C strings;
+ *  - adapters from the facts to the knowledge base's queries (lib/kb,
+ *    include/gpuenv/kb.h), which give every compatibility answer;
  *  - the facts, decoded once by lib/facts (include/gpuenv/facts.h): a wrong
  *    or missing field reads as "unknown" there;
  *  - the verdict builder, and the rules preflight reuses.
@@ -11,102 +11,47 @@
 
 #include "gpuenv/doctor.h"
 #include "gpuenv/facts.h"
+#include "gpuenv/kb.h"
 
 /* ==== knowledge base ===================================================== */
+
+/* Every compatibility answer comes from lib/kb (include/gpuenv/kb.h): the
+ * driver against a CUDA version, which cubin or PTX runs on a GPU, an image
+ * on a host, the torch build to install.  What is here only adapts the
+ * facts to those calls. */
 
 /* CUDA versions are ints as CUDA writes them: 1000*major + 10*minor. */
 #define CUDA_MAJOR(v) ((v) / 1000)
 #define CUDA_MINOR(v) (((v) % 1000) / 10)
 
-struct dkb_toolkit {
-	int cuda, update;
-	const char *driver; /* minimum Linux x86_64 driver */
-	const char *source;
-};
-struct dkb_minor {
-	int major;
-	const char *driver_min, *driver_below;
-	const char *source;
-};
-struct dkb_nvcc {
-	int cuda_min, cuda_max;
-	const char *const *sm; /* NULL-terminated */
-	const char *source;
-};
-typedef struct dkb_torch_variant {
-	const char *series; /* "2.7" */
-	const char *tag;    /* "cu128" */
-	int cuda;
-	bool pypi_default, stable, have_arch;
-	const char *const *sm, *const *ptx; /* NULL-terminated; NULL when unknown */
-	const char *latest; /* newest exact release the KB knows ("2.7.1"), or NULL */
-	const char *python_min, *python_max;
-	const char *source;
-} dkb_torch_variant_t;
-typedef struct dkb_ngc {
-	const char *image, *tag, *release;
-	int cuda;
-	const char *torch;
-	const char *driver_min_branch; /* "R560" or NULL */
-	const char *const *datacenter_drivers; /* NULL-terminated or NULL */
-	const char *cc_min;
-	const char *source;
-} dkb_ngc_t;
-
-typedef struct dkb dkb_t;
-
-/* The KB the rules read, from kb (NULL: the built-in one, loaded here),
- * copied into arena.  0, or the loader's error with ctx->err set. */
-int dkb_open(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const struct gpuenv_kb *kb,
-	const dkb_t **out);
-/* Minimum driver of the GA release of cuda; NULL when unknown. */
-const struct dkb_toolkit *dkb_toolkit(const dkb_t *kb, int cuda);
-/* Minor version compatibility row of a CUDA major; NULL when none. */
-const struct dkb_minor *dkb_minor_compat(const dkb_t *kb, int major);
-/* Newest CUDA whose GA release the driver meets; 0 when unknown. */
-int dkb_driver_max_cuda(const dkb_t *kb, const char *driver, const char **source);
-/* Can nvcc of cuda build cubins for sm_<maj><min>?  1 yes, 0 no, -1 unknown
- * (no arch list for that toolkit).  *row gets the arch list row. */
-int dkb_nvcc_builds(const dkb_t *kb, int cuda, int maj, int min, const struct dkb_nvcc **row);
-/* The first / last CUDA whose nvcc builds for the CC; 0 when none known. */
-int dkb_nvcc_first(const dkb_t *kb, int maj, int min);
-int dkb_nvcc_last(const dkb_t *kb, int maj, int min);
-/* Every torch variant, by series then CUDA (ascending). */
-size_t dkb_torch_variants(const dkb_t *kb, const dkb_torch_variant_t **out);
-/* One variant: series "2.7" (or a full version "2.7.1"), tag "cu128".
- * tag NULL: the PyPI default of the series. */
-const dkb_torch_variant_t *dkb_torch_find(const dkb_t *kb, const char *version, const char *tag);
-/* An NGC image by image name and tag. */
-const dkb_ngc_t *dkb_ngc_find(const dkb_t *kb, const char *image, const char *tag);
+/* The KB the rules read: given (borrowed), else the built-in files of the
+ * load mask files loaded into *own (free it with gpuenv_kb_free): each verb
+ * loads what it asks about.  0 or the loader's error. */
+int dr_kb_open(gpuenv_ctx_t *ctx, const gpuenv_kb_t *given, unsigned files, gpuenv_kb_t **own,
+	const gpuenv_kb_t **out);
+struct drun;
+/* "data/kb/cuda.toml:412 [[toolkit]]: <source>": a row's citation in a
+ * verdict's evidence, in the run's arena (NULL for NULL). */
+const char *dr_kb_cite(struct drun *r, const gpuenv_kb_row_t *row, const char *table);
+/* 12080 as a KB version "12.8" (buf holds its text, 16 bytes). */
+gpuenv_kb_ver_t dr_cuda_ver(int cuda, char *buf);
 
 /* ==== small parsers ====================================================== */
 
-/* "12.8", "12.8.1", "13" -> 12080 / 13000; 0 when not a version. */
+/* "12.8", "12.8.1", "13" -> 12080 / 13000; 0 when not a version.  For
+ * CUDA versions read from facts (a framework's "13" from a package name);
+ * what a person types goes through gpuenv_kb_cuda_parse. */
 int dk_cuda_parse(const char *s);
 /* "12.8" from 12080 into out. */
 void dk_cuda_str(int v, char *out, size_t outsz);
-/* Dotted numeric versions ("580.159.04", "9.19.0", "525"): <0, 0, >0;
- * missing parts count as 0.  ok (may be NULL) false when either does not
- * start with a number. */
+/* Dotted numeric versions ("580.159.04", "9.19.0", "525") by
+ * gpuenv_kb_ver_cmp: <0, 0, >0; ok (may be NULL) false when either is not
+ * one. */
 int dk_vcmp(const char *a, const char *b, bool *ok);
 /* The first number of a dotted version; -1 when none. */
 long dk_vmajor(const char *s);
-/* "9.0" -> 9, 0.  false when malformed. */
-bool dk_cc_parse(const char *s, int *maj, int *min);
 
-/* A CUDA code target: "sm_90", "sm_90a", "sm_100f", "compute_90". */
-typedef struct dk_arch {
-	int maj, min;
-	char suffix; /* 0, 'a' or 'f' */
-	bool ptx;    /* compute_XY */
-} dk_arch_t;
-bool dk_arch_parse(const char *s, dk_arch_t *out);
-/* Does a cubin for a run on a GPU of compute capability maj.min? */
-bool dk_cubin_runs(const dk_arch_t *a, int maj, int min);
-/* Can the driver JIT PTX for a on that GPU (the PTX-version condition apart)? */
-bool dk_ptx_runs(const dk_arch_t *a, int maj, int min);
-
-/* Coverage of a GPU by lists of cubins and PTX (the facts' lists or C lists). */
+/* Coverage of a GPU by a binary's cubins and PTX, by gpuenv_kb_code_covers. */
 enum { DK_COV_NONE = 0, DK_COV_PTX, DK_COV_CUBIN };
 typedef struct dk_cov {
 	int how;	   /* DK_COV_* */
@@ -115,10 +60,12 @@ typedef struct dk_cov {
 			      driver could JIT it; else NULL */
 	size_t ncubins, nptx;
 	const char *lo, *hi; /* lowest / highest cubin (for messages) */
+	char text[4][24];    /* what by, ptx, lo and hi point to (do not copy a dk_cov_t) */
 } dk_cov_t;
+/* The facts' lists (ptx may be NULL) or KB lists. */
 void dk_cover_strs(const gpuenv_facts_strs_t *cubins, const gpuenv_facts_strs_t *ptx, int maj,
 	int min, bool ptx_ok, dk_cov_t *out);
-void dk_cover_list(const char *const *cubins, const char *const *ptx, int maj, int min,
+void dk_cover_kb(const gpuenv_kb_sms_t *cubins, const gpuenv_kb_sms_t *ptx, int maj, int min,
 	bool ptx_ok, dk_cov_t *out);
 
 /* ==== verdicts =========================================================== */
@@ -128,7 +75,11 @@ typedef struct drun {
 	gpuenv_ctx_t *ctx;
 	gpuenv_arena_t *arena;
 	const gpuenv_facts_t *facts;
-	const dkb_t *kb;
+	const gpuenv_kb_t *kb;
+	/* the host as the KB's rules see it: driver version, the CUDA version
+	 * the driver reports, a forward-compatibility libcuda */
+	gpuenv_kb_target_t host;
+	char host_buf[2][16];	/* the text of host.driver_cuda, host.compat_cuda */
 	gpuenv_verdicts_t *out;
 	int err;		/* first error (ENOMEM); rules stop adding */
 	/* derived once */
@@ -164,7 +115,7 @@ typedef struct drun {
 
 /* Derive the shared facts (driver, GPUs, visibility).  0 or -ENOMEM. */
 int drun_init(drun_t *r, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_facts_t *facts,
-	const dkb_t *kb, gpuenv_verdicts_t *out);
+	const gpuenv_kb_t *kb, gpuenv_verdicts_t *out);
 /* The source a GPU's facts name for key ("compute_capability"). */
 const char *dr_gpu_src(const struct dgpu *g, const char *key);
 /* The end of a public entry point: rc, with ctx->err recording it (an
@@ -202,19 +153,22 @@ void dr_rules_machine(drun_t *r);
 bool dr_rule_driver(drun_t *r, int need, const char *what, const char *need_fact,
 	const char *need_src, const char *env, const char *fix_alt, bool ok_info);
 
-/* The torch build to suggest for the GPUs and the driver of this run:
- * the oldest series >= from's (a "2.7" / "2.7.1+cu126" string, NULL = any)
- * that has a variant the driver runs (GA or minor compat) whose KB arch list
- * covers every visible GPU with cubins, newest CUDA first among those; with
- * same_series only that series; unless need_arch, a variant whose arch list
- * the KB lacks when no known one fits.  python: the environment's "3.12.3" or
- * NULL.  NULL when none. */
-const dkb_torch_variant_t *dr_pick_torch(drun_t *r, const char *from, bool same_series,
-	bool need_arch, const char *python);
-/* Is version ("2.7.1+cu128") of series ("2.7")? */
-bool dk_same_series(const char *series, const char *version);
+/* The torch build to suggest for this run: gpuenv_kb_torch_pick for the
+ * visible GPUs (one target per compute capability) and the host's driver,
+ * someone on current ("2.7.1+cpu"; NULL none) with python ("3.12.3" or
+ * NULL).  need_cubin: only builds with a cubin for every GPU.  NULL when
+ * nothing fits; *out (may be NULL) gets the whole pick. */
+const gpuenv_kb_torch_variant_t *dr_pick_torch(drun_t *r, const char *current, bool need_cubin,
+	const char *python, gpuenv_kb_pick_t *out);
+/* Is version ("2.7.1+cu128") of v's release? */
+bool dr_same_release(const gpuenv_kb_torch_variant_t *v, const char *version);
 /* "pip install torch==2.7.1 --index-url https://download.pytorch.org/whl/cu128"
- * (with --force-reinstall when force). */
-const char *dr_torch_cmd(drun_t *r, const dkb_torch_variant_t *v, const char *version, bool force);
+ * (gpuenv_kb_torch_install_cmd; with --force-reinstall when force). */
+const char *dr_torch_cmd(drun_t *r, const gpuenv_kb_torch_variant_t *v, const char *version,
+	bool force);
+/* Does the driver predate the GPU (older than the first toolkit that builds
+ * for it)?  Adds driver-predates-gpu (error) for each such compute
+ * capability; the same rule gpuenv_kb_torch_check applies. */
+void dr_rule_driver_knows_gpus(drun_t *r, const char *what);
 
 #endif

@@ -8,6 +8,45 @@
 #include "doctor_int.h"
 #include "gpuenv/kb.h"
 
+/* ==== the knowledge base ================================================= */
+
+int dr_kb_open(gpuenv_ctx_t *ctx, const gpuenv_kb_t *given, unsigned files, gpuenv_kb_t **own,
+	const gpuenv_kb_t **out)
+{
+	int r;
+
+	*own = NULL;
+	*out = given;
+	if (given)
+		return 0;
+	if ((r = gpuenv_kb_load_files(ctx, NULL, files, own)) != 0)
+		return r;
+	*out = *own;
+	return 0;
+}
+
+const char *dr_kb_cite(drun_t *r, const gpuenv_kb_row_t *row, const char *table)
+{
+	char where[64];
+
+	if (!row)
+		return NULL;
+	return dr_fmt(r, "data/kb/%s %s: %.*s", gpuenv_kb_row_where(row, where, sizeof(where)), table,
+		GPUENV_STR_ARG(row->source));
+}
+
+gpuenv_kb_ver_t dr_cuda_ver(int cuda, char *buf)
+{
+	gpuenv_kb_ver_t v;
+
+	memset(&v, 0, sizeof(v));
+	if (cuda <= 0)
+		return v;
+	dk_cuda_str(cuda, buf, 16);
+	gpuenv_kb_ver_parse(gpuenv_str(buf), &v);
+	return v;
+}
+
 /* ==== small parsers ====================================================== */
 
 static bool isdig(char c)
@@ -15,43 +54,29 @@ static bool isdig(char c)
 	return c >= '0' && c <= '9';
 }
 
-/* A decimal number of at most 9 digits at *p; advances *p. */
-static bool num(const char **p, long *out)
+/* The leading dotted number of s ("9.19.0.56", "580.65.06", "2.7.1+cu128"
+ * -> "2.7.1"; at most 4 parts) as a KB version. */
+static bool lead_ver(const char *s, gpuenv_kb_ver_t *v)
 {
-	long v = 0;
-	int n = 0;
+	size_t n = 0, parts = 1;
 
-	while (isdig(**p)) {
-		if (++n > 9)
-			return false;
-		v = v * 10 + (**p - '0');
-		(*p)++;
-	}
-	*out = v;
-	return n > 0;
+	if (!s || !isdig(*s))
+		return false;
+	while (isdig(s[n]) || (s[n] == '.' && isdig(s[n + 1]) && ++parts <= 4))
+		n++;
+	return gpuenv_kb_ver_parse(gpuenv_str_n(s, n), v);
 }
 
 int dk_cuda_parse(const char *s)
 {
-	long maj, min = 0;
+	gpuenv_kb_ver_t v;
 
-	if (!s || !num(&s, &maj) || maj <= 0 || maj > 99)
+	/* the KB's version parser; a bare major ("13", from a package name)
+	 * is that major's .0, a third part (12.8.1) the update */
+	if (!s || !gpuenv_kb_ver_parse(gpuenv_str(s), &v) || v.n > 3 || v.part[0] == 0 ||
+		v.part[0] > 99 || (v.n > 1 && v.part[1] > 9))
 		return 0;
-	if (*s == '.') {
-		s++;
-		if (!num(&s, &min) || min > 9)
-			return 0;
-		/* a third part (12.8.1) is the update: ignored */
-		if (*s == '.') {
-			long upd;
-			s++;
-			if (!num(&s, &upd))
-				return 0;
-		}
-	}
-	if (*s)
-		return 0;
-	return (int)(maj * 1000 + min * 10);
+	return (int)(v.part[0] * 1000 + (v.n > 1 ? v.part[1] : 0) * 10);
 }
 
 void dk_cuda_str(int v, char *out, size_t outsz)
@@ -61,205 +86,93 @@ void dk_cuda_str(int v, char *out, size_t outsz)
 
 int dk_vcmp(const char *a, const char *b, bool *ok)
 {
-	long x, y;
-	bool ax = true, bx = true;
+	gpuenv_kb_ver_t x, y;
+	bool good = lead_ver(a, &x) && lead_ver(b, &y);
 
 	if (ok)
-		*ok = false;
-	if (!a || !b || !isdig(*a) || !isdig(*b))
-		return 0;
-	if (ok)
-		*ok = true;
-	for (int i = 0; i < 8; i++) {
-		x = y = 0;
-		if (ax && isdig(*a))
-			ax = num(&a, &x);
-		else
-			ax = false;
-		if (bx && isdig(*b))
-			bx = num(&b, &y);
-		else
-			bx = false;
-		if (x != y)
-			return x < y ? -1 : 1;
-		if (ax && *a == '.' && isdig(a[1]))
-			a++;
-		else
-			ax = false;
-		if (bx && *b == '.' && isdig(b[1]))
-			b++;
-		else
-			bx = false;
-		if (!ax && !bx)
-			break;
-	}
-	return 0;
+		*ok = good;
+	return good ? gpuenv_kb_ver_cmp(&x, &y) : 0;
 }
 
 long dk_vmajor(const char *s)
 {
-	long v;
+	gpuenv_kb_ver_t v;
 
-	if (!s || !num(&s, &v))
-		return -1;
-	return v;
+	return lead_ver(s, &v) ? (long)v.part[0] : -1;
 }
 
-bool dk_cc_parse(const char *s, int *maj, int *min)
+/* ---- coverage: gpuenv_kb_code_covers over the lists as given ------------- */
+
+/* a target's text, NUL-terminated, in one of out's buffers */
+static const char *sm_text(dk_cov_t *out, int slot, gpuenv_str_t s)
 {
-	long a, b;
-
-	if (!s || !num(&s, &a) || *s != '.')
-		return false;
-	s++;
-	if (!num(&s, &b) || *s || a > 99 || b > 9)
-		return false;
-	*maj = (int)a;
-	*min = (int)b;
-	return true;
+	snprintf(out->text[slot], sizeof(out->text[slot]), "%.*s", GPUENV_STR_ARG(s));
+	return out->text[slot];
 }
 
-bool dk_arch_parse(const char *s, dk_arch_t *out)
+static int sm_order(const gpuenv_kb_sm_t *a, const gpuenv_kb_sm_t *b)
 {
-	long n;
-
-	if (!s)
-		return false;
-	memset(out, 0, sizeof(*out));
-	if (strncmp(s, "sm_", 3) == 0)
-		s += 3;
-	else if (strncmp(s, "compute_", 8) == 0) {
-		s += 8;
-		out->ptx = true;
-	} else
-		return false;
-	if (!num(&s, &n) || n < 10 || n > 999)
-		return false;
-	if (*s == 'a' || *s == 'f')
-		out->suffix = *s++;
-	if (*s)
-		return false;
-	out->maj = (int)(n / 10);
-	out->min = (int)(n % 10);
-	return true;
+	return a->major != b->major ? (a->major < b->major ? -1 : 1)
+	       : a->minor != b->minor ? (a->minor < b->minor ? -1 : 1)
+				      : 0;
 }
 
-/* The rule itself is the KB's (gpuenv_kb_sm_runs_on, rules
- * cubin-binary-compat, ptx-jit and arch-specific-targets of cuda.toml). */
-static bool runs(const dk_arch_t *a, bool ptx, int maj, int min)
-{
-	gpuenv_kb_sm_t sm = { .major = (uint8_t)a->maj, .minor = (uint8_t)a->min,
-		.variant = a->suffix };
-
-	if (maj < 0 || min < 0)
-		return false;
-	return gpuenv_kb_sm_runs_on(&sm, ptx, (unsigned)maj, (unsigned)min);
-}
-
-bool dk_cubin_runs(const dk_arch_t *a, int maj, int min)
-{
-	return runs(a, false, maj, min);
-}
-
-bool dk_ptx_runs(const dk_arch_t *a, int maj, int min)
-{
-	return runs(a, true, maj, min);
-}
-
-static int arch_cmp(const dk_arch_t *x, const dk_arch_t *y)
-{
-	if (x->maj != y->maj)
-		return x->maj < y->maj ? -1 : 1;
-	if (x->min != y->min)
-		return x->min < y->min ? -1 : 1;
-	return 0;
-}
-
-typedef const char *(*item_fn)(const void *list, size_t i);
-
-static const char *strs_item(const void *list, size_t i)
-{
-	return ((const gpuenv_facts_strs_t *)list)->items[i];
-}
-
-static const char *c_item(const void *list, size_t i)
-{
-	return ((const char *const *)list)[i];
-}
-
-static void cover(item_fn get, const void *cub, size_t ncub, const void *ptx, size_t nptx,
+static void cover(const gpuenv_kb_sm_t *cub, size_t ncub, const gpuenv_kb_sm_t *ptx, size_t nptx,
 	int maj, int min, bool ptx_ok, dk_cov_t *out)
 {
-	dk_arch_t a, best = { 0 }, lo = { 0 }, hi = { 0 };
-	bool have_best = false;
+	const gpuenv_kb_sm_t *lo = NULL, *hi = NULL;
+	gpuenv_kb_cover_t c;
 
 	memset(out, 0, sizeof(*out));
+	out->ncubins = ncub;
+	out->nptx = nptx;
 	for (size_t i = 0; i < ncub; i++) {
-		const char *s = get(cub, i);
-		if (!dk_arch_parse(s, &a))
-			continue;
-		if (out->ncubins++ == 0 || arch_cmp(&a, &lo) < 0) {
-			lo = a;
-			out->lo = s;
-		}
-		if (out->ncubins == 1 || arch_cmp(&a, &hi) > 0) {
-			hi = a;
-			out->hi = s;
-		}
-		/* the closest cubin that runs: the highest one */
-		if (dk_cubin_runs(&a, maj, min) && (!have_best || arch_cmp(&a, &best) > 0)) {
-			best = a;
-			have_best = true;
-			out->by = s;
-			out->how = DK_COV_CUBIN;
-		}
+		if (!lo || sm_order(&cub[i], lo) < 0)
+			lo = &cub[i];
+		if (!hi || sm_order(&cub[i], hi) > 0)
+			hi = &cub[i];
 	}
-	if (have_best) {
-		for (size_t i = 0; i < nptx; i++)
-			if (dk_arch_parse(get(ptx, i), &a))
-				out->nptx++;
+	out->lo = lo ? sm_text(out, 2, lo->str) : NULL;
+	out->hi = hi ? sm_text(out, 3, hi->str) : NULL;
+	if (maj < 0 || min < 0)
 		return;
-	}
-	for (size_t i = 0; i < nptx; i++) {
-		const char *s = get(ptx, i);
-		if (!dk_arch_parse(s, &a))
-			continue;
-		out->nptx++;
-		a.ptx = true;
-		if (!dk_ptx_runs(&a, maj, min))
-			continue;
-		if (!have_best || arch_cmp(&a, &best) > 0) {
-			best = a;
-			have_best = true;
-			if (ptx_ok) {
-				out->how = DK_COV_PTX;
-				out->by = s;
-			} else
-				out->ptx = s;
-		}
-	}
+	if (!gpuenv_kb_code_covers(cub, ncub, ptx, nptx, (unsigned)maj, (unsigned)min, &c))
+		return;
+	if (!c.via_ptx) {
+		out->how = DK_COV_CUBIN;
+		out->by = sm_text(out, 0, c.by->str);
+	} else if (ptx_ok) {
+		out->how = DK_COV_PTX;
+		out->by = sm_text(out, 0, c.by->str);
+	} else
+		out->ptx = sm_text(out, 1, c.by->str);
 }
+
+#define MAX_CODE 256 /* targets of one binary looked at */
 
 void dk_cover_strs(const gpuenv_facts_strs_t *cubins, const gpuenv_facts_strs_t *ptx, int maj,
 	int min, bool ptx_ok, dk_cov_t *out)
 {
-	cover(strs_item, cubins, cubins ? cubins->n : 0, ptx, ptx ? ptx->n : 0, maj, min, ptx_ok,
-		out);
+	gpuenv_kb_sm_t c[MAX_CODE], p[MAX_CODE];
+	size_t nc = 0, np = 0;
+
+	/* "sm_90a" / "compute_90" as the probe writes them; a capability
+	 * ("9.0") is not a code target */
+	for (size_t i = 0; cubins && i < cubins->n && nc < MAX_CODE; i++) {
+		const char *s = cubins->items[i];
+		nc += s && !strchr(s, '.') && gpuenv_kb_sm_parse(gpuenv_str(s), &c[nc]);
+	}
+	for (size_t i = 0; ptx && i < ptx->n && np < MAX_CODE; i++) {
+		const char *s = ptx->items[i];
+		np += s && !strchr(s, '.') && gpuenv_kb_sm_parse(gpuenv_str(s), &p[np]);
+	}
+	cover(c, nc, p, np, maj, min, ptx_ok, out);
 }
 
-static size_t clist_len(const char *const *l)
-{
-	size_t n = 0;
-
-	while (l && l[n])
-		n++;
-	return n;
-}
-
-void dk_cover_list(const char *const *cubins, const char *const *ptx, int maj, int min,
+void dk_cover_kb(const gpuenv_kb_sms_t *cubins, const gpuenv_kb_sms_t *ptx, int maj, int min,
 	bool ptx_ok, dk_cov_t *out)
 {
-	cover(c_item, cubins, clist_len(cubins), ptx, clist_len(ptx), maj, min, ptx_ok, out);
+	cover(cubins->v, cubins->n, ptx->v, ptx->n, maj, min, ptx_ok, out);
 }
 
 /* ==== verdicts =========================================================== */
@@ -451,7 +364,7 @@ int dr_done(gpuenv_ctx_t *ctx, int rc)
 #define MAX_GPUS 1024
 
 int drun_init(drun_t *r, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_facts_t *facts,
-	const dkb_t *kb, gpuenv_verdicts_t *out)
+	const gpuenv_kb_t *kb, gpuenv_verdicts_t *out)
 {
 	const gpuenv_facts_driver_t *drv = &facts->driver;
 	const gpuenv_facts_cvd_t *cvd = &facts->cvd;
@@ -473,11 +386,21 @@ int drun_init(drun_t *r, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_
 	} else if ((r->drv_cuda = cuda_of(NULL, drv->cuda_version_int)) != 0) {
 		r->drv_cuda_fact = "driver.cuda_version_int";
 		r->drv_cuda_src = drv->cuda_version_source;
-	} else if (r->drv_version) {
-		const char *src = NULL;
-		r->drv_cuda = dkb_driver_max_cuda(kb, r->drv_version, &src);
-		r->drv_cuda_fact = "kb:cuda.toml toolkit (newest CUDA whose GA driver <= driver.version)";
-		r->drv_cuda_src = "kb";
+	}
+	/* the host as the KB's rules see it (lib/kb: gpuenv_kb_driver_runs_cuda) */
+	r->host.has_driver = r->drv_version &&
+		gpuenv_kb_ver_parse(gpuenv_str_n(r->drv_version, strcspn(r->drv_version, " -")),
+			&r->host.driver);
+	if (r->drv_cuda)
+		r->host.driver_cuda = dr_cuda_ver(r->drv_cuda, r->host_buf[0]);
+	else if (r->host.has_driver) {
+		gpuenv_kb_driver_max_t mx;
+		gpuenv_kb_driver_max_cuda(kb, &r->host.driver, &mx);
+		if (mx.ga) {
+			r->drv_cuda = (int)(mx.ga->cuda.part[0] * 1000 + mx.ga->cuda.part[1] * 10);
+			r->drv_cuda_fact = "kb:cuda.toml toolkit (newest CUDA whose driver <= driver.version)";
+			r->drv_cuda_src = "kb";
+		}
 	}
 	/* a libcuda newer than the kernel driver: the forward-compatibility
 	 * package (cuda-compat-X-Y) is what applications load */
@@ -486,6 +409,8 @@ int drun_init(drun_t *r, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_
 		if (c > r->drv_cuda)
 			r->compat_cuda = c;
 	}
+	if (r->compat_cuda)
+		r->host.compat_cuda = dr_cuda_ver(r->compat_cuda, r->host_buf[1]);
 
 	if (n > MAX_GPUS)
 		n = MAX_GPUS;
@@ -771,13 +696,15 @@ bool dr_rule_driver(drun_t *r, int need, const char *what, const char *need_fact
 static bool driver_judge(drun_t *r, int need, const char *what0, const char *need_fact,
 	const char *need_src, const char *env, const char *fix_alt, bool ok_info)
 {
-	char cv[24];
+	char cv[24], nb[16];
 	const char *what;
-	const struct dkb_minor *mc;
-	const struct dkb_toolkit *tk;
+	const gpuenv_kb_minor_compat_t *mc;
+	const gpuenv_kb_toolkit_t *tk;
+	gpuenv_kb_driver_cuda_t dc;
+	gpuenv_kb_ver_t nv = dr_cuda_ver(need, nb);
 	gpuenv_verdict_t *v;
 	char needs[16], has[16], compat[16];
-	bool ok;
+	int mcmajor;
 
 	dk_cuda_str(need, needs, sizeof(needs));
 	dk_cuda_str(r->drv_cuda, has, sizeof(has));
@@ -787,8 +714,11 @@ static bool driver_judge(drun_t *r, int need, const char *what0, const char *nee
 	if (!what)
 		return false;
 	dk_cuda_str(r->compat_cuda, compat, sizeof(compat));
-	tk = dkb_toolkit(r->kb, need);
-	mc = dkb_minor_compat(r->kb, CUDA_MAJOR(need));
+	/* the answer is the KB's (gpuenv_kb_driver_runs_cuda); the rest is words */
+	gpuenv_kb_driver_runs_cuda(r->kb, &r->host, &nv, &dc);
+	tk = dc.ga;
+	mc = dc.mvc;
+	mcmajor = mc ? (int)mc->cuda_major : 0;
 
 #define DRIVER_EVIDENCE(v)                                                                   \
 	do {                                                                                 \
@@ -798,8 +728,16 @@ static bool driver_judge(drun_t *r, int need, const char *what0, const char *nee
 			dr_ev(r, v, r->drv_cuda_fact, r->drv_cuda_src, "%s", has);           \
 		dr_ev(r, v, need_fact, need_src, "%s", needs);                               \
 	} while (0)
+#define TK_EVIDENCE(v)                                                                       \
+	dr_ev_kb(r, v, dr_fmt(r, "kb:cuda.toml toolkit cuda=%s", needs),                     \
+		dr_kb_cite(r, &tk->row, "[[toolkit]]"), "driver >= %.*s",                     \
+		GPUENV_STR_ARG(tk->driver_linux.str))
+#define MC_EVIDENCE(v)                                                                       \
+	dr_ev_kb(r, v, dr_fmt(r, "kb:cuda.toml minor_compat cuda_major=%d", mcmajor),        \
+		dr_kb_cite(r, &mc->row, "[[minor_compat]]"), "driver >= %.*s",                \
+		GPUENV_STR_ARG(mc->driver_min.str))
 
-	if (r->drv_cuda >= need) {
+	if (dc.runs == GPUENV_KB_RUNS_GA) {
 		if (!ok_info)
 			return true;
 		v = dr_verdict(r, "driver-ok", GPUENV_SEV_INFO, "driver",
@@ -812,7 +750,7 @@ static bool driver_judge(drun_t *r, int need, const char *what0, const char *nee
 			r->drv_version ? r->drv_version : "?", has, what0);
 		return true;
 	}
-	if (r->compat_cuda >= need) {
+	if (dc.runs == GPUENV_KB_RUNS_FORWARD_COMPAT) {
 		const char *lcpath = r->facts->driver.libcuda.path;
 		v = dr_verdict(r, "driver-forward-compat", GPUENV_SEV_INFO, "driver",
 			dr_fmt(r, "driver %s", r->drv_version ? r->drv_version : "?"));
@@ -829,26 +767,24 @@ static bool driver_judge(drun_t *r, int need, const char *what0, const char *nee
 			lcpath ? lcpath : "?", compat, what);
 		return true;
 	}
-	if (mc && r->drv_version && dk_vcmp(r->drv_version, mc->driver_min, &ok) >= 0 && ok) {
+	if (dc.runs == GPUENV_KB_RUNS_MINOR_COMPAT) {
 		v = dr_verdict(r, "driver-minor-compat", GPUENV_SEV_INFO, "driver",
 			dr_fmt(r, "driver %s", r->drv_version));
 		if (!v)
 			return false;
 		v->env = env;
 		DRIVER_EVIDENCE(v);
-		dr_ev_kb(r, v, dr_fmt(r, "kb:cuda.toml minor_compat cuda_major=%d", mc->major),
-			mc->source, "driver >= %s", mc->driver_min);
+		MC_EVIDENCE(v);
 		if (tk)
-			dr_ev_kb(r, v, dr_fmt(r, "kb:cuda.toml toolkit cuda=%s", needs), tk->source,
-				"driver >= %s", tk->driver);
+			TK_EVIDENCE(v);
 		v->message = dr_fmt(r, "driver %s supports CUDA <= %s; %s runs through minor "
-			"version compatibility (any driver >= %s runs CUDA %d.x), with its limits: "
+			"version compatibility (any driver >= %.*s runs CUDA %d.x), with its limits: "
 			"the driver cannot JIT PTX built by CUDA %s, and a few newer APIs return "
 			"cudaErrorCallRequiresNewerDriver",
-			r->drv_version, has, what, mc->driver_min, mc->major, needs);
+			r->drv_version, has, what, GPUENV_STR_ARG(mc->driver_min.str), mcmajor, needs);
 		if (tk)
-			v->fix = dr_fmt(r, "for full CUDA %s support, upgrade the driver to >= %s", needs,
-				tk->driver);
+			v->fix = dr_fmt(r, "for full CUDA %s support, upgrade the driver to >= %.*s", needs,
+				GPUENV_STR_ARG(tk->driver_linux.str));
 		return false;
 	}
 	v = dr_verdict(r, "driver-too-old", GPUENV_SEV_ERROR, "driver",
@@ -858,149 +794,142 @@ static bool driver_judge(drun_t *r, int need, const char *what0, const char *nee
 	v->env = env;
 	DRIVER_EVIDENCE(v);
 	if (tk)
-		dr_ev_kb(r, v, dr_fmt(r, "kb:cuda.toml toolkit cuda=%s", needs), tk->source,
-			"driver >= %s", tk->driver);
+		TK_EVIDENCE(v);
 	if (mc)
-		dr_ev_kb(r, v, dr_fmt(r, "kb:cuda.toml minor_compat cuda_major=%d", mc->major),
-			mc->source, "driver >= %s", mc->driver_min);
+		MC_EVIDENCE(v);
 	v->message = dr_fmt(r, "driver %s supports CUDA <= %s, not %s (\"CUDA driver "
 		"version is insufficient for CUDA runtime version\")%s",
 		r->drv_version ? r->drv_version : "?", has, what,
-		mc ? dr_fmt(r, ", and minor version compatibility for CUDA %d.x needs a driver >= %s",
-			   mc->major, mc->driver_min)
+		mc ? dr_fmt(r, ", and minor version compatibility for CUDA %d.x needs a driver >= %.*s",
+			   mcmajor, GPUENV_STR_ARG(mc->driver_min.str))
 		   : "");
 	{
-		const char *up = tk && mc ? dr_fmt(r, "upgrade the driver to >= %s (the CUDA %s driver; "
-						 ">= %s runs any CUDA %d.x through minor version "
-						 "compatibility)", tk->driver, needs,
-					  mc->driver_min, mc->major)
-			: tk ? dr_fmt(r, "upgrade the driver to >= %s (the CUDA %s driver)", tk->driver,
-				      needs)
-			: mc ? dr_fmt(r, "upgrade the driver to >= %s (CUDA %d.x through minor version "
-				      "compatibility)", mc->driver_min, mc->major)
+		const char *up = tk && mc ? dr_fmt(r, "upgrade the driver to >= %.*s (the CUDA %s driver; "
+						 ">= %.*s runs any CUDA %d.x through minor version "
+						 "compatibility)", GPUENV_STR_ARG(tk->driver_linux.str), needs,
+					  GPUENV_STR_ARG(mc->driver_min.str), mcmajor)
+			: tk ? dr_fmt(r, "upgrade the driver to >= %.*s (the CUDA %s driver)",
+				      GPUENV_STR_ARG(tk->driver_linux.str), needs)
+			: mc ? dr_fmt(r, "upgrade the driver to >= %.*s (CUDA %d.x through minor version "
+				      "compatibility)", GPUENV_STR_ARG(mc->driver_min.str), mcmajor)
 			     : dr_fmt(r, "upgrade the driver to one that supports CUDA %s", needs);
 		v->fix = fix_alt ? dr_fmt(r, "%s; or %s", fix_alt, up) : up;
 	}
 	return false;
 #undef DRIVER_EVIDENCE
+#undef TK_EVIDENCE
+#undef MC_EVIDENCE
+}
+
+void dr_rule_driver_knows_gpus(drun_t *r, const char *what)
+{
+	for (size_t i = 0; i < r->ngpus && !r->err; i++) {
+		const struct dgpu *g = &r->gpus[i];
+		const gpuenv_kb_cuda_arch_list_t *first;
+		const gpuenv_kb_toolkit_t *ga;
+		gpuenv_kb_target_t t = r->host;
+		gpuenv_verdict_t *v;
+		bool seen = false;
+
+		if (!g->visible || g->maj < 0)
+			continue;
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = r->gpus[k].visible && r->gpus[k].maj == g->maj && r->gpus[k].min == g->min;
+		if (seen)
+			continue;
+		t.has_cc = true;
+		t.cc_major = (unsigned)g->maj;
+		t.cc_minor = (unsigned)g->min;
+		if (!(ga = gpuenv_kb_driver_predates_gpu(r->kb, &t, &first)))
+			continue;
+		v = dr_verdict(r, "driver-predates-gpu", GPUENV_SEV_ERROR, "gpu", dr_gpu_label(r, g));
+		if (!v)
+			return;
+		v->gpu = (int)g->i;
+		dr_ev(r, v, "driver.version", drv_src(r), "%s", r->drv_version);
+		dr_ev(r, v, dr_fmt(r, "gpus[%zu].compute_capability", g->i),
+			dr_gpu_src(g, "compute_capability"), "%d.%d", g->maj, g->min);
+		dr_ev_kb(r, v, dr_fmt(r, "kb:cuda.toml arch_list sm_%d%d", g->maj, g->min),
+			dr_kb_cite(r, &first->row, "[[arch_list]]"), "first built by CUDA %.*s",
+			GPUENV_STR_ARG(first->cuda_min.str));
+		dr_ev_kb(r, v, dr_fmt(r, "kb:cuda.toml toolkit cuda=%.*s", GPUENV_STR_ARG(first->cuda_min.str)),
+			dr_kb_cite(r, &ga->row, "[[toolkit]]"), "driver >= %.*s",
+			GPUENV_STR_ARG(ga->driver_linux.str));
+		v->message = dr_fmt(r, "driver %s predates sm_%d%d (%s): the oldest toolkit that builds "
+			"for it is CUDA %.*s, which needs driver >= %.*s; %s cannot run there",
+			r->drv_version, g->maj, g->min, dr_gpu_label(r, g),
+			GPUENV_STR_ARG(first->cuda_min.str), GPUENV_STR_ARG(ga->driver_linux.str),
+			what ? what : "no CUDA application");
+		v->fix = dr_fmt(r, "upgrade the driver to >= %.*s", GPUENV_STR_ARG(ga->driver_linux.str));
+	}
 }
 
 /* ==== choosing a torch build ============================================= */
 
-static bool driver_runs(drun_t *r, int cuda)
+const gpuenv_kb_torch_variant_t *dr_pick_torch(drun_t *r, const char *current, bool need_cubin,
+	const char *python, gpuenv_kb_pick_t *out)
 {
-	const struct dkb_minor *mc;
-	bool ok;
+	gpuenv_kb_target_t *ts = gpuenv_arena_calloc(r->arena, r->ngpus ? r->ngpus : 1, sizeof(*ts));
+	gpuenv_kb_pick_req_t req;
+	gpuenv_kb_pick_t pk;
+	size_t nt = 0;
 
-	if (!r->drv_version && !r->drv_cuda)
-		return true; /* nothing to judge by */
-	if (r->drv_cuda >= cuda || r->compat_cuda >= cuda)
-		return true;
-	mc = dkb_minor_compat(r->kb, CUDA_MAJOR(cuda));
-	return mc && r->drv_version && dk_vcmp(r->drv_version, mc->driver_min, &ok) >= 0 && ok;
-}
-
-/* Python "3.12.3" within "3.9".."3.13" (major.minor only). */
-static bool python_ok(const char *py, const char *lo, const char *hi)
-{
-	char mm[16];
-	const char *p = py;
-	size_t n;
-	int dots = 0;
-
-	if (!py || !lo || !hi)
-		return true;
-	while (*p && (isdig(*p) || (*p == '.' && ++dots < 2)))
-		p++;
-	n = (size_t)(p - py);
-	if (n == 0 || n >= sizeof(mm))
-		return true;
-	memcpy(mm, py, n);
-	mm[n] = '\0';
-	return dk_vcmp(mm, lo, NULL) >= 0 && dk_vcmp(mm, hi, NULL) <= 0;
-}
-
-static bool covers_gpus(drun_t *r, const dkb_torch_variant_t *v)
-{
+	if (!ts) {
+		r->err = -ENOMEM;
+		return NULL;
+	}
+	/* one target per compute capability of the visible GPUs */
 	for (size_t i = 0; i < r->ngpus; i++) {
-		dk_cov_t c;
-		if (!r->gpus[i].visible || r->gpus[i].maj < 0)
+		const struct dgpu *g = &r->gpus[i];
+		bool seen = false;
+		if (!g->visible || g->maj < 0)
 			continue;
-		dk_cover_list(v->sm, v->ptx, r->gpus[i].maj, r->gpus[i].min, true, &c);
-		if (c.how != DK_COV_CUBIN)
-			return false;
+		for (size_t k = 0; k < nt && !seen; k++)
+			seen = ts[k].cc_major == (unsigned)g->maj && ts[k].cc_minor == (unsigned)g->min;
+		if (seen)
+			continue;
+		ts[nt] = r->host;
+		ts[nt].has_cc = true;
+		ts[nt].cc_major = (unsigned)g->maj;
+		ts[nt].cc_minor = (unsigned)g->min;
+		nt++;
 	}
-	return true;
+	if (!nt)
+		ts[nt++] = r->host;
+	memset(&req, 0, sizeof(req));
+	req.targets = ts;
+	req.n_targets = nt;
+	req.current = current;
+	req.need_cubin = need_cubin;
+	req.python = python;
+	req.allow_driver_upgrade = true;
+	if (gpuenv_kb_torch_pick(r->kb, &req, r->arena, &pk)) {
+		r->err = -ENOMEM;
+		return NULL;
+	}
+	if (out)
+		*out = pk;
+	return pk.variant;
 }
 
-bool dk_same_series(const char *series, const char *version)
+bool dr_same_release(const gpuenv_kb_torch_variant_t *v, const char *version)
 {
-	size_t n;
+	gpuenv_kb_ver_t x;
 
-	if (!series || !version)
+	if (!v || !version)
 		return false;
-	n = strlen(series);
-	return strncmp(series, version, n) == 0 &&
-		(version[n] == '\0' || version[n] == '.' || version[n] == '+');
+	/* the release of "2.7.1+cu128": its first two parts */
+	if (!gpuenv_kb_ver_parse(gpuenv_str_n(version, strspn(version, "0123456789.")), &x))
+		return false;
+	return x.n >= 2 && x.part[0] == v->torch.part[0] && x.part[1] == v->torch.part[1];
 }
 
-/* "2.7.1+cu128" -> "2.7" (into out). */
-static const char *series_of(const char *v, char *out, size_t outsz)
+const char *dr_torch_cmd(drun_t *r, const gpuenv_kb_torch_variant_t *v, const char *version,
+	bool force)
 {
-	const char *p = v;
-	int dots = 0;
-	size_t n;
+	const char *c = gpuenv_kb_torch_install_cmd(r->kb, v, version, force, r->arena);
 
-	while (*p && (isdig(*p) || (*p == '.' && ++dots < 2)))
-		p++;
-	n = (size_t)(p - v);
-	if (n == 0 || n >= outsz)
-		return NULL;
-	memcpy(out, v, n);
-	out[n] = '\0';
-	return out;
-}
-
-const dkb_torch_variant_t *dr_pick_torch(drun_t *r, const char *from, bool same_series,
-	bool need_arch, const char *python)
-{
-	const dkb_torch_variant_t *all, *best = NULL;
-	size_t n = dkb_torch_variants(r->kb, &all);
-	char sbuf[32];
-	const char *from_series = from ? series_of(from, sbuf, sizeof(sbuf)) : NULL;
-
-	if (from && !from_series)
-		return NULL;
-	/* first only builds whose arch list is known to cover the GPUs; then,
-	 * unless need_arch, builds whose arch list the KB lacks */
-	for (int pass = 0; pass < (need_arch ? 1 : 2) && !best; pass++) {
-		for (size_t i = 0; i < n; i++) {
-			const dkb_torch_variant_t *v = &all[i];
-			int c = from_series ? dk_vcmp(v->series, from_series, NULL) : 0;
-			if (c < 0 || (same_series && c != 0))
-				continue;
-			if (pass == 0 ? !v->have_arch || !covers_gpus(r, v) : v->have_arch)
-				continue;
-			/* the release in use already runs on this Python */
-			if (!driver_runs(r, v->cuda) ||
-				(!same_series && !python_ok(python, v->python_min, v->python_max)))
-				continue;
-			if (!best) {
-				best = v;
-				continue;
-			}
-			c = dk_vcmp(v->series, best->series, NULL);
-			if (c < 0 || (c == 0 && v->cuda > best->cuda))
-				best = v;
-		}
-	}
-	return best;
-}
-
-const char *dr_torch_cmd(drun_t *r, const dkb_torch_variant_t *v, const char *version, bool force)
-{
-	const char *ver = version ? version : v->latest;
-
-	return dr_fmt(r, "pip install %storch==%s%s --index-url https://download.pytorch.org/whl/%s",
-		force ? "--force-reinstall " : "", ver ? ver : v->series, ver ? "" : ".*", v->tag);
+	if (!c)
+		r->err = -ENOMEM;
+	return c;
 }

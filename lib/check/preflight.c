@@ -6,52 +6,6 @@
 
 #include "doctor_int.h"
 
-/* "2.7.0+cu128" -> version "2.7.0", tag "cu128" (tag NULL without '+'). */
-static bool split_torch(drun_t *r, const char *s, const char **ver, const char **tag)
-{
-	const char *plus = strchr(s, '+');
-
-	if (dk_vmajor(s) < 0)
-		return false;
-	*ver = plus ? dr_fmt(r, "%.*s", (int)(plus - s), s) : s;
-	*tag = plus ? plus + 1 : NULL;
-	return *ver != NULL && (!plus || plus[1]);
-}
-
-/* "nvcr.io/nvidia/pytorch:25.01-py3" -> image, tag; the tag separator is the
- * last ':' after the last '/' (a registry may carry a port). */
-static bool split_image(drun_t *r, const char *s, const char **image, const char **tag)
-{
-	const char *slash = strrchr(s, '/');
-	const char *colon = strrchr(slash ? slash : s, ':');
-
-	if (!colon || colon == s || !colon[1])
-		return false;
-	*image = dr_fmt(r, "%.*s", (int)(colon - s), s);
-	*tag = colon + 1;
-	return *image != NULL;
-}
-
-static bool is_cuda_image(const char *image)
-{
-	return strcmp(image, "nvidia/cuda") == 0 || strcmp(image, "docker.io/nvidia/cuda") == 0 ||
-		strcmp(image, "nvcr.io/nvidia/cuda") == 0;
-}
-
-/* nvidia/cuda tags: "12.4.1-runtime-ubuntu22.04" -> 12040. */
-static int cuda_image_version(const char *tag)
-{
-	char v[16];
-	size_t n = 0;
-
-	while (tag[n] && tag[n] != '-' && n + 1 < sizeof(v)) {
-		v[n] = tag[n];
-		n++;
-	}
-	v[n] = '\0';
-	return dk_cuda_parse(v);
-}
-
 /* GPUs of one compute capability, visible ones only: calls fn once per CC. */
 static void per_cc(drun_t *r, void (*fn)(drun_t *, const int *, size_t, void *), void *ud)
 {
@@ -103,7 +57,8 @@ static void gpu_evidence(drun_t *r, gpuenv_verdict_t *v, const int *idx, size_t 
 /* ---- torch builds -------------------------------------------------------- */
 
 struct torch_ud {
-	const dkb_torch_variant_t *kv;
+	const gpuenv_kb_torch_variant_t *kv;
+	const gpuenv_kb_torch_arch_list_t *al;
 	const char *what;
 	bool ptx_ok;
 };
@@ -112,11 +67,14 @@ static void torch_arch(drun_t *r, const int *idx, size_t n, void *p)
 {
 	struct torch_ud *u = p;
 	const struct dgpu *g = &r->gpus[idx[0]];
-	const char *sm = "";
 	gpuenv_verdict_t *v;
+	gpuenv_kb_pick_t pk;
+	const gpuenv_kb_torch_variant_t *pick;
+	char sm[512];
 	dk_cov_t c;
 
-	dk_cover_list(u->kv->sm, u->kv->ptx, g->maj, g->min, u->ptx_ok, &c);
+	/* the KB's coverage rule over the build's arch list (gpuenv_kb_code_covers) */
+	dk_cover_kb(&u->al->sm, &u->al->ptx, g->maj, g->min, u->ptx_ok, &c);
 	v = dr_verdict(r, c.how == DK_COV_CUBIN ? "arch-ok"
 			: c.how == DK_COV_PTX	? "ptx-jit-only"
 						: "no-kernel-image",
@@ -124,10 +82,10 @@ static void torch_arch(drun_t *r, const int *idx, size_t n, void *p)
 	if (!v)
 		return;
 	gpu_evidence(r, v, idx, n);
-	for (const char *const *s = u->kv->sm; s && *s; s++)
-		sm = dr_fmt(r, "%s%s%s", sm ? sm : "", s == u->kv->sm ? "" : " ", *s);
-	dr_ev_kb(r, v, dr_fmt(r, "kb:torch.toml arch_list %s %s", u->kv->series, u->kv->tag),
-		u->kv->source, "%s", sm ? sm : "");
+	gpuenv_kb_sms_range(u->al->sm.v, u->al->sm.n, sm, sizeof(sm));
+	dr_ev_kb(r, v, dr_fmt(r, "kb:torch.toml arch_list %.*s %.*s", GPUENV_STR_ARG(u->kv->torch.str),
+			       GPUENV_STR_ARG(u->kv->tag)),
+		dr_kb_cite(r, &u->al->row, "[[arch_list]]"), "%s", sm);
 	if (c.how == DK_COV_CUBIN) {
 		v->message = dr_fmt(r, "%s carries a %s cubin, which runs on %s", u->what, c.by,
 			gpus_text(r, idx, n));
@@ -142,62 +100,76 @@ static void torch_arch(drun_t *r, const int *idx, size_t n, void *p)
 		"available for execution on the device\"", u->what, c.lo ? c.lo : "?", c.hi ? c.hi : "?",
 		c.ptx ? dr_fmt(r, " and %s PTX the driver cannot JIT", c.ptx) : " and no usable PTX",
 		gpus_text(r, idx, n));
-	{
-		const dkb_torch_variant_t *pick = dr_pick_torch(r, u->kv->series, true, true, NULL);
-		if (!pick)
-			pick = dr_pick_torch(r, u->kv->series, false, true, NULL);
-		v->fix = pick ? dr_fmt(r, "use %s (CUDA %d.%d): %s", dr_fmt(r, "torch %s+%s",
-					       pick->latest ? pick->latest : pick->series, pick->tag),
-				       CUDA_MAJOR(pick->cuda), CUDA_MINOR(pick->cuda),
-				       dr_torch_cmd(r, pick, NULL, false))
-			      : dr_fmt(r, "no torch build in the knowledge base covers sm_%d%d with this "
-					  "driver", g->maj, g->min);
-	}
+	/* the build doctor, diagnose and kb torch would name (gpuenv_kb_torch_pick) */
+	pick = dr_pick_torch(r, u->kv->torch.str.ptr ? dr_fmt(r, "%.*s", GPUENV_STR_ARG(u->kv->torch.str))
+						     : NULL, true, NULL, &pk);
+	if (pick)
+		v->fix = dr_fmt(r, "use torch %.*s+%.*s (CUDA %.*s): %s%s%s",
+			pk.latest ? (int)pk.latest->str.len : (int)pick->torch.str.len,
+			pk.latest ? pk.latest->str.ptr : pick->torch.str.ptr, GPUENV_STR_ARG(pick->tag),
+			GPUENV_STR_ARG(pick->cuda.str),
+			pk.driver_upgrade ? dr_fmt(r, "upgrade the driver to >= %.*s, then ",
+						    GPUENV_STR_ARG(pk.driver_upgrade->driver_linux.str))
+					  : "",
+			dr_torch_cmd(r, pick, NULL, false), "");
+	else
+		v->fix = dr_fmt(r, "no torch build in the knowledge base covers sm_%d%d", g->maj, g->min);
 }
 
 /* ---- CUDA versions and images --------------------------------------------- */
 
 struct cuda_ud {
-	int cuda;
+	gpuenv_kb_ver_t cuda;
 	const char *what;
-	const char *cc_min;	 /* image's lowest compute capability, or NULL */
-	const char *cc_min_src;
+	const gpuenv_kb_container_t *row; /* an NGC image's row, or NULL */
 };
 
 static void cuda_arch(drun_t *r, const int *idx, size_t n, void *p)
 {
 	struct cuda_ud *u = p;
 	const struct dgpu *g = &r->gpus[idx[0]];
-	const struct dkb_nvcc *row = NULL;
-	int builds = dkb_nvcc_builds(r->kb, u->cuda, g->maj, g->min, &row);
-	int first = dkb_nvcc_first(r->kb, g->maj, g->min);
-	int last = dkb_nvcc_last(r->kb, g->maj, g->min);
-	int cmaj, cmin;
+	const gpuenv_kb_cuda_arch_list_t *row = NULL, *last;
+	const gpuenv_kb_toolkit_t *fga = NULL;
+	const gpuenv_kb_cuda_arch_list_t *first;
+	int builds;
 	gpuenv_verdict_t *v;
-	char cs[16], fs[16], ls[16];
+	const char *cs;
 
-	dk_cuda_str(u->cuda, cs, sizeof(cs));
-	dk_cuda_str(first, fs, sizeof(fs));
-	dk_cuda_str(last, ls, sizeof(ls));
-	if (u->cc_min && dk_cc_parse(u->cc_min, &cmaj, &cmin) &&
-		(g->maj < cmaj || (g->maj == cmaj && g->min < cmin))) {
-		v = dr_verdict(r, "arch-unsupported", GPUENV_SEV_ERROR, "gpu", gpus_text(r, idx, n));
-		if (!v)
-			return;
-		gpu_evidence(r, v, idx, n);
-		dr_ev_kb(r, v, "kb:ngc.toml container cc_min", u->cc_min_src, "%s", u->cc_min);
-		v->message = dr_fmt(r, "%s supports compute capability >= %s; %s is %d.%d", u->what,
-			u->cc_min, gpus_text(r, idx, n), g->maj, g->min);
-		v->fix = dr_fmt(r, "use an older release of the image built for sm_%d%d", g->maj, g->min);
+	if (g->maj < 0)
 		return;
+	builds = gpuenv_kb_cuda_builds_for(r->kb, &u->cuda, (unsigned)g->maj, (unsigned)g->min, &row);
+	first = gpuenv_kb_arch_first_cuda(r->kb, (unsigned)g->maj, (unsigned)g->min, &fga);
+	last = gpuenv_kb_arch_last_cuda(r->kb, (unsigned)g->maj, (unsigned)g->min);
+	cs = dr_fmt(r, "%.*s", GPUENV_STR_ARG(u->cuda.str));
+	if (u->row && u->row->cc_min.n) {
+		gpuenv_kb_target_t t = r->host;
+		gpuenv_kb_image_ref_t img = { u->row, u->cuda };
+		gpuenv_kb_image_verdict_t iv;
+		t.has_cc = true;
+		t.cc_major = (unsigned)g->maj;
+		t.cc_minor = (unsigned)g->min;
+		gpuenv_kb_image_check(r->kb, &t, &img, &iv);
+		if (iv.cc_ok == 0) {
+			v = dr_verdict(r, "arch-unsupported", GPUENV_SEV_ERROR, "gpu", gpus_text(r, idx, n));
+			if (!v)
+				return;
+			gpu_evidence(r, v, idx, n);
+			dr_ev_kb(r, v, "kb:ngc.toml container cc_min", dr_kb_cite(r, &u->row->row, "[[container]]"),
+				"%.*s", GPUENV_STR_ARG(u->row->cc_min.str));
+			v->message = dr_fmt(r, "%s supports compute capability >= %.*s; %s is %d.%d", u->what,
+				GPUENV_STR_ARG(u->row->cc_min.str), gpus_text(r, idx, n), g->maj, g->min);
+			v->fix = dr_fmt(r, "use an older release of the image built for sm_%d%d", g->maj,
+				g->min);
+			return;
+		}
 	}
 	if (builds == 1) {
 		v = dr_verdict(r, "arch-ok", GPUENV_SEV_INFO, "gpu", gpus_text(r, idx, n));
 		if (!v)
 			return;
 		gpu_evidence(r, v, idx, n);
-		dr_ev_kb(r, v, dr_fmt(r, "kb:cuda.toml arch_list %s", cs), row->source, "has sm_%d%d",
-			g->maj, g->min);
+		dr_ev_kb(r, v, dr_fmt(r, "kb:cuda.toml arch_list %s", cs),
+			dr_kb_cite(r, &row->row, "[[arch_list]]"), "has sm_%d%d", g->maj, g->min);
 		v->message = dr_fmt(r, "CUDA %s builds cubins for sm_%d%d (%s)", cs, g->maj, g->min,
 			gpus_text(r, idx, n));
 		return;
@@ -211,173 +183,184 @@ static void cuda_arch(drun_t *r, const int *idx, size_t n, void *p)
 			"tell whether it builds for sm_%d%d", cs, g->maj, g->min);
 		return;
 	}
-	if (first && first > u->cuda) {
+	if (first && gpuenv_kb_ver_cmp(&first->cuda_min, &u->cuda) > 0) {
 		/* the GPU is newer than the toolkit: only PTX can reach it */
 		v = dr_verdict(r, "arch-too-new", GPUENV_SEV_WARNING, "gpu", gpus_text(r, idx, n));
 		if (!v)
 			return;
 		gpu_evidence(r, v, idx, n);
-		dr_ev_kb(r, v, dr_fmt(r, "kb:cuda.toml arch_list %s", cs), row ? row->source : NULL,
-			"no sm_%d%d", g->maj, g->min);
-		v->message = dr_fmt(r, "CUDA %s predates sm_%d%d (first built by CUDA %s): applications "
+		dr_ev_kb(r, v, dr_fmt(r, "kb:cuda.toml arch_list %s", cs),
+			dr_kb_cite(r, &row->row, "[[arch_list]]"), "no sm_%d%d", g->maj, g->min);
+		v->message = dr_fmt(r, "CUDA %s predates sm_%d%d (first built by CUDA %.*s): applications "
 			"built with it run on %s only through PTX the driver JIT-compiles, if they ship "
-			"any", cs, g->maj, g->min, fs, gpus_text(r, idx, n));
-		v->fix = dr_fmt(r, "use CUDA >= %s for native sm_%d%d code", fs, g->maj, g->min);
+			"any", cs, g->maj, g->min, GPUENV_STR_ARG(first->cuda_min.str), gpus_text(r, idx, n));
+		v->fix = dr_fmt(r, "use CUDA >= %.*s for native sm_%d%d code",
+			GPUENV_STR_ARG(first->cuda_min.str), g->maj, g->min);
 		return;
 	}
 	v = dr_verdict(r, "arch-unsupported", GPUENV_SEV_ERROR, "gpu", gpus_text(r, idx, n));
 	if (!v)
 		return;
 	gpu_evidence(r, v, idx, n);
-	dr_ev_kb(r, v, dr_fmt(r, "kb:cuda.toml arch_list %s", cs), row ? row->source : NULL,
-		"no sm_%d%d", g->maj, g->min);
+	dr_ev_kb(r, v, dr_fmt(r, "kb:cuda.toml arch_list %s", cs),
+		dr_kb_cite(r, &row->row, "[[arch_list]]"), "no sm_%d%d", g->maj, g->min);
 	v->message = last ? dr_fmt(r, "CUDA %s dropped sm_%d%d (%s): the last CUDA that builds for it "
-				      "is %s", cs, g->maj, g->min, gpus_text(r, idx, n), ls)
+				      "is %.*s", cs, g->maj, g->min, gpus_text(r, idx, n),
+				      GPUENV_STR_ARG(last->cuda_max.str))
 			  : dr_fmt(r, "CUDA %s does not build for sm_%d%d (%s)", cs, g->maj, g->min,
 				      gpus_text(r, idx, n));
-	v->fix = last ? dr_fmt(r, "use CUDA <= %s on this GPU", ls) : NULL;
+	v->fix = last ? dr_fmt(r, "use CUDA <= %.*s on this GPU", GPUENV_STR_ARG(last->cuda_max.str))
+		      : NULL;
 }
 
-/* NGC images that name a driver branch ("R560": 560 or later), with the
- * older data-center drivers forward compatibility allows. */
-static bool image_driver(drun_t *r, const dkb_ngc_t *row, const char *what)
+/* The visible GPUs as the KB knows them: 1 all data-center ones, 0 one is
+ * not, -1 none the KB knows. */
+static int datacenter(drun_t *r, const gpuenv_kb_gpu_t **known)
 {
-	long want = dk_vmajor(row->driver_min_branch + 1), have = dk_vmajor(r->drv_version);
-	gpuenv_verdict_t *v;
-	bool ok;
+	int dc = -1;
 
-	if (have < 0)
-		return false;
-	if (have >= want) {
+	*known = NULL;
+	for (size_t i = 0; i < r->ngpus; i++) {
+		gpuenv_kb_gpu_match_t m;
+		if (!r->gpus[i].visible || !r->gpus[i].name ||
+			gpuenv_kb_gpu_find(r->kb, r->gpus[i].name, &m, 1) != 1)
+			continue;
+		if (!gpuenv_str_eq_cstr(m.gpu->segment, "datacenter")) {
+			*known = m.gpu;
+			return 0;
+		}
+		*known = m.gpu;
+		dc = 1;
+	}
+	return dc;
+}
+
+/* An image whose release notes the KB has: gpuenv_kb_image_check decides
+ * (R560 or later; older data-center drivers the notes list, through
+ * forward compatibility, on data-center GPUs). */
+static bool image_driver(drun_t *r, const gpuenv_kb_image_ref_t *img, const char *what)
+{
+	const gpuenv_kb_container_t *row = img->row;
+	const gpuenv_kb_gpu_t *gpu;
+	gpuenv_kb_target_t t = r->host;
+	gpuenv_kb_image_verdict_t iv;
+	gpuenv_verdict_t *v;
+	const char *cite = dr_kb_cite(r, &row->row, "[[container]]");
+
+	t.gpu = NULL;
+	if (datacenter(r, &gpu) >= 0)
+		t.gpu = gpu;
+	gpuenv_kb_image_check(r->kb, &t, img, &iv);
+	if (iv.runs == GPUENV_KB_RUNS_GA) {
 		v = dr_verdict(r, "driver-ok", GPUENV_SEV_INFO, "driver",
 			dr_fmt(r, "driver %s", r->drv_version));
 		if (!v)
 			return true;
 		dr_ev(r, v, "driver.version", NULL, "%s", r->drv_version);
-		dr_ev_kb(r, v, "kb:ngc.toml container driver_min_branch", row->source, "%s",
-			row->driver_min_branch);
-		v->message = dr_fmt(r, "driver %s is on branch R%ld; %s needs %s or later",
-			r->drv_version, have, what, row->driver_min_branch);
+		dr_ev_kb(r, v, "kb:ngc.toml container driver_min_branch", cite, "%.*s",
+			GPUENV_STR_ARG(row->driver_min_branch));
+		v->message = dr_fmt(r, "driver %s is on branch R%u; %s needs %.*s or later",
+			r->drv_version, r->host.driver.part[0], what,
+			GPUENV_STR_ARG(row->driver_min_branch));
 		return true;
 	}
-	for (const char *const *d = row->datacenter_drivers; d && *d; d++) {
-		if (dk_vmajor(*d) == have && dk_vcmp(r->drv_version, *d, &ok) >= 0 && ok) {
-			v = dr_verdict(r, "driver-forward-compat", GPUENV_SEV_INFO, "driver",
-				dr_fmt(r, "driver %s", r->drv_version));
-			if (!v)
-				return true;
-			dr_ev(r, v, "driver.version", NULL, "%s", r->drv_version);
-			dr_ev_kb(r, v, "kb:ngc.toml container datacenter_drivers", row->source, "%s", *d);
-			v->message = dr_fmt(r, "driver %s is older than %s, but %s runs on data-center "
-				"GPUs with driver %s or later of that branch through the CUDA forward "
-				"compatibility package it ships", r->drv_version, row->driver_min_branch, what,
-				*d);
+	if (iv.runs == GPUENV_KB_RUNS_FORWARD_COMPAT) {
+		v = dr_verdict(r, "driver-forward-compat", GPUENV_SEV_INFO, "driver",
+			dr_fmt(r, "driver %s", r->drv_version));
+		if (!v)
 			return true;
-		}
+		dr_ev(r, v, "driver.version", NULL, "%s", r->drv_version);
+		dr_ev_kb(r, v, "kb:ngc.toml container datacenter_drivers", cite, "%.*s",
+			GPUENV_STR_ARG(iv.fc_driver->str));
+		v->message = dr_fmt(r, "driver %s is older than %.*s, but %s runs on data-center "
+			"GPUs with driver %.*s or later of that branch through the CUDA forward "
+			"compatibility package it ships%s", r->drv_version,
+			GPUENV_STR_ARG(row->driver_min_branch), what, GPUENV_STR_ARG(iv.fc_driver->str),
+			iv.datacenter_only ? " (the knowledge base does not know this GPU: data-center "
+					     "ones only)" : "");
+		return true;
 	}
 	v = dr_verdict(r, "driver-too-old", GPUENV_SEV_ERROR, "driver",
 		dr_fmt(r, "driver %s", r->drv_version));
 	if (!v)
 		return false;
 	dr_ev(r, v, "driver.version", NULL, "%s", r->drv_version);
-	dr_ev_kb(r, v, "kb:ngc.toml container driver_min_branch", row->source, "%s",
-		row->driver_min_branch);
-	v->message = dr_fmt(r, "%s needs driver branch %s or later; this node runs %s", what,
-		row->driver_min_branch, r->drv_version);
-	v->fix = dr_fmt(r, "upgrade the driver to branch %s or later, or use an older image",
-		row->driver_min_branch);
+	dr_ev_kb(r, v, "kb:ngc.toml container driver_min_branch", cite, "%.*s",
+		GPUENV_STR_ARG(row->driver_min_branch));
+	if (iv.not_datacenter)
+		v->message = dr_fmt(r, "%s needs driver branch %.*s or later; this node runs %s, which "
+			"the release notes allow through forward compatibility on data-center GPUs "
+			"only, and %.*s is not one", what, GPUENV_STR_ARG(row->driver_min_branch),
+			r->drv_version, GPUENV_STR_ARG(gpu->name));
+	else
+		v->message = dr_fmt(r, "%s needs driver branch %.*s or later (or, on data-center GPUs, "
+			"one of the older drivers its release notes list); this node runs %s, and "
+			"minor-version compatibility does not stand in for them", what,
+			GPUENV_STR_ARG(row->driver_min_branch), r->drv_version);
+	v->fix = dr_fmt(r, "upgrade the driver to branch %.*s or later, or use an older image",
+		GPUENV_STR_ARG(row->driver_min_branch));
 	return false;
 }
 
 /* ---- the request ------------------------------------------------------- */
 
-static int usage(gpuenv_ctx_t *ctx, const char *fmt, const char *arg)
+/* A request the library refused as malformed is a usage error (exit 2);
+ * the message is the parser's. */
+static int as_usage(gpuenv_ctx_t *ctx, int rc)
 {
-	return gpuenv_fail(ctx, GPUENV_EUSAGE, NULL, 0, 0, fmt, arg);
+	if (rc == GPUENV_EVERSION || rc == GPUENV_EUSAGE) {
+		ctx->err.code = GPUENV_EUSAGE;
+		return GPUENV_EUSAGE;
+	}
+	return rc;
 }
 
 static int preflight(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_facts_t *facts,
-	const gpuenv_preflight_req_t *req, gpuenv_preflight_t *out)
+	const gpuenv_kb_t *kb, const gpuenv_preflight_req_t *req, gpuenv_preflight_t *out)
 {
-	const dkb_torch_variant_t *kv = NULL;
-	const dkb_ngc_t *ngc = NULL;
-	const dkb_t *kb;
+	const gpuenv_kb_torch_variant_t *kv = NULL;
+	gpuenv_kb_image_ref_t img;
+	gpuenv_kb_ver_t need;
 	drun_t r;
-	int rc, given, need = 0;
+	int rc;
 	const char *what = NULL;
 	bool ptx_ok = true, cpu = false;
 
-	memset(out, 0, sizeof(*out));
-	given = !!req->cuda + !!req->torch + !!req->image;
-	if (given != 1)
-		return gpuenv_fail(ctx, GPUENV_EUSAGE, NULL, 0, 0,
-			given ? "give one of --cuda, --torch and --image"
-			      : "nothing to check: give --cuda, --torch or --image");
-	if (!facts)
-		return gpuenv_fail(ctx, -EINVAL, NULL, 0, 0, "preflight: no facts given");
-	if ((rc = dkb_open(ctx, arena, req->kb, &kb)) != 0)
-		return rc;
+	memset(&img, 0, sizeof(img));
+	memset(&need, 0, sizeof(need));
 	if ((rc = drun_init(&r, ctx, arena, facts, kb, &out->reasons)) != 0)
 		return rc;
 
 	if (req->cuda) {
-		need = dk_cuda_parse(req->cuda);
-		if (!need)
-			return usage(ctx, "--cuda takes a CUDA version such as 12.2, not '%s'", req->cuda);
-		if (!dkb_toolkit(r.kb, need))
-			return gpuenv_fail(ctx, GPUENV_ENOTFOUND, NULL, 0, 0,
-				"CUDA %s is not a release the knowledge base knows", req->cuda);
-		what = dr_fmt(&r, "CUDA %d.%d", CUDA_MAJOR(need), CUDA_MINOR(need));
+		const gpuenv_kb_toolkit_t *ga;
+		/* one parse, one answer: as `kb driver --cuda` */
+		if ((rc = gpuenv_kb_cuda_min_driver(kb, gpuenv_str(req->cuda), &ga)) != 0)
+			return as_usage(ctx, rc);
+		need = ga->cuda;
+		what = dr_fmt(&r, "CUDA %.*s", GPUENV_STR_ARG(need.str));
 	} else if (req->torch) {
-		const char *ver, *tag;
-		if (!split_torch(&r, req->torch, &ver, &tag))
-			return usage(ctx, "--torch takes a torch version such as 2.7.0+cu128, not '%s'",
-				req->torch);
-		if (tag && strcmp(tag, "cpu") == 0)
+		const char *plus = strchr(req->torch, '+');
+		if (plus && strcmp(plus, "+cpu") == 0) {
 			cpu = true;
-		else if (!(kv = dkb_torch_find(r.kb, ver, tag))) {
-			const dkb_torch_variant_t *all;
-			size_t n = dkb_torch_variants(r.kb, &all);
-			const char *tags = "";
-			for (size_t i = 0; i < n; i++)
-				if (strncmp(all[i].series, ver, strlen(all[i].series)) == 0 &&
-					(ver[strlen(all[i].series)] == '.' || !ver[strlen(all[i].series)]))
-					tags = dr_fmt(&r, "%s%s%s", tags ? tags : "", tags && *tags ? ", " : "",
-						all[i].tag);
-			gpuenv_fail(ctx, GPUENV_ENOTFOUND, NULL, 0, 0,
-				"torch %s: no such build in the knowledge base", req->torch);
-			if (tags && *tags)
-				gpuenv_hint(ctx, "builds of that release: %s", tags);
-			return GPUENV_ENOTFOUND;
-		} else {
-			need = kv->cuda;
-			what = dr_fmt(&r, "torch %s+%s (CUDA %d.%d)", ver, kv->tag, CUDA_MAJOR(need),
-				CUDA_MINOR(need));
-		}
-		if (cpu)
 			what = dr_fmt(&r, "torch %s (CPU build)", req->torch);
+		} else if ((rc = gpuenv_kb_torch_lookup(kb, gpuenv_str(req->torch), &kv)) != 0)
+			return as_usage(ctx, rc);
+		else {
+			need = kv->cuda;
+			what = dr_fmt(&r, "torch %.*s+%.*s (CUDA %.*s)",
+				plus ? (int)(plus - req->torch) : (int)strlen(req->torch), req->torch,
+				GPUENV_STR_ARG(kv->tag), GPUENV_STR_ARG(need.str));
+		}
 	} else {
-		const char *image, *tag;
-		if (!split_image(&r, req->image, &image, &tag))
-			return usage(ctx, "--image takes IMAGE:TAG such as nvcr.io/nvidia/pytorch:25.01-py3, "
-					  "not '%s'", req->image);
-		ngc = dkb_ngc_find(r.kb, image, tag);
-		if (!ngc && !strchr(image, '/'))
-			ngc = dkb_ngc_find(r.kb, dr_fmt(&r, "nvcr.io/nvidia/%s", image), tag);
-		if (ngc)
-			need = ngc->cuda;
-		else if (is_cuda_image(image))
-			need = cuda_image_version(tag);
-		if (!need)
-			return gpuenv_fail(ctx, GPUENV_ENOTFOUND, NULL, 0, 0,
-				"image %s is not in the knowledge base (NGC containers and nvidia/cuda "
-				"tags are)", req->image);
-		what = dr_fmt(&r, "%s (CUDA %d.%d)", req->image, CUDA_MAJOR(need), CUDA_MINOR(need));
+		if ((rc = gpuenv_kb_image_lookup(kb, req->image, &img)) != 0)
+			return as_usage(ctx, rc);
+		need = img.cuda;
+		what = dr_fmt(&r, "%s (CUDA %.*s)", req->image, GPUENV_STR_ARG(need.str));
 	}
 	if (!what)
 		return -ENOMEM;
 	out->what = what;
-	out->cuda = need;
+	out->cuda = need.n ? (int)(need.part[0] * 1000 + need.part[1] * 10) : 0;
 
 	if (cpu) {
 		gpuenv_verdict_t *v = dr_verdict(&r, "cpu-build", GPUENV_SEV_INFO, "machine", what);
@@ -407,22 +390,25 @@ static int preflight(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_fact
 			v->message = dr_fmt(&r, "the facts name no driver version: cannot tell whether it "
 				"runs %s", what);
 	} else if (r.ngpus > 0) {
-		if (ngc && ngc->driver_min_branch && r.drv_version)
-			ptx_ok = image_driver(&r, ngc, what);
+		dr_rule_driver_knows_gpus(&r, what);
+		if (img.row && img.row->driver_min_branch.ptr && r.host.has_driver)
+			ptx_ok = image_driver(&r, &img, what);
 		else
-			ptx_ok = dr_rule_driver(&r, need, what, "request.cuda", "request", NULL, NULL, true);
+			ptx_ok = dr_rule_driver(&r, out->cuda, what, "request.cuda", "request", NULL, NULL,
+				true);
 	}
 
-	if (kv && kv->have_arch) {
-		struct torch_ud u = { kv, what, ptx_ok };
+	if (kv && gpuenv_kb_torch_arch(kb, kv)) {
+		struct torch_ud u = { kv, gpuenv_kb_torch_arch(kb, kv), what, ptx_ok };
 		per_cc(&r, torch_arch, &u);
 	} else if (kv) {
 		gpuenv_verdict_t *v = dr_verdict(&r, "arch-unknown", GPUENV_SEV_WARNING, "machine", what);
 		if (v)
-			v->message = dr_fmt(&r, "the knowledge base has no architecture list for torch %s "
-				"%s: cannot tell which GPUs it carries code for", kv->series, kv->tag);
+			v->message = dr_fmt(&r, "the knowledge base has no architecture list for torch %.*s "
+				"%.*s: cannot tell which GPUs it carries code for",
+				GPUENV_STR_ARG(kv->torch.str), GPUENV_STR_ARG(kv->tag));
 	} else {
-		struct cuda_ud u = { need, what, ngc ? ngc->cc_min : NULL, ngc ? ngc->source : NULL };
+		struct cuda_ud u = { need, what, img.row };
 		per_cc(&r, cuda_arch, &u);
 	}
 	dr_finish(&r);
@@ -433,8 +419,28 @@ static int preflight(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_fact
 int gpuenv_preflight_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_facts_t *facts,
 	const gpuenv_preflight_req_t *req, gpuenv_preflight_t *out)
 {
-	int rc = preflight(ctx, arena, facts, req, out);
+	const gpuenv_kb_t *kb;
+	gpuenv_kb_t *own;
+	int rc, given;
 
+	memset(out, 0, sizeof(*out));
+	given = !!req->cuda + !!req->torch + !!req->image;
+	if (given != 1)
+		return gpuenv_fail(ctx, GPUENV_EUSAGE, NULL, 0, 0,
+			given ? "give one of --cuda, --torch and --image"
+			      : "nothing to check: give --cuda, --torch or --image");
+	if (!facts)
+		return gpuenv_fail(ctx, -EINVAL, NULL, 0, 0, "preflight: no facts given");
+	/* the files the question needs: gpus.toml only for an image's
+	 * data-center condition */
+	if ((rc = dr_kb_open(ctx, req->kb,
+		     GPUENV_KB_FILE(GPUENV_KB_CUDA) | GPUENV_KB_FILE(GPUENV_KB_TORCH) |
+			     (req->image ? GPUENV_KB_FILE(GPUENV_KB_NGC) | GPUENV_KB_FILE(GPUENV_KB_GPUS)
+					 : 0),
+		     &own, &kb)) != 0)
+		return dr_done(ctx, rc);
+	rc = preflight(ctx, arena, facts, kb, req, out);
+	gpuenv_kb_free(own);
 	if (rc)
 		memset(out, 0, sizeof(*out));
 	return dr_done(ctx, rc);
@@ -447,7 +453,7 @@ json_t *gpuenv_preflight_json(const gpuenv_preflight_t *p)
 
 	if (!o)
 		return NULL;
-	dk_cuda_str(p->cuda, cs, sizeof(cs));
+	dk_cuda_str(p->cuda, cs, sizeof(cs));	/* the request's CUDA, "12.8" */
 	if (json_object_set_new(o, "go", json_boolean(p->go)) ||
 		json_object_set_new(o, "request", p->what ? json_string(p->what) : json_null()) ||
 		json_object_set_new(o, "cuda", p->cuda ? json_string(cs) : json_null())) {

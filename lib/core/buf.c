@@ -2,6 +2,7 @@
 #include "gpuenv/core.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -92,6 +93,28 @@ gpuenv_str_t gpuenv_arena_str(gpuenv_arena_t *a, gpuenv_str_t s)
 	char *p = gpuenv_arena_strndup(a, s.ptr, s.len);
 
 	return p ? (gpuenv_str_t){ p, s.len } : GPUENV_STR_NULL;
+}
+
+gpuenv_str_t gpuenv_arena_printf(gpuenv_arena_t *a, const char *fmt, ...)
+{
+	char small[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(small, sizeof(small), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return GPUENV_STR_NULL;
+	if ((size_t)n < sizeof(small))
+		return gpuenv_arena_str(a, gpuenv_str_n(small, (size_t)n));
+	char *p = gpuenv_arena_alloc(a, (size_t)n + 1);
+	if (!p)
+		return GPUENV_STR_NULL;
+	va_start(ap, fmt);
+	vsnprintf(p, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return gpuenv_str_n(p, (size_t)n);
 }
 
 void gpuenv_arena_free(gpuenv_arena_t *a)

@@ -54,6 +54,238 @@ toobig:
 	return GPUENV_ETOOBIG;
 }
 
+int gpuenv_fs_open_regular(gpuenv_ctx_t *ctx, int dirfd, const char *path, struct stat *st)
+{
+	struct stat local;
+	int fd, e;
+
+	if (!st)
+		st = &local;
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		e = -errno;
+		return ctx ? gpuenv_fail(ctx, e, path, 0, 0, "%s", strerror(-e)) : e;
+	}
+	if (fstat(fd, st) != 0) {
+		e = -errno;
+		close(fd);
+		return ctx ? gpuenv_fail(ctx, e, path, 0, 0, "%s", strerror(-e)) : e;
+	}
+	if (S_ISREG(st->st_mode))
+		return fd;
+	close(fd);
+	if (S_ISDIR(st->st_mode))
+		return ctx ? gpuenv_fail(ctx, -EISDIR, path, 0, 0, "%s", strerror(EISDIR)) : -EISDIR;
+	if (ctx) {
+		gpuenv_fail(ctx, GPUENV_EFORMAT, path, 0, 0, "not a regular file (%s)",
+			S_ISFIFO(st->st_mode) ? "a FIFO" : S_ISSOCK(st->st_mode) ? "a socket"
+											: "a device");
+		gpuenv_hint(ctx, "gpuenv reads only regular files it finds by itself");
+	}
+	return GPUENV_EFORMAT;
+}
+
+/* Whether stop[0..slen) occurs in p[0..n): memchr for its first byte (a
+ * vector scan) instead of glibc's generic memmem, which showed up as a
+ * tenth of a stack probe's instructions for the "\n\n" of METADATA. */
+static bool has_stop(const char *p, size_t n, const char *stop, size_t slen)
+{
+	const char *end = p + n, *q = p;
+
+	while (slen && (size_t)(end - q) >= slen && (q = memchr(q, stop[0], (size_t)(end - q) - slen + 1))) {
+		if (memcmp(q, stop, slen) == 0)
+			return true;
+		q++;
+	}
+	return false;
+}
+
+int gpuenv_fs_read_head(int fd, size_t max, const char *stop, gpuenv_buf_t *buf)
+{
+	size_t chunk = stop ? 8192 : 65536, slen = stop ? strlen(stop) : 0;
+	int r = 0;
+
+	gpuenv_buf_reset(buf);
+	while (buf->len < max) {
+		size_t want = max - buf->len;
+		if (want > chunk)
+			want = chunk;
+		if ((r = gpuenv_buf_reserve(buf, want)) != 0)
+			break;
+		ssize_t got = read(fd, buf->data + buf->len, want);
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			break;
+		}
+		if (got == 0)
+			break;
+		size_t from = buf->len > slen ? buf->len - slen : 0;
+		buf->len += (size_t)got;
+		buf->data[buf->len] = '\0';
+		/* the marker may straddle two reads: look from just before */
+		if (stop && has_stop(buf->data + from, buf->len - from, stop, slen))
+			break;
+	}
+	if (!buf->data && r == 0)
+		r = gpuenv_buf_reserve(buf, 1); /* an empty file still gives "" */
+	return r;
+}
+
+/* The next component of a path: skips slashes, returns its start (at the
+ * NUL when there is none) and sets *end just past it. */
+static const char *component(const char *p, const char **end)
+{
+	while (*p == '/')
+		p++;
+	const char *q = p;
+	while (*q && *q != '/')
+		q++;
+	*end = q;
+	return p;
+}
+
+void gpuenv_fs_tidy_path(char *path)
+{
+	size_t starts[PATH_MAX / 2], nst = 0, o = 0, base;
+	const char *p = path, *q;
+	bool abs = path[0] == '/';
+
+	/* components are copied down one by one (o never passes p, so the
+	 * copy is safe in place); ".." drops the last kept component */
+	if (abs)
+		path[o++] = '/';
+	base = o;
+	while (*(p = component(p, &q))) {
+		size_t len = (size_t)(q - p);
+		bool dotdot = len == 2 && p[0] == '.' && p[1] == '.';
+		if (len == 1 && p[0] == '.') {
+			/* nothing */
+		} else if (dotdot && nst > 0 &&
+			!(o - starts[nst - 1] == 2 && path[starts[nst - 1]] == '.' &&
+				path[starts[nst - 1] + 1] == '.')) {
+			o = starts[--nst];
+			if (o > base)
+				o--;
+		} else if (dotdot && abs && nst == 0) {
+			/* "/.." is "/" */
+		} else {
+			if (o > base)
+				path[o++] = '/';
+			if (nst < sizeof(starts) / sizeof(starts[0]))
+				starts[nst++] = o;
+			memmove(path + o, p, len);
+			o += len;
+		}
+		p = q;
+	}
+	if (o == 0)
+		path[o++] = '.';
+	path[o] = '\0';
+}
+
+int gpuenv_fs_resolve_in_root(const char *root, const char *path, char *out, size_t outsz)
+{
+	char rest[PATH_MAX], tmp[PATH_MAX], link[PATH_MAX];
+	size_t base, len, links = 0;
+	const char *p;
+
+	if (!root || !root[0] || path[0] != '/') {
+		int n = snprintf(out, outsz, "%s%s", path[0] == '/' && root ? root : "", path);
+		return n >= 0 && (size_t)n < outsz ? 0 : -ENAMETOOLONG;
+	}
+	base = strlen(root);
+	while (base > 0 && root[base - 1] == '/')
+		base--; /* root "/" is base 0 */
+	if (base >= outsz || strlen(path) >= sizeof(rest))
+		return -ENAMETOOLONG;
+	memcpy(out, root, base);
+	len = base;
+	out[len] = '\0';
+	strcpy(rest, path);
+	p = rest;
+	for (const char *q; *(p = component(p, &q));) {
+		struct stat st;
+		size_t cl = (size_t)(q - p);
+		if (cl == 1 && p[0] == '.') {
+			p = q;
+			continue;
+		}
+		if (cl == 2 && p[0] == '.' && p[1] == '.') {
+			while (len > base && out[len - 1] != '/')
+				len--;
+			if (len > base)
+				len--;
+			out[len] = '\0';
+			p = q;
+			continue;
+		}
+		if (len + 1 + cl >= outsz)
+			return -ENAMETOOLONG;
+		out[len] = '/';
+		memcpy(out + len + 1, p, cl);
+		size_t prev = len;
+		len += 1 + cl;
+		out[len] = '\0';
+		if (lstat(out, &st) != 0) {
+			/* the rest cannot be resolved: appended as it is */
+			if (len + strlen(q) >= outsz)
+				return -ENAMETOOLONG;
+			strcpy(out + len, q);
+			return 0;
+		}
+		if (!S_ISLNK(st.st_mode)) {
+			p = q;
+			continue;
+		}
+		if (++links > 40)
+			return -ELOOP;
+		ssize_t n = readlink(out, link, sizeof(link) - 1);
+		if (n < 0) {
+			p = q;
+			continue;
+		}
+		link[n] = '\0';
+		/* the target replaces the component: from root when absolute */
+		len = link[0] == '/' ? base : prev;
+		out[len] = '\0';
+		size_t ql = strlen(q);
+		if ((size_t)n + 1 + ql >= sizeof(tmp))
+			return -ENAMETOOLONG;
+		memcpy(tmp, link, (size_t)n);
+		tmp[n] = '/';
+		memcpy(tmp + n + 1, q, ql + 1);
+		memcpy(rest, tmp, (size_t)n + 2 + ql);
+		p = rest;
+	}
+	if (len == 0) {
+		if (outsz < 2)
+			return -ENAMETOOLONG;
+		out[len++] = '/';
+		out[len] = '\0';
+	}
+	return 0;
+}
+
+int gpuenv_fs_check_root(gpuenv_ctx_t *ctx)
+{
+	struct stat st;
+
+	if (!ctx->root || !ctx->root[0])
+		return 0;
+	if (stat(ctx->root, &st) != 0) {
+		int e = -errno;
+		gpuenv_fail(ctx, e, ctx->root, 0, 0, "--root: %s", e == -ENOENT
+			? "no such folder" : strerror(-e));
+		return gpuenv_hint(ctx, "give the folder that holds the machine's /etc, /proc, /sys "
+			"and /usr");
+	}
+	if (!S_ISDIR(st.st_mode))
+		return gpuenv_fail(ctx, -ENOTDIR, ctx->root, 0, 0, "--root: not a folder");
+	return 0;
+}
+
 int gpuenv_fs_read(gpuenv_ctx_t *ctx, const char *path, size_t max, gpuenv_buf_t *buf)
 {
 	struct stat st;

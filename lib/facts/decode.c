@@ -308,6 +308,28 @@ static void dec_toolkit(dec_t *d, const json_t *o, void *p)
 	t->version = ver(d, o, "version");
 }
 
+/* "cuda_code": {cubins, ptx, entries, summary, error}. */
+static void code_of(dec_t *d, const json_t *o, unsigned char *state, gpuenv_facts_strs_t *cubins,
+	gpuenv_facts_strs_t *ptx, const char **summary, const char **error, long long *entries)
+{
+	const json_t *code = json_is_object(o) ? json_object_get(o, "cuda_code") : NULL;
+
+	*state = state_of(code, json_is_object(code));
+	if (entries)
+		*entries = -1;
+	if (!json_is_object(code))
+		return;
+	*cubins = strs(d, code, "cubins");
+	*ptx = strs(d, code, "ptx");
+	if (entries)
+		*entries = num(code, "entries");
+	*summary = str(d, code, "summary");
+	*error = str(d, code, "error");
+	/* a list of another type makes the code unknown */
+	if (cubins->state == GPUENV_FACT_MISTYPED || ptx->state == GPUENV_FACT_MISTYPED)
+		*state = GPUENV_FACT_MISTYPED;
+}
+
 static void dec_library(dec_t *d, const json_t *o, void *p)
 {
 	gpuenv_facts_library_t *l = p;
@@ -323,6 +345,7 @@ static void dec_library(dec_t *d, const json_t *o, void *p)
 	l->where = strs(d, o, "where");
 	l->size = num(o, "size");
 	l->version = ver(d, o, "version");
+	code_of(d, o, &l->code_state, &l->cubins, &l->ptx, &l->code_summary, &l->code_error, NULL);
 }
 
 static void dec_dist(dec_t *d, const json_t *o, void *p)
@@ -359,20 +382,10 @@ static void dec_object(dec_t *d, const json_t *o, void *p)
 static void dec_binary(dec_t *d, const json_t *o, void *p)
 {
 	gpuenv_facts_binary_t *b = p;
-	const json_t *code = json_object_get(o, "cuda_code"), *loads = obj(o, "loads");
+	const json_t *loads = obj(o, "loads");
 
 	b->path = str(d, o, "path");
-	b->code_state = state_of(code, json_is_object(code));
-	if (json_is_object(code)) {
-		b->cubins = strs(d, code, "cubins");
-		b->ptx = strs(d, code, "ptx");
-		b->entries = num(code, "entries");
-		b->summary = str(d, code, "summary");
-		b->error = str(d, code, "error");
-		/* a list of another type makes the code unknown */
-		if (b->cubins.state == GPUENV_FACT_MISTYPED || b->ptx.state == GPUENV_FACT_MISTYPED)
-			b->code_state = GPUENV_FACT_MISTYPED;
-	}
+	code_of(d, o, &b->code_state, &b->cubins, &b->ptx, &b->summary, &b->error, &b->entries);
 	b->have_loads = loads != NULL;
 	b->objects = REC(d, loads, "objects", gpuenv_facts_object_t, dec_object, &b->nobjects);
 }

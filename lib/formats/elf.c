@@ -4,6 +4,7 @@
  * GNU symbol versioning.  All reads go through rd16/rd32/rd64 over
  * bounds-checked offsets: files are untrusted, and unaligned loads are
  * undefined behaviour in C, so fields are copied out with memcpy. */
+#include "gpuenv/fs.h"
 #include "gpuenv/elf.h"
 
 #include <errno.h>
@@ -250,19 +251,10 @@ int gpuenv_elf_open(gpuenv_ctx_t *ctx, const char *path, gpuenv_elf_t *elf)
 	int fd, r;
 
 	memset(elf, 0, sizeof(*elf));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* a regular file only, checked before a FIFO could block the open */
+	fd = gpuenv_fs_open_regular(ctx, AT_FDCWD, path, &st);
 	if (fd < 0)
-		return gpuenv_fail(ctx, -errno, path, 0, 0, "%s", strerror(errno));
-	if (fstat(fd, &st) != 0) {
-		r = -errno;
-		close(fd);
-		return gpuenv_fail(ctx, r, path, 0, 0, "%s", strerror(-r));
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return gpuenv_fail(ctx, S_ISDIR(st.st_mode) ? -EISDIR : GPUENV_EFORMAT, path, 0, 0,
-			"%s", S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
-	}
+		return fd;
 	if (st.st_size == 0) {
 		close(fd);
 		return gpuenv_fail(ctx, GPUENV_EFORMAT, path, 0, 0, "empty file, not ELF");

@@ -11,7 +11,7 @@
  * Types, constants and signatures are declared here from NVIDIA's public
  * CUDA driver API reference (docs.nvidia.com/cuda/cuda-driver-api); every
  * symbol is looked up with dlsym. */
-#include "hw_internal.h"
+#include "hw_util.h"
 
 #include <dlfcn.h>
 #include <errno.h>

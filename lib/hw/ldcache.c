@@ -17,7 +17,9 @@
  * numbered by its lower 32 bits.
  *
  * Everything is bounds-checked: the file is untrusted input (fuzzed). */
-#include "stack_int.h"
+#include "gpuenv/fs.h"
+#include "gpuenv/ldcache.h"
+#include "stack_util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -258,13 +260,11 @@ int gpuenv_ldcache_load(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *pa
 		path = "/etc/ld.so.cache";
 	if (!stack_rooted(ctx, path, full, sizeof(full)))
 		return gpuenv_fail(ctx, -ENAMETOOLONG, path, 0, 0, "path too long");
-	fd = open(full, O_RDONLY | O_CLOEXEC);
+	/* found by itself under --root: a FIFO there must not block the probe */
+	fd = gpuenv_fs_open_regular(NULL, AT_FDCWD, full, &st);
 	if (fd < 0)
-		return gpuenv_fail(ctx, -errno, path, 0, 0, "%s", strerror(errno));
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return gpuenv_fail(ctx, GPUENV_EFORMAT, path, 0, 0, "not a regular file");
-	}
+		return gpuenv_fail(ctx, fd, path, 0, 0, "%s", fd == GPUENV_EFORMAT
+			? "not a regular file" : strerror(-fd));
 	if ((uint64_t)st.st_size > MAX_CACHE_SIZE) {
 		close(fd);
 		return gpuenv_fail(ctx, GPUENV_ETOOBIG, path, 0, 0, "%lld bytes: too big for an ld.so.cache",

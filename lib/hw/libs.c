@@ -25,7 +25,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define HEAD_MAX (64u << 10)
 #define MAX_COPIES 4096
 
 const char *gpuenv_libfamily_name(int family)
@@ -134,6 +133,7 @@ struct scan {
 	struct stack_warn *w;
 	struct stack_elfcache *cache;
 	struct svec copies; /* struct copyx */
+	bool capped;	    /* MAX_COPIES was reached (said once) */
 	struct svec memo;   /* struct hdrmemo */
 	struct svec dirs;   /* gpuenv_str_t: folders already listed */
 	gpuenv_buf_t buf;
@@ -171,8 +171,13 @@ static int add_file(struct scan *S, gpuenv_str_t path, unsigned where)
 			return add_alias(S, x, path);
 		}
 	}
-	if (S->copies.n >= MAX_COPIES)
+	if (S->copies.n >= MAX_COPIES) {
+		if (!S->capped)
+			stack_warn(S->ctx, S->w, "%s: more than %d NVIDIA library copies: the rest "
+				"are left out", path.ptr, MAX_COPIES);
+		S->capped = true;
 		return 0;
+	}
 	/* the canonical path (symlinks and symlinked folders resolved); the
 	 * ways in become aliases */
 	gpuenv_str_t real = stack_realpath(S->ctx, S->a, path.ptr);
@@ -214,7 +219,7 @@ static int scan_dir(struct scan *S, const char *dir, unsigned where)
 	/* a folder listed before only needs its new "where" bit */
 	for (size_t i = 0; i < S->dirs.n; i++)
 		if (gpuenv_str_eq_cstr(((gpuenv_str_t *)S->dirs.items)[i], dir)) {
-			gpuenv_str_t pre = stack_strf(S->a, "%s/", dir);
+			gpuenv_str_t pre = gpuenv_arena_printf(S->a, "%s/", dir);
 			if (!pre.ptr)
 				return -ENOMEM;
 			for (size_t k = 0; k < S->copies.n; k++) {
@@ -277,7 +282,7 @@ static int scan_site(struct scan *S, const char *site)
 		while ((e = readdir(d)) != NULL) {
 			if (e->d_name[0] == '.' || e->d_name[0] == '_')
 				continue;
-			gpuenv_str_t p = stack_strf(S->a, "%s/%s/lib", nv.ptr, e->d_name);
+			gpuenv_str_t p = gpuenv_arena_printf(S->a, "%s/%s/lib", nv.ptr, e->d_name);
 			if (!p.ptr) {
 				r = -ENOMEM;
 				break;
@@ -360,7 +365,7 @@ static int header_version(struct scan *S, const char *incdir, int fam, gpuenv_st
 		gpuenv_str_t path = stack_join(S->a, incdir, hs[i].file);
 		if (!path.ptr)
 			return -ENOMEM;
-		if (stack_read_head(S->ctx, path.ptr, HEAD_MAX, &S->buf) != 0 || !S->buf.len)
+		if (stack_read_head(S->ctx, path.ptr, STACK_TEXT_MAX, &S->buf) != 0 || !S->buf.len)
 			continue;
 		long v[4];
 		size_t nv = 0;
@@ -370,13 +375,13 @@ static int header_version(struct scan *S, const char *incdir, int fam, gpuenv_st
 		if (nv == 0 || (nv < 4 && hs[i].m[nv]))
 			continue;
 		if (fam == GPUENV_LIB_CUDART) /* 13000 -> 13.0 */
-			*ver = stack_strf(S->a, "%ld.%ld", v[0] / 1000, (v[0] % 1000) / 10);
+			*ver = gpuenv_arena_printf(S->a, "%ld.%ld", v[0] / 1000, (v[0] % 1000) / 10);
 		else if (nv == 4)
-			*ver = stack_strf(S->a, "%ld.%ld.%ld.%ld", v[0], v[1], v[2], v[3]);
+			*ver = gpuenv_arena_printf(S->a, "%ld.%ld.%ld.%ld", v[0], v[1], v[2], v[3]);
 		else {
 			gpuenv_str_t suf = hs[i].suffix ? stack_header_str(S->buf.data, S->buf.len, hs[i].suffix)
 							: GPUENV_STR_NULL;
-			*ver = stack_strf(S->a, "%ld.%ld.%ld" GPUENV_STR_FMT, v[0], v[1], v[2],
+			*ver = gpuenv_arena_printf(S->a, "%ld.%ld.%ld" GPUENV_STR_FMT, v[0], v[1], v[2],
 				GPUENV_STR_ARG(suf.ptr ? suf : GPUENV_STR_LIT("")));
 		}
 		*origin = path;
@@ -408,7 +413,7 @@ static int header_evidence(struct scan *S, struct copyx *x)
 		gpuenv_str_t top = stack_dirname(S->a, parent.ptr);
 		if (!top.ptr)
 			return -ENOMEM;
-		incs[ni++] = stack_strf(S->a, "%s/include/%s", top.ptr, base);
+		incs[ni++] = gpuenv_arena_printf(S->a, "%s/include/%s", top.ptr, base);
 		incs[ni++] = stack_join(S->a, top.ptr, "include");
 	}
 	incs[ni++] = stack_join(S->a, parent.ptr, "include");
@@ -447,7 +452,7 @@ static int wheel_evidence(struct scan *S, struct copyx *x, const gpuenv_pyenv_t 
 				gpuenv_str_split(rel, '/', &top);
 				if (gpuenv_str_endswith(top, ".libs"))
 					top.len -= 5;
-				if (stack_normalize_name(top, norm, sizeof(norm))) {
+				if (gpuenv_name_normalize_to(top, norm, sizeof(norm)) != SIZE_MAX) {
 					const gpuenv_pydist_t *d = gpuenv_pyenv_find(env, norm);
 					if (d)
 						x->c.dist = d->normalized;
@@ -479,7 +484,7 @@ static int wheel_evidence(struct scan *S, struct copyx *x, const gpuenv_pyenv_t 
 				return 0;
 			x->c.dist = best->normalized;
 			return add_version(S, x, best->version, GPUENV_VSRC_METADATA,
-				stack_strf(S->a, "%s %s", best->normalized.ptr,
+				gpuenv_arena_printf(S->a, "%s %s", best->normalized.ptr,
 					best->version.ptr ? best->version.ptr : "?"));
 		}
 	}
@@ -512,8 +517,8 @@ static int toolkit_evidence(struct scan *S, struct copyx *x, const gpuenv_toolki
 			if (!hit)
 				continue;
 			gpuenv_str_t origin = c->src == GPUENV_VSRC_VERSION_JSON
-				? stack_strf(S->a, "%s/version.json %s", tk->realpath.ptr, c->name.ptr)
-				: stack_strf(S->a, "%s/dist-info %s %s", tk->realpath.ptr, c->name.ptr, c->version.ptr);
+				? gpuenv_arena_printf(S->a, "%s/version.json %s", tk->realpath.ptr, c->name.ptr)
+				: gpuenv_arena_printf(S->a, "%s/dist-info %s %s", tk->realpath.ptr, c->name.ptr, c->version.ptr);
 			return add_version(S, x, c->version, c->src, origin);
 		}
 		return 0;

@@ -23,6 +23,7 @@
  * ELF files are read with gpuenv/elf.h: mmap, headers, dynamic section and
  * dynamic strings only, so a 1 GB libtorch_cuda.so costs a few page faults.
  * Candidates are checked with a 20-byte pread of their ELF header. */
+#include "gpuenv/fs.h"
 #include "stack_int.h"
 
 #include "gpuenv/elf.h"
@@ -316,10 +317,12 @@ static bool verify(struct lctx *L, const char *path, dev_t *dev, ino_t *ino)
 	slot->hash = hash;
 	if (!stack_rooted(L->ctx, path, full, sizeof(full)))
 		goto answer;
-	fd = open(full, O_RDONLY | O_CLOEXEC);
+	/* a candidate of a search: a FIFO or device there is skipped unopened
+	 * for reading, as it must not block */
+	fd = gpuenv_fs_open_regular(NULL, AT_FDCWD, full, &st);
 	if (fd < 0)
 		goto answer;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && pread(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+	if (pread(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
 		memcmp(h, "\177ELF", 4) == 0) {
 		slot->exists = true;
 		slot->cls = h[4];
@@ -404,7 +407,7 @@ static int try_dir(struct lctx *L, const char *dir, gpuenv_str_t name, struct hi
 		n = snprintf(p, sizeof(p), "%s/glibc-hwcaps/%s/%.*s", dir, L->o->hwcaps[k],
 			GPUENV_STR_ARG(name));
 		if (n > 0 && (size_t)n < sizeof(p) && verify(L, p, &h->dev, &h->ino)) {
-			h->dir = stack_strf(L->a, "%s/glibc-hwcaps/%s", dir, L->o->hwcaps[k]);
+			h->dir = gpuenv_arena_printf(L->a, "%s/glibc-hwcaps/%s", dir, L->o->hwcaps[k]);
 			h->path = stack_strdup(L->a, p, (size_t)n);
 			return h->dir.ptr && h->path.ptr ? 1 : -ENOMEM;
 		}
@@ -566,7 +569,7 @@ static gpuenv_str_t tidy_same(struct lctx *L, gpuenv_str_t path, dev_t dev, ino_
 	if (path.len >= sizeof(t))
 		return path;
 	memcpy(t, path.ptr, path.len + 1);
-	stack_path_tidy(t);
+	gpuenv_fs_tidy_path(t);
 	if (strcmp(t, path.ptr) == 0)
 		return path;
 	if (!stack_rooted(L->ctx, t, full, sizeof(full)) || stat(full, &st) != 0 ||

@@ -12,7 +12,7 @@
  * and shutdown are most of the cost (about 15 of 23 ms on an H200).  An error
  * on one GPU becomes a warning on that GPU; the others are still read.  After
  * NVML_ERROR_GPU_IS_LOST nothing more is asked of that GPU. */
-#include "hw_internal.h"
+#include "hw_util.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -3,7 +3,9 @@
 #define _GNU_SOURCE
 #include "gpuenv/probe.h"
 
+#include "gpuenv/facts_write.h"
 #include "gpuenv/fatbin.h"
+#include "gpuenv/fs.h"
 #include "gpuenv/stack.h"
 
 #include <errno.h>
@@ -27,9 +29,11 @@ static int set(json_t *obj, const char *key, json_t *v)
 	return json_object_set_new(obj, key, v) ? -ENOMEM : 0;
 }
 
-static json_t *str_or_null(const char *s)
+/* Bytes from the machine (names, paths, messages quoting them): escaped
+ * where they are not text, never dropped. */
+static json_t *str_or_null(gpuenv_ctx_t *ctx, const char *s)
 {
-	return s ? json_string(s) : json_null();
+	return s ? gpuenv_json_text(ctx, s, strlen(s)) : json_null();
 }
 
 static json_t *cuda_version_json(int v)
@@ -47,7 +51,7 @@ static json_t *mig_mode_json(int m)
 	return m < 0 ? json_null() : json_string(m ? "enabled" : "disabled");
 }
 
-static json_t *gpu_json(const gpuenv_hw_facts_t *f, size_t i)
+static json_t *gpu_json(gpuenv_ctx_t *ctx, const gpuenv_hw_facts_t *f, size_t i)
 {
 	static const char *const fact_names[GPUENV_HW_F_COUNT] = {
 		"name", "uuid", "compute_capability", "architecture", "memory", "pci", "mig",
@@ -59,8 +63,8 @@ static json_t *gpu_json(const gpuenv_hw_facts_t *f, size_t i)
 	char buf[32];
 
 	json_object_set_new(o, "index", g->index >= 0 ? json_integer(g->index) : json_null());
-	json_object_set_new(o, "name", str_or_null(g->name));
-	json_object_set_new(o, "uuid", str_or_null(g->uuid));
+	json_object_set_new(o, "name", str_or_null(ctx, g->name));
+	json_object_set_new(o, "uuid", str_or_null(ctx, g->uuid));
 	if (g->cc_major >= 0) {
 		snprintf(buf, sizeof(buf), "%d.%d", g->cc_major, g->cc_minor);
 		json_object_set_new(o, "compute_capability", json_string(buf));
@@ -70,14 +74,14 @@ static json_t *gpu_json(const gpuenv_hw_facts_t *f, size_t i)
 		json_object_set_new(o, "compute_capability", json_null());
 		json_object_set_new(o, "sm", json_null());
 	}
-	json_object_set_new(o, "architecture", str_or_null(g->arch));
+	json_object_set_new(o, "architecture", str_or_null(ctx, g->arch));
 	json_object_set_new(o, "nvml_architecture",
 		g->nvml_arch ? json_integer(g->nvml_arch) : json_null());
 	json_object_set_new(o, "memory_total",
 		g->mem_total ? json_integer((json_int_t)g->mem_total) : json_null());
 	json_object_set_new(o, "memory_free",
 		g->mem_free ? json_integer((json_int_t)g->mem_free) : json_null());
-	json_object_set_new(o, "pci_bus_id", g->bus_id[0] ? json_string(g->bus_id) : json_null());
+	json_object_set_new(o, "pci_bus_id", g->bus_id[0] ? str_or_null(ctx, g->bus_id) : json_null());
 	if (g->pci_device_id) {
 		snprintf(buf, sizeof(buf), "0x%08X", (unsigned)g->pci_device_id);
 		json_object_set_new(o, "pci_device_id", json_string(buf));
@@ -87,7 +91,7 @@ static json_t *gpu_json(const gpuenv_hw_facts_t *f, size_t i)
 		json_object_set_new(o, "pci_device_id", json_null());
 		json_object_set_new(o, "device_id", json_null());
 	}
-	json_object_set_new(o, "kernel_driver", str_or_null(g->driver));
+	json_object_set_new(o, "kernel_driver", str_or_null(ctx, g->driver));
 	json_object_set_new(o, "integrated", json_boolean(g->integrated));
 	json_object_set_new(o, "visible", json_boolean(g->visible));
 	json_object_set_new(o, "cuda_index", g->cuda_index >= 0 ? json_integer(g->cuda_index) : json_null());
@@ -97,8 +101,8 @@ static json_t *gpu_json(const gpuenv_hw_facts_t *f, size_t i)
 		const gpuenv_hw_mig_t *m = &g->mig[j];
 		json_t *x = json_object();
 		json_object_set_new(x, "index", json_integer(m->index));
-		json_object_set_new(x, "uuid", str_or_null(m->uuid));
-		json_object_set_new(x, "name", str_or_null(m->name));
+		json_object_set_new(x, "uuid", str_or_null(ctx, m->uuid));
+		json_object_set_new(x, "name", str_or_null(ctx, m->name));
 		json_object_set_new(x, "gpu_instance", m->gi_id >= 0 ? json_integer(m->gi_id) : json_null());
 		json_object_set_new(x, "compute_instance", m->ci_id >= 0 ? json_integer(m->ci_id) : json_null());
 		json_object_set_new(x, "memory_total", m->mem_total ? json_integer((json_int_t)m->mem_total) : json_null());
@@ -114,7 +118,7 @@ static json_t *gpu_json(const gpuenv_hw_facts_t *f, size_t i)
 		json_t *x = json_object();
 		json_object_set_new(x, "link", json_integer(k->link));
 		json_object_set_new(x, "active", json_boolean(k->active));
-		json_object_set_new(x, "peer_pci_bus_id", k->peer_bus_id[0] ? json_string(k->peer_bus_id) : json_null());
+		json_object_set_new(x, "peer_pci_bus_id", k->peer_bus_id[0] ? str_or_null(ctx, k->peer_bus_id) : json_null());
 		json_object_set_new(x, "peer_type", k->active ? json_string(gpuenv_hw_peer_name(k->peer_type)) : json_null());
 		json_object_set_new(x, "peer_gpu", k->peer_gpu >= 0 && f->gpus[k->peer_gpu].index >= 0 ?
 			json_integer(f->gpus[k->peer_gpu].index) : json_null());
@@ -127,12 +131,12 @@ static json_t *gpu_json(const gpuenv_hw_facts_t *f, size_t i)
 	json_object_set_new(o, "sources", src);
 	for (size_t k = 0; k < f->n_warnings; k++)
 		if (f->warnings[k].gpu == (int)i)
-			json_array_append_new(warn, json_string(f->warnings[k].msg));
+			json_array_append_new(warn, str_or_null(ctx, f->warnings[k].msg));
 	json_object_set_new(o, "warnings", warn);
 	return o;
 }
 
-int gpuenv_probe_hw_json(const gpuenv_hw_facts_t *f, json_t *o)
+int gpuenv_probe_hw_json(gpuenv_ctx_t *ctx, const gpuenv_hw_facts_t *f, json_t *o)
 {
 	json_t *d = json_object(), *n = json_object(), *c = json_object();
 	json_t *v = json_object(), *vis = json_array(), *devs = json_array();
@@ -156,33 +160,33 @@ int gpuenv_probe_hw_json(const gpuenv_hw_facts_t *f, json_t *o)
 	json_object_set_new(d, "state_text", json_string(gpuenv_hw_state_text(f->state)));
 
 	json_object_set_new(d, "loaded", json_boolean(dr->loaded));
-	json_object_set_new(d, "version", str_or_null(dr->version));
+	json_object_set_new(d, "version", str_or_null(ctx, dr->version));
 	json_object_set_new(d, "version_source", dr->version ? json_string(gpuenv_hw_src_name(dr->version_src)) : json_null());
 	json_object_set_new(d, "cuda_version", cuda_version_json(dr->cuda_version));
 	json_object_set_new(d, "cuda_version_int", dr->cuda_version ? json_integer(dr->cuda_version) : json_null());
 	json_object_set_new(d, "cuda_version_source", dr->cuda_version ? json_string(gpuenv_hw_src_name(dr->cuda_version_src)) : json_null());
-	json_object_set_new(d, "kernel_module", str_or_null(dr->module_version));
-	json_object_set_new(d, "flavor", str_or_null(dr->flavor));
-	json_object_set_new(d, "procfs", str_or_null(dr->procfs));
-	json_object_set_new(d, "procfs_version", str_or_null(dr->procfs_version));
+	json_object_set_new(d, "kernel_module", str_or_null(ctx, dr->module_version));
+	json_object_set_new(d, "flavor", str_or_null(ctx, dr->flavor));
+	json_object_set_new(d, "procfs", str_or_null(ctx, dr->procfs));
+	json_object_set_new(d, "procfs_version", str_or_null(ctx, dr->procfs_version));
 
 	json_object_set_new(n, "state", json_string(gpuenv_hw_nvml_state_name(f->nvml.state)));
 	json_object_set_new(n, "loaded", json_boolean(f->nvml.state == GPUENV_HW_LIB_OK));
-	json_object_set_new(n, "path", str_or_null(f->nvml.path));
-	json_object_set_new(n, "version", str_or_null(f->nvml.version));
+	json_object_set_new(n, "path", str_or_null(ctx, f->nvml.path));
+	json_object_set_new(n, "version", str_or_null(ctx, f->nvml.version));
 	json_object_set_new(n, "error", f->nvml.state == GPUENV_HW_LIB_ERROR ?
-		str_or_null(gpuenv_hw_nvml_error_name(f->nvml.error)) : json_null());
-	json_object_set_new(n, "message", str_or_null(f->nvml.message));
+		str_or_null(ctx, gpuenv_hw_nvml_error_name(f->nvml.error)) : json_null());
+	json_object_set_new(n, "message", str_or_null(ctx, f->nvml.message));
 	json_object_set_new(n, "device_count", f->nvml.state == GPUENV_HW_LIB_OK ?
 		json_integer(f->nvml.device_count) : json_null());
 	json_object_set_new(d, "nvml", n);
 
 	json_object_set_new(c, "state", json_string(gpuenv_hw_libcuda_state_name(f->libcuda.state)));
-	json_object_set_new(c, "path", str_or_null(f->libcuda.path));
+	json_object_set_new(c, "path", str_or_null(ctx, f->libcuda.path));
 	json_object_set_new(c, "cuda_version", cuda_version_json(f->libcuda.version));
 	json_object_set_new(c, "cuda_version_int", f->libcuda.version ? json_integer(f->libcuda.version) : json_null());
-	json_object_set_new(c, "error", str_or_null(f->libcuda.error_name));
-	json_object_set_new(c, "message", str_or_null(f->libcuda.message));
+	json_object_set_new(c, "error", str_or_null(ctx, f->libcuda.error_name));
+	json_object_set_new(c, "message", str_or_null(ctx, f->libcuda.message));
 	json_object_set_new(c, "initialized", json_boolean(f->libcuda.initialized));
 	json_object_set_new(c, "device_count", f->libcuda.device_count >= 0 ? json_integer(f->libcuda.device_count) : json_null());
 	json_object_set_new(d, "libcuda", c);
@@ -190,9 +194,9 @@ int gpuenv_probe_hw_json(const gpuenv_hw_facts_t *f, json_t *o)
 
 	if (f->jetson.present) {
 		json_t *j = json_object();
-		json_object_set_new(j, "model", str_or_null(f->jetson.model));
-		json_object_set_new(j, "soc", str_or_null(f->jetson.soc));
-		json_object_set_new(j, "l4t", str_or_null(f->jetson.l4t));
+		json_object_set_new(j, "model", str_or_null(ctx, f->jetson.model));
+		json_object_set_new(j, "soc", str_or_null(ctx, f->jetson.soc));
+		json_object_set_new(j, "l4t", str_or_null(ctx, f->jetson.l4t));
 		json_object_set_new(j, "nvgpu", json_boolean(f->jetson.nvgpu));
 		json_object_set_new(o, "jetson", j);
 	} else {
@@ -200,27 +204,27 @@ int gpuenv_probe_hw_json(const gpuenv_hw_facts_t *f, json_t *o)
 	}
 
 	json_object_set_new(v, "set", json_boolean(f->visible.set));
-	json_object_set_new(v, "value", str_or_null(f->visible.value));
+	json_object_set_new(v, "value", str_or_null(ctx, f->visible.value));
 	for (size_t i = 0; i < f->visible.n; i++) {
 		const gpuenv_hw_visible_dev_t *x = &f->visible.devs[i];
 		const gpuenv_hw_gpu_t *g = &f->gpus[x->gpu];
 		json_t *e = json_object();
 		json_object_set_new(e, "gpu", g->index >= 0 ? json_integer(g->index) : json_null());
-		json_object_set_new(e, "mig", x->mig >= 0 ? str_or_null(g->mig[x->mig].uuid) : json_null());
+		json_object_set_new(e, "mig", x->mig >= 0 ? str_or_null(ctx, g->mig[x->mig].uuid) : json_null());
 		json_array_append_new(devs, e);
 		if (x->mig < 0 && g->index >= 0)
 			json_array_append_new(vis, json_integer(g->index));
 	}
 	json_object_set_new(v, "visible", vis);
 	json_object_set_new(v, "devices", devs);
-	json_object_set_new(v, "invalid", str_or_null(f->visible.invalid));
+	json_object_set_new(v, "invalid", str_or_null(ctx, f->visible.invalid));
 	json_object_set_new(v, "ambiguous_order", json_boolean(f->visible.ambiguous_order));
 	json_object_set_new(o, "cuda_visible_devices", v);
 
 	for (size_t i = 0; i < f->n_pci; i++) {
 		const gpuenv_hw_pci_t *p = &f->pci[i];
 		json_t *e = json_object();
-		json_object_set_new(e, "bus_id", json_string(p->bus_id));
+		json_object_set_new(e, "bus_id", str_or_null(ctx, p->bus_id));
 		snprintf(buf, sizeof(buf), "0x%04x", p->vendor);
 		json_object_set_new(e, "vendor", json_string(buf));
 		snprintf(buf, sizeof(buf), "0x%04x", p->device);
@@ -229,19 +233,19 @@ int gpuenv_probe_hw_json(const gpuenv_hw_facts_t *f, json_t *o)
 		json_object_set_new(e, "class", json_string(buf));
 		json_object_set_new(e, "kind", json_string(p->kind == GPUENV_HW_PCI_GPU ? "gpu" :
 			p->kind == GPUENV_HW_PCI_NVSWITCH ? "nvswitch" : "other"));
-		json_object_set_new(e, "driver", str_or_null(p->driver));
+		json_object_set_new(e, "driver", str_or_null(ctx, p->driver));
 		json_array_append_new(pci, e);
 	}
 	json_object_set_new(o, "pci", pci);
 	for (size_t i = 0; i < f->n_gpus; i++)
-		json_array_append_new(gpus, gpu_json(f, i));
+		json_array_append_new(gpus, gpu_json(ctx, f, i));
 	json_object_set_new(o, "gpus", gpus);
 	for (size_t i = 0; i < f->n_warnings; i++) {
 		const gpuenv_hw_warning_t *w = &f->warnings[i];
 		json_t *e = json_object();
-		json_object_set_new(e, "id", json_string(w->id));
-		json_object_set_new(e, "message", json_string(w->msg));
-		json_object_set_new(e, "hint", str_or_null(w->hint));
+		json_object_set_new(e, "id", str_or_null(ctx, w->id));
+		json_object_set_new(e, "message", str_or_null(ctx, w->msg));
+		json_object_set_new(e, "hint", str_or_null(ctx, w->hint));
 		json_object_set_new(e, "gpu", w->gpu >= 0 && f->gpus[w->gpu].index >= 0 ?
 			json_integer(f->gpus[w->gpu].index) : json_null());
 		json_object_set_new(e, "source", json_string(gpuenv_hw_src_name(w->src)));
@@ -268,13 +272,13 @@ static void host_json(gpuenv_ctx_t *ctx, json_t *obj)
 
 	if (gethostname(name, sizeof(name)) == 0) {
 		name[sizeof(name) - 1] = '\0';
-		set(h, "hostname", json_string(name));
+		set(h, "hostname", str_or_null(ctx, name));
 	}
 	if (uname(&u) == 0) {
-		set(h, "machine", json_string(u.machine));
-		set(h, "kernel", json_string(u.release));
+		set(h, "machine", str_or_null(ctx, u.machine));
+		set(h, "kernel", str_or_null(ctx, u.release));
 	}
-	set(h, "root", json_string(ctx->root && ctx->root[0] ? ctx->root : "/"));
+	set(h, "root", str_or_null(ctx, ctx->root && ctx->root[0] ? ctx->root : "/"));
 	set(obj, "host", h);
 }
 
@@ -313,17 +317,33 @@ static json_t *cuda_code_json(gpuenv_ctx_t *ctx, const char *path)
 	json_object_set_new(o, "entries", json_integer((json_int_t)fb.n));
 	gpuenv_buf_init(&sum, ctx, 4096);
 	if (gpuenv_fatbin_summary(&fb, &sum) == 0 && sum.data)
-		json_object_set_new(o, "summary", json_string(sum.data));
+		json_object_set_new(o, "summary", str_or_null(ctx, sum.data));
 	gpuenv_buf_free(&sum);
 	if (r) {
 		char msg[600];
 		gpuenv_error_format(&ctx->err, msg, sizeof(msg));
-		json_object_set_new(o, "error", json_string(msg));
+		json_object_set_new(o, "error", str_or_null(ctx, msg));
 	} else {
 		json_object_set_new(o, "error", json_null());
 	}
 	gpuenv_fatbin_free(&fb);
 	return o;
+}
+
+/* ctx->root + the bytes of a path written by gpuenv_json_text; false when
+ * it is no string or does not fit. */
+static bool rooted_path(gpuenv_ctx_t *ctx, const json_t *j, char *out, size_t outsz)
+{
+	char path[4096];
+	size_t n = json_string_length(j);
+
+	if (!json_is_string(j) || n >= sizeof(path))
+		return false;
+	memcpy(path, json_string_value(j), n);
+	n = gpuenv_text_unescape(path, n);
+	path[n] = '\0';
+	/* a NUL byte cannot be in a path; links resolve inside ctx->root */
+	return strlen(path) == n && gpuenv_fs_resolve_in_root(ctx->root, path, out, outsz) == 0;
 }
 
 /* Toolkits, ld.so.cache, library copies, Python environments and, for each
@@ -343,17 +363,14 @@ static int stack_part(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts, json_t
 	gpuenv_arena_init(&arena, ctx, 0);
 	r = gpuenv_stack_probe(ctx, &arena, &so, &st);
 	if (r) {
-		/* an unusable --python / --env: say so, keep the rest */
-		char msg[600];
-		gpuenv_error_format(&ctx->err, msg, sizeof(msg));
+		/* an unusable --python / --env is an error (ctx->err says which
+		 * path): a report without the environment that was asked for, and
+		 * once without the toolkits and libraries either, would read as
+		 * "nothing installed" */
 		gpuenv_arena_free(&arena);
-		if (r == -ENOMEM)
-			return r;
-		json_array_append_new(warnings, json_pack("{s:s, s:s, s:n, s:s}", "id", "stack-probe",
-			"message", msg, "hint", "source", "stack"));
-		return 0;
+		return r;
 	}
-	sj = gpuenv_stack_json(&st);
+	sj = gpuenv_stack_json(ctx, &st);
 	if (!sj) {
 		gpuenv_arena_free(&arena);
 		return -ENOMEM;
@@ -365,32 +382,27 @@ static int stack_part(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts, json_t
 	json_t *envs = json_object_get(sj, "python_envs");
 	json_object_set(out, "environments", envs);
 	for (size_t i = 0; i < st.nwarnings; i++)
-		json_array_append_new(warnings, json_pack("{s:s, s:s%, s:n, s:s}", "id", "stack",
-			"message", st.warnings[i].ptr, st.warnings[i].len, "hint", "source", "stack"));
+		json_array_append_new(warnings, json_pack("{s:s, s:o, s:n, s:s}", "id", "stack",
+			"message", gpuenv_json_text(ctx, st.warnings[i].ptr, st.warnings[i].len), "hint",
+			"source", "stack"));
 	if (!(opts->flags & GPUENV_PROBE_NO_FATBIN)) {
 		size_t ei, fi, bi;
 		json_t *env, *fw, *bin;
 		json_array_foreach(envs, ei, env) {
 			json_array_foreach(json_object_get(env, "frameworks"), fi, fw) {
 				json_array_foreach(json_object_get(fw, "binaries"), bi, bin) {
-					const char *path = json_string_value(json_object_get(bin, "path"));
 					char full[4096];
-					if (!path)
-						continue;
-					snprintf(full, sizeof(full), "%s%s", ctx->root ? ctx->root : "", path);
-					json_object_set_new(bin, "cuda_code", cuda_code_json(ctx, full));
+					if (rooted_path(ctx, json_object_get(bin, "path"), full, sizeof(full)))
+						json_object_set_new(bin, "cuda_code", cuda_code_json(ctx, full));
 				}
 			}
 		}
 		if (opts->flags & GPUENV_PROBE_ALL_BINARIES) {
 			json_t *lib;
 			json_array_foreach(json_object_get(out, "libraries"), bi, lib) {
-				const char *path = json_string_value(json_object_get(lib, "path"));
 				char full[4096];
-				if (!path)
-					continue;
-				snprintf(full, sizeof(full), "%s%s", ctx->root ? ctx->root : "", path);
-				json_object_set_new(lib, "cuda_code", cuda_code_json(ctx, full));
+				if (rooted_path(ctx, json_object_get(lib, "path"), full, sizeof(full)))
+					json_object_set_new(lib, "cuda_code", cuda_code_json(ctx, full));
 			}
 		}
 	}
@@ -440,11 +452,13 @@ int gpuenv_probe_facts_json(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts, 
 		gpuenv_probe_opts_init(&defaults);
 		opts = &defaults;
 	}
+	if ((r = gpuenv_fs_check_root(ctx)) != 0)
+		return r;
 	obj = json_object();
 	if (!obj)
 		return -ENOMEM;
 	set(obj, "schema", json_string(GPUENV_FACTS_SCHEMA));
-	set(obj, "gpuenv", str_or_null(opts->version));
+	set(obj, "gpuenv", str_or_null(ctx, opts->version));
 	gmtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	set(obj, "taken_at", json_string(when));
@@ -478,7 +492,7 @@ int gpuenv_probe_facts_json(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts, 
 			r = job.r;
 	}
 	if (!r)
-		r = gpuenv_probe_hw_json(job.facts, obj);
+		r = gpuenv_probe_hw_json(ctx, job.facts, obj);
 	gpuenv_arena_free(&job.arena);
 	if (!r && json_object_update(obj, sobj))
 		r = -ENOMEM;

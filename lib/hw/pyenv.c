@@ -15,8 +15,15 @@
  * venv's base installation when include-system-site-packages is true.
  *
  * The distributions are the *.dist-info and *.egg-info entries of those
- * folders; the first of a name wins, as importlib.metadata sees them. */
+ * folders, read by lib/env (gpuenv/env.h); the first of a name wins, as
+ * importlib.metadata sees them.  This file adds what is about GPU
+ * frameworks: which distributions are torch, jax, cupy, ... and what their
+ * builds target. */
 #include "stack_int.h"
+
+#include "gpuenv/fs.h"
+
+#include "gpuenv/env.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -25,9 +32,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define META_MAX (256u << 10)
-#define SMALL_MAX (64u << 10)
-#define MAX_DISTS 20000
 
 struct penv {
 	gpuenv_ctx_t *ctx;
@@ -142,7 +146,7 @@ static gpuenv_str_t which(struct penv *P, const char *name, const char *skip)
 			continue;
 		if (skip && gpuenv_str_eq_cstr(elem, skip))
 			continue;
-		gpuenv_str_t p = stack_strf(P->a, GPUENV_STR_FMT "/%s", GPUENV_STR_ARG(elem), name);
+		gpuenv_str_t p = gpuenv_arena_printf(P->a, GPUENV_STR_FMT "/%s", GPUENV_STR_ARG(elem), name);
 		if (p.ptr && is_exec_file(P->ctx, p.ptr))
 			return p;
 	}
@@ -182,7 +186,7 @@ static gpuenv_str_t follow_shim(struct penv *P, gpuenv_str_t interp)
 		}
 	}
 	if (version.len && !gpuenv_str_eq_cstr(version, "system") && rootdir.ptr) {
-		gpuenv_str_t real = stack_strf(P->a, "%s/versions/%s/bin/%s", rootdir.ptr, version.ptr, base);
+		gpuenv_str_t real = gpuenv_arena_printf(P->a, "%s/versions/%s/bin/%s", rootdir.ptr, version.ptr, base);
 		if (real.ptr && is_exec_file(P->ctx, real.ptr))
 			return real;
 	}
@@ -249,7 +253,7 @@ static gpuenv_str_t xy_from_lib(struct penv *P, const char *prefix)
 		if (!stack_is_dotted(v, true))
 			continue;
 		unsigned long minor = strtoul(e->d_name + 8, NULL, 10);
-		gpuenv_str_t sp = stack_strf(P->a, "%s/%s/site-packages", lib.ptr, e->d_name);
+		gpuenv_str_t sp = gpuenv_arena_printf(P->a, "%s/%s/site-packages", lib.ptr, e->d_name);
 		if (!sp.ptr || !stack_is_dir(P->ctx, sp.ptr))
 			continue;
 		if (!best.ptr || minor > bmin) {
@@ -333,8 +337,8 @@ static int fill_version(struct penv *P, gpuenv_pyenv_t *env, gpuenv_str_t cfgver
 	/* 2. patchlevel.h of the (base) installation */
 	const char *inst = env->base_prefix.ptr ? env->base_prefix.ptr : env->prefix.ptr;
 	if (env->python_xy.ptr) {
-		gpuenv_str_t pl = stack_strf(P->a, "%s/include/python%s/patchlevel.h", inst, env->python_xy.ptr);
-		if (pl.ptr && stack_read_head(P->ctx, pl.ptr, SMALL_MAX, &P->buf) == 0 && P->buf.len) {
+		gpuenv_str_t pl = gpuenv_arena_printf(P->a, "%s/include/python%s/patchlevel.h", inst, env->python_xy.ptr);
+		if (pl.ptr && stack_read_head(P->ctx, pl.ptr, STACK_TEXT_MAX, &P->buf) == 0 && P->buf.len) {
 			gpuenv_str_t v = stack_header_str(P->buf.data, P->buf.len, "PY_VERSION");
 			if (v.ptr) {
 				env->python.text = gpuenv_arena_str(P->a, v);
@@ -392,8 +396,8 @@ static int fill_sites(struct penv *P, gpuenv_pyenv_t *env)
 	if (user) {
 		const char *ub = gpuenv_ctx_getenv(P->ctx, "PYTHONUSERBASE");
 		const char *home = gpuenv_ctx_getenv(P->ctx, "HOME");
-		gpuenv_str_t us = ub && ub[0] ? stack_strf(P->a, "%s/lib/python%s/site-packages", ub, xy)
-			: home && home[0] ? stack_strf(P->a, "%s/.local/lib/python%s/site-packages", home, xy)
+		gpuenv_str_t us = ub && ub[0] ? gpuenv_arena_printf(P->a, "%s/lib/python%s/site-packages", ub, xy)
+			: home && home[0] ? gpuenv_arena_printf(P->a, "%s/.local/lib/python%s/site-packages", home, xy)
 			: GPUENV_STR_NULL;
 		if (us.ptr && (r = add_site(P, &sites, us.ptr)))
 			return r;
@@ -405,14 +409,14 @@ static int fill_sites(struct penv *P, gpuenv_pyenv_t *env)
 			continue;
 		gpuenv_str_t cands[5];
 		size_t nc = 0;
-		cands[nc++] = stack_strf(P->a, "%s/lib/python%s/site-packages", pre, xy);
-		cands[nc++] = stack_strf(P->a, "%s/lib64/python%s/site-packages", pre, xy);
+		cands[nc++] = gpuenv_arena_printf(P->a, "%s/lib/python%s/site-packages", pre, xy);
+		cands[nc++] = gpuenv_arena_printf(P->a, "%s/lib64/python%s/site-packages", pre, xy);
 		if (strcmp(pre, "/usr") == 0) {
 			/* Debian's site.py: /usr/local/lib/pythonX.Y/dist-packages,
 			 * /usr/lib/python3/dist-packages, /usr/lib/pythonX.Y/dist-packages */
-			cands[nc++] = stack_strf(P->a, "/usr/local/lib/python%s/dist-packages", xy);
+			cands[nc++] = gpuenv_arena_printf(P->a, "/usr/local/lib/python%s/dist-packages", xy);
 			cands[nc++] = stack_strdup(P->a, "/usr/lib/python3/dist-packages", 30);
-			cands[nc++] = stack_strf(P->a, "/usr/lib/python%s/dist-packages", xy);
+			cands[nc++] = gpuenv_arena_printf(P->a, "/usr/lib/python%s/dist-packages", xy);
 		}
 		for (size_t k = 0; k < nc; k++) {
 			if (!cands[k].ptr)
@@ -428,180 +432,27 @@ static int fill_sites(struct penv *P, gpuenv_pyenv_t *env)
 
 /* ---- distributions --------------------------------------------------------- */
 
-/* egg-info requires.txt -> Requires-Dist strings */
-static int egg_requires(struct penv *P, const char *dir, struct svec *out)
-{
-	gpuenv_str_t path = stack_join(P->a, dir, "requires.txt");
-	gpuenv_str_t extra = GPUENV_STR_NULL, marker = GPUENV_STR_NULL;
-
-	if (!path.ptr)
-		return -ENOMEM;
-	if (stack_read_head(P->ctx, path.ptr, SMALL_MAX, &P->buf) != 0 || !P->buf.len)
-		return 0;
-	char *text = gpuenv_arena_strndup(P->a, P->buf.data, P->buf.len);
-	if (!text)
-		return -ENOMEM;
-	for (gpuenv_str_t rest = gpuenv_str_n(text, P->buf.len); rest.ptr;) {
-		gpuenv_str_t line;
-		rest = gpuenv_str_split(rest, '\n', &line);
-		line = gpuenv_str_trim(line);
-		if (!line.len || line.ptr[0] == '#')
-			continue;
-		if (line.ptr[0] == '[' && line.ptr[line.len - 1] == ']') {
-			gpuenv_str_t in = gpuenv_str_n(line.ptr + 1, line.len - 2), m;
-			m = gpuenv_str_split(in, ':', &extra);
-			extra = gpuenv_str_trim(extra);
-			marker = m.ptr ? gpuenv_str_trim(m) : GPUENV_STR_NULL;
-			continue;
-		}
-		gpuenv_str_t *s = stack_vec_push(P->a, out, sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		if (extra.len && marker.len)
-			*s = stack_strf(P->a, GPUENV_STR_FMT "; (" GPUENV_STR_FMT ") and extra == \"" GPUENV_STR_FMT "\"",
-				GPUENV_STR_ARG(line), GPUENV_STR_ARG(marker), GPUENV_STR_ARG(extra));
-		else if (extra.len)
-			*s = stack_strf(P->a, GPUENV_STR_FMT "; extra == \"" GPUENV_STR_FMT "\"",
-				GPUENV_STR_ARG(line), GPUENV_STR_ARG(extra));
-		else if (marker.len)
-			*s = stack_strf(P->a, GPUENV_STR_FMT "; " GPUENV_STR_FMT, GPUENV_STR_ARG(line),
-				GPUENV_STR_ARG(marker));
-		else
-			*s = gpuenv_arena_str(P->a, line);
-		if (!s->ptr)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-static int read_dist(struct penv *P, const char *site, size_t site_idx, const char *dname,
-	bool isdir, struct svec *dists)
-{
-	gpuenv_str_t d = gpuenv_str(dname);
-	bool egg = gpuenv_str_endswith(d, ".egg-info");
-	gpuenv_str_t dir = stack_join(P->a, site, dname);
-	gpuenv_str_t meta;
-	struct stack_meta m;
-	char norm[256];
-	int r;
-
-	if (!dir.ptr)
-		return -ENOMEM;
-	if (egg && !isdir)
-		meta = dir; /* an egg-info file is PKG-INFO itself */
-	else
-		meta = stack_join(P->a, dir.ptr, egg ? "PKG-INFO" : "METADATA");
-	if (!meta.ptr)
-		return -ENOMEM;
-	/* the headers only: the long description after the blank line can be
-	 * 100 KB and is not needed */
-	r = stack_read_until(P->ctx, meta.ptr, META_MAX, "\n\n", &P->buf);
-	memset(&m, 0, sizeof(m));
-	if (r == 0 && P->buf.len && (r = stack_parse_meta(P->a, P->buf.data, P->buf.len, &m)))
-		return r;
-	/* the folder name "name-version.dist-info" stands in for what is missing */
-	gpuenv_str_t stem = gpuenv_str_n(dname, d.len - (egg ? 9 : 10));
-	gpuenv_str_t fname, fver = gpuenv_str_split(stem, '-', &fname);
-	if (!m.name.ptr)
-		m.name = gpuenv_arena_str(P->a, fname);
-	if (!m.version.ptr && fver.ptr) {
-		gpuenv_str_t v;
-		gpuenv_str_split(fver, '-', &v); /* egg: name-1.0-py3.11 */
-		m.version = gpuenv_arena_str(P->a, v);
-	}
-	if (!m.name.ptr || !m.name.len)
-		return 0;
-	if (egg && isdir && !m.requires.n && (r = egg_requires(P, dir.ptr, &m.requires)))
-		return r;
-	if (!stack_normalize_name(m.name, norm, sizeof(norm)))
-		return 0;
-	if (dists->n >= MAX_DISTS)
-		return 0;
-	gpuenv_pydist_t *x = stack_vec_push(P->a, dists, sizeof(*x));
-	if (!x)
-		return -ENOMEM;
-	x->name = m.name;
-	x->normalized = stack_strdup(P->a, norm, strlen(norm));
-	x->version = m.version;
-	x->path = dir;
-	x->site = site_idx;
-	x->egg_info = egg;
-	x->requires = m.requires.items;
-	x->nrequires = m.requires.n;
-	return x->normalized.ptr ? 0 : -ENOMEM;
-}
-
-static int dist_cmp(const void *x, const void *y)
-{
-	const gpuenv_pydist_t *a = x, *b = y;
-	int c = gpuenv_str_cmp(a->normalized, b->normalized);
-	if (c)
-		return c;
-	if (a->site != b->site)
-		return a->site < b->site ? -1 : 1;
-	return gpuenv_str_cmp(a->path, b->path);
-}
-
+/* The distributions of the site folders, through the one reader of
+ * installed environments (gpuenv/env.h); what it could not read becomes a
+ * warning of the probe. */
 static int read_dists(struct penv *P, gpuenv_pyenv_t *env)
 {
-	struct svec dists = { 0 };
-	int r = 0;
+	gpuenv_env_opts_t eo = { .max_dists = P->o->max_dists };
+	gpuenv_env_list_t list;
+	int r;
 
-	for (size_t s = 0; s < env->nsites; s++) {
-		char full[PATH_MAX];
-		DIR *d;
-		struct dirent *e;
-		if (!stack_rooted(P->ctx, env->sites[s].ptr, full, sizeof(full)) || !(d = opendir(full))) {
-			stack_warn(P->ctx, P->w, "%s: cannot list: %s", env->sites[s].ptr, strerror(errno));
-			continue;
-		}
-		while ((e = readdir(d)) != NULL) {
-			gpuenv_str_t n = gpuenv_str(e->d_name);
-			if (!gpuenv_str_endswith(n, ".dist-info") && !gpuenv_str_endswith(n, ".egg-info"))
-				continue;
-			bool isdir = e->d_type == DT_DIR;
-			if (e->d_type == DT_UNKNOWN || e->d_type == DT_LNK) {
-				gpuenv_str_t p = stack_join(P->a, env->sites[s].ptr, e->d_name);
-				isdir = p.ptr && stack_is_dir(P->ctx, p.ptr);
-			}
-			if (!isdir && gpuenv_str_endswith(n, ".dist-info"))
-				continue;
-			if ((r = read_dist(P, env->sites[s].ptr, s, e->d_name, isdir, &dists)))
-				break;
-		}
-		closedir(d);
-		if (r)
-			return r;
-	}
-	if (dists.n)
-		qsort(dists.items, dists.n, sizeof(gpuenv_pydist_t), dist_cmp);
-	gpuenv_pydist_t *ds = dists.items;
-	for (size_t i = 1; i < dists.n; i++)
-		if (gpuenv_str_eq(ds[i].normalized, ds[i - 1].normalized))
-			ds[i].shadowed = true;
-	env->dists = ds;
-	env->ndists = dists.n;
+	if ((r = gpuenv_env_read(P->ctx, P->a, env->sites, env->nsites, &eo, &list)))
+		return r;
+	for (size_t i = 0; i < list.nproblems; i++)
+		stack_warn(P->ctx, P->w, "%s", list.problems[i].ptr);
+	env->dists = list.dists;
+	env->ndists = list.ndists;
 	return 0;
 }
 
 const gpuenv_pydist_t *gpuenv_pyenv_find(const gpuenv_pyenv_t *env, const char *name)
 {
-	char norm[256];
-	size_t lo = 0, hi = env->ndists;
-
-	if (!stack_normalize_name(gpuenv_str(name), norm, sizeof(norm)))
-		return NULL;
-	/* sorted by normalized name, the winner first among equals */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (gpuenv_str_cmp(env->dists[mid].normalized, gpuenv_str(norm)) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < env->ndists && gpuenv_str_eq_cstr(env->dists[lo].normalized, norm))
-		return &env->dists[lo];
-	return NULL;
+	return gpuenv_env_find(env->dists, env->ndists, name);
 }
 
 /* ---- frameworks ------------------------------------------------------------ */
@@ -684,7 +535,7 @@ static gpuenv_str_t cuda_from_name(gpuenv_arena_t *a, gpuenv_str_t norm)
 		if (k != norm.len && norm.ptr[k] != '-')
 			continue;
 		if (nd == 3 && !x) /* cupy-cuda102 */
-			return stack_strf(a, "%.*s.%c", 2, norm.ptr + ds, norm.ptr[ds + 2]);
+			return gpuenv_arena_printf(a, "%.*s.%c", 2, norm.ptr + ds, norm.ptr[ds + 2]);
 		if (nd <= 2)
 			return stack_strdup(a, norm.ptr + ds, nd);
 	}
@@ -741,7 +592,7 @@ static int add_framework(struct penv *P, gpuenv_pyenv_t *env, size_t di, int kin
 	switch (kind) {
 	case GPUENV_FW_TORCH: {
 		gpuenv_str_t vp = stack_join(P->a, site, "torch/version.py"), s;
-		if (vp.ptr && stack_read_head(P->ctx, vp.ptr, SMALL_MAX, &P->buf) == 0 && P->buf.len) {
+		if (vp.ptr && stack_read_head(P->ctx, vp.ptr, STACK_TEXT_MAX, &P->buf) == 0 && P->buf.len) {
 			if (py_assign(P->buf.data, P->buf.len, "__version__", &s) && s.ptr) {
 				fw->version = gpuenv_arena_str(P->a, s);
 				fw->version_src = GPUENV_VSRC_VERSION_PY;
@@ -776,7 +627,7 @@ static int add_framework(struct penv *P, gpuenv_pyenv_t *env, size_t di, int kin
 	}
 	case GPUENV_FW_JAX_CUDA_PJRT:
 		if (fw->cuda.ptr) {
-			gpuenv_str_t rel = stack_strf(P->a, "jax_plugins/xla_cuda%s/xla_cuda_plugin.so",
+			gpuenv_str_t rel = gpuenv_arena_printf(P->a, "jax_plugins/xla_cuda%s/xla_cuda_plugin.so",
 				fw->cuda.ptr);
 			if (!rel.ptr || (r = one_file(P, site, rel.ptr, &bins)))
 				return rel.ptr ? r : -ENOMEM;
@@ -795,7 +646,7 @@ static int add_framework(struct penv *P, gpuenv_pyenv_t *env, size_t di, int kin
 	case GPUENV_FW_ONNXRUNTIME: {
 		fw->gpu = strcmp(n, "onnxruntime-gpu") == 0;
 		gpuenv_str_t vp = stack_join(P->a, site, "onnxruntime/capi/version_info.py"), s;
-		if (fw->gpu && vp.ptr && stack_read_head(P->ctx, vp.ptr, SMALL_MAX, &P->buf) == 0 &&
+		if (fw->gpu && vp.ptr && stack_read_head(P->ctx, vp.ptr, STACK_TEXT_MAX, &P->buf) == 0 &&
 			P->buf.len) {
 			if (py_assign(P->buf.data, P->buf.len, "cuda_version", &s) && s.len) {
 				fw->cuda = gpuenv_arena_str(P->a, s);
@@ -916,7 +767,7 @@ static int build_env(struct penv *P, int found_by, const char *interp, const cha
 		return -ENOENT;
 	if (cfgpath.ptr) {
 		env->kind = GPUENV_PYENV_VENV;
-		if (stack_read_head(P->ctx, cfgpath.ptr, SMALL_MAX, &P->buf) == 0 && P->buf.len) {
+		if (stack_read_head(P->ctx, cfgpath.ptr, STACK_TEXT_MAX, &P->buf) == 0 && P->buf.len) {
 			char *cfg = gpuenv_arena_strndup(P->a, P->buf.data, P->buf.len);
 			size_t clen = P->buf.len;
 			if (!cfg)
@@ -982,7 +833,7 @@ int stack_pyenv_probe(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, struct stack_war
 
 	*n = 0;
 	*out = NULL;
-	gpuenv_buf_init(&P.buf, ctx, META_MAX + 1);
+	gpuenv_buf_init(&P.buf, ctx, STACK_TEXT_MAX + 1);
 	if (P.o->python || P.o->env_dir) {
 		const char *py = P.o->python;
 		gpuenv_str_t found = GPUENV_STR_NULL;
@@ -1011,7 +862,7 @@ int stack_pyenv_probe(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, struct stack_war
 				r = gpuenv_fail(ctx, -ENAMETOOLONG, py ? py : dir, 0, 0, "path too long");
 				goto done;
 			}
-			stack_path_tidy(abs);
+			gpuenv_fs_tidy_path(abs);
 			gpuenv_str_t a = stack_strdup(arena, abs, strlen(abs));
 			if (!a.ptr) {
 				r = -ENOMEM;

@@ -1,88 +1,18 @@
-/* Internal helpers shared by the stack probe backends (ldcache.c, loader.c,
- * toolkit.c, libs.c, pyenv.c).  Not installed. */
+/* What the stack backends offer each other and the orchestrator (stack.c):
+ * the per-probe ELF cache and loader of loader.c, the probe entry points
+ * with a warning sink.  Not installed.  File layers, each calling only
+ * those below: stack_text.c, stack_util.c; ldcache.c, toolkit.c; loader.c;
+ * pyenv.c; libs.c; stack.c; stack_json.c, probe.c. */
 #ifndef GPUENV_STACK_INT_H
 #define GPUENV_STACK_INT_H
 
-#include <limits.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <sys/types.h>
-
-#include "gpuenv/stack.h"
-
-#ifndef PATH_MAX
-#define PATH_MAX 4096
-#endif
-
-/* A growable array living in an arena (old blocks are left behind, which is
- * fine for the small lists the probe builds). */
-struct svec {
-	void *items;
-	size_t n, cap;
-};
-
-/* A new zeroed element at the end, NULL when out of memory. */
-void *stack_vec_push(gpuenv_arena_t *a, struct svec *v, size_t elem);
-
-/* Non-fatal problems collected while probing: "path: message". */
-struct stack_warn {
-	gpuenv_arena_t *arena;
-	struct svec list; /* gpuenv_str_t */
-};
-
-void stack_warn(gpuenv_ctx_t *ctx, struct stack_warn *w, const char *fmt, ...)
-	GPUENV_PRINTF(3, 4);
-
-/* ctx->root + path into out; false when it does not fit. */
-bool stack_rooted(gpuenv_ctx_t *ctx, const char *path, char *out, size_t outsz);
-
-/* printf into the arena; a NUL-terminated slice or GPUENV_STR_NULL. */
-gpuenv_str_t stack_strf(gpuenv_arena_t *a, const char *fmt, ...) GPUENV_PRINTF(2, 3);
-gpuenv_str_t stack_strdup(gpuenv_arena_t *a, const char *s, size_t n);
-
-/* Read at most max bytes of a file (path under ctx->root) into buf (reset
- * first).  Larger files are cut at max: callers only need their beginning.
- * 0 or -errno; no ctx->err. */
-int stack_read_head(gpuenv_ctx_t *ctx, const char *path, size_t max, gpuenv_buf_t *buf);
-
-/* The same, stopping early once stop (e.g. "\n\n": the end of a METADATA
- * header block) has been read. */
-int stack_read_until(gpuenv_ctx_t *ctx, const char *path, size_t max, const char *stop,
-	gpuenv_buf_t *buf);
-
-/* Whether a path (under ctx->root) exists as a file / folder. */
-bool stack_is_file(gpuenv_ctx_t *ctx, const char *path);
-bool stack_is_dir(gpuenv_ctx_t *ctx, const char *path);
-
-/* Resolve symlinks of path under ctx->root; the result is a path without
- * the root prefix.  NULL slice when it does not exist or escapes the root. */
-gpuenv_str_t stack_realpath(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, const char *path);
-
-/* Parent folder ("/a/b/c" -> "/a/b", "/a" -> "/"), into the arena. */
-gpuenv_str_t stack_dirname(gpuenv_arena_t *a, const char *path);
-/* Join: "dir" + "/" + "name" (dir may end with '/'). */
-gpuenv_str_t stack_join(gpuenv_arena_t *a, const char *dir, const char *name);
-/* Lexically tidy an absolute path: "//", "/./", "x/../" folded. */
-void stack_path_tidy(char *path);
-
-/* PEP 503 normalization into a small buffer; false if it does not fit. */
-bool stack_normalize_name(gpuenv_str_t name, char *out, size_t outsz);
-
-/* Core-metadata headers we need (RFC 822 style, stops at the first blank
- * line): Name, Version and every Requires-Dist. */
-struct stack_meta {
-	gpuenv_str_t name, version;
-	struct svec requires; /* gpuenv_str_t */
-};
-int stack_parse_meta(gpuenv_arena_t *a, const char *text, size_t len, struct stack_meta *out);
-
-/* Read "#define NAME value" integers / strings from header text. */
-bool stack_header_int(const char *text, size_t len, const char *name, long *out);
-gpuenv_str_t stack_header_str(const char *text, size_t len, const char *name);
-
-/* Version-shaped: digits separated by dots (at least one dot when
- * need_dot). */
-bool stack_is_dotted(gpuenv_str_t s, bool need_dot);
+#include "gpuenv/libs.h"
+#include "gpuenv/loader.h"
+#include "gpuenv/pep440.h"
+#include "gpuenv/pyenv.h"
+#include "gpuenv/toolkit.h"
+#include "stack_text.h"
+#include "stack_util.h"
 
 /* ELF facts read once per probe: the loader emulations of every framework
  * binary and the library inventory meet the same files (libc, cuDNN ...);

@@ -18,7 +18,8 @@
  *
  * Every path is read under ctx->root, with small fixed buffers. */
 #define _GNU_SOURCE
-#include "hw_internal.h"
+#include "hw_text.h"
+#include "hw_util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -28,265 +29,6 @@
 #include <unistd.h>
 
 #define NVIDIA_VENDOR 0x10de
-#define MAX_PCI_SCAN 4096 /* directory entries looked at in /sys/bus/pci/devices */
-
-/* ---- parsers ------------------------------------------------------------ */
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Exactly n hex digits (1 <= n <= 8) at s[0..n). */
-static bool hexn(const char *s, size_t n, uint32_t *out)
-{
-	uint32_t v = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		int d = hexval(s[i]);
-		if (d < 0)
-			return false;
-		v = v << 4 | (uint32_t)d;
-	}
-	*out = v;
-	return true;
-}
-
-bool gpuenv_hw_parse_bus_id(gpuenv_str_t s, gpuenv_hw_busid_t *out)
-{
-	uint32_t dom = 0, bus, dev, fn;
-	size_t dlen;
-	const char *p;
-
-	s = gpuenv_str_trim(s);
-	/* [domain:]bus:dev.fn with a 1-8 digit domain, 2-digit bus and dev */
-	if (s.len < 7 || s.len > 17)
-		return false;
-	p = s.ptr + s.len - 7; /* "BB:DD.F" */
-	if (p[2] != ':' || p[5] != '.')
-		return false;
-	if (!hexn(p, 2, &bus) || !hexn(p + 3, 2, &dev) || !hexn(p + 6, 1, &fn))
-		return false;
-	if (dev > 0x1f || fn > 7)
-		return false;
-	if (s.len > 7) {
-		dlen = s.len - 8;
-		if (dlen < 1 || dlen > 8 || s.ptr[dlen] != ':' || !hexn(s.ptr, dlen, &dom))
-			return false;
-	}
-	out->domain = dom;
-	out->bus = (uint8_t)bus;
-	out->dev = (uint8_t)dev;
-	out->fn = (uint8_t)fn;
-	return true;
-}
-
-void gpuenv_hw_bus_id_str(const gpuenv_hw_busid_t *id, char *out, size_t outsz)
-{
-	snprintf(out, outsz, "%08X:%02X:%02X.%X", (unsigned)id->domain, id->bus, id->dev,
-		id->fn);
-}
-
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
-/* The next line of *text (without its newline); false at the end. */
-static bool next_line(gpuenv_str_t *text, gpuenv_str_t *line)
-{
-	const char *nl;
-
-	if (!text->len)
-		return false;
-	nl = memchr(text->ptr, '\n', text->len);
-	if (nl) {
-		*line = gpuenv_str_n(text->ptr, (size_t)(nl - text->ptr));
-		text->len -= (size_t)(nl - text->ptr) + 1;
-		text->ptr = nl + 1;
-	} else {
-		*line = *text;
-		text->ptr += text->len;
-		text->len = 0;
-	}
-	return true;
-}
-
-static bool is_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\0';
-}
-
-/* Trim blanks, newlines and NULs (device-tree strings end in one). */
-static gpuenv_str_t trim_blanks(gpuenv_str_t s)
-{
-	while (s.len && is_space(s.ptr[0])) {
-		s.ptr++;
-		s.len--;
-	}
-	while (s.len && is_space(s.ptr[s.len - 1]))
-		s.len--;
-	return s;
-}
-
-/* The next blank-separated word of *s; empty at the end. */
-static gpuenv_str_t next_word(gpuenv_str_t *s)
-{
-	gpuenv_str_t w;
-	size_t i = 0;
-
-	while (i < s->len && is_blank(s->ptr[i]))
-		i++;
-	w.ptr = s->ptr + i;
-	while (i < s->len && !is_blank(s->ptr[i]))
-		i++;
-	w.len = (size_t)(s->ptr + i - w.ptr);
-	s->ptr += i;
-	s->len -= i;
-	return w;
-}
-
-static bool is_version_word(gpuenv_str_t w)
-{
-	bool dot = false;
-
-	if (!w.len || w.ptr[0] < '0' || w.ptr[0] > '9')
-		return false;
-	for (size_t i = 0; i < w.len; i++) {
-		if (w.ptr[i] == '.')
-			dot = true;
-		else if (w.ptr[i] < '0' || w.ptr[i] > '9')
-			return false;
-	}
-	return dot && w.ptr[w.len - 1] != '.';
-}
-
-static bool is_arch_word(gpuenv_str_t w)
-{
-	return gpuenv_str_eq_cstr(w, "x86_64") || gpuenv_str_eq_cstr(w, "aarch64") ||
-		gpuenv_str_eq_cstr(w, "ppc64le") || gpuenv_str_eq_cstr(w, "arm64") ||
-		gpuenv_str_eq_cstr(w, "riscv64");
-}
-
-bool gpuenv_hw_parse_nvrm(gpuenv_str_t text, gpuenv_hw_nvrm_t *out)
-{
-	gpuenv_str_t line = GPUENV_STR_NULL, rest, w;
-	bool found = false;
-
-	memset(out, 0, sizeof(*out));
-	while (!found && next_line(&text, &line)) {
-		line = trim_blanks(line);
-		found = gpuenv_str_startswith(line, "NVRM version:");
-	}
-	if (!found)
-		return false;
-	out->line = line;
-	rest = gpuenv_str_n(line.ptr + 13, line.len - 13);
-	/* "NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build"
-	 * "NVIDIA UNIX x86_64 Kernel Module  535.216.03  Wed Nov 13 ..." */
-	while ((w = next_word(&rest)).len) {
-		if (gpuenv_str_eq_cstr(w, "Open"))
-			out->open = true;
-		else if (is_arch_word(w) && !out->arch.len)
-			out->arch = w;
-		else if (is_version_word(w)) {
-			out->version = w;
-			return true;
-		}
-	}
-	return false;
-}
-
-gpuenv_str_t gpuenv_hw_text_field(gpuenv_str_t text, const char *key)
-{
-	size_t klen = strlen(key);
-	gpuenv_str_t line;
-
-	while (next_line(&text, &line)) {
-		if (line.len > klen && memcmp(line.ptr, key, klen) == 0 && line.ptr[klen] == ':')
-			return trim_blanks(gpuenv_str_n(line.ptr + klen + 1, line.len - klen - 1));
-	}
-	return GPUENV_STR_NULL;
-}
-
-/* The decimal number at the start of s (at most 6 digits); false if none. */
-static bool lead_num(gpuenv_str_t s, unsigned *out, size_t *used)
-{
-	size_t i = 0;
-	unsigned v = 0;
-
-	while (i < s.len && i < 6 && s.ptr[i] >= '0' && s.ptr[i] <= '9')
-		v = v * 10 + (unsigned)(s.ptr[i++] - '0');
-	if (!i)
-		return false;
-	*out = v;
-	*used = i;
-	return true;
-}
-
-bool gpuenv_hw_parse_l4t(gpuenv_str_t text, char *out, size_t outsz)
-{
-	gpuenv_str_t line, s, rev;
-	unsigned major, mi, pa = 0;
-	size_t used;
-	const char *r;
-
-	if (!outsz)
-		return false;
-	out[0] = '\0';
-	if (!next_line(&text, &line))
-		return false;
-	s = trim_blanks(line);
-	/* "# R36 (release), REVISION: 4.3, GCID: 38968081, BOARD: generic, ..." */
-	if (s.len && s.ptr[0] == '#')
-		s = trim_blanks(gpuenv_str_n(s.ptr + 1, s.len - 1));
-	if (!s.len || s.ptr[0] != 'R')
-		return false;
-	s = gpuenv_str_n(s.ptr + 1, s.len - 1);
-	if (!lead_num(s, &major, &used))
-		return false;
-	r = s.len >= 9 ? memmem(s.ptr, s.len, "REVISION:", 9) : NULL;
-	if (!r)
-		return false;
-	rev = trim_blanks(gpuenv_str_n(r + 9, s.len - (size_t)(r + 9 - s.ptr)));
-	if (!lead_num(rev, &mi, &used))
-		return false;
-	if (used < rev.len && rev.ptr[used] == '.') {
-		rev = gpuenv_str_n(rev.ptr + used + 1, rev.len - used - 1);
-		if (!lead_num(rev, &pa, &used))
-			pa = 0;
-	}
-	snprintf(out, outsz, "%u.%u.%u", major, mi, pa);
-	return true;
-}
-
-gpuenv_str_t gpuenv_hw_parse_tegra_soc(gpuenv_str_t compatible)
-{
-	size_t i = 0;
-
-	while (i < compatible.len) {
-		const char *s = compatible.ptr + i;
-		const char *z = memchr(s, '\0', compatible.len - i);
-		size_t n = z ? (size_t)(z - s) : compatible.len - i;
-		if (n > 13 && memcmp(s, "nvidia,tegra", 12) == 0 && s[12] >= '0' && s[12] <= '9') {
-			size_t k = 12;
-			while (k < n && s[k] >= '0' && s[k] <= '9')
-				k++;
-			if (k == n)
-				return gpuenv_str_n(s + 7, n - 7); /* "tegra234" */
-		}
-		i += n + 1;
-	}
-	return GPUENV_STR_NULL;
-}
-
-/* ---- the scan ------------------------------------------------------------ */
 
 /* A small sysfs file holding one hex number ("0x10de\n"). */
 static bool read_hex(gpuenv_ctx_t *ctx, const char *path, uint32_t *out)
@@ -298,10 +40,10 @@ static bool read_hex(gpuenv_ctx_t *ctx, const char *path, uint32_t *out)
 
 	if (n <= 0)
 		return false;
-	s = trim_blanks(gpuenv_str_n(buf, (size_t)n));
+	s = hw_trim_blanks(gpuenv_str_n(buf, (size_t)n));
 	if (s.len > 2 && s.ptr[0] == '0' && (s.ptr[1] == 'x' || s.ptr[1] == 'X'))
 		s = gpuenv_str_n(s.ptr + 2, s.len - 2);
-	if (!s.len || s.len > 8 || !hexn(s.ptr, s.len, &v))
+	if (!s.len || s.len > 8 || !hw_hexn(s.ptr, s.len, &v))
 		return false;
 	*out = v;
 	return true;
@@ -328,17 +70,24 @@ static int add_pci(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, gpuenv_hw_facts_t *f,
 	gpuenv_hw_pci_t *p;
 	ssize_t n;
 
-	if (f->n_pci >= GPUENV_HW_MAX_PCI)
-		return 0;
-	if (f->n_pci >= f->cap_pci) {
-		size_t ncap = f->cap_pci ? f->cap_pci * 2 : 8;
+	if (f->n_pci >= GPUENV_HW_MAX_PCI) {
+		/* said once: the functions past the cap are left out */
+		for (size_t i = 0; i < f->n_warnings; i++)
+			if (strcmp(f->warnings[i].id, "too-many-pci") == 0)
+				return 0;
+		return hw_warn(a, f, -1, GPUENV_HW_SRC_SYSFS, 0, "too-many-pci", NULL,
+			"more than %d NVIDIA PCI functions: the rest are left out", GPUENV_HW_MAX_PCI);
+	}
+	size_t *cap = &hw_priv(f)->cap_pci;
+	if (f->n_pci >= *cap) {
+		size_t ncap = *cap ? *cap * 2 : 8;
 		gpuenv_hw_pci_t *np = gpuenv_arena_calloc(a, ncap, sizeof(*np));
 		if (!np)
 			return -ENOMEM;
 		if (f->n_pci)
 			memcpy(np, f->pci, f->n_pci * sizeof(*np));
 		f->pci = np;
-		f->cap_pci = ncap;
+		*cap = ncap;
 	}
 	p = &f->pci[f->n_pci];
 	memset(p, 0, sizeof(*p));
@@ -360,8 +109,9 @@ static int add_pci(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, gpuenv_hw_facts_t *f,
 	else if (p->class_code == 0x068000)
 		p->kind = GPUENV_HW_PCI_NVSWITCH;
 	/* driver -> ../../../bus/pci/drivers/nvidia: the bound driver's name */
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver", name);
-	if (hw_path(ctx, path, link, sizeof(link)) == 0 &&
+	/* the link itself is read: the folder holding it is resolved, not it */
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s", name);
+	if (hw_path(ctx, path, link, sizeof(link) - 7) == 0 && strcat(link, "/driver") &&
 	    (n = readlink(link, path, sizeof(path) - 1)) > 0) {
 		const char *base;
 		path[n] = '\0';
@@ -384,7 +134,9 @@ static int scan_pci(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, gpuenv_hw_facts_t *f)
 	if (hw_path(ctx, "/sys/bus/pci/devices", dirp, sizeof(dirp)) < 0 ||
 	    !(d = opendir(dirp)))
 		return 0;
-	for (size_t seen = 0; (de = readdir(d)) && seen < MAX_PCI_SCAN; seen++) {
+	/* every entry: a machine with many PCI functions (a large switch
+	 * fabric) must not lose its GPUs past a silent cap */
+	while ((de = readdir(d))) {
 		gpuenv_hw_busid_t id;
 		uint32_t vendor;
 		if (de->d_name[0] == '.' ||
@@ -442,19 +194,19 @@ static int read_driver(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, gpuenv_hw_facts_t *
 			d->version_src = GPUENV_HW_SRC_PROCFS;
 		} else {
 			gpuenv_str_t line = GPUENV_STR_NULL, text = gpuenv_str_n(buf, (size_t)n);
-			next_line(&text, &line);
-			line = trim_blanks(line);
+			hw_next_line(&text, &line);
+			line = hw_trim_blanks(line);
 			if (line.len && !(d->procfs = hw_strdup(a, line.ptr, line.len)))
 				return -ENOMEM;
 		}
 	}
 	n = hw_read(ctx, "/sys/module/nvidia/version", buf, sizeof(buf));
 	if (n > 0) {
-		gpuenv_str_t v = trim_blanks(gpuenv_str_n(buf, (size_t)n));
+		gpuenv_str_t v = hw_trim_blanks(gpuenv_str_n(buf, (size_t)n));
 		d->loaded = true;
 		if (v.len && !(d->module_version = hw_strdup(a, v.ptr, v.len)))
 			return -ENOMEM;
-		if (!d->version && is_version_word(v)) {
+		if (!d->version && hw_is_version_word(v)) {
 			d->version = d->module_version;
 			d->version_src = GPUENV_HW_SRC_SYSFS;
 		}
@@ -476,7 +228,7 @@ static int read_proc_gpus(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, gpuenv_hw_facts_
 	if (hw_path(ctx, "/proc/driver/nvidia/gpus", dirp, sizeof(dirp)) < 0 ||
 	    !(d = opendir(dirp)))
 		return 0;
-	for (size_t seen = 0; (de = readdir(d)) && seen < MAX_PCI_SCAN; seen++) {
+	while ((de = readdir(d))) {
 		gpuenv_hw_busid_t id;
 		gpuenv_str_t text, v;
 		gpuenv_hw_gpu_t *g;
@@ -555,7 +307,7 @@ static int read_jetson(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, gpuenv_hw_facts_t *
 		return 0;
 	n = hw_read(ctx, "/proc/device-tree/model", buf, sizeof(buf));
 	if (n > 0) {
-		gpuenv_str_t m = trim_blanks(gpuenv_str_n(buf, strnlen(buf, (size_t)n)));
+		gpuenv_str_t m = hw_trim_blanks(gpuenv_str_n(buf, strnlen(buf, (size_t)n)));
 		if (m.len && !(j->model = hw_strdup(a, m.ptr, m.len)))
 			return -ENOMEM;
 	}

@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HEAD_MAX (64u << 10)
 #define JSON_MAX (1u << 20)
 
 static int add_component(gpuenv_arena_t *a, struct svec *v, const char *name, size_t nlen,
@@ -116,11 +115,11 @@ static int read_cuda_h(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, gpuenv_str_t incdir
 		gpuenv_str_t path = stack_join(a, incdir.ptr, srcs[i].file);
 		if (!path.ptr)
 			return -ENOMEM;
-		if (stack_read_head(ctx, path.ptr, HEAD_MAX, buf) != 0 || !buf->data)
+		if (stack_read_head(ctx, path.ptr, STACK_TEXT_MAX, buf) != 0 || !buf->data)
 			continue;
 		if (!stack_header_int(buf->data, buf->len, srcs[i].macro, &v) || v <= 0)
 			continue;
-		tk->version.text = stack_strf(a, "%ld.%ld", v / 1000, (v % 1000) / 10);
+		tk->version.text = gpuenv_arena_printf(a, "%ld.%ld", v / 1000, (v % 1000) / 10);
 		tk->version.src = GPUENV_VSRC_HEADER;
 		tk->version.origin = path;
 		return tk->version.text.ptr ? 0 : -ENOMEM;
@@ -160,7 +159,7 @@ static int read_dist_info(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, const char *dir,
 		gpuenv_str_t name, version;
 		char norm[128];
 		if (!split_distinfo(e->d_name, &name, &version) ||
-			!stack_normalize_name(name, norm, sizeof(norm)))
+			gpuenv_name_normalize_to(name, norm, sizeof(norm)) == SIZE_MAX)
 			continue;
 		if ((r = add_component(a, comps, norm, strlen(norm), version.ptr, version.len,
 			     GPUENV_VSRC_METADATA)))

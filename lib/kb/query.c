@@ -504,16 +504,30 @@ static void reason(struct rctx *rc, int verdict, const gpuenv_kb_row_t *src,
 
 #define V(x) GPUENV_STR_ARG((x).str)
 
+const gpuenv_kb_toolkit_t *gpuenv_kb_driver_predates_gpu(const gpuenv_kb_t *kb,
+	const gpuenv_kb_target_t *t, const gpuenv_kb_cuda_arch_list_t **first)
+{
+	const gpuenv_kb_toolkit_t *ga = NULL;
+	const gpuenv_kb_cuda_arch_list_t *f = NULL;
+
+	if (t->has_cc && t->has_driver)
+		f = gpuenv_kb_arch_first_cuda(kb, t->cc_major, t->cc_minor, &ga);
+	if (first)
+		*first = f;
+	if (!f || !ga || gpuenv_kb_ver_cmp(&t->driver, &ga->driver_linux) >= 0)
+		return NULL;
+	return ga;
+}
+
 /* The GPU must be one the driver knows: a driver older than the first
  * toolkit that builds for its architecture predates it. */
 static void check_driver_knows_gpu(const gpuenv_kb_t *kb, const gpuenv_kb_target_t *t,
 	struct rctx *rc)
 {
-	const gpuenv_kb_toolkit_t *ga;
-	const gpuenv_kb_cuda_arch_list_t *first =
-		gpuenv_kb_arch_first_cuda(kb, t->cc_major, t->cc_minor, &ga);
+	const gpuenv_kb_cuda_arch_list_t *first;
+	const gpuenv_kb_toolkit_t *ga = gpuenv_kb_driver_predates_gpu(kb, t, &first);
 
-	if (!first || !ga || gpuenv_kb_ver_cmp(&t->driver, &ga->driver_linux) >= 0)
+	if (!ga)
 		return;
 	reason(rc, GPUENV_KB_NO, &first->row, &ga->row,
 		"driver %.*s predates sm_%u%u: the oldest toolkit that builds for it is CUDA %.*s, "

@@ -139,25 +139,10 @@ int pep508_fail(struct pep508_lex *lx, size_t pos, const char *fmt, ...)
 int pep508_canon_name(gpuenv_arena_t *arena, gpuenv_str_t in, gpuenv_str_t *out)
 {
 	char *p = gpuenv_arena_alloc(arena, in.len + 1);
-	size_t n = 0;
 
 	if (!p)
 		return gpuenv_oom(arena->ctx, NULL);
-	for (size_t i = 0; i < in.len; i++) {
-		char c = in.ptr[i];
-		if (c == '-' || c == '_' || c == '.') {
-			if (n == 0 || p[n - 1] != '-')
-				p[n++] = '-';
-			/* a run collapses to one '-'; keep the one already written */
-			while (i + 1 < in.len &&
-				(in.ptr[i + 1] == '-' || in.ptr[i + 1] == '_' || in.ptr[i + 1] == '.'))
-				i++;
-			continue;
-		}
-		p[n++] = (c >= 'A' && c <= 'Z') ? (char)(c + 32) : c;
-	}
-	p[n] = '\0';
-	*out = gpuenv_str_n(p, n);
+	*out = gpuenv_str_n(p, gpuenv_name_normalize_to(in, p, in.len + 1));
 	return 0;
 }
 

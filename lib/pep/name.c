@@ -11,6 +11,32 @@ static inline bool is_sep(unsigned char c)
 	return c == '-' || c == '_' || c == '.';
 }
 
+/* The one PEP 503 normalization: every module that compares project names
+ * (the wheel-name and requirement parsers, the environment reader, the
+ * probe, doctor) calls this, so they agree on every input. */
+size_t gpuenv_name_normalize_to(gpuenv_str_t name, char *out, size_t outsz)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < name.len;) {
+		unsigned char c = (unsigned char)name.ptr[i];
+		if (n + 1 >= outsz)
+			return SIZE_MAX;
+		if (is_sep(c)) {
+			while (i < name.len && is_sep((unsigned char)name.ptr[i]))
+				i++;
+			out[n++] = '-';
+			continue;
+		}
+		out[n++] = (char)(c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c);
+		i++;
+	}
+	if (!outsz)
+		return SIZE_MAX;
+	out[n] = '\0';
+	return n;
+}
+
 int gpuenv_name_normalize(gpuenv_str_t name, gpuenv_buf_t *out)
 {
 	size_t need = 0;
@@ -23,18 +49,8 @@ int gpuenv_name_normalize(gpuenv_str_t name, gpuenv_buf_t *out)
 			is_sep((unsigned char)name.ptr[i - 1]));
 	if ((r = gpuenv_buf_reserve(out, need)))
 		return r;
-	for (size_t i = 0; i < name.len;) {
-		unsigned char c = (unsigned char)name.ptr[i];
-		if (is_sep(c)) {
-			while (i < name.len && is_sep((unsigned char)name.ptr[i]))
-				i++;
-			out->data[out->len++] = '-';
-			continue;
-		}
-		out->data[out->len++] = (char)(c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c);
-		i++;
-	}
-	out->data[out->len] = '\0';
+	gpuenv_name_normalize_to(name, out->data + out->len, need + 1);
+	out->len += need;
 	return 0;
 }
 

@@ -136,27 +136,15 @@ static int lower_str(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_str_t s,
 	return 0;
 }
 
-/* packaging's canonicalize_name: lower case, runs of -_. become one '-'. */
+/* packaging's canonicalize_name (gpuenv_name_normalize_to), in the arena. */
 static int normalize_name(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_str_t s,
 	gpuenv_str_t *out)
 {
 	char *p = gpuenv_arena_alloc(arena, s.len + 1);
-	size_t o = 0;
 
 	if (!p)
 		return gpuenv_oom(ctx, NULL);
-	for (size_t i = 0; i < s.len; i++) {
-		char c = s.ptr[i];
-		if (c == '-' || c == '_' || c == '.') {
-			if (o && p[o - 1] == '-')
-				continue;
-			p[o++] = '-';
-		} else {
-			p[o++] = to_lower(c);
-		}
-	}
-	p[o] = '\0';
-	*out = gpuenv_str_n(p, o);
+	*out = gpuenv_str_n(p, gpuenv_name_normalize_to(s, p, s.len + 1));
 	return 0;
 }
 

@@ -195,9 +195,23 @@ for G in gpu:
             w_kb = k["builds"][0]["verdict"] if k and k.get("builds") else None
             rc, p, r = preflight(facts(G, D), "--torch", B)
             w_pf = ("yes" if p["go"] else "no") if p else None
-            errs = [v["id"] for v in dv if v.get("environment") == "/srv/env%d" % i and v["severity"] == "error"]
+            # an error of this environment, or of the machine (a driver older than the GPU)
+            errs = [v["id"] for v in dv if v["severity"] == "error" and (
+                v.get("environment") == "/srv/env%d" % i or v["id"] == "driver-predates-gpu")]
             w_doc = "no" if errs else "yes"
             check(w_kb == w_pf == w_doc, "%s: kb torch %s, preflight %s, doctor %s %s" % (q, w_kb, w_pf, w_doc, errs))
+            # no kernel image: preflight's fix and doctor's name the same build (one with a
+            # cubin for the GPU), and the same driver upgrade when one is needed
+            nki_pf = [v for v in (p["verdicts"] if p else []) if v["id"] == "no-kernel-image"]
+            nki_doc = [v for v in dv if v.get("environment") == "/srv/env%d" % i and v["id"] == "no-kernel-image"]
+            if nki_pf or nki_doc:
+                fx = [CMD.search(x[0]["fix"] or "") if x else None for x in (nki_pf, nki_doc)]
+                got = [(m.group(1), m.group(2)) if m else None for m in fx]
+                ups = [re.search(r"driver to >= ([0-9.]+), then", x[0]["fix"] or "") if x else None
+                       for x in (nki_pf, nki_doc)]
+                ups = [m.group(1) if m else None for m in ups]
+                check(nki_pf and nki_doc and got[0] == got[1] and ups[0] == ups[1],
+                      "%s, no-kernel-image fixes: preflight %s, doctor %s (upgrade %s)" % (q, got[0], got[1], ups))
             # the build gpuenv would install instead: one choice
             pk = k.get("pick") if k else None
             want = (pk["torch"], pk["tag"]) if pk else None

@@ -239,8 +239,11 @@ with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as t:
 r = run("doctor", "--facts", t.name)
 check(r.returncode == 4 and t.name in r.stderr and "hint:" in r.stderr,
       "a schema error names the file: %r" % r.stderr)
+first = r.stderr
 r = run("preflight", "--cuda", "12.4", "--facts", t.name)
-check(r.returncode == 4 and t.name in r.stderr, "preflight: the same message: %r" % r.stderr)
+check(r.returncode == 4 and r.stderr == first, "preflight: the same message: %r" % r.stderr)
+r = run("diagnose", "--facts", t.name, str(SRC / "tests" / "fixtures" / "logs" / "clean.log"))
+check(r.returncode == 4 and r.stderr == first, "diagnose: the same message: %r" % r.stderr)
 os.unlink(t.name)
 
 # ---- --env of a folder that is not there: say so (no snapshot to suggest)

@@ -134,6 +134,21 @@ if libs:
     check(c["sm"] == 90 and c["variant"] == "a" and c["compressed"] is True and c["version"] == "1.8"
           and c["size"] > 0 and c["uncompressed_size"] > c["size"], "a cubin entry: %r" % c)
 
+# a file name that is not UTF-8: --json keeps it, escaped (\xHH) as
+# docs/probe-schema.md "Strings" says (json_string used to drop it)
+bad = os.path.join(tmp.encode(), b"caf\xe9.so")
+with open(bad, "wb") as f:
+    f.write(b"not an ELF file at all")
+r = subprocess.run([BIN, "debug", "fatbin", "--json", bad], capture_output=True, timeout=60)
+try:
+    jb = json.loads(r.stdout.decode("utf-8"))
+except ValueError:
+    jb = None
+check(isinstance(jb, list) and len(jb) == 1 and (jb[0].get("file") or "").endswith("/caf\\xe9.so")
+      and "caf\\xe9.so" in (jb[0].get("error") or ""),
+      "non-UTF-8 file name in --json: %r" % r.stdout[-300:])
+os.unlink(bad)
+
 for p in (empty, text, cut):
     os.unlink(p)
 os.rmdir(tmp)

@@ -2,8 +2,10 @@
 libcuda, and fake trees with the fake NVML (tests/fixtures/fake_nvml.c)."""
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 BIN = os.environ["GPUENV_BIN"]
 SRC = os.environ["GPUENV_SRC"]
@@ -84,8 +86,12 @@ check("no nvml: state", d["driver"]["state"] == "nvml-unavailable", d["driver"].
 check("no nvml: libcuda init", d["driver"]["libcuda"]["initialized"] is True, d["driver"]["libcuda"])
 check("no nvml: cc", d["gpus"][0]["sources"].get("compute_capability") == "libcuda", d["gpus"][0])
 
+# an empty tree: no sysfs or procfs facts, only the fake NVML's (a missing
+# --root is an error since issue 7, below)
+EMPTY = tempfile.mkdtemp(prefix="gpuenv-cli-hw-empty-")
+
 # MIG and CUDA_VISIBLE_DEVICES
-d = js(["--root", "/nonexistent"] + fake,
+d = js(["--root", EMPTY] + fake,
        {"FAKE_NVML_SCENARIO": "mig", "CUDA_VISIBLE_DEVICES": "MIG-aaaaaaaa-1111-0000-0000-000000000002,1"})
 v = d["cuda_visible_devices"]
 check("mig: visible", v["set"] and [x["mig"] for x in v["devices"]] ==
@@ -93,24 +99,48 @@ check("mig: visible", v["set"] and [x["mig"] for x in v["devices"]] ==
 check("mig: instances", len(d["gpus"][0]["mig"]["instances"]) == 3, d["gpus"][0]["mig"])
 
 # an invalid entry ends the list
-d = js(["--root", "/nonexistent"] + fake,
+d = js(["--root", EMPTY] + fake,
        {"FAKE_NVML_SCENARIO": "many", "CUDA_VISIBLE_DEVICES": "0,2,-1,1", "CUDA_DEVICE_ORDER": "PCI_BUS_ID"})
 v = d["cuda_visible_devices"]
 check("cvd: list", v["visible"] == [0, 2] and v["invalid"] == "-1", v)
 check("cvd: warning", any(w["id"] == "cvd-invalid" for w in d["warnings"]), d["warnings"])
 
 # per-device errors are warnings, the other GPUs are still there
-d = js(["--root", "/nonexistent"] + fake, {"FAKE_NVML_SCENARIO": "lost"})
+d = js(["--root", EMPTY] + fake, {"FAKE_NVML_SCENARIO": "lost"})
 check("lost: gpus", len(d["gpus"]) == 3, d["gpus"])
 lost = [w for w in d["warnings"] if w["id"] == "nvml-gpu-lost"]
 check("lost: warnings", [w["gpu"] for w in lost] == [1, 2] and all(w["hint"] for w in lost), lost)
 check("lost: per gpu", len(d["gpus"][1]["warnings"]) == 1, d["gpus"][1])
 
 # NVLink peers
-d = js(["--root", "/nonexistent"] + fake, {"FAKE_NVML_SCENARIO": "nvlink"})
+d = js(["--root", EMPTY] + fake, {"FAKE_NVML_SCENARIO": "nvlink"})
 links = d["gpus"][0]["nvlink"]
 check("nvlink: links", len(links) == 18 and links[0]["peer_gpu"] == 1 and links[0]["peer_type"] == "gpu", links[:2])
 check("nvlink: switch", d["gpus"][2]["nvlink"][0]["peer_type"] == "switch", d["gpus"][2]["nvlink"][0])
+
+# a machine with more PCI functions than the old silent 4,096-entry scan cap:
+# every entry is looked at, and past GPUENV_HW_MAX_PCI NVIDIA functions a
+# warning says the rest are left out (issue 7)
+BIG = tempfile.mkdtemp(prefix="gpuenv-cli-hw-pci-")
+devs = os.path.join(BIG, "sys", "bus", "pci", "devices")
+os.makedirs(devs)
+for name, vendor, cls in (("other", "0x8086", "0x060000"), ("nv", "0x10de", "0x068000")):
+    d = os.path.join(BIG, "sys", "devices", name)
+    os.makedirs(d)
+    for k, v in (("vendor", vendor), ("class", cls), ("device", "0x22a3")):
+        with open(os.path.join(d, k), "w") as f:
+            f.write(v + "\n")
+for i in range(20000 + 300):
+    dom, rest = 1 + i // 65536, i % 65536
+    bus_id = "%04x:%02x:%02x.%x" % (dom, rest // 256, (rest % 256) // 8, rest % 8)
+    os.symlink("../../../devices/" + ("nv" if i % 67 == 0 and i // 67 < 300 else "other"),
+               os.path.join(devs, bus_id))
+nnv = sum(1 for i in range(20300) if i % 67 == 0 and i // 67 < 300)
+d = js(["--root", BIG] + fake, {"FAKE_NVML_SCENARIO": "h200"})
+check("pci: no scan cap", len(d.get("pci", [])) == 256, f"{len(d.get('pci', []))} of {nnv} NVIDIA functions")
+check("pci: cap warned once", [w["id"] for w in d.get("warnings", [])].count("too-many-pci") == 1,
+      [w["id"] for w in d.get("warnings", [])])
+shutil.rmtree(BIG)
 
 # a Jetson Orin tree (no NVML there)
 d = js(["--root", ORIN])
@@ -127,6 +157,11 @@ p = run(["extra"])
 check("usage: argument", p.returncode == 2, p.stderr)
 p = run(["--root"])
 check("usage: missing value", p.returncode == 2, p.stderr)
+# a missing --root is an error naming it, not the report of an empty machine
+p = run(["--root", "/nonexistent-gpuenv-root"] + fake, {"FAKE_NVML_SCENARIO": "h200"})
+check("missing root", p.returncode == 1 and "/nonexistent-gpuenv-root" in p.stderr and "no such folder" in p.stderr,
+      f"{p.returncode}: {p.stderr}")
+os.rmdir(EMPTY)
 
 for f in failures:
     print("FAIL", f)

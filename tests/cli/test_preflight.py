@@ -107,6 +107,18 @@ h100_550 = copy.deepcopy(h100_535)
 h100_550["driver"].update(version="550.54.15", cuda_version="12.4", cuda_version_int=12040)
 case("Triton 24.10 on driver 550", h100_550, ["--image", "nvcr.io/nvidia/tritonserver:24.10-py3"],
      1, [("driver-too-old", "error")], "R560")
+# forward compatibility holds on data-center GPUs only (the release notes' words)
+rtx_535 = copy.deepcopy(h100_535)
+rtx_535["gpus"][0].update(name="NVIDIA GeForce RTX 4090", compute_capability="8.9", sm="sm_89",
+                          architecture="Ada Lovelace")
+case("Triton 24.10 on driver 535 with an RTX 4090", rtx_535,
+     ["--image", "nvcr.io/nvidia/tritonserver:24.10-py3"], 1, [("driver-too-old", "error")], "R560")
+# a driver older than the GPU runs nothing there (kb torch said so; preflight said go)
+b_535 = copy.deepcopy(h100_535)
+b_535["gpus"][0].update(name="NVIDIA GeForce RTX 5090", compute_capability="12.0", sm="sm_120",
+                        architecture="Blackwell")
+case("RTX 5090 on driver 535 --torch 2.7.1+cu128", b_535, ["--torch", "2.7.1+cu128"], 1,
+     [("driver-predates-gpu", "error")], "570.26")
 maxwell = facts("healthy")
 maxwell["gpus"][0].update(name="Tesla M40", compute_capability="5.2", sm="sm_52", architecture="Maxwell")
 case("Triton 24.10 on sm_52", maxwell, ["--image", "nvcr.io/nvidia/tritonserver:24.10-py3"], 1,
@@ -135,6 +147,21 @@ rc, out, r = preflight(h200, "--cuda", "twelve")
 check(rc == 2 and "twelve" in r.stderr, "malformed --cuda -> 2")
 rc, out, r = preflight(h200, "--image", "no-tag")
 check(rc == 2, "image without a tag -> 2")
+# one parse of a CUDA version, as `kb driver --cuda` (issue 7: --cuda 12 silently meant 12.0)
+rc, out, r = preflight(h200, "--cuda", "12")
+k = run("kb", "driver", "--cuda", "12")
+check(rc == 2 and k.returncode == 2 and "not a CUDA version" in r.stderr and "12.0" in r.stderr
+      and r.stderr.splitlines()[:2] == k.stderr.splitlines()[:2],
+      "--cuda 12 -> 2, as kb driver --cuda 12: %r / %r" % (r.stderr, k.stderr))
+out = case("--cuda 12.4.1 is CUDA 12.4", h200, ["--cuda", "12.4.1"], 0, [("driver-ok", "info")])
+check(out and out["cuda"] == "12.4", "--cuda 12.4.1 -> 12.4")
+# a version without +cuXYZ means the PyPI build (issue 7: 2.5.1 said "no such build");
+# the KB does not record which build PyPI ships for 2.5, and says so
+rc, out, r = preflight(h200, "--torch", "2.5.1")
+check(rc == 4 and "PyPI" in r.stderr and "no such build" not in r.stderr and "2.5.1+cu124" in r.stderr,
+      "--torch 2.5.1: the PyPI build, unknown to the KB, named builds: %r" % r.stderr)
+rc, out, r = preflight(h200, "--torch", "2.7.1")
+check(rc == 0 and out and "+cu126" in out["request"], "--torch 2.7.1 is the PyPI cu126 build: %r" % (out or r.stderr))
 r = run("preflight", "--facts", str(FIX / "healthy" / "facts.json"))
 check(r.returncode == 2 and "--cuda" in r.stderr, "no request -> 2")
 r = run("preflight", "--cuda", "12.2", "--torch", "2.7.0", "--facts", str(FIX / "healthy" / "facts.json"))

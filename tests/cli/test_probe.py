@@ -138,6 +138,19 @@ with tempfile.TemporaryDirectory() as tmp:
         b = f["environments"][0]["frameworks"][0]["binaries"]
         check(b and b[0]["cuda_code"]["error"], "truncated binary -> error recorded: %s" % b)
 
+# --all-binaries: the text view shows each library copy's CUDA code, as the
+# JSON holds it (it showed none)
+f = facts("--all-binaries")
+coded = [l for l in f.get("libraries", []) if (l.get("cuda_code") or {}).get("summary")]
+if coded:
+    r = run("probe", "--all-binaries")
+    for l in coded[:20]:
+        want = "%s [%s]\n            CUDA code: %s\n" % (l["path"], ", ".join(l["where"]),
+                                                        l["cuda_code"]["error"] or l["cuda_code"]["summary"])
+        check(want in r.stdout, "--all-binaries text view shows the CUDA code of %s" % l["path"])
+else:
+    print("no CUDA library with a fatbin on this machine: --all-binaries text view not checked")
+
 r = run("probe", "--bogus")
 check(r.returncode == 2, "unknown option -> 2")
 r = run("probe", "--python", "/x", "--env", "/y")

@@ -194,6 +194,149 @@ c = libs.get(SITE + "/nvidia/cudnn/lib/libcudnn.so.9")
 check(c and c["dist"] == "nvidia-cudnn-cu13" and c["version"]["version"] == "9.19.0.56"
       and c["version"]["source"] == "metadata" and c["versions"][1]["version"] == "9.19.0", "wheel cuDNN: %r" % c)
 
+# Hangs (issue 7): files the probe finds by itself must be regular files,
+# checked before they are opened; a FIFO in their place used to block the
+# probe and doctor forever.  A file the user names may still be a pipe.
+def run_top(*args, env=None, stdin=None, timeout=30):
+    e = {"PATH": "/usr/bin:/bin", "NO_COLOR": "1"}
+    if env:
+        e.update(env)
+    try:
+        return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=timeout, env=e,
+                              stdin=stdin)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+froot = tempfile.mkdtemp(prefix="gpuenv-cli-fifo-")
+F = lambda p: froot + p  # noqa: E731
+os.makedirs(F("/etc"))
+os.mkfifo(F("/etc/ld.so.cache"))
+elf(F("/usr/lib/x86_64-linux-gnu/libc.so.6"), soname="libc.so.6")
+os.makedirs(F("/fifo/runpath"))
+os.makedirs(F("/fifo/llp"))
+os.mkfifo(F("/fifo/runpath/libviarunpath.so.1"))
+os.mkfifo(F("/fifo/llp/libviallp.so.1"))
+os.mkfifo(F("/fifo/llp/libcudnn.so.9"))  # a library family: the inventory reads it
+os.mkfifo(F("/fifo/abs.so"))
+elf(F("/app/fifo.so"), runpath="/fifo/runpath",
+    needed=["libviarunpath.so.1", "libviallp.so.1", "/fifo/abs.so", "libc.so.6"])
+r = run_top("probe", "--root", froot, "--json", "--no-fatbin")
+check(r is not None, "probe --root with a FIFO ld.so.cache returns")
+if r is not None:
+    check(r.returncode == 0 and "/etc/ld.so.cache" in r.stdout and "not a regular file" in r.stdout,
+          "probe: the FIFO ld.so.cache is a warning: %r %r" % (r.returncode, r.stderr[-300:]))
+r = run_top("debug", "libs", "--root", froot, "--json")
+check(r is not None and r.returncode == 0, "debug libs with a FIFO ld.so.cache returns 0")
+r = run_top("debug", "ldd", "--root", froot, "--json", "/app/fifo.so", env={"LD_LIBRARY_PATH": "/fifo/llp"})
+check(r is not None, "ldd through FIFOs (RUNPATH, LD_LIBRARY_PATH, absolute DT_NEEDED) returns")
+if r is not None:
+    j = json.loads(r.stdout)
+    needs = {n["name"]: n for n in j[0]["objects"][0]["needs"]}
+    check(needs["libviarunpath.so.1"]["how"] == "not found" and needs["libviallp.so.1"]["how"] == "not found",
+          "FIFO candidates are skipped: %r" % needs)
+    objs = {o["path"]: o for o in j[0]["objects"]}
+    check("/fifo/abs.so" not in objs or objs["/fifo/abs.so"]["error"] is not None,
+          "an absolute FIFO DT_NEEDED is not read: %r" % objs.get("/fifo/abs.so"))
+# the live doctor with LD_LIBRARY_PATH naming a folder of FIFOs
+r = run_top("doctor", env={"LD_LIBRARY_PATH": F("/fifo/llp") + ":" + F("/fifo/runpath")})
+check(r is not None, "doctor with FIFOs on LD_LIBRARY_PATH returns")
+# a pipe the user names still works: doctor --facts <(gpuenv probe --json)
+p = subprocess.Popen([BIN, "probe", "--json", "--root", root, "--no-fatbin"], stdout=subprocess.PIPE,
+                     env={"PATH": "/usr/bin:/bin"})
+r = run_top("doctor", "--json", "--facts", "/dev/stdin", stdin=p.stdout)
+p.stdout.close()
+try:
+    p.wait(timeout=30)
+except subprocess.TimeoutExpired:
+    p.kill()
+    p.wait()
+check(r is not None and r.stdout.lstrip().startswith("{"),
+      "doctor --facts from a pipe reads it: %r" % (r and r.stderr[-300:]))
+shutil.rmtree(froot)
+
+# Wrong results (issue 7): bytes that are not text (a path or dist-info name
+# with invalid UTF-8, a NUL in METADATA) are escaped as docs/probe-schema.md
+# "Strings" says (\xHH, \\), never dropped and never written as \u0000.
+broot = tempfile.mkdtemp(prefix="gpuenv-cli-bytes-")
+bsite = broot.encode() + b"/v\xe9nv/lib/python3.12/site-packages"
+os.makedirs(bsite + b"/caf\xe9-1.0.dist-info")
+os.makedirs(bsite + b"/plain-2.0.dist-info")
+with open(bsite + b"/caf\xe9-1.0.dist-info/METADATA", "wb") as f:
+    f.write(b"Metadata-Version: 2.1\nName: caf\xe9\nVersion: 1.0\nRequires-Dist: a\x00b\n\n")
+with open(bsite + b"/plain-2.0.dist-info/METADATA", "wb") as f:
+    f.write(b"Metadata-Version: 2.1\nName: back\\slash\nVersion: 2.0\n\n")
+with open(broot.encode() + b"/v\xe9nv/pyvenv.cfg", "wb") as f:
+    f.write(b"home = /usr/bin\nversion = 3.12.3\n")
+r = subprocess.run([BIN, "probe", "--root", broot, "--env", b"/v\xe9nv", "--json", "--no-fatbin"],
+                   capture_output=True, timeout=60, env={"PATH": "/usr/bin:/bin"})
+check(r.returncode == 0, "probe --env of a non-UTF-8 path -> 0: %r" % r.stderr[-300:])
+check(b"\\u0000" not in r.stdout, "no \\u0000 in the facts")
+try:
+    j = json.loads(r.stdout.decode("utf-8"))
+except ValueError as e:
+    j = {}
+    check(False, "probe prints UTF-8 JSON: %s" % e)
+envs = j.get("environments") or []
+check(len(envs) == 1 and envs[0]["prefix"] == "/v\\xe9nv", "the environment is kept, escaped: %r"
+      % [e.get("prefix") for e in envs])
+if envs:
+    d = {x["name"]: x for x in envs[0]["distributions"]}
+    check("caf\\xe9" in d and d["caf\\xe9"]["requires"] == ["a\\x00b"]
+          and d["caf\\xe9"]["path"].endswith("/caf\\xe9-1.0.dist-info"),
+          "the non-UTF-8 distribution is kept, escaped: %r" % d.get("caf\\xe9"))
+    check("back\\\\slash" in d, "a backslash is written as \\\\: %r" % list(d))
+shutil.rmtree(broot)
+
+# probe --root / --python / --env of a missing path: an error naming it, not
+# a plausible report of an empty machine (and not one that silently lacks
+# the toolkits and libraries)
+for args, what in ((["--root", "/nonexistent-gpuenv-root"], "no such folder"),
+                   (["--root", root, "--env", "/nope"], "no such environment folder"),
+                   (["--root", root, "--python", "/nope/bin/python3"], "no such Python interpreter")):
+    r = run_top("probe", "--json", *args)
+    check(r is not None and r.returncode == 4 and what in r.stderr and r.stdout == "",
+          "probe %s -> 4 (an input could not be read) with %r: %r" % (args, what, r and (r.returncode, r.stderr)))
+r = run("libs", "--root", "/nonexistent-gpuenv-root")
+check(r.returncode == 1 and "no such folder" in r.stderr, "debug libs --root missing -> 1: %r" % r.stderr)
+
+# debug libs --ldcache of a missing or corrupt cache: an error with the file
+# and what is wrong (it used to print "ld.so.cache: none" and exit 0)
+r = run("libs", "--root", root, "--ldcache", "/etc/missing.cache")
+check(r.returncode == 1 and "/etc/missing.cache" in r.stderr and "No such file" in r.stderr,
+      "libs --ldcache missing -> 1: %r" % r.stderr)
+write(R("/etc/corrupt.cache"), "glibc-ld.so.cache1.1" + "x" * 40)
+r = run("libs", "--root", root, "--ldcache", "/etc/corrupt.cache")
+check(r.returncode == 1 and "/etc/corrupt.cache" in r.stderr, "libs --ldcache corrupt -> 1: %r" % r.stderr)
+r = run("pyenv", "--root", root, "--ldcache", "/etc/corrupt.cache")
+check(r.returncode == 1 and "/etc/corrupt.cache" in r.stderr, "pyenv --ldcache corrupt -> 1: %r" % r.stderr)
+
+# absolute symlinks inside a --root tree resolve inside the tree, never
+# against the host (issue 7)
+aroot = tempfile.mkdtemp(prefix="gpuenv-cli-abslink-")
+A = lambda p: aroot + p  # noqa: E731
+write(A("/usr/local/cuda-12.8/version.json"), '{"cuda": {"version": "12.8.1"}}')
+elf(A("/usr/local/cuda-12.8/lib64/libcublas.so.12.8.4.1"), soname="libcublas.so.12")
+os.symlink("/usr/local/cuda-12.8", A("/usr/local/cuda"))
+write(A("/srv/venv-real/pyvenv.cfg"), "home = /usr/bin\nversion = 3.12.3\n")
+write(A("/srv/venv-real/lib/python3.12/site-packages/abslink-1.0.dist-info/METADATA"),
+      "Name: abslink\nVersion: 1.0\n\n")
+os.makedirs(A("/opt"))
+os.symlink("/srv/venv-real", A("/opt/venv"))
+r = run("libs", "--root", aroot, "--json")
+check(r.returncode == 0, "libs over absolute links -> 0: %r" % r.stderr)
+tks = json.loads(r.stdout)["toolkits"] if r.returncode == 0 else []
+check(len(tks) == 1 and tks[0]["realpath"] == "/usr/local/cuda-12.8"
+      and "/usr/local/cuda" in [tks[0]["path"]] + tks[0]["aliases"],
+      "/usr/local/cuda -> /usr/local/cuda-12.8 (absolute) resolves in the tree: %r" % tks)
+r = run("pyenv", "--root", aroot, "--env", "/opt/venv", "--json")
+check(r.returncode == 0, "pyenv --env through an absolute link -> 0: %r" % r.stderr)
+if r.returncode == 0:
+    e = json.loads(r.stdout)["python_envs"][0]
+    check([d["name"] for d in e["distributions"]] == ["abslink"] and e["python"]["version"] == "3.12.3",
+          "the venv behind /opt/venv -> /srv/venv-real: %r" % e["distributions"])
+shutil.rmtree(aroot)
+
 # this machine: ldd's own answers
 for b in ("/usr/bin/ls", "/usr/lib/x86_64-linux-gnu/libcurl.so.4", "/usr/local/cuda/lib64/libcublas.so.13"):
     if not os.path.exists(b):

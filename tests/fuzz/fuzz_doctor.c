@@ -1,7 +1,8 @@
 /* Fuzz target: doctor and preflight over arbitrary JSON.  The facts come from
  * anywhere (--facts FILE), so every rule must survive any shape: missing
  * fields, wrong types, huge or negative numbers, strings where arrays go.
- * A document without "schema" gets one, so the rules run on it. */
+ * A document without "schema" gets one, so the rules run on it.  Then the
+ * decoder and the rules again with an allocation failing (fuzz_alloc.h). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -9,10 +10,41 @@
 #include <jansson.h>
 
 #include "gpuenv/doctor.h"
+#include "gpuenv/facts.h"
 #include "gpuenv/kb.h"
+
+#include "fuzz_alloc.h"
 
 static gpuenv_ctx_t ctx;
 static gpuenv_kb_t *kb; /* loaded once: the harness may keep state, the library does not */
+
+/* The facts parsed and decoded, doctor and a preflight, under fuzz_oom's
+ * failing allocator: every error recorded, memory running out reported as
+ * such (never a syntax error, never success). */
+static void oom_run(fuzz_oom_t *o, gpuenv_ctx_t *c, const uint8_t *data, size_t size)
+{
+	gpuenv_arena_t a;
+	const gpuenv_facts_t *f;
+	json_error_t jerr;
+	json_t *doc;
+
+	gpuenv_arena_init(&a, c, 0);
+	OOM_CALL(o, c, gpuenv_facts_parse(c, &a, (const char *)data, size, "fuzz.json", &f));
+	/* with a schema, so the rules run (the document from plain malloc) */
+	doc = json_loadb((const char *)data, size, JSON_ALLOW_NUL, &jerr);
+	if (json_is_object(doc) && !json_object_get(doc, "schema"))
+		json_object_set_new(doc, "schema", json_string("gpuenv.facts/1"));
+	if (doc && OOM_CALL(o, c, gpuenv_facts_decode(c, &a, doc, NULL, &f)) == 0) {
+		gpuenv_doctor_opts_t opts = { .kb = kb };
+		gpuenv_preflight_req_t req = { .torch = "2.7.0+cu128", .kb = kb };
+		gpuenv_verdicts_t v;
+		gpuenv_preflight_t p;
+		OOM_CALL(o, c, gpuenv_doctor_check(c, &a, f, &opts, &v));
+		OOM_CALL(o, c, gpuenv_preflight_check(c, &a, f, &req, &p));
+	}
+	json_decref(doc);
+	gpuenv_arena_free(&a);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -41,6 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	gpuenv_error_clear(&ctx);
 	gpuenv_arena_free(&fa);
+	fuzz_oom(data, size, oom_run);
 	doc = json_loadb((const char *)data, size, JSON_ALLOW_NUL, &jerr);
 	if (!doc)
 		return 0;

@@ -21,7 +21,7 @@ static void fake_gpus(gpuenv_arena_t *a, gpuenv_hw_facts_t *f)
 	f->gpus = gpuenv_arena_calloc(a, 3, sizeof(*f->gpus));
 	if (!f->gpus)
 		return;
-	f->n_gpus = f->cap_gpus = 3;
+	f->n_gpus = 3;
 	f->nvml.state = GPUENV_HW_LIB_OK;
 	f->nvml.device_count = 3;
 	for (int i = 0; i < 3; i++) {

@@ -12,7 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpuenv/diagnose.h"
 #include "gpuenv/facts.h"
+#include "gpuenv/kb.h"
+#include "gpuenv/pep508.h"
+#include "gpuenv/wheel.h"
 #include "testutil.h"
 
 static gpuenv_ctx_t ctx;
@@ -277,6 +281,216 @@ static void test_alloc_failures(void **state)
 	free(text);
 }
 
+static char *read_file(const char *rel, size_t *len)
+{
+	const char *src = getenv("GPUENV_SRC");
+	char path[4096];
+	FILE *f;
+	char *buf;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/%s", src ? src : ".", rel);
+	if (!(f = fopen(path, "rb")))
+		fail_msg("%s: cannot open", path);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	buf[n] = '\0';
+	*len = (size_t)n;
+	return buf;
+}
+
+/* diagnose under a failing allocator: its facts parsed, the signatures
+ * compiled and a log scanned with them, allocation n failing for every n in
+ * turn; each run gives a nonzero return and ctx->err saying memory ran out. */
+static void test_diagnose_alloc_failures(void **state)
+{
+	size_t flen, llen;
+	char *facts = read_file("tests/fixtures/logs/facts-rtx5090.json", &flen);
+	char *log = read_file("tests/fixtures/logs/mixed-rtx5090.log", &llen);
+	gpuenv_kb_t *kb;
+	bool done = false;
+
+	(void)state;
+	assert_int_equal(gpuenv_kb_load(&ctx, NULL, &kb), 0);
+	for (long n = 0; !done && n < 1000000; n++) {
+		testutil_alloc_t t = { .fail_at = n, .only_one = true };
+		gpuenv_ctx_t c;
+		gpuenv_arena_t a;
+		gpuenv_diag_facts_t df;
+		gpuenv_diag_t *d = NULL;
+		gpuenv_diag_result_t res;
+		int rc;
+
+		gpuenv_ctx_init(&c);
+		c.mem = testutil_allocator(&t);
+		gpuenv_arena_init(&a, &c, 0);
+		rc = gpuenv_diag_facts_parse(&c, facts, flen, "facts.json", &a, &df);
+		if (!rc)
+			rc = gpuenv_diag_new(&c, kb, &d);
+		if (!rc)
+			rc = gpuenv_diag_scan(d, log, llen, &df, &a, &res);
+		if (!rc && !res.n)
+			fail_msg("the log has known failures");
+		gpuenv_diag_free(d);
+		gpuenv_arena_free(&a);
+		if (!t.failures) {
+			assert_int_equal(rc, 0);
+			done = true;
+		} else if (rc == 0 || c.err.code != -ENOMEM || !strstr(c.err.msg, "out of memory"))
+			fail_msg("diagnose: allocation %ld failed: rc %d, ctx->err %d \"%s\"", n, rc,
+				c.err.code, c.err.msg);
+	}
+	assert_true(done);
+	gpuenv_kb_free(kb);
+	free(facts);
+	free(log);
+}
+
+/* The target of the H200 snapshot, and its views. */
+static void test_target(void **state)
+{
+	gpuenv_arena_t a;
+	const gpuenv_facts_t *f;
+	gpuenv_target_t t;
+	size_t len;
+	char *text = read_fixture("h200-2026-11-29", &len);
+	const char *cudnn = NULL, *nccl = NULL;
+
+	(void)state;
+	gpuenv_arena_init(&a, &ctx, 0);
+	assert_int_equal(gpuenv_facts_parse(&ctx, &a, text, len, "h200.json", &f), 0);
+	free(text);
+	assert_int_equal(gpuenv_target_from_facts(&ctx, &a, f, SIZE_MAX, &t), 0);
+	assert_string_equal(t.origin, "snapshot");
+	assert_int_equal(t.ngpus, 1);
+	assert_string_equal(t.gpus[0].name, "NVIDIA H200");
+	assert_int_equal(t.gpus[0].cc_major, 9);
+	assert_int_equal(t.gpus[0].cc_minor, 0);
+	assert_true(t.gpus[0].visible);
+	assert_true(t.gpus[0].memory > 0);
+	assert_string_equal(t.driver, "580.159.04");
+	assert_string_equal(t.driver_cuda, "13.0");
+	assert_null(t.compat_cuda);
+	assert_string_equal(t.python, "3.12.3");
+	assert_string_equal(t.machine, "x86_64");
+	assert_string_equal(t.os, "linux");
+	assert_string_equal(t.cuda, "13.0");
+	/* the environment's own wheels win over the system's copies */
+	for (size_t i = 0; i < t.nlibs; i++) {
+		if (strcmp(t.libs[i].name, "cudnn") == 0)
+			cudnn = t.libs[i].version;
+		if (strcmp(t.libs[i].name, "nccl") == 0)
+			nccl = t.libs[i].version;
+	}
+	assert_string_equal(cudnn, "9.19.0.56");
+	assert_string_equal(nccl, "2.28.9");
+
+	/* the wheel-tag view: no libc known, so linux_x86_64 only */
+	gpuenv_wheel_target_t w;
+	gpuenv_tagset_t *tags;
+	assert_int_equal(gpuenv_target_wheel(&ctx, &t, &w), 0);
+	assert_int_equal(w.impl, GPUENV_IMPL_CPYTHON);
+	assert_int_equal(w.py_major, 3);
+	assert_int_equal(w.py_minor, 12);
+	assert_string_equal(w.arch, "x86_64");
+	assert_int_equal(w.os, GPUENV_OS_LINUX);
+	assert_int_equal(w.libc_major, 0);
+	assert_int_equal(gpuenv_tagset_build(&ctx, &w, &tags), 0);
+	assert_string_equal(gpuenv_tagset_get(tags, 0), "cp312-cp312-linux_x86_64");
+	gpuenv_tagset_free(tags);
+	/* a declared glibc: the manylinux tags, newest first */
+	gpuenv_target_t decl = t;
+	decl.libc = "glibc";
+	decl.libc_version = "2.35";
+	assert_int_equal(gpuenv_target_wheel(&ctx, &decl, &w), 0);
+	assert_int_equal(w.libc_major, 2);
+	assert_int_equal(w.libc_minor, 35);
+	assert_int_equal(gpuenv_tagset_build(&ctx, &w, &tags), 0);
+	assert_string_equal(gpuenv_tagset_get(tags, 0), "cp312-cp312-manylinux_2_35_x86_64");
+	gpuenv_tagset_free(tags);
+	decl.libc = "musl";
+	decl.libc_version = "1.2";
+	assert_int_equal(gpuenv_target_wheel(&ctx, &decl, &w), 0);
+	assert_int_equal(w.os, GPUENV_OS_MUSL);
+	decl.python = NULL;
+	assert_int_equal(gpuenv_target_wheel(&ctx, &decl, &w), GPUENV_ENOTFOUND);
+	assert_non_null(strstr(ctx.err.msg, "Python"));
+	decl.python = "3.12";
+	decl.os = "windows";
+	assert_int_equal(gpuenv_target_wheel(&ctx, &decl, &w), GPUENV_EUNSUPPORTED);
+	gpuenv_error_clear(&ctx);
+
+	/* the marker view */
+	gpuenv_marker_env_t env;
+	gpuenv_marker_t *m;
+	bool yes;
+	const char *mk = "python_version >= \"3.12\" and python_full_version == \"3.12.3\" and "
+			 "platform_machine == \"x86_64\" and sys_platform == \"linux\" and "
+			 "platform_release == \"6.18.44-fc-v657-gpu\" and implementation_name == \"cpython\"";
+	memset(&env, 0, sizeof(env));
+	assert_int_equal(gpuenv_target_marker_env(&ctx, &a, &t, &env), 0);
+	assert_string_equal(env.python_version, "3.12");
+	assert_int_equal(gpuenv_marker_parse(&ctx, &a, gpuenv_str(mk), &m), 0);
+	env.extra = "";
+	assert_int_equal(gpuenv_marker_eval(&ctx, m, &env, &yes), 0);
+	assert_true(yes);
+	decl = t;
+	decl.machine = "aarch64";
+	decl.python = "3.11";
+	gpuenv_marker_env_default(&env);
+	assert_int_equal(gpuenv_target_marker_env(&ctx, &a, &decl, &env), 0);
+	assert_string_equal(env.python_full_version, "3.11");
+	assert_int_equal(gpuenv_marker_eval(&ctx, m, &env, &yes), 0);
+	assert_false(yes);
+
+	/* the knowledge base's view: one target per compute capability */
+	gpuenv_kb_t *kb;
+	gpuenv_kb_target_t kt[4];
+	assert_int_equal(gpuenv_kb_load(&ctx, NULL, &kb), 0);
+	assert_int_equal(gpuenv_target_kb(kb, &t, kt, 4), 1);
+	/* a cuda-compat libcuda newer than the driver's CUDA */
+	{
+		const gpuenv_facts_t *fc;
+		gpuenv_target_t tc;
+		size_t flen;
+		char *ft = read_fixture("forward-compat", &flen);
+		assert_int_equal(gpuenv_facts_parse(&ctx, &a, ft, flen, "fc.json", &fc), 0);
+		free(ft);
+		assert_int_equal(gpuenv_target_from_facts(&ctx, &a, fc, SIZE_MAX, &tc), 0);
+		assert_non_null(tc.compat_cuda);
+		assert_true(strcmp(tc.compat_cuda, tc.driver_cuda) > 0);
+		gpuenv_kb_target_t kc;
+		assert_int_equal(gpuenv_target_kb(kb, &tc, &kc, 1), 1);
+		assert_true(kc.compat_cuda.n >= 2);
+	}
+	assert_true(kt[0].has_cc && kt[0].cc_major == 9 && kt[0].cc_minor == 0);
+	assert_true(kt[0].has_driver);
+	assert_int_equal(kt[0].driver.part[0], 580);
+	assert_int_equal(kt[0].driver_cuda.part[0], 13);
+	assert_int_equal(kt[0].compat_cuda.n, 0);
+	assert_non_null(kt[0].gpu);
+	gpuenv_target_gpu_t two[3] = { { "NVIDIA H200", 9, 0, -1, true }, { "NVIDIA A100-SXM4-80GB", 8, 0, -1, true },
+		{ "NVIDIA H100 80GB HBM3", 9, 0, -1, true } };
+	decl = t;
+	decl.gpus = two;
+	decl.ngpus = 3;
+	assert_int_equal(gpuenv_target_kb(kb, &decl, kt, 4), 2);
+	assert_int_equal(kt[1].cc_major, 8);
+	assert_int_equal(gpuenv_target_kb(kb, &decl, kt, 1), 2);
+	decl.ngpus = 0;
+	decl.driver = NULL;
+	assert_int_equal(gpuenv_target_kb(kb, &decl, kt, 4), 1);
+	assert_false(kt[0].has_cc);
+	assert_false(kt[0].has_driver);
+	gpuenv_kb_free(kb);
+	gpuenv_arena_free(&a);
+}
+
 /* Values made under one context are freed right under another or none. */
 static void test_json_scope(void **state)
 {
@@ -321,6 +535,8 @@ int main(void)
 		cmocka_unit_test(test_small_readers),
 		cmocka_unit_test(test_alloc_failures),
 		cmocka_unit_test(test_json_scope),
+		cmocka_unit_test(test_target),
+		cmocka_unit_test(test_diagnose_alloc_failures),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

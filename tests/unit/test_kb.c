@@ -901,6 +901,48 @@ static void test_alloc_failures(void **state)
 	assert_true(fails > 0);
 }
 
+/* the pick and kb torch's survey with their arena's allocations failing:
+ * -ENOMEM recorded in the KB's context, never a wrong answer */
+static void test_pick_alloc_failures(void **state)
+{
+	gpuenv_ctx_t c;
+	testutil_alloc_t b = { .fail_at = TESTUTIL_NEVER };
+	gpuenv_kb_target_t t = host("RTX 5090", "535.104.05");
+	gpuenv_kb_pick_req_t req = { &t, 1, "2.6.0+cu124", false, false, NULL, true };
+	gpuenv_kb_torch_question_t q = { &t, NULL };
+	gpuenv_kb_torch_answer_t ans;
+	gpuenv_kb_pick_t pk, want;
+	gpuenv_arena_t a;
+	long total, fails = 0;
+
+	(void)state;
+	gpuenv_ctx_init(&c);
+	c.mem = testutil_allocator(&b);
+	gpuenv_arena_init(&a, &c, 0);
+	assert_int_equal(gpuenv_kb_torch_pick(kb, &req, &a, &want), 0);
+	assert_int_equal(gpuenv_kb_ask_torch(kb, &q, &a, &ans), 0);
+	gpuenv_arena_free(&a);
+	total = b.calls;
+	assert_true(total > 0);
+	for (long n = 0; n < total; n++) {
+		int r1, r2;
+		testutil_alloc_reset(&b, n, false);
+		gpuenv_error_clear(&ctx);
+		gpuenv_arena_init(&a, &c, 0);
+		r1 = gpuenv_kb_torch_pick(kb, &req, &a, &pk);
+		r2 = r1 ? 0 : gpuenv_kb_ask_torch(kb, &q, &a, &ans);
+		if (r1 || r2) {
+			assert_int_equal(r1 ? r1 : r2, -ENOMEM);
+			assert_int_equal(ctx.err.code, -ENOMEM);
+			assert_non_null(strstr(ctx.err.msg, "out of memory"));
+			fails++;
+		} else
+			assert_ptr_equal(pk.variant, want.variant);
+		gpuenv_arena_free(&a);
+	}
+	assert_true(fails > 0);
+}
+
 /* how long a load takes (the budget: well under a millisecond, release build) */
 static int cmp_d(const void *a, const void *b)
 {
@@ -1068,11 +1110,13 @@ static void test_facts_json(void **state)
 		" \"cuda_visible_devices\": {\"set\": true, \"value\": \"1\"},"
 		" \"gpus\": [{\"name\": \"NVIDIA H200\", \"compute_capability\": \"9.0\","
 		"   \"memory_total\": 150754820096, \"visible\": true}],"
-		" \"libraries\": [{\"name\": \"cudnn\", \"version\": \"9.19.0\"}],"
-		" \"environments\": [{\"active\": true, \"frameworks\": [{\"name\": \"torch\","
+		" \"libraries\": [{\"family\": \"cudnn\", \"version\": {\"version\": \"9.19.0\"}}],"
+		" \"environments\": [{\"found_by\": \"PATH\", \"frameworks\": [{\"kind\": \"torch\","
+		"   \"dist\": \"torch\", \"version\": \"2.0.0\"}]},"
+		"  {\"found_by\": \"VIRTUAL_ENV\", \"frameworks\": [{\"kind\": \"torch\", \"dist\": \"torch\","
 		"   \"version\": \"2.11.0+cu130\", \"cuda\": \"13.0\", \"binaries\": ["
-		"   {\"path\": \"/v/torch/lib/libtorch_cuda.so\", \"cubins\": [\"sm_90\", \"sm_100\"],"
-		"    \"ptx\": []}]}]}]}";
+		"   {\"path\": \"/v/torch/lib/libtorch_cuda.so\", \"cuda_code\": {\"cubins\": [\"sm_90\", \"sm_100\"],"
+		"    \"ptx\": []}}]}]}]}";
 
 	(void)state;
 	gpuenv_arena_init(&a, &ctx, 0);
@@ -1089,8 +1133,9 @@ static void test_facts_json(void **state)
 	assert_int_equal(f.n_torch_cubins, 2);
 	assert_string_equal(f.cudnn, "9.19.0");
 	assert_int_equal(gpuenv_diag_facts_parse(&ctx, "{}", 2, "f.json", &a, &f), GPUENV_EFORMAT);
+	/* another major: the same answer as doctor and preflight give */
 	assert_int_equal(gpuenv_diag_facts_parse(&ctx, "{\"schema\": \"gpuenv.facts/2\"}", 28,
-		"f.json", &a, &f), GPUENV_EFORMAT);
+		"f.json", &a, &f), GPUENV_EUNSUPPORTED);
 	assert_int_equal(gpuenv_diag_facts_parse(&ctx, "{", 1, "f.json", &a, &f), GPUENV_ESYNTAX);
 	assert_int_equal(gpuenv_diag_facts_parse(&ctx, "[]", 2, "f.json", &a, &f), GPUENV_EFORMAT);
 	gpuenv_arena_free(&a);
@@ -1118,6 +1163,7 @@ int main(void)
 		cmocka_unit_test(test_load_mask),
 		cmocka_unit_test(test_kb_dir),
 		cmocka_unit_test(test_alloc_failures),
+		cmocka_unit_test(test_pick_alloc_failures),
 		cmocka_unit_test(test_load_time),
 		cmocka_unit_test(test_diagnose_scan),
 		cmocka_unit_test(test_diagnose_templates),

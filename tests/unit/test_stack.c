@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "gpuenv/core.h"
+#include "gpuenv/env.h"
 #include "gpuenv/stack.h"
 
 #include "testutil.h"
@@ -1124,6 +1125,127 @@ static const gpuenv_framework_t *fw_of(const gpuenv_pyenv_t *e, int kind, const 
 	return NULL;
 }
 
+/* The one reader of installed environments (lib/env, gpuenv/env.h): what it
+ * cannot read is reported, not skipped; files are only read when regular
+ * (a FIFO METADATA cannot block it); a folder name stands in for a broken
+ * METADATA; the distribution cap is a reported truncation; RECORD is read
+ * relative to the distribution's folder. */
+static void test_env_reader(void **state)
+{
+	(void)state;
+	char *root = mk_tmp();
+	char p[4096];
+	gpuenv_ctx_t ctx;
+	struct fakeenv env;
+	gpuenv_arena_t a;
+	gpuenv_env_list_t l;
+	const gpuenv_str_t sites[] = { GPUENV_STR_LIT("/s1"), GPUENV_STR_LIT("/s2"),
+		GPUENV_STR_LIT("/missing") };
+
+	ctx_fake(&ctx, &env, root);
+	gpuenv_arena_init(&a, &ctx, 0);
+	wfile(root, "/s1/Good_Pkg-1.0.dist-info/METADATA",
+		"Metadata-Version: 2.1\nName: Good_Pkg\nVersion: 1.0\nRequires-Dist: numpy>=1\n"
+		"Requires-Dist: b; extra == 'x'\n\nlong description: not read\n");
+	wfile(root, "/s1/Good_Pkg-1.0.dist-info/RECORD",
+		"good_pkg/__init__.py,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,0\n"
+		"good_pkg-1.0.dist-info/RECORD,,\n");
+	/* the later site's copy is shadowed */
+	wfile(root, "/s2/good.pkg-2.0.dist-info/METADATA", "Name: good.pkg\nVersion: 2.0\n\n");
+	/* a header line without ':' : a problem, the folder name stands in */
+	wfile(root, "/s1/broken-3.1.dist-info/METADATA", "Name: broken\nthis is no header\n\n");
+	/* a FIFO METADATA is refused before it is read */
+	snprintf(p, sizeof(p), "%s/s1/fifo-0.1.dist-info", root);
+	mkdirs(p);
+	snprintf(p, sizeof(p), "%s/s1/fifo-0.1.dist-info/METADATA", root);
+	assert_int_equal(mkfifo(p, 0644), 0);
+	/* an egg-info folder with requires.txt, and an egg-info file */
+	wfile(root, "/s2/eggy-0.5-py3.12.egg-info/PKG-INFO", "Name: eggy\nVersion: 0.5\n\n");
+	wfile(root, "/s2/eggy-0.5-py3.12.egg-info/requires.txt", "six\n\n[cuda:sys_platform == \"linux\"]\ncupy\n");
+	wfile(root, "/s2/flat-1.2.egg-info", "Name: flat\nVersion: 1.2\n");
+
+	assert_int_equal(gpuenv_env_read(&ctx, &a, sites, 3, NULL, &l), 0);
+	assert_int_equal(l.ndists, 6);
+	assert_false(l.truncated);
+	const gpuenv_env_dist_t *d = gpuenv_env_find(l.dists, l.ndists, "GOOD-pkg");
+	assert_non_null(d);
+	assert_string_equal(d->normalized.ptr, "good-pkg");
+	assert_string_equal(d->version.ptr, "1.0");
+	assert_int_equal(d->site, 0);
+	assert_false(d->shadowed);
+	assert_int_equal(d->nrequires, 2);
+	assert_string_equal(d->requires[1].ptr, "b; extra == 'x'");
+	assert_true(d[1].shadowed);
+	assert_string_equal(d[1].version.ptr, "2.0");
+	d = gpuenv_env_find(l.dists, l.ndists, "broken");
+	assert_non_null(d);
+	assert_string_equal(d->version.ptr, "3.1");
+	d = gpuenv_env_find(l.dists, l.ndists, "fifo");
+	assert_non_null(d);
+	assert_string_equal(d->version.ptr, "0.1");
+	d = gpuenv_env_find(l.dists, l.ndists, "eggy");
+	assert_non_null(d);
+	assert_true(d->egg_info && d->is_dir);
+	assert_int_equal(d->nrequires, 2);
+	assert_string_equal(d->requires[1].ptr, "cupy; (sys_platform == \"linux\") and extra == \"cuda\"");
+	d = gpuenv_env_find(l.dists, l.ndists, "flat");
+	assert_non_null(d);
+	assert_false(d->is_dir);
+	assert_string_equal(d->version.ptr, "1.2");
+	/* three problems, each naming its file */
+	assert_int_equal(l.nproblems, 3);
+	bool broken = false, fifo = false, missing = false;
+	for (size_t i = 0; i < l.nproblems; i++) {
+		const char *m = l.problems[i].ptr;
+		broken |= strstr(m, "/s1/broken-3.1.dist-info/METADATA:2:") != NULL;
+		fifo |= strstr(m, "/s1/fifo-0.1.dist-info/METADATA: cannot read: not a regular file") != NULL;
+		missing |= strstr(m, "/missing: cannot list") != NULL;
+	}
+	assert_true(broken && fifo && missing);
+	assert_int_equal(ctx.err.code, 0);
+
+	/* RECORD, relative to the distribution's folder */
+	gpuenv_record_t rec;
+	d = gpuenv_env_find(l.dists, l.ndists, "good-pkg");
+	assert_int_equal(gpuenv_env_read_record(&ctx, &a, d, &rec), 0);
+	assert_int_equal(rec.n, 2);
+	assert_true(gpuenv_str_eq_cstr(rec.entries[0].path, "good_pkg/__init__.py"));
+	assert_int_equal(gpuenv_env_read_record(&ctx, &a, gpuenv_env_find(l.dists, l.ndists, "flat"), &rec),
+		-ENOENT);
+	assert_int_equal(gpuenv_env_read_record(&ctx, &a, gpuenv_env_find(l.dists, l.ndists, "broken"), &rec),
+		-ENOENT);
+	char em[1200];
+	gpuenv_error_format(&ctx.err, em, sizeof(em));
+	assert_non_null(strstr(em, "/s1/broken-3.1.dist-info/RECORD"));
+	gpuenv_error_clear(&ctx);
+
+	/* the cap is a reported truncation, said once per environment */
+	gpuenv_env_opts_t eo = { .max_dists = 2 };
+	assert_int_equal(gpuenv_env_read(&ctx, &a, sites, 2, &eo, &l), 0);
+	assert_int_equal(l.ndists, 2);
+	assert_true(l.truncated);
+	size_t said = 0;
+	for (size_t i = 0; i < l.nproblems; i++)
+		said += strstr(l.problems[i].ptr, "more than 2 distributions: the rest are left out") != NULL;
+	assert_int_equal(said, 1);
+	/* and reaches the probe's warnings */
+	wfile(root, "/venv/pyvenv.cfg", "home = /usr/bin\nversion = 3.12.3\n");
+	wfile(root, "/venv/lib/python3.12/site-packages/a-1.dist-info/METADATA", "Name: a\nVersion: 1\n\n");
+	wfile(root, "/venv/lib/python3.12/site-packages/b-1.dist-info/METADATA", "Name: b\nVersion: 1\n\n");
+	gpuenv_stack_t st;
+	gpuenv_stack_opts_t so = { .env_dir = "/venv" };
+	assert_int_equal(gpuenv_stack_probe(&ctx, &a, &so, &st), 0);
+	assert_int_equal(st.nenvs, 1);
+	assert_int_equal(st.envs[0].ndists, 2);
+	gpuenv_pyenv_t *pe;
+	size_t npe;
+	gpuenv_pyenv_opts_t po = { .env_dir = "/venv", .max_dists = 1 };
+	assert_int_equal(gpuenv_pyenv_probe(&ctx, &a, &po, &npe, &pe), 0);
+	assert_int_equal(pe[0].ndists, 1);
+	gpuenv_arena_free(&a);
+	rm_rf(root);
+}
+
 static void test_pyenv_venv(void **state)
 {
 	(void)state;
@@ -1561,6 +1683,7 @@ int main(void)
 		cmocka_unit_test(test_loader_vs_ldd),
 		cmocka_unit_test(test_toolkits),
 		cmocka_unit_test(test_toolkit_real),
+		cmocka_unit_test(test_env_reader),
 		cmocka_unit_test(test_pyenv_venv),
 		cmocka_unit_test(test_pyenv_system),
 		cmocka_unit_test(test_pyenv_shim_conda),

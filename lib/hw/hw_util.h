@@ -1,7 +1,7 @@
-/* Private helpers shared by the driver/GPU probe backends (nvml.c, sysfs.c,
+/* Private helpers (hw_util.c) shared by the driver/GPU probe backends (nvml.c, sysfs.c,
  * cudadrv.c, gpus.c).  Not installed. */
-#ifndef GPUENV_HW_INTERNAL_H
-#define GPUENV_HW_INTERNAL_H
+#ifndef GPUENV_HW_UTIL_H
+#define GPUENV_HW_UTIL_H
 
 #include <dlfcn.h>
 
@@ -14,6 +14,24 @@ int hw_read(gpuenv_ctx_t *ctx, const char *path, char *buf, size_t cap);
 /* ctx->root + path into out; -ENAMETOOLONG when it does not fit. */
 int hw_path(gpuenv_ctx_t *ctx, const char *path, char *out, size_t outsz);
 bool hw_exists(gpuenv_ctx_t *ctx, const char *path);
+
+/* The facts as gpuenv_hw_facts_new allocates them: the public struct first,
+ * then what only the backends see (the capacities of its arrays). */
+struct hw_facts_priv {
+	gpuenv_hw_facts_t pub;
+	size_t cap_pci, cap_gpus, cap_warnings;
+};
+
+static inline struct hw_facts_priv *hw_priv(gpuenv_hw_facts_t *f)
+{
+	return (struct hw_facts_priv *)(void *)f;
+}
+
+/* Grow an arena array to hold one more element (doubling; the old block
+ * stays in the arena).  0 or -ENOMEM. */
+int hw_grow(gpuenv_arena_t *a, void **arr, size_t *cap, size_t n, size_t elem);
+/* Whether a GPU has this bus id. */
+bool hw_bus_eq(const gpuenv_hw_gpu_t *g, const gpuenv_hw_busid_t *id);
 
 /* A GPU matched by bus id, added when absent.  Returns its index, or
  * -ENOMEM, or GPUENV_ETOOBIG past GPUENV_HW_MAX_GPUS (a warning is added
