@@ -51,11 +51,22 @@ size_t gpuenv_utf8_seq(const char *s, size_t n)
 	return k;
 }
 
+/* Printable ASCII but the backslash: the bytes almost every string is made
+ * of, copied as they are whatever the flags. */
+static inline bool plain_ascii(unsigned char c)
+{
+	return c >= 0x20 && c < 0x7f && c != '\\';
+}
+
 bool gpuenv_text_valid(const char *s, size_t n, unsigned flags)
 {
 	for (size_t i = 0; i < n;) {
 		unsigned char c = (unsigned char)s[i];
 		size_t k;
+		if (plain_ascii(c)) {
+			i++;
+			continue;
+		}
 		if (c == '\\' || c == 0)
 			return false;
 		if ((flags & GPUENV_ESC_CONTROL) && ((c < 0x20 && c != '\t') || c == 0x7f))
@@ -77,6 +88,10 @@ int gpuenv_text_escape(gpuenv_buf_t *out, const char *s, size_t n, unsigned flag
 
 	for (size_t i = 0; i < n;) {
 		unsigned char c = (unsigned char)s[i];
+		if (plain_ascii(c)) {
+			i++;
+			continue;
+		}
 		size_t k = gpuenv_utf8_seq(s + i, n - i);
 		bool esc = !k || c == 0 || c == '\\' ||
 			((flags & GPUENV_ESC_CONTROL) && ((c < 0x20 && c != '\t') || c == 0x7f));
