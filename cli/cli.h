@@ -84,6 +84,11 @@ const char *cli_suggest(const char *word, const char *const *names, size_t n);
 json_t *cli_json_text(struct cli *cli, const char *s, size_t n);
 int cli_put_text(struct cli *cli, FILE *out, const char *s, size_t n);
 
+/* Free a JSON value the verb is done with, just before it returns: a no-op
+ * in release builds (the process exits; freeing a large tree is pure cost),
+ * json_decref in debug and sanitizer builds. */
+void cli_json_drop(json_t *v);
+
 /* Print a JSON value on stdout (indented, one trailing newline) and free it. */
 int cli_print_json(struct cli *cli, json_t *value);
 

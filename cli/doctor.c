@@ -3,6 +3,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -40,7 +41,7 @@ int cli_facts_load(struct cli *cli, const char *verb, const char *path, const ch
 		if (gpuenv_probe_facts_json(&cli->ctx, &po, &doc) != 0 || !doc)
 			return cli_report(cli, CLI_EXIT_CANNOT);
 		r = gpuenv_facts_decode(&cli->ctx, arena, doc, NULL, out);
-		json_decref(doc);
+		cli_json_drop(doc);
 		return r ? cli_report(cli, CLI_EXIT_CANNOT) : 0;
 	}
 	gpuenv_buf_init(&buf, &cli->ctx, GPUENV_FACTS_MAX);
@@ -48,9 +49,16 @@ int cli_facts_load(struct cli *cli, const char *verb, const char *path, const ch
 		gpuenv_buf_free(&buf);
 		return CLI_EXIT_CANNOT;
 	}
-	r = gpuenv_facts_parse(&cli->ctx, arena, buf.data, buf.len,
-		strcmp(path, "-") ? path : "<stdin>", out);
-	gpuenv_buf_free(&buf);
+	{
+		const char *name = strcmp(path, "-") ? path : "<stdin>";
+		json_t *doc;
+		r = gpuenv_facts_read_json(&cli->ctx, buf.data, buf.len, name, &doc);
+		gpuenv_buf_free(&buf);
+		if (r == 0) {
+			r = gpuenv_facts_decode(&cli->ctx, arena, doc, name, out);
+			cli_json_drop(doc);
+		}
+	}
 	return r ? cli_report(cli, CLI_EXIT_CANNOT) : 0;
 }
 
@@ -86,6 +94,49 @@ void cli_print_verdict(struct cli *cli, const gpuenv_verdict_t *v, const char *l
 	}
 }
 
+/* The built-in KB, loaded on a thread of its own while this machine is
+ * probed: the two are independent, and the load (about 1 ms) would
+ * otherwise sit on doctor's critical path after the probe.  The thread has
+ * a context of its own (a context is not shared between threads). */
+struct kb_loader {
+	gpuenv_ctx_t ctx;
+	gpuenv_kb_t *kb;
+	int rc;
+	pthread_t th;
+	bool started;
+};
+
+static void *kb_loader_run(void *p)
+{
+	struct kb_loader *l = p;
+
+	l->rc = gpuenv_kb_load_files(&l->ctx, NULL, GPUENV_DOCTOR_KB_FILES, &l->kb);
+	return NULL;
+}
+
+static void kb_loader_start(struct cli *cli, struct kb_loader *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->ctx = cli->ctx;
+	gpuenv_error_clear(&l->ctx);
+	l->started = pthread_create(&l->th, NULL, kb_loader_run, l) == 0;
+}
+
+/* Joins the loader: 0 with *kb set (the caller frees it), or the loader's
+ * error copied into cli's context.  Without a thread (pthread_create
+ * failed), loads here. */
+static int kb_loader_join(struct cli *cli, struct kb_loader *l, gpuenv_kb_t **kb)
+{
+	if (l->started)
+		pthread_join(l->th, NULL);
+	else
+		kb_loader_run(l);
+	*kb = l->kb;
+	if (l->rc != 0)
+		cli->ctx.err = l->ctx.err;
+	return l->rc;
+}
+
 static const char *plural(size_t n, const char *one, const char *many)
 {
 	return n == 1 ? one : many;
@@ -105,6 +156,7 @@ static int cli_doctor(struct cli *cli, const struct cli_verb *verb, int argc, ch
 	gpuenv_verdicts_t vs;
 	gpuenv_arena_t arena;
 	const gpuenv_facts_t *facts = NULL;
+	struct kb_loader loader;
 	int c, st;
 
 	while ((c = cli_getopt(cli, verb, argc, argv, "", opts, &st)) != -1) {
@@ -128,8 +180,13 @@ static int cli_doctor(struct cli *cli, const struct cli_verb *verb, int argc, ch
 		return cli_usage_error(cli, verb, "%s: unexpected argument '%s'", verb->name, argv[optind]);
 	if (kb_dir && (st = cli_kb_load(cli, kb_dir, &kb)) != 0)
 		return st;
+	if (!kb_dir)
+		kb_loader_start(cli, &loader);
 	gpuenv_arena_init(&arena, &cli->ctx, 0);
-	if ((st = cli_facts_load(cli, verb->name, facts_path, dopts.env, &arena, &facts)) != 0)
+	st = cli_facts_load(cli, verb->name, facts_path, dopts.env, &arena, &facts);
+	if (!kb_dir && kb_loader_join(cli, &loader, &kb) != 0 && st == 0)
+		st = cli_report(cli, CLI_EXIT_CANNOT);
+	if (st != 0)
 		goto out;
 	dopts.kb = kb;
 

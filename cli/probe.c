@@ -257,7 +257,7 @@ static int cli_probe(struct cli *cli, const struct cli_verb *verb, int argc, cha
 	/* the text view reads the facts as every verb does (lib/facts) */
 	gpuenv_arena_init(&arena, &cli->ctx, 0);
 	r = gpuenv_facts_decode(&cli->ctx, &arena, facts, NULL, &f);
-	json_decref(facts);
+	cli_json_drop(facts);
 	if (r) {
 		gpuenv_arena_free(&arena);
 		return cli_report(cli, CLI_EXIT_CANNOT);

@@ -99,6 +99,9 @@ GPUENV_API void gpuenv_ctx_init(gpuenv_ctx_t *ctx);
  * it in ctx->mem for the length of such work. */
 GPUENV_API void gpuenv_allocator_bulk(gpuenv_allocator_t *a);
 
+/* True when a is the allocator gpuenv_ctx_init sets (malloc and free). */
+GPUENV_API bool gpuenv_allocator_is_malloc(const gpuenv_allocator_t *a);
+
 /* Environment lookup through the context; NULL when unset. */
 GPUENV_API const char *gpuenv_ctx_getenv(gpuenv_ctx_t *ctx, const char *name);
 

@@ -312,6 +312,13 @@ typedef struct gpuenv_facts {
 GPUENV_API int gpuenv_facts_decode(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
 	const json_t *doc, const char *name, const gpuenv_facts_t **out);
 
+/* The JSON document of the facts text (the first half of
+ * gpuenv_facts_parse: size cap, syntax, out of memory, each with the same
+ * message), for a caller that decodes it itself and decides when the tree
+ * is freed (json_decref; jansson's memory, above). */
+GPUENV_API int gpuenv_facts_read_json(gpuenv_ctx_t *ctx, const char *text, size_t len,
+	const char *name, json_t **out);
+
 /* Parse text (the JSON `gpuenv probe --json` writes) and decode it.
  * A malformed document is GPUENV_ESYNTAX at FILE:line:col, in gpuenv's own
  * words; jansson's allocations go through ctx. */

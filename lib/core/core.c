@@ -24,6 +24,11 @@ static void std_free(void *ud, void *p)
 	free(p);
 }
 
+bool gpuenv_allocator_is_malloc(const gpuenv_allocator_t *a)
+{
+	return a->alloc == std_alloc && a->free == std_free;
+}
+
 static const char *std_getenv(void *ud, const char *name)
 {
 	(void)ud;

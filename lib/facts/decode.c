@@ -662,14 +662,13 @@ static const char *syntax_text(const json_error_t *je)
 	}
 }
 
-int gpuenv_facts_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *text, size_t len,
-	const char *name, const gpuenv_facts_t **out)
+int gpuenv_facts_read_json(gpuenv_ctx_t *ctx, const char *text, size_t len, const char *name,
+	json_t **out)
 {
 	gpuenv_json_scope_t scope;
 	json_error_t je;
 	json_t *doc;
 	bool oom;
-	int rc;
 
 	*out = NULL;
 	if (len > GPUENV_FACTS_MAX) {
@@ -693,6 +692,20 @@ int gpuenv_facts_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *tex
 		return gpuenv_hint(ctx, "the facts are the JSON `gpuenv probe --json` writes; take a "
 					"new snapshot");
 	}
+	*out = doc;
+	return 0;
+}
+
+int gpuenv_facts_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *text, size_t len,
+	const char *name, const gpuenv_facts_t **out)
+{
+	gpuenv_json_scope_t scope;
+	json_t *doc;
+	int rc;
+
+	*out = NULL;
+	if ((rc = gpuenv_facts_read_json(ctx, text, len, name, &doc)) != 0)
+		return rc;
 	rc = gpuenv_facts_decode(ctx, arena, doc, name, out);
 	gpuenv_json_enter(ctx, &scope);
 	json_decref(doc);
