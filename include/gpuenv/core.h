@@ -180,6 +180,7 @@ GPUENV_API gpuenv_str_t gpuenv_arena_str(gpuenv_arena_t *a, gpuenv_str_t s);
  * out of memory. */
 GPUENV_API gpuenv_str_t gpuenv_arena_printf(gpuenv_arena_t *a, const char *fmt, ...)
 	GPUENV_PRINTF(2, 3);
+GPUENV_API gpuenv_str_t gpuenv_arena_vprintf(gpuenv_arena_t *a, const char *fmt, va_list ap);
 GPUENV_API void gpuenv_arena_free(gpuenv_arena_t *a);
 
 /* ---- growable buffers with a cap ---------------------------------------
@@ -227,6 +228,9 @@ GPUENV_API int gpuenv_text_escape(gpuenv_buf_t *out, const char *s, size_t n,
 /* Undo gpuenv_text_escape in place; returns the new length (and writes a
  * NUL after it when there is room). */
 GPUENV_API size_t gpuenv_text_unescape(char *s, size_t n);
+
+/* The value of one hexadecimal digit (either case); -1 when c is not one. */
+GPUENV_API int gpuenv_hex_digit(char c);
 
 /* Record "out of memory" (with " <what>" when what is not NULL) in ctx and
  * return -ENOMEM: the one way every module reports it. */

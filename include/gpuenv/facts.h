@@ -45,8 +45,9 @@ extern "C" {
  * installs a trampoline there once: between gpuenv_json_enter and
  * gpuenv_json_leave, jansson allocates through that context's allocator on
  * the calling thread (a thread-local "current context"); outside, through
- * malloc.  Each block remembers its allocator, so a value made under one
- * context may be freed under another or none.  Scopes nest.  Every library
+ * malloc.  A block of a context with an allocator of its own carries a
+ * header naming it (malloc's blocks need none: lib/facts/json_mem.c), so a
+ * value made under one context may be freed under another or none.  Scopes nest.  Every library
  * function that makes or parses JSON for a context opens a scope.
  * jansson 2.14 does not survive every failed allocation (its lexer runs off
  * a token it could not save), so when the context's allocator refuses, the

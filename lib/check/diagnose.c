@@ -390,23 +390,17 @@ static const char *afmt(gpuenv_arena_t *a, const char *fmt, ...) GPUENV_PRINTF(2
 
 static const char *afmt(gpuenv_arena_t *a, const char *fmt, ...)
 {
-	char buf[1024];
+	gpuenv_str_t s;
 	va_list ap;
-	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	s = gpuenv_arena_vprintf(a, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return NULL;
-	{
-		/* NULL also for an unknown fact: memory running out is told
-		 * apart through ctx->err (record() checks it) */
-		const char *s = gpuenv_arena_strndup(a, buf, strlen(buf));
-		if (!s)
-			gpuenv_oom(a->ctx, NULL);
-		return s;
-	}
+	/* NULL also for an unknown fact: memory running out is told apart
+	 * through ctx->err (record() checks it) */
+	if (!s.ptr)
+		gpuenv_oom(a->ctx, NULL);
+	return s.ptr;
 }
 
 static bool facts_cc(const gpuenv_diag_facts_t *f)

@@ -182,32 +182,17 @@ void dk_cover_kb(const gpuenv_kb_sms_t *cubins, const gpuenv_kb_sms_t *ptx, int 
 
 const char *dr_fmt(drun_t *r, const char *fmt, ...)
 {
+	gpuenv_str_t s;
 	va_list ap;
-	char small[256], *p;
-	int n;
 
 	if (r->err)
 		return NULL;
 	va_start(ap, fmt);
-	n = vsnprintf(small, sizeof(small), fmt, ap);
+	s = gpuenv_arena_vprintf(r->arena, fmt, ap);
 	va_end(ap);
-	if (n < 0) {
-		r->err = -EINVAL;
-		return NULL;
-	}
-	p = gpuenv_arena_alloc(r->arena, (size_t)n + 1);
-	if (!p) {
+	if (!s.ptr)
 		r->err = -ENOMEM;
-		return NULL;
-	}
-	if ((size_t)n < sizeof(small))
-		memcpy(p, small, (size_t)n + 1);
-	else {
-		va_start(ap, fmt);
-		vsnprintf(p, (size_t)n + 1, fmt, ap);
-		va_end(ap);
-	}
-	return p;
+	return s.ptr;
 }
 
 gpuenv_verdict_t *dr_verdict(drun_t *r, const char *id, int severity, const char *subject,
@@ -326,15 +311,7 @@ const char *dr_gpu_label(drun_t *r, const struct dgpu *g)
 
 static bool streq_ci(const char *a, const char *b)
 {
-	if (!a || !b)
-		return false;
-	for (; *a && *b; a++, b++) {
-		char x = *a >= 'A' && *a <= 'Z' ? (char)(*a + 32) : *a;
-		char y = *b >= 'A' && *b <= 'Z' ? (char)(*b + 32) : *b;
-		if (x != y)
-			return false;
-	}
-	return *a == *b;
+	return a && b && gpuenv_str_ieq(gpuenv_str(a), gpuenv_str(b));
 }
 
 /* The CUDA version of a driver's facts: "13.0", else 13000. */

@@ -95,26 +95,34 @@ gpuenv_str_t gpuenv_arena_str(gpuenv_arena_t *a, gpuenv_str_t s)
 	return p ? (gpuenv_str_t){ p, s.len } : GPUENV_STR_NULL;
 }
 
-gpuenv_str_t gpuenv_arena_printf(gpuenv_arena_t *a, const char *fmt, ...)
+gpuenv_str_t gpuenv_arena_vprintf(gpuenv_arena_t *a, const char *fmt, va_list ap)
 {
 	char small[512];
-	va_list ap;
+	va_list again;
 	int n;
 
-	va_start(ap, fmt);
+	va_copy(again, ap);
 	n = vsnprintf(small, sizeof(small), fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return GPUENV_STR_NULL;
-	if ((size_t)n < sizeof(small))
-		return gpuenv_arena_str(a, gpuenv_str_n(small, (size_t)n));
+	if (n < 0 || (size_t)n < sizeof(small)) {
+		va_end(again);
+		return n < 0 ? GPUENV_STR_NULL : gpuenv_arena_str(a, gpuenv_str_n(small, (size_t)n));
+	}
 	char *p = gpuenv_arena_alloc(a, (size_t)n + 1);
-	if (!p)
-		return GPUENV_STR_NULL;
+	if (p)
+		vsnprintf(p, (size_t)n + 1, fmt, again);
+	va_end(again);
+	return p ? gpuenv_str_n(p, (size_t)n) : GPUENV_STR_NULL;
+}
+
+gpuenv_str_t gpuenv_arena_printf(gpuenv_arena_t *a, const char *fmt, ...)
+{
+	gpuenv_str_t s;
+	va_list ap;
+
 	va_start(ap, fmt);
-	vsnprintf(p, (size_t)n + 1, fmt, ap);
+	s = gpuenv_arena_vprintf(a, fmt, ap);
 	va_end(ap);
-	return gpuenv_str_n(p, (size_t)n);
+	return s;
 }
 
 void gpuenv_arena_free(gpuenv_arena_t *a)

@@ -117,7 +117,7 @@ int gpuenv_text_escape(gpuenv_buf_t *out, const char *s, size_t n, unsigned flag
 	return gpuenv_buf_reserve(out, 0);
 }
 
-static int hexval(char c)
+int gpuenv_hex_digit(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -136,9 +136,9 @@ size_t gpuenv_text_unescape(char *s, size_t n)
 		if (s[i] == '\\' && i + 1 < n && s[i + 1] == '\\') {
 			s[o++] = '\\';
 			i++;
-		} else if (s[i] == '\\' && i + 3 < n && s[i + 1] == 'x' && hexval(s[i + 2]) >= 0 &&
-			hexval(s[i + 3]) >= 0) {
-			s[o++] = (char)(hexval(s[i + 2]) << 4 | hexval(s[i + 3]));
+		} else if (s[i] == '\\' && i + 3 < n && s[i + 1] == 'x' && gpuenv_hex_digit(s[i + 2]) >= 0 &&
+			gpuenv_hex_digit(s[i + 3]) >= 0) {
+			s[o++] = (char)(gpuenv_hex_digit(s[i + 2]) << 4 | gpuenv_hex_digit(s[i + 3]));
 			i += 3;
 		} else {
 			s[o++] = s[i];

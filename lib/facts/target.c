@@ -13,15 +13,7 @@
 
 static bool ieq(const char *a, const char *b)
 {
-	if (!a || !b)
-		return false;
-	for (; *a && *b; a++, b++) {
-		char x = *a >= 'A' && *a <= 'Z' ? (char)(*a + 32) : *a;
-		char y = *b >= 'A' && *b <= 'Z' ? (char)(*b + 32) : *b;
-		if (x != y)
-			return false;
-	}
-	return *a == *b;
+	return a && b && gpuenv_str_ieq(gpuenv_str(a), gpuenv_str(b));
 }
 
 /* "13.0" from 13000; NULL for 0 or less. */

@@ -11,24 +11,13 @@
 
 /* ---- parsers ------------------------------------------------------------ */
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Exactly n hex digits (1 <= n <= 8) at s[0..n). */
 bool hw_hexn(const char *s, size_t n, uint32_t *out)
 {
 	uint32_t v = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		int d = hexval(s[i]);
+		int d = gpuenv_hex_digit(s[i]);
 		if (d < 0)
 			return false;
 		v = v << 4 | (uint32_t)d;

@@ -143,35 +143,12 @@ static void test_cover(void **state)
 	assert_int_equal(c.how, DK_COV_NONE);
 }
 
-static char *read_fixture(const char *name, size_t *len)
-{
-	const char *src = getenv("GPUENV_SRC");
-	char path[4096];
-	FILE *f;
-	char *buf;
-	long n;
-
-	snprintf(path, sizeof(path), "%s/tests/fixtures/doctor/%s/facts.json", src ? src : ".", name);
-	if (!(f = fopen(path, "rb")))
-		fail_msg("%s: cannot open", path);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	buf[n] = '\0';
-	*len = (size_t)n;
-	return buf;
-}
-
 /* The facts of a scenario, decoded into arena a. */
 static const gpuenv_facts_t *load_fixture(gpuenv_arena_t *a, const char *name)
 {
 	const gpuenv_facts_t *f;
 	size_t len;
-	char *text = read_fixture(name, &len);
+	char *text = testutil_read_source(&len, "tests/fixtures/doctor/%s/facts.json", name);
 
 	if (gpuenv_facts_parse(&ctx, a, text, len, name, &f) != 0)
 		fail_msg("%s: %s", name, ctx.err.msg);
@@ -286,7 +263,7 @@ static void test_alloc_failures(void **state)
 	(void)state;
 	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
 		size_t len;
-		char *text = read_fixture(names[k], &len);
+		char *text = testutil_read_source(&len, "tests/fixtures/doctor/%s/facts.json", names[k]);
 		gpuenv_arena_t fa;
 		const gpuenv_facts_t *pre = NULL;
 

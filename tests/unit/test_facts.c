@@ -28,30 +28,6 @@ static int setup(void **state)
 	return 0;
 }
 
-static char *read_fixture(const char *name, size_t *len)
-{
-	const char *src = getenv("GPUENV_SRC");
-	char path[4096];
-	FILE *f;
-	char *buf;
-	long n;
-
-	snprintf(path, sizeof(path), "%s/tests/fixtures/doctor/%s/facts.json", src ? src : ".", name);
-	f = fopen(path, "rb");
-	if (!f)
-		fail_msg("%s: cannot open", path);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	buf[n] = '\0';
-	*len = (size_t)n;
-	return buf;
-}
-
 static const gpuenv_facts_t *parse(gpuenv_arena_t *a, const char *text)
 {
 	const gpuenv_facts_t *f = NULL;
@@ -66,7 +42,7 @@ static void test_fixture(void **state)
 	gpuenv_arena_t a;
 	const gpuenv_facts_t *f;
 	size_t len;
-	char *text = read_fixture("h200-2026-11-29", &len);
+	char *text = testutil_read_source(&len, "tests/fixtures/doctor/h200-2026-11-29/facts.json");
 	int maj, min;
 
 	(void)state;
@@ -251,7 +227,7 @@ static void test_small_readers(void **state)
 static void test_alloc_failures(void **state)
 {
 	size_t len;
-	char *text = read_fixture("cudnn-ld-library-path", &len);
+	char *text = testutil_read_source(&len, "tests/fixtures/doctor/cudnn-ld-library-path/facts.json");
 	long n, total = -1;
 
 	(void)state;
@@ -281,37 +257,14 @@ static void test_alloc_failures(void **state)
 	free(text);
 }
 
-static char *read_file(const char *rel, size_t *len)
-{
-	const char *src = getenv("GPUENV_SRC");
-	char path[4096];
-	FILE *f;
-	char *buf;
-	long n;
-
-	snprintf(path, sizeof(path), "%s/%s", src ? src : ".", rel);
-	if (!(f = fopen(path, "rb")))
-		fail_msg("%s: cannot open", path);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	buf[n] = '\0';
-	*len = (size_t)n;
-	return buf;
-}
-
 /* diagnose under a failing allocator: its facts parsed, the signatures
  * compiled and a log scanned with them, allocation n failing for every n in
  * turn; each run gives a nonzero return and ctx->err saying memory ran out. */
 static void test_diagnose_alloc_failures(void **state)
 {
 	size_t flen, llen;
-	char *facts = read_file("tests/fixtures/logs/facts-rtx5090.json", &flen);
-	char *log = read_file("tests/fixtures/logs/mixed-rtx5090.log", &llen);
+	char *facts = testutil_read_source(&flen, "tests/fixtures/logs/facts-rtx5090.json");
+	char *log = testutil_read_source(&llen, "tests/fixtures/logs/mixed-rtx5090.log");
 	gpuenv_kb_t *kb;
 	bool done = false;
 
@@ -358,7 +311,7 @@ static void test_target(void **state)
 	const gpuenv_facts_t *f;
 	gpuenv_target_t t;
 	size_t len;
-	char *text = read_fixture("h200-2026-11-29", &len);
+	char *text = testutil_read_source(&len, "tests/fixtures/doctor/h200-2026-11-29/facts.json");
 	const char *cudnn = NULL, *nccl = NULL;
 
 	(void)state;
@@ -458,7 +411,7 @@ static void test_target(void **state)
 		const gpuenv_facts_t *fc;
 		gpuenv_target_t tc;
 		size_t flen;
-		char *ft = read_fixture("forward-compat", &flen);
+		char *ft = testutil_read_source(&flen, "tests/fixtures/doctor/forward-compat/facts.json");
 		assert_int_equal(gpuenv_facts_parse(&ctx, &a, ft, flen, "fc.json", &fc), 0);
 		free(ft);
 		assert_int_equal(gpuenv_target_from_facts(&ctx, &a, fc, SIZE_MAX, &tc), 0);

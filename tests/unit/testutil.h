@@ -24,4 +24,10 @@ gpuenv_allocator_t testutil_allocator(testutil_alloc_t *t);
 /* Start over: fail from allocation fail_at on (or only it), counts zeroed. */
 void testutil_alloc_reset(testutil_alloc_t *t, long fail_at, bool only_one);
 
+/* The whole file at a path under the source tree ($GPUENV_SRC, else "."),
+ * the path made printf-style; malloc'd and NUL-terminated, its length in
+ * *len.  A file that cannot be read ends the test binary with a message. */
+char *testutil_read_source(size_t *len, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 #endif
