@@ -1,0 +1,123 @@
+/* The index client: PEP 503 / 691 simple indexes, PEP 658 / 714 metadata,
+ * find-links folders and file:// indexes, an on-disk HTTP cache, parallel
+ * transfers through libcurl's multi interface.
+ *
+ * Blocking batch calls: the caller names every project (or file) it will
+ * need next, the client fetches the ones it lacks in parallel and returns
+ * when all are answered.  Pure parsers of the page formats are separate, so
+ * they can be fuzzed and tested without a server.
+ *
+ * CONTRACT (lib/resolve/provider.c uses exactly this): the structures and
+ * functions below marked "contract".  Their owner may add fields and
+ * functions, not change these.
+ */
+#ifndef GPUENV_INDEX_H
+#define GPUENV_INDEX_H
+
+#include "gpuenv/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Poetry's source priorities (contract). */
+enum gpuenv_source_priority {
+	GPUENV_SOURCE_PRIMARY = 0,	/* asked, in order, before the default */
+	GPUENV_SOURCE_DEFAULT = 1,	/* PyPI, or --index-url */
+	GPUENV_SOURCE_SUPPLEMENTAL = 2, /* asked only when no primary has it */
+	GPUENV_SOURCE_EXPLICIT = 3,	/* only for packages that name it */
+};
+
+/* One index or find-links location (contract). */
+typedef struct gpuenv_index_source {
+	const char *name;	/* "pypi", "pytorch" */
+	const char *url;	/* a simple index ("https://h/simple/"),
+				   "file:///dir/simple/", or with find_links
+				   a folder or page listing files */
+	int priority;		/* enum gpuenv_source_priority */
+	bool find_links;
+} gpuenv_index_source_t;
+
+/* One file of a project page (contract). */
+typedef struct gpuenv_index_file {
+	const char *filename;	   /* "torch-2.8.0+cu128-cp312-...whl" */
+	const char *url;	   /* absolute, without the fragment */
+	const char *sha256;	   /* 64 lower-case hex digits, or NULL */
+	const char *requires_python; /* NULL: none */
+	bool yanked;
+	const char *yanked_reason; /* NULL: none given */
+	bool has_metadata;	   /* PEP 658 / 714: URL + ".metadata" */
+	const char *metadata_sha256; /* NULL: not given */
+	int64_t size;		   /* -1: unknown */
+	const char *upload_time;   /* RFC 3339, NULL: unknown */
+} gpuenv_index_file_t;
+
+/* One project as one source lists it (contract). */
+typedef struct gpuenv_index_project {
+	const char *name;		   /* normalised */
+	const gpuenv_index_source_t *source; /* the source it came from */
+	const char *page_url;		   /* the page (for messages) */
+	size_t nfiles;
+	const gpuenv_index_file_t *files; /* in the page's order */
+} gpuenv_index_project_t;
+
+/* Parsers of one page, pure (fuzzed).  base_url resolves relative links.
+ * 0, or GPUENV_ESYNTAX / GPUENV_ETOOBIG with ctx->err naming base_url and
+ * the position. */
+GPUENV_API int gpuenv_simple_html_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
+	const char *base_url, gpuenv_str_t body, gpuenv_index_project_t *out);
+GPUENV_API int gpuenv_simple_json_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
+	const char *base_url, gpuenv_str_t body, gpuenv_index_project_t *out);
+
+typedef struct gpuenv_index gpuenv_index_t;
+
+typedef struct gpuenv_index_opts {
+	const gpuenv_index_source_t *sources; /* in declaration order */
+	size_t nsources;
+	const char *cache_dir; /* NULL: $XDG_CACHE_HOME/gpuenv or ~/.cache/gpuenv */
+	bool offline;	       /* the cache only */
+	/* false (default): the first source, by priority, that has a
+	 * package is the only one asked for it; true: merge all (pip's
+	 * extra-index-url behaviour) */
+	bool merge_sources;
+	unsigned max_parallel; /* 0: 16 */
+	unsigned timeout_ms;   /* per transfer; 0: 30000 */
+	unsigned retries;      /* 0: 3 */
+	/* progress callback (may be NULL), called from the batch calls */
+	void (*progress)(void *arg, size_t done, size_t total, uint64_t bytes);
+	void *progress_arg;
+} gpuenv_index_opts_t;
+
+/* contract */
+GPUENV_API int gpuenv_index_open(gpuenv_ctx_t *ctx, const gpuenv_index_opts_t *opts,
+	gpuenv_index_t **out);
+GPUENV_API void gpuenv_index_close(gpuenv_index_t *ix);
+
+/* The pages of names (normalised), fetched in parallel, from the sources
+ * the priority rule gives; only_source (NULL: the rule) restricts a name to
+ * one source (a dependency's `source = "pytorch"`).  out[i] NULL: no source
+ * has names[i].  Results live until gpuenv_index_close.  0 or the first
+ * error (ctx->err names the URL; retried transient errors only after the
+ * retries are spent) (contract). */
+GPUENV_API int gpuenv_index_projects(gpuenv_index_t *ix, gpuenv_ctx_t *ctx,
+	const char *const *names, const char *const *only_source, size_t n,
+	const gpuenv_index_project_t **out);
+
+/* The core metadata (METADATA bytes) of wheel files, in parallel: PEP 658
+ * file when the page offers one (hash checked), else the wheel's
+ * central directory through HTTP range requests, else the whole wheel.
+ * out[i] lives until gpuenv_index_close (contract). */
+GPUENV_API int gpuenv_index_metadata(gpuenv_index_t *ix, gpuenv_ctx_t *ctx,
+	const gpuenv_index_file_t *const *files, size_t n, gpuenv_str_t *out);
+
+/* Counters (for --json and benchmarks) (contract). */
+typedef struct gpuenv_index_stats {
+	size_t requests, cache_hits, revalidated, not_modified;
+	uint64_t bytes;
+} gpuenv_index_stats_t;
+GPUENV_API void gpuenv_index_get_stats(const gpuenv_index_t *ix, gpuenv_index_stats_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,133 @@
+/* The project manifest: pyproject.toml with [project] (PEP 621),
+ * [dependency-groups] (PEP 735), Poetry's tables as Poetry users write
+ * them, and [tool.gpuenv] (torch backend, hardware targets).
+ *
+ * Every dependency comes out as a PEP 508 requirement (Poetry's caret,
+ * tilde, wildcard and multiple-constraint forms converted the way Poetry
+ * converts them) with the Poetry extras that go with it: the source it
+ * must come from, optional, the group.
+ *
+ * CONTRACT (lib/resolve/provider.c and cli/lock.c use exactly this): the
+ * structures and functions below.  Their owner may add fields and
+ * functions, not change these.
+ */
+#ifndef GPUENV_MANIFEST_H
+#define GPUENV_MANIFEST_H
+
+#include "gpuenv/core.h"
+#include "gpuenv/facts.h"
+#include "gpuenv/index.h"
+#include "gpuenv/kb.h"
+#include "gpuenv/pep508.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gpuenv_dep {
+	gpuenv_requirement_t req; /* PEP 508; marker includes Poetry's
+				     `python` and `markers` */
+	const char *name;	  /* normalised */
+	const char *source;	  /* the source's name it must come from, or
+				     NULL */
+	bool optional;		  /* only through an extra */
+	const char *group;	  /* NULL: main dependencies */
+	unsigned line, col;	  /* where it is declared (for messages) */
+} gpuenv_dep_t;
+
+typedef struct gpuenv_group {
+	const char *name;	/* normalised (PEP 735) */
+	bool optional;		/* Poetry `optional = true` */
+	size_t ndeps;
+	const gpuenv_dep_t *deps; /* include-group already expanded */
+} gpuenv_group_t;
+
+typedef struct gpuenv_extra {
+	const char *name;	 /* normalised */
+	size_t nnames;
+	const char *const *names; /* the optional dependencies it turns on
+				     (normalised names) */
+} gpuenv_extra_t;
+
+typedef struct gpuenv_manifest_target {
+	const char *name;	  /* the table's key */
+	gpuenv_target_t target;	  /* the same structure as a probed machine
+				     (origin "declared"; "probe" for the
+				     implicit one) */
+	const char *platform;	  /* the wheel platform tag declared, or NULL */
+	size_t ngroups;
+	const char *const *groups; /* normalised */
+	size_t nextras;
+	const char *const *extras;
+	const char *torch_backend; /* "auto" (default), "cpu", "cu126", ... */
+	unsigned line;		  /* the table's line; 0 for the probed one */
+} gpuenv_manifest_target_t;
+
+typedef struct gpuenv_manifest {
+	const char *path;	     /* as given */
+	const char *name, *version;  /* the project's; may be NULL */
+	const char *requires_python; /* PEP 440 specifier text, or NULL */
+	size_t ndeps;
+	const gpuenv_dep_t *deps;    /* main dependencies, optional ones too */
+	size_t ngroups;
+	const gpuenv_group_t *groups;
+	size_t nextras;
+	const gpuenv_extra_t *extras;
+	/* sources in declaration order; PyPI included (priority DEFAULT)
+	 * unless a primary source is declared (Poetry's rule) */
+	size_t nsources;
+	const gpuenv_index_source_t *sources;
+	const char *torch_backend;   /* [tool.gpuenv] torch-backend, "auto" */
+	const char *torch_index;     /* default https://download.pytorch.org/whl */
+	size_t ntargets;
+	const gpuenv_manifest_target_t *targets; /* sorted by name; 0: none
+						    declared */
+	/* sha-256 (hex) of everything in the manifest that a lock depends
+	 * on, stable across formatting and comment changes */
+	const char *inputs_hash;
+} gpuenv_manifest_t;
+
+/* Load path.  kb checks the targets (unknown GPU names get the nearest KB
+ * names); it may be NULL to skip target checks.  Errors: file:line:col and
+ * what is wrong in ctx->err (GPUENV_ESYNTAX from the TOML parser,
+ * GPUENV_ETYPE / GPUENV_ENOTFOUND / GPUENV_EUNSUPPORTED for bad values). */
+GPUENV_API int gpuenv_manifest_load(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
+	const char *path, const gpuenv_kb_t *kb, gpuenv_manifest_t *out);
+
+/* The dependencies one target resolves: the main ones (optional ones only
+ * through the target's extras), plus its groups, where a group's
+ * declaration of a name replaces the main one.  Sorted by name. */
+GPUENV_API int gpuenv_manifest_target_deps(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
+	const gpuenv_manifest_t *m, const gpuenv_manifest_target_t *t,
+	const gpuenv_dep_t **out, size_t *n);
+
+/* The torch build one target gets, and why. */
+typedef struct gpuenv_backend_choice {
+	const char *backend;	/* "cu126", "cpu" */
+	const char *index_url;	/* <torch-index>/<backend>/, or the user's
+				   source URL when a dependency pins one */
+	const char *source;	/* the user's source name when pinned, or NULL */
+	bool user_pinned;	/* the user's source decided, gpuenv checked */
+	const char *reason;	/* one or more lines citing the KB rows */
+	const char *cuda;	/* the build's CUDA ("12.6"), NULL for cpu */
+} gpuenv_backend_choice_t;
+
+/* The backend for target t: torch-backend "auto" asks the KB
+ * (gpuenv_kb_torch_pick, as `kb torch --gpu G --driver D` judges); a
+ * named backend or a pinned source is checked against the target.
+ * GPUENV_ENOTFOUND / GPUENV_EUNSUPPORTED with ctx->err saying why and which
+ * backend would run, when the target cannot run one. */
+GPUENV_API int gpuenv_manifest_backend(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
+	const gpuenv_manifest_t *m, const gpuenv_manifest_target_t *t,
+	const gpuenv_kb_t *kb, gpuenv_backend_choice_t *out);
+
+/* Packages published per torch build on the torch index (torch,
+ * torchvision, torchaudio, triton's pytorch-triton, ...) and the
+ * CUDA-suffixed families (nvidia-*-cu12, cupy-cuda12x,
+ * jax-cuda12-plugin): true when name follows the backend. */
+GPUENV_API bool gpuenv_manifest_torch_family(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,109 @@
+/* PEP 751 lock files (pylock.toml, pylock.<target>.toml): the data model,
+ * a deterministic writer and a strict reader.
+ *
+ * gpuenv writes one lock per hardware target, so a lock names one wheel
+ * per package: the one the target installs.  The target's facts, the torch
+ * build chosen and why, and the hash of the manifest inputs go under
+ * [tool.gpuenv].  The reader accepts any PEP 751 lock (other tools' too):
+ * sdists, archives, directories, VCS entries, several wheels.
+ *
+ * CONTRACT (cli/lock.c and the installer use exactly this): the structures
+ * and functions below.  Their owner may add fields and functions, not
+ * change these.
+ */
+#ifndef GPUENV_PYLOCK_H
+#define GPUENV_PYLOCK_H
+
+#include "gpuenv/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gpuenv_lock_file {
+	const char *name;	 /* file name ("numpy-2.1.0-cp312-...whl") */
+	const char *url;	 /* NULL for path-only entries */
+	const char *path;	 /* NULL unless a local path */
+	int64_t size;		 /* -1: unknown */
+	const char *upload_time; /* RFC 3339, NULL: unknown */
+	const char *sha256;	 /* hex; the lock requires at least one hash */
+	/* other hash algorithms read from a lock, "name=hex" each */
+	size_t nother_hashes;
+	const char *const *other_hashes;
+} gpuenv_lock_file_t;
+
+typedef struct gpuenv_lock_dep {
+	const char *name;    /* normalised */
+	const char *version; /* NULL: only one package of that name */
+} gpuenv_lock_dep_t;
+
+typedef struct gpuenv_lock_package {
+	const char *name;	     /* normalised */
+	const char *version;	     /* NULL allowed for directories */
+	const char *marker;	     /* NULL: always */
+	const char *requires_python; /* NULL: none */
+	const char *index;	     /* the index URL it came from, or NULL */
+	size_t ndeps;
+	const gpuenv_lock_dep_t *deps; /* sorted by name */
+	size_t nwheels;
+	const gpuenv_lock_file_t *wheels;
+	const gpuenv_lock_file_t *sdist; /* NULL: none */
+	const char *directory;	     /* a directory entry's path, or NULL */
+	bool editable;
+	/* [packages.tool.gpuenv]: why this build ("torch family from
+	 * backend cu126"), NULL: nothing to say */
+	const char *reason;
+} gpuenv_lock_package_t;
+
+/* [tool.gpuenv] of a gpuenv lock; all NULL in another tool's lock. */
+typedef struct gpuenv_lock_target {
+	const char *name;	   /* "t4", or "auto" for the probed machine */
+	const char *origin;	   /* "declared" / "probe" */
+	const char *gpu;	   /* KB name, "none" */
+	const char *compute_capability; /* "7.5" */
+	const char *driver;
+	const char *cuda;	   /* the newest CUDA the driver runs */
+	const char *python;	   /* "3.12" */
+	const char *platform;	   /* "manylinux_2_28_x86_64" */
+	const char *backend;	   /* "cu126", "cpu", NULL: no torch family */
+	const char *backend_reason; /* lines citing the KB rows */
+	size_t ngroups;
+	const char *const *groups;
+	size_t nextras;
+	const char *const *extras;
+	const char *inputs_hash;   /* the manifest's, for staleness */
+	const char *kb_date;	   /* the knowledge base's date */
+} gpuenv_lock_target_t;
+
+typedef struct gpuenv_lock {
+	const char *lock_version;    /* "1.0" */
+	const char *created_by;	     /* "gpuenv" */
+	const char *requires_python; /* NULL: none */
+	size_t nenvironments;
+	const char *const *environments; /* marker strings */
+	size_t nextras;
+	const char *const *extras;
+	size_t ngroups;
+	const char *const *dependency_groups;
+	size_t ndefault_groups;
+	const char *const *default_groups;
+	size_t npackages;
+	const gpuenv_lock_package_t *packages; /* sorted by name, version */
+	gpuenv_lock_target_t target;
+} gpuenv_lock_t;
+
+/* The lock as TOML, appended to out: a fixed key order and formatting, so
+ * the same lock gives the same bytes.  0 or -ENOMEM / GPUENV_EFORMAT (a
+ * value PEP 751 forbids, ctx->err says which). */
+GPUENV_API int gpuenv_pylock_write(gpuenv_ctx_t *ctx, const gpuenv_lock_t *lock, gpuenv_buf_t *out);
+
+/* Parse a lock (path for messages).  Strict per PEP 751: unknown
+ * lock-version major, missing required keys, a file without a hash are
+ * errors with path:line:col.  Everything in arena. */
+GPUENV_API int gpuenv_pylock_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
+	const char *path, gpuenv_str_t text, gpuenv_lock_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,117 @@
+/* The resolver: PubGrub over a provider's candidates, for one target.
+ *
+ * The resolver knows nothing of indexes, files or hardware.  A provider
+ * (lib/resolve/provider.c over lib/index, or the in-memory one the tests
+ * and `gpuenv debug resolve` build from a packse-format TOML file) answers
+ * two questions: which versions of a package may be used on this target,
+ * newest first, and what one of them requires.  Everything hardware-specific
+ * (wheel tags, requires-python, the torch build) is decided by the provider
+ * before a candidate reaches the resolver; the provider says, per package,
+ * why candidates were left out, so an explanation can name the hardware.
+ *
+ * Names are PEP 503-normalised ("nvidia-cudnn-cu12") everywhere in this
+ * interface.  Extras are resolved PubGrub-style: "a[x]" is its own package
+ * whose version v depends on a == v and on a's requirements with extra == x.
+ */
+#ifndef GPUENV_RESOLVE_H
+#define GPUENV_RESOLVE_H
+
+#include "gpuenv/core.h"
+#include "gpuenv/pep440.h"
+#include "gpuenv/pep508.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* No version assignment satisfies the requirements (the explanation is in
+ * the resolution). */
+#define GPUENV_ENOSOLUTION (-4200)
+
+/* One version of a package the provider offers. */
+typedef struct gpuenv_candidate {
+	const char *version;	 /* as published: "2.8.0+cu128" */
+	gpuenv_version_t v;	 /* parsed */
+	bool yanked;		 /* PEP 592: chosen only when a requirement
+				    pins it with == or === */
+	const char *requires_python; /* the file's, NULL: none.  Informative:
+					the provider already dropped the
+					files whose requires-python the
+					target's Python does not meet */
+	void *data;		 /* the provider's (the file the lock names) */
+} gpuenv_candidate_t;
+
+typedef struct gpuenv_provider {
+	void *self;
+	/* The candidates of name usable on the target, newest first (PEP 440
+	 * order; the resolver applies pre-release, yanked and specifier rules
+	 * itself).  *out stays valid until the provider is destroyed.
+	 * 0 (n may be 0: the package exists, nothing fits the target),
+	 * GPUENV_ENOTFOUND (no index has the name), or an error with ctx->err
+	 * set (the resolution stops with it). */
+	int (*versions)(void *self, gpuenv_ctx_t *ctx, const char *name,
+		const gpuenv_candidate_t **out, size_t *n);
+	/* The Requires-Dist of one candidate, unevaluated (the resolver
+	 * evaluates markers with the target's environment and the extra).
+	 * 0 or an error with ctx->err set. */
+	int (*requires)(void *self, gpuenv_ctx_t *ctx, const char *name,
+		const gpuenv_candidate_t *c, const gpuenv_requirement_t **out, size_t *n);
+	/* Optional (may be NULL): names the resolver will probably ask for
+	 * soon, so a provider over the network fetches them in one parallel
+	 * batch.  Never fails: a failure shows when the name is asked for. */
+	void (*prefetch)(void *self, gpuenv_ctx_t *ctx, const char *const *names, size_t n);
+	/* Optional: one line saying why versions of name were left out for
+	 * this target ("14 files of torch 2.8.0 have no wheel for cp312
+	 * manylinux_2_28_x86_64; torch 2.8.0+cu128 needs a driver >= 570.26
+	 * and target t4 has 560.35.03"), or NULL when nothing was. */
+	const char *(*excluded)(void *self, const char *name);
+} gpuenv_provider_t;
+
+typedef struct gpuenv_resolve_req {
+	const gpuenv_requirement_t *roots; /* the root requirements */
+	size_t nroots;
+	/* the target's marker environment; extra and extras are ignored (the
+	 * resolver sets extra per requirement it evaluates) */
+	const gpuenv_marker_env_t *env;
+	/* GPUENV_PRERELEASES_DEFAULT: PEP 440's rules (a pre-release only when
+	 * a specifier names one, or when a package has nothing else that
+	 * fits); YES: allowed everywhere; NO: never */
+	int prereleases;
+} gpuenv_resolve_req_t;
+
+typedef struct gpuenv_resolved {
+	const char *name;	       /* normalised */
+	const gpuenv_candidate_t *cand; /* the provider's */
+	size_t nextras;
+	const char *const *extras;     /* the extras activated, sorted */
+	size_t ndeps;
+	const size_t *deps;	       /* indexes into the resolution's pkgs:
+					  what this package's requirements
+					  (with its extras) resolved to, sorted
+					  by name */
+	bool root;		       /* a root requirement names it */
+} gpuenv_resolved_t;
+
+typedef struct gpuenv_resolution {
+	size_t npkgs;
+	const gpuenv_resolved_t *pkgs; /* sorted by name */
+	/* GPUENV_ENOSOLUTION: a readable explanation, several lines, derived
+	 * from the incompatibilities (PubGrub's report), each exclusion the
+	 * provider reported for a package it names included */
+	const char *explanation;
+	/* counters for --json and benchmarks */
+	size_t decisions, conflicts, packages_asked;
+} gpuenv_resolution_t;
+
+/* Resolve req against provider.  Deterministic: the same inputs give the
+ * same resolution.  Everything is allocated in arena.  0, GPUENV_ENOSOLUTION
+ * (out->explanation set; ctx->err says "no solution"), or the provider's
+ * error. */
+GPUENV_API int gpuenv_resolve(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
+	const gpuenv_resolve_req_t *req, const gpuenv_provider_t *provider,
+	gpuenv_resolution_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
