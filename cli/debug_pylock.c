@@ -111,7 +111,7 @@ static json_t *lock_json(const gpuenv_lock_t *l)
 	for (size_t i = 0; !r && i < l->npackages; i++)
 		r = json_array_append_new(pk, package_json(&l->packages[i]));
 	r = r || json_object_set(o, "packages", pk);
-	r = r || set_str(tg, "name", t->name) || set_str(tg, "origin", t->origin) ||
+	r = r || set_str(tg, "target", t->name) || set_str(tg, "origin", t->origin) ||
 		set_str(tg, "gpu", t->gpu) || set_str(tg, "compute-capability", t->compute_capability) ||
 		set_str(tg, "driver", t->driver) || set_str(tg, "cuda", t->cuda) ||
 		set_str(tg, "python", t->python) || set_str(tg, "platform", t->platform) ||

@@ -71,7 +71,8 @@ typedef struct gpuenv_lock_package {
 
 /* [tool.gpuenv] of a gpuenv lock; all NULL in another tool's lock. */
 typedef struct gpuenv_lock_target {
-	const char *name;	   /* "t4", or "auto" for the probed machine */
+	const char *name;	   /* "t4", or "auto" for the probed machine;
+				      the key is "target" in the lock */
 	const char *origin;	   /* "declared" / "probe" */
 	const char *gpu;	   /* KB name, "none" */
 	const char *compute_capability; /* "7.5" */

@@ -567,7 +567,7 @@ static int w_target(struct wr *w, const gpuenv_lock_target_t *tg)
 	if (!(tool = gpuenv_toml_add_table(&w->doc, w->doc.root, "tool", 0)) ||
 		!(g = gpuenv_toml_add_table(&w->doc, tool, "gpuenv", 0)))
 		return w->ctx->err.code;
-	if ((r = w_str(w, g, pre, "name", tg->name)) || (r = w_str(w, g, pre, "origin", tg->origin)) ||
+	if ((r = w_str(w, g, pre, "target", tg->name)) || (r = w_str(w, g, pre, "origin", tg->origin)) ||
 		(r = w_str(w, g, pre, "gpu", tg->gpu)) ||
 		(r = w_str(w, g, pre, "compute-capability", tg->compute_capability)) ||
 		(r = w_str(w, g, pre, "driver", tg->driver)) || (r = w_str(w, g, pre, "cuda", tg->cuda)) ||
@@ -1111,7 +1111,7 @@ static int r_package(struct rd *r, const gpuenv_toml_value_t *pv, size_t idx, gp
 
 static int r_target(struct rd *r, gpuenv_lock_target_t *tg)
 {
-	static const char *const keys[] = { "name", "origin", "gpu", "compute-capability", "driver",
+	static const char *const keys[] = { "target", "origin", "gpu", "compute-capability", "driver",
 		"cuda", "python", "platform", "backend", "backend-reason", "groups", "extras",
 		"inputs-hash", "kb-date", NULL };
 	static const char pre[] = "tool.gpuenv";
@@ -1126,7 +1126,7 @@ static int r_target(struct rd *r, gpuenv_lock_target_t *tg)
 	t = g->u.tab;
 	if ((e = r_keys(r, t, pre, keys, true)))
 		return e;
-	if ((e = r_str(r, t, pre, "name", false, &tg->name, NULL)) ||
+	if ((e = r_str(r, t, pre, "target", false, &tg->name, NULL)) ||
 		(e = r_str(r, t, pre, "origin", false, &tg->origin, NULL)) ||
 		(e = r_str(r, t, pre, "gpu", false, &tg->gpu, NULL)) ||
 		(e = r_str(r, t, pre, "compute-capability", false, &tg->compute_capability, NULL)) ||

@@ -141,7 +141,7 @@ static const char sample_toml[] =
 	"reason = \"torch family from backend cu128\"\n"
 	"\n"
 	"[tool.gpuenv]\n"
-	"name = \"h200\"\n"
+	"target = \"h200\"\n"
 	"origin = \"declared\"\n"
 	"gpu = \"H200\"\n"
 	"compute-capability = \"9.0\"\n"
