@@ -3,13 +3,15 @@
 
 For each corpus set (../shared/corpus/local-env, h200-env): a PEP 503 index
 built with ../shared/tools/mkindex.py (real METADATA, stub payloads) is
-served over HTTP on 127.0.0.1 (a threaded server), the top-level set comes
+served over HTTP/1.1 on 127.0.0.1 (a threaded server sending PyPI's
+Cache-Control: max-age=600), the top-level set comes
 from ../shared/tools/toplevel.py, and each tool resolves it N times cold
 (a fresh cache folder) and N times warm (the cache of a first run kept):
 
   gpuenv   gpuenv lock --project P --index-url URL --cache-dir C
            (P/pyproject.toml: [project] dependencies = the set; one target,
-           gpu = "none" for local-env (Python 3.11), for h200-env the H200 of
+           gpu = "none" for local-env (Python 3.11 on this machine's manylinux
+           platform, as pip without --platform), for h200-env the H200 of
            the satellite example (driver 580.159.04, Python 3.12,
            manylinux_2_28_x86_64) with torch-backend = "cu130" and
            --torch-index URL/whl, whose cu130/ is the same index)
@@ -41,9 +43,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(HERE)
 PIP_PY = "/root/.pyenv/versions/3.11.7/bin/python"
 
+def this_platform():
+    """This machine's manylinux tag: pip without --platform resolves for it."""
+    import platform
+    lib, ver = platform.libc_ver()
+    major, minor = (ver.split(".") + ["0"])[:2] if lib == "glibc" else ("2", "28")
+    return "manylinux_%s_%s_%s" % (major, minor, platform.machine())
+
+
 SETS = {
     "local-env": {"python": "3.11", "pip_args": [],
-                  "target": 'gpu = "none"\npython = "3.11"\nplatform = "manylinux_2_28_x86_64"\n',
+                  "target": 'gpu = "none"\npython = "3.11"\nplatform = "%s"\n' % this_platform(),
                   "tool": ""},
     "h200-env": {"python": "3.12",
                  "pip_args": ["--python-version", "3.12", "--platform", "manylinux_2_28_x86_64",
@@ -55,6 +65,16 @@ SETS = {
 
 
 class Quiet(http.server.SimpleHTTPRequestHandler):
+    """Files of the index folder over HTTP/1.1 keep-alive, with the
+    Cache-Control PyPI sends (max-age=600) and Last-Modified (conditional
+    requests answered 304), so warm runs of every tool can reuse their
+    cache as they would against PyPI."""
+    protocol_version = "HTTP/1.1"
+
+    def end_headers(self):
+        self.send_header("Cache-Control", "max-age=600, public")
+        super().end_headers()
+
     def log_message(self, *a):
         pass
 
@@ -148,8 +168,8 @@ def main():
 
         runners = {
             "gpuenv": (lambda cache: timed(gpuenv_cmd(cache), env=dict(os.environ, HOME=work)),
-                       os.path.exists(a.gpuenv) and subprocess.run(
-                           [a.gpuenv, "lock", "--help"], capture_output=True).returncode == 0,
+                       os.path.exists(a.gpuenv) and b"usage: gpuenv lock" in subprocess.run(
+                           [a.gpuenv, "lock", "--help"], capture_output=True).stdout,
                        "gpuenv lock not built (%s)" % a.gpuenv),
             "pip": (lambda cache: timed(pip_cmd(cache), env=dict(os.environ, PIP_CONFIG_FILE=os.devnull),
                                         check_out=count_pip),
