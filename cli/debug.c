@@ -22,7 +22,8 @@
 	X(pyenv) \
 	X(ldd) \
 	X(manifest) \
-	X(sha256)
+	X(sha256) \
+	X(pylock)
 #define DEBUG_SUB_DECLARE(n) extern const struct cli_verb cli_verb_debug_##n;
 DEBUG_SUBS(DEBUG_SUB_DECLARE)
 #define DEBUG_SUB_ROW(n) &cli_verb_debug_##n,
@@ -77,7 +78,8 @@ const struct cli_verb cli_verb_debug = {
 		"  pyenv             Python environments, GPU frameworks, what they load\n"
 		"  ldd               the dynamic loader's choices for a binary, emulated\n"
 		"  manifest          pyproject.toml as gpuenv reads it: targets, torch builds\n"
-		"  sha256            FILE... -> SHA-256 digests\n",
+		"  sha256            FILE... -> SHA-256 digests\n"
+		"  pylock            FILE -> the PEP 751 lock re-written (or --json), strictly read\n",
 };
 
 const struct cli_verb cli_verb_debug_sha256 = {
