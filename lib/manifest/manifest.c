@@ -14,6 +14,7 @@
 
 #include "gpuenv/fs.h"
 #include "gpuenv/hash.h"
+#include "gpuenv/index.h" /* the sources are gpuenv_index_source_t */
 
 #define PYPI_URL "https://pypi.org/simple/"
 
