@@ -23,7 +23,8 @@
 	X(ldd) \
 	X(manifest) \
 	X(sha256) \
-	X(pylock)
+	X(pylock) \
+	X(resolve)
 #define DEBUG_SUB_DECLARE(n) extern const struct cli_verb cli_verb_debug_##n;
 DEBUG_SUBS(DEBUG_SUB_DECLARE)
 #define DEBUG_SUB_ROW(n) &cli_verb_debug_##n,
@@ -79,7 +80,8 @@ const struct cli_verb cli_verb_debug = {
 		"  ldd               the dynamic loader's choices for a binary, emulated\n"
 		"  manifest          pyproject.toml as gpuenv reads it: targets, torch builds\n"
 		"  sha256            FILE... -> SHA-256 digests\n"
-		"  pylock            FILE -> the PEP 751 lock re-written (or --json), strictly read\n",
+		"  pylock            FILE -> the PEP 751 lock re-written (or --json), strictly read\n"
+		"  resolve           SCENARIO.toml -> the resolution (packse format, no index)\n",
 };
 
 const struct cli_verb cli_verb_debug_sha256 = {
