@@ -21,6 +21,7 @@
 	X(libs) \
 	X(pyenv) \
 	X(ldd) \
+	X(index) \
 	X(sha256)
 #define DEBUG_SUB_DECLARE(n) extern const struct cli_verb cli_verb_debug_##n;
 DEBUG_SUBS(DEBUG_SUB_DECLARE)
@@ -75,6 +76,7 @@ const struct cli_verb cli_verb_debug = {
 		"  libs              CUDA toolkits and NVIDIA library copies with versions\n"
 		"  pyenv             Python environments, GPU frameworks, what they load\n"
 		"  ldd               the dynamic loader's choices for a binary, emulated\n"
+		"  index             NAME... -> the files an index offers (and METADATA)\n"
 		"  sha256            FILE... -> SHA-256 digests\n",
 };
 
