@@ -117,7 +117,8 @@ def main():
     os.makedirs(work, exist_ok=True)
     results = {}
     notes = []
-    print("bench/lock: %d runs per tool and state, work folder %s" % (a.n, work), flush=True)
+    print("bench/lock: %d runs per tool and state, work folder %s, %s UTC, load average %.1f" % (
+        a.n, work, time.strftime("%Y-%m-%d %H:%M", time.gmtime()), os.getloadavg()[0]), flush=True)
     for name in a.sets.split(","):
         cfg = SETS[name]
         corpus = os.path.join(a.shared, "corpus", name)
@@ -223,6 +224,7 @@ def main():
             statistics.median(warm), min(warm), max(warm), rc, rw))
     for n in notes:
         print("note:", n)
+    print("load average at the end: %.1f" % os.getloadavg()[0])
     if not a.keep:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -277,7 +277,7 @@ struct wr {
 	gpuenv_ctx_t *ctx;
 	gpuenv_toml_doc_t doc;
 	gpuenv_arena_t scratch;
-	char what[160];
+	char what[256];
 };
 
 static bool utf8_ok(const char *s)
@@ -662,7 +662,7 @@ struct rd {
 	gpuenv_arena_t scratch;
 	gpuenv_toml_doc_t doc;
 	unsigned long minor; /* lock-version's: unknown keys are warnings past 1.0 */
-	char what[160];
+	char what[256];
 };
 
 static struct loc at_v(struct rd *r, const gpuenv_toml_value_t *v)
@@ -780,7 +780,7 @@ static int r_strs(struct rd *r, const gpuenv_toml_table_t *t, const char *prefix
 {
 	const gpuenv_toml_value_t *v;
 	const char **items;
-	char what[160];
+	char what[256];
 	int e;
 
 	*n = 0;
@@ -792,7 +792,7 @@ static int r_strs(struct rd *r, const gpuenv_toml_table_t *t, const char *prefix
 		return gpuenv_oom(r->ctx, NULL);
 	for (uint32_t i = 0; i < v->u.arr->len; i++) {
 		const gpuenv_toml_value_t *it = v->u.arr->items[i];
-		char iw[180];
+		char iw[280];
 		snprintf(iw, sizeof(iw), "%s[%u]", what, i);
 		if ((e = gpuenv_toml_expect(&r->doc, it, GPUENV_TOML_STRING, iw)) ||
 			(e = r_cstr(r, it, iw, &items[i])))
@@ -905,7 +905,7 @@ static int r_file(struct rd *r, const gpuenv_toml_value_t *tv, const char *what,
 		return gpuenv_oom(r->ctx, NULL);
 	for (uint32_t i = 0; i < h->len; i++) {
 		const gpuenv_toml_kv_t *kv = h->items[i];
-		char hw[200];
+		char hw[256];
 		const char *val;
 		snprintf(hw, sizeof(hw), "%s.hashes.%.*s", pre, (int)(kv->key.len > 32 ? 32 : kv->key.len),
 			kv->key.ptr);
