@@ -79,7 +79,9 @@ with tempfile.TemporaryDirectory() as tmp:
         r = subprocess.run([PIP, "-m", "pip", "install", "--dry-run", "--quiet", "--report", rep,
                             "--ignore-installed", "--only-binary", ":all:", "--target", os.path.join(tmp, "t"),
                             "--python-version", "3.12" if "py310" not in args else "3.10",
-                            "--platform", "linux_aarch64" if "jetson" in args else "manylinux_2_28_x86_64",
+                            *(["--platform", "manylinux_2_28_aarch64", "--platform", "manylinux2014_aarch64",
+                               "--platform", "linux_aarch64"] if "jetson" in args
+                              else ["--platform", "manylinux_2_28_x86_64"]),
                             "--index-url", urls["pypi"], "--extra-index-url", index,
                             *[a for a in args if a not in ("py310", "jetson")]],
                            capture_output=True, text=True, timeout=300,
@@ -102,7 +104,7 @@ with tempfile.TemporaryDirectory() as tmp:
                        index=urls["torch-index"] + "/cu118/")
         check(got is not None and got["torch"] == "2.1.0+cu118" and got["torchvision"] == "0.16.0+cu118",
               "cu118 for the satellite example: %r %s" % (got, err))
-        # the Jetson group: linux_aarch64 only (no manylinux wheel), torch from the JetPack index
+        # the Jetson group: an aarch64 Linux machine, torch from the JetPack index
         got, err = pip("torch>=2.1.0,<3", "torchvision>=0.16.0,<0.17.0", "numpy>=1.24,<2", "pillow>=9.0",
                        "py310", "jetson", index=urls["jetpack"])
         check(got is not None and got["torch"] == "2.1.0" and got["numpy"] == "1.26.4",
