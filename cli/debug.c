@@ -21,7 +21,8 @@
 	X(libs) \
 	X(pyenv) \
 	X(ldd) \
-	X(sha256)
+	X(sha256) \
+	X(pylock)
 #define DEBUG_SUB_DECLARE(n) extern const struct cli_verb cli_verb_debug_##n;
 DEBUG_SUBS(DEBUG_SUB_DECLARE)
 #define DEBUG_SUB_ROW(n) &cli_verb_debug_##n,
@@ -75,7 +76,8 @@ const struct cli_verb cli_verb_debug = {
 		"  libs              CUDA toolkits and NVIDIA library copies with versions\n"
 		"  pyenv             Python environments, GPU frameworks, what they load\n"
 		"  ldd               the dynamic loader's choices for a binary, emulated\n"
-		"  sha256            FILE... -> SHA-256 digests\n",
+		"  sha256            FILE... -> SHA-256 digests\n"
+		"  pylock            FILE -> the PEP 751 lock re-written (or --json), strictly read\n",
 };
 
 const struct cli_verb cli_verb_debug_sha256 = {

@@ -37,6 +37,15 @@ typedef struct gpuenv_lock_dep {
 	const char *version; /* NULL: only one package of that name */
 } gpuenv_lock_dep_t;
 
+/* [packages.vcs] of another tool's lock (gpuenv writes none itself). */
+typedef struct gpuenv_lock_vcs {
+	const char *type;	       /* "git", "hg", "svn", "bzr" */
+	const char *url;	       /* url or path, at least one */
+	const char *path;
+	const char *requested_revision; /* NULL: none recorded */
+	const char *commit_id;	       /* required */
+} gpuenv_lock_vcs_t;
+
 typedef struct gpuenv_lock_package {
 	const char *name;	     /* normalised */
 	const char *version;	     /* NULL allowed for directories */
@@ -53,11 +62,17 @@ typedef struct gpuenv_lock_package {
 	/* [packages.tool.gpuenv]: why this build ("torch family from
 	 * backend cu126"), NULL: nothing to say */
 	const char *reason;
+	/* added after the contract: the other sources of PEP 751 (each
+	 * excludes every other source), NULL when absent */
+	const gpuenv_lock_file_t *archive; /* its name is NULL */
+	const gpuenv_lock_vcs_t *vcs;
+	const char *subdirectory; /* of the directory, vcs or archive entry */
 } gpuenv_lock_package_t;
 
 /* [tool.gpuenv] of a gpuenv lock; all NULL in another tool's lock. */
 typedef struct gpuenv_lock_target {
-	const char *name;	   /* "t4", or "auto" for the probed machine */
+	const char *name;	   /* "t4", or "auto" for the probed machine;
+				      the key is "target" in the lock */
 	const char *origin;	   /* "declared" / "probe" */
 	const char *gpu;	   /* KB name, "none" */
 	const char *compute_capability; /* "7.5" */
@@ -92,9 +107,19 @@ typedef struct gpuenv_lock {
 	gpuenv_lock_target_t target;
 } gpuenv_lock_t;
 
+/* Largest lock file gpuenv_pylock_parse reads. */
+#define GPUENV_PYLOCK_MAX_SIZE ((size_t)64 << 20)
+
 /* The lock as TOML, appended to out: a fixed key order and formatting, so
  * the same lock gives the same bytes.  0 or -ENOMEM / GPUENV_EFORMAT (a
- * value PEP 751 forbids, ctx->err says which). */
+ * value PEP 751 forbids, ctx->err says which).
+ * Packages are written sorted by name, then PEP 440 version, then marker;
+ * dependencies by name, version; wheels by file name (whatever order the
+ * arrays have).  "extras" and "dependency-groups" are always written (PEP
+ * 751 asks for an empty array when there are none); environments,
+ * default-groups and [tool.gpuenv] only when set.  Everything the reader
+ * below refuses is refused here too, so what this writes always reads back
+ * equal (gpuenv_pylock_eq). */
 GPUENV_API int gpuenv_pylock_write(gpuenv_ctx_t *ctx, const gpuenv_lock_t *lock, gpuenv_buf_t *out);
 
 /* Parse a lock (path for messages).  Strict per PEP 751: unknown
@@ -102,6 +127,15 @@ GPUENV_API int gpuenv_pylock_write(gpuenv_ctx_t *ctx, const gpuenv_lock_t *lock,
  * errors with path:line:col.  Everything in arena. */
 GPUENV_API int gpuenv_pylock_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
 	const char *path, gpuenv_str_t text, gpuenv_lock_t *out);
+/* (the reader sorts packages, dependencies and wheels as the writer does;
+ * unknown keys are errors in a 1.0 lock and warnings through ctx->log in a
+ * newer 1.x one; names, versions, markers, specifiers, wheel file names and
+ * sha256 values are checked; attestation identities and other tools' [tool]
+ * tables are read past, and not kept.) */
+
+/* Same content, field by field (strings by value, NULL only equal to
+ * NULL; arrays in order). */
+GPUENV_API bool gpuenv_pylock_eq(const gpuenv_lock_t *a, const gpuenv_lock_t *b);
 
 #ifdef __cplusplus
 }

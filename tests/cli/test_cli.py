@@ -108,7 +108,7 @@ verbs = ["probe", "doctor", "preflight", "diagnose", "kb", "debug"]
 subs = {"kb": ["torch", "driver", "gpu", "image", "sources"],
         "debug": ["toml-decode", "toml-encode", "version-sort", "specifier", "marker",
                   "requirement", "wheel-name", "wheel-tags", "metadata", "fatbin", "gpus",
-                  "libs", "pyenv", "ldd", "sha256"]}
+                  "libs", "pyenv", "ldd", "sha256", "pylock"]}
 listed = re.findall(r"^  (\w+) ", r.stdout[r.stdout.index("verbs:"):r.stdout.index("options:")], re.M)
 check(listed == verbs, "verbs listed: %r" % listed)
 helps = {}
