@@ -22,7 +22,8 @@
 	X(pyenv) \
 	X(ldd) \
 	X(sha256) \
-	X(pylock)
+	X(pylock) \
+	X(resolve)
 #define DEBUG_SUB_DECLARE(n) extern const struct cli_verb cli_verb_debug_##n;
 DEBUG_SUBS(DEBUG_SUB_DECLARE)
 #define DEBUG_SUB_ROW(n) &cli_verb_debug_##n,
@@ -77,7 +78,8 @@ const struct cli_verb cli_verb_debug = {
 		"  pyenv             Python environments, GPU frameworks, what they load\n"
 		"  ldd               the dynamic loader's choices for a binary, emulated\n"
 		"  sha256            FILE... -> SHA-256 digests\n"
-		"  pylock            FILE -> the PEP 751 lock re-written (or --json), strictly read\n",
+		"  pylock            FILE -> the PEP 751 lock re-written (or --json), strictly read\n"
+		"  resolve           SCENARIO.toml -> the resolution (packse format, no index)\n",
 };
 
 const struct cli_verb cli_verb_debug_sha256 = {

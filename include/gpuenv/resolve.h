@@ -111,6 +111,61 @@ GPUENV_API int gpuenv_resolve(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
 	const gpuenv_resolve_req_t *req, const gpuenv_provider_t *provider,
 	gpuenv_resolution_t *out);
 
+/* ---- packse-format scenarios: an in-memory provider ----------------------
+ * A scenario file (the format of astral-sh/packse: [root] requires,
+ * [packages.NAME.versions."V"] with requires, requires_python, yanked,
+ * extras, wheel_tags, sdist, wheel; [environment] python;
+ * [resolver_options] python, python_platform, prereleases, no_build,
+ * no_binary, universal; [expected] satisfiable, packages) becomes a
+ * provider over its packages and a request for its target, so the resolver
+ * runs without an index (tests, `gpuenv debug resolve`, fuzzing).
+ *
+ * The target is the scenario's Python (resolver_options.python, else
+ * environment.python, else 3.12) on CPython, Linux x86_64 with glibc 2.28
+ * (manylinux_2_28) unless resolver_options.python_platform names another
+ * ("x86_64-manylinux2014", "aarch64-unknown-linux-gnu", "x86_64-apple-darwin",
+ * "x86_64-pc-windows-msvc", ...).  A version is offered when the target's
+ * Python meets its requires_python and it has a usable distribution: a
+ * wheel (wheel != false, not in no_binary) with a tag the target supports
+ * (wheel_tags, default py3-none-any), or an sdist (sdist != false, not in
+ * no_build).  The versions left out, and why, are the provider's
+ * excluded() text. */
+typedef struct gpuenv_scenario {
+	const char *name;	 /* the scenario's name ("" when absent) */
+	const char *file;	 /* as given */
+	size_t nroots;
+	gpuenv_requirement_t *roots; /* root.requires */
+	gpuenv_marker_env_t env; /* the target's marker environment */
+	const char *python;	 /* "3.12" */
+	const char *platform;	 /* the target's newest platform tag */
+	int prereleases;	 /* GPUENV_PRERELEASES_YES with prereleases = true */
+	bool universal;		 /* resolver_options.universal: gpuenv locks per
+				    target, so a runner skips these */
+	bool has_expected;	 /* expected.satisfiable is given */
+	bool expected_satisfiable;
+	size_t nexpected;	 /* expected.packages, sorted by name */
+	const char *const *expected_names;
+	const char *const *expected_versions;
+	size_t npackages;	 /* packages defined */
+	gpuenv_provider_t provider; /* valid while the arena lives */
+} gpuenv_scenario_t;
+
+/* Largest scenario text read (GPUENV_ETOOBIG beyond). */
+#define GPUENV_SCENARIO_MAX ((size_t)16 << 20)
+
+/* Parse a scenario from TOML text; file names it in messages.  Everything
+ * lives in arena.  0, or an error with ctx->err set ("file:line:col: what
+ * is wrong"): GPUENV_ESYNTAX, GPUENV_ETYPE, GPUENV_EREQ, GPUENV_ESPEC,
+ * GPUENV_EVERSION, GPUENV_EDUPLICATE, GPUENV_ETOOBIG, -ENOMEM. */
+GPUENV_API int gpuenv_scenario_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
+	const char *file, const char *text, size_t len, gpuenv_scenario_t *out);
+/* Read and parse a scenario file (at most GPUENV_SCENARIO_MAX bytes). */
+GPUENV_API int gpuenv_scenario_load(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
+	const char *path, gpuenv_scenario_t *out);
+/* The request a scenario asks for (roots, the target's environment, the
+ * pre-release policy); req points into sc. */
+GPUENV_API void gpuenv_scenario_request(const gpuenv_scenario_t *sc, gpuenv_resolve_req_t *req);
+
 #ifdef __cplusplus
 }
 #endif

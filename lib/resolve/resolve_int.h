@@ -1,0 +1,134 @@
+/* The PubGrub solver's state, shared by solver.c (the search) and report.c
+ * (the explanation).  Private to lib/resolve.
+ *
+ * Versions are candidate indexes: every package's universe is the list of
+ * candidates the provider offered and the rules (yanked, pre-releases)
+ * allowed, newest first, so a version set is a bit set over that list and
+ * every set operation is a few word operations.  A term is a set with a
+ * polarity: positive "selected, with a version in S", negative "not
+ * selected with a version in S" (absent is fine). */
+#ifndef GPUENV_RESOLVE_INT_H
+#define GPUENV_RESOLVE_INT_H
+
+#include <stdint.h>
+
+#include "gpuenv/resolve.h"
+
+typedef uint64_t rs_word_t;
+
+/* Incompatibility kinds. */
+enum {
+	RS_INC_ROOT,	 /* {root: not selected}: the root must be chosen */
+	RS_INC_DEP,	 /* {depender: {v}, dependency: not S} */
+	RS_INC_DERIVED,	 /* learned from two causes */
+	/* the two external halves of "a 1.0 depends on b >= 2 and no versions
+	 * of b match >= 2": text only, never in the watch lists */
+	RS_INC_DEP_TEXT, /* "a 1.0 depends on b >=2" */
+	RS_INC_NOVERS,	 /* "no versions of b match >=2" */
+};
+
+/* Why a dependency could not be met (RS_INC_NOVERS). */
+enum {
+	RS_NV_NOMATCH,	/* versions exist, none matches */
+	RS_NV_NOTFOUND, /* no such package */
+	RS_NV_NONE,	/* the package exists, nothing usable */
+};
+
+typedef struct rs_term {
+	uint32_t pkg;
+	bool pos;
+	rs_word_t *set;
+} rs_term_t;
+
+typedef struct rs_inc {
+	uint32_t nterms;
+	uint8_t kind;
+	uint8_t nv_reason; /* RS_NV_*, for NOVERS */
+	rs_term_t *terms;
+	uint32_t c1, c2;   /* causes of DERIVED */
+	/* DEP, DEP_TEXT, NOVERS: who depends (pkg, version index) on what */
+	uint32_t dep_from, dep_ver, dep_to;
+	const char *dep_text; /* "b[x] >=2" (name, extras, specifier) */
+	const char *spec_text; /* ">=2", "" when any version */
+} rs_inc_t;
+
+typedef struct rs_pkg {
+	const char *name;  /* normalised; "a[x]" for an extra */
+	uint32_t base;	   /* the real package (itself unless an extra) */
+	const char *extra; /* normalised extra, NULL */
+	uint32_t ncand, nwords;
+	const gpuenv_candidate_t **cand; /* the universe, newest first */
+	bool not_found;
+	const char *note; /* what the resolver's rules left out, or NULL */
+	/* the partial solution */
+	int32_t last;	  /* newest assignment of this package, -1 */
+	int32_t decision; /* the chosen candidate, -1 */
+	/* incompatibilities that name this package */
+	uint32_t *incs;
+	uint32_t nincs, capincs;
+	/* dependencies already added, per candidate: first incompatibility
+	 * and count (count + 1; 0 = not yet) */
+	uint32_t *dep_first, *dep_n;
+	uint32_t stamp; /* scratch mark */
+	uint32_t order; /* registration order (ties in decisions) */
+} rs_pkg_t;
+
+typedef struct rs_asg {
+	uint32_t pkg;
+	uint32_t level;
+	bool pos, decision;
+	bool acc_pos; /* the package's intersection after this one */
+	rs_word_t *set, *acc;
+	int32_t prev;	/* previous assignment of the package, -1 */
+	uint32_t cause; /* derivations */
+} rs_asg_t;
+
+typedef struct rs_root_spec {
+	const char *name; /* normalised base name */
+	const gpuenv_specset_t *spec;
+} rs_root_spec_t;
+
+typedef struct rs_solver {
+	gpuenv_ctx_t *ctx;
+	gpuenv_arena_t *out; /* the caller's arena (results) */
+	gpuenv_arena_t mem;  /* solver state, freed at the end */
+	const gpuenv_resolve_req_t *req;
+	const gpuenv_provider_t *prov;
+
+	rs_pkg_t *pkgs;
+	uint32_t npkgs, cappkgs;
+	uint32_t *htab; /* name hash -> pkg id + 1 */
+	uint32_t hcap;
+
+	rs_inc_t *incs;
+	uint32_t nincs, capincs;
+
+	rs_asg_t *asg;
+	uint32_t nasg, capasg;
+	uint32_t level;
+
+	rs_root_spec_t *rootspecs;
+	size_t nrootspecs;
+
+	uint32_t stamp;
+	size_t decisions, conflicts, asked;
+	rs_word_t *tmp; /* scratch set, room for the largest universe */
+	uint32_t tmpwords;
+} rs_solver_t;
+
+#define RS_ROOT 0u
+
+/* Words of a set over n candidates. */
+static inline uint32_t rs_words(uint32_t n)
+{
+	return (n + 63) / 64;
+}
+
+/* The explanation of a failure whose root incompatibility is inc, written
+ * into s->out; NULL when out of memory (ctx->err set). */
+const char *rs_report(rs_solver_t *s, uint32_t inc);
+
+/* "a 1.0.0", "a >=2.0.0,<=2.4.0", "a" (any version) into buf. */
+int rs_describe_set(const rs_solver_t *s, uint32_t pkg, const rs_word_t *set, gpuenv_buf_t *buf);
+
+#endif

@@ -1,0 +1,1379 @@
+/* PubGrub (Natalie Weizenbaum's version solving: unit propagation over
+ * incompatibilities, conflict resolution that learns the root cause and
+ * backjumps, decisions one package at a time) over bit sets of candidates.
+ * docs/resolver.md describes the rules and the explanation format. */
+#include "resolve_int.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Caps: a hostile or pathological input stops with an error instead of
+ * running for ever. */
+#define RS_MAX_PKGS 200000u
+#define RS_MAX_CONFLICTS 200000u
+#define RS_MAX_CANDS 100000u
+#define RS_NAME_MAX 512
+
+enum { REL_SAT, REL_ALMOST, REL_CONTRA, REL_INCONCL };
+
+static int oom(rs_solver_t *s)
+{
+	return gpuenv_oom(s->ctx, "resolving");
+}
+
+/* ---- set and term algebra --------------------------------------------- */
+
+static rs_word_t *set_new(rs_solver_t *s, uint32_t nw)
+{
+	return gpuenv_arena_calloc(&s->mem, nw ? nw : 1, sizeof(rs_word_t));
+}
+
+static rs_word_t *set_dup(rs_solver_t *s, const rs_word_t *a, uint32_t nw)
+{
+	rs_word_t *r = set_new(s, nw);
+	if (r && nw)
+		memcpy(r, a, nw * sizeof(rs_word_t));
+	return r;
+}
+
+static bool set_empty(const rs_word_t *a, uint32_t nw)
+{
+	for (uint32_t i = 0; i < nw; i++)
+		if (a[i])
+			return false;
+	return true;
+}
+
+static bool set_subset(const rs_word_t *a, const rs_word_t *b, uint32_t nw)
+{
+	for (uint32_t i = 0; i < nw; i++)
+		if (a[i] & ~b[i])
+			return false;
+	return true;
+}
+
+static bool set_disjoint(const rs_word_t *a, const rs_word_t *b, uint32_t nw)
+{
+	for (uint32_t i = 0; i < nw; i++)
+		if (a[i] & b[i])
+			return false;
+	return true;
+}
+
+static uint32_t set_count(const rs_word_t *a, uint32_t nw)
+{
+	uint32_t c = 0;
+	for (uint32_t i = 0; i < nw; i++)
+		c += (uint32_t)__builtin_popcountll(a[i]);
+	return c;
+}
+
+static int32_t set_first(const rs_word_t *a, uint32_t nw)
+{
+	for (uint32_t i = 0; i < nw; i++)
+		if (a[i])
+			return (int32_t)(i * 64 + (uint32_t)__builtin_ctzll(a[i]));
+	return -1;
+}
+
+static inline void set_bit(rs_word_t *a, uint32_t i)
+{
+	a[i / 64] |= (rs_word_t)1 << (i % 64);
+}
+
+/* Intersection of two terms of one package into (out_pos, out). */
+static void term_and(bool ap, const rs_word_t *a, bool bp, const rs_word_t *b, uint32_t nw,
+	bool *out_pos, rs_word_t *out)
+{
+	for (uint32_t i = 0; i < nw; i++) {
+		if (ap && bp)
+			out[i] = a[i] & b[i];
+		else if (ap)
+			out[i] = a[i] & ~b[i];
+		else if (bp)
+			out[i] = b[i] & ~a[i];
+		else
+			out[i] = a[i] | b[i];
+	}
+	*out_pos = ap || bp;
+}
+
+/* Union of two terms: the complement of the intersection of complements. */
+static void term_or(bool ap, const rs_word_t *a, bool bp, const rs_word_t *b, uint32_t nw,
+	bool *out_pos, rs_word_t *out)
+{
+	bool np;
+	term_and(!ap, a, !bp, b, nw, &np, out);
+	*out_pos = !np;
+}
+
+/* Term s implies term t (s is a subset of t). */
+static bool term_subset(bool sp, const rs_word_t *s, bool tp, const rs_word_t *t, uint32_t nw)
+{
+	if (sp && tp)
+		return set_subset(s, t, nw);
+	if (sp)
+		return set_disjoint(s, t, nw);
+	if (tp)
+		return false;
+	return set_subset(t, s, nw);
+}
+
+/* Terms s and t cannot both hold. */
+static bool term_disjoint(bool sp, const rs_word_t *s, bool tp, const rs_word_t *t, uint32_t nw)
+{
+	if (sp && tp)
+		return set_disjoint(s, t, nw);
+	if (sp)
+		return set_subset(s, t, nw);
+	if (tp)
+		return set_subset(t, s, nw);
+	return false;
+}
+
+/* The package's current intersection: NULL set means no assignment yet
+ * (every version, or absent). */
+static void pkg_acc(const rs_solver_t *s, uint32_t p, bool *pos, const rs_word_t **set)
+{
+	int32_t a = s->pkgs[p].last;
+	if (a < 0) {
+		*pos = false;
+		*set = NULL;
+	} else {
+		*pos = s->asg[a].acc_pos;
+		*set = s->asg[a].acc;
+	}
+}
+
+/* ---- packages ----------------------------------------------------------- */
+
+static uint64_t name_hash(const char *n)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *n; n++)
+		h = (h ^ (unsigned char)*n) * 1099511628211ull;
+	return h;
+}
+
+static int32_t pkg_find(const rs_solver_t *s, const char *name)
+{
+	if (!s->hcap)
+		return -1;
+	for (uint64_t i = name_hash(name) & (s->hcap - 1);; i = (i + 1) & (s->hcap - 1)) {
+		uint32_t v = s->htab[i];
+		if (!v)
+			return -1;
+		if (!strcmp(s->pkgs[v - 1].name, name))
+			return (int32_t)(v - 1);
+	}
+}
+
+static int htab_put(rs_solver_t *s, uint32_t id)
+{
+	if ((s->npkgs + 1) * 2 > s->hcap) {
+		uint32_t ncap = s->hcap ? s->hcap * 2 : 64;
+		uint32_t *nt = gpuenv_arena_calloc(&s->mem, ncap, sizeof(uint32_t));
+		if (!nt)
+			return oom(s);
+		for (uint32_t i = 0; i < s->hcap; i++) {
+			uint32_t v = s->htab[i];
+			if (!v)
+				continue;
+			uint64_t j = name_hash(s->pkgs[v - 1].name) & (ncap - 1);
+			while (nt[j])
+				j = (j + 1) & (ncap - 1);
+			nt[j] = v;
+		}
+		s->htab = nt;
+		s->hcap = ncap;
+	}
+	uint64_t j = name_hash(s->pkgs[id].name) & (s->hcap - 1);
+	while (s->htab[j])
+		j = (j + 1) & (s->hcap - 1);
+	s->htab[j] = id + 1;
+	return 0;
+}
+
+static int pkg_new(rs_solver_t *s, const char *name, uint32_t *out)
+{
+	if (s->npkgs >= RS_MAX_PKGS)
+		return gpuenv_fail(s->ctx, GPUENV_ETOOBIG, NULL, 0, 0,
+			"resolution needs more than %u packages", RS_MAX_PKGS);
+	if (s->npkgs == s->cappkgs) {
+		uint32_t ncap = s->cappkgs ? s->cappkgs * 2 : 64;
+		rs_pkg_t *np = gpuenv_realloc(s->ctx, s->pkgs, ncap * sizeof(*np));
+		if (!np)
+			return oom(s);
+		s->pkgs = np;
+		s->cappkgs = ncap;
+	}
+	rs_pkg_t *p = &s->pkgs[s->npkgs];
+	memset(p, 0, sizeof(*p));
+	p->name = gpuenv_arena_strndup(&s->mem, name, strlen(name));
+	if (!p->name)
+		return oom(s);
+	p->last = -1;
+	p->decision = -1;
+	p->base = s->npkgs;
+	p->order = s->npkgs;
+	*out = s->npkgs++;
+	return htab_put(s, *out);
+}
+
+static bool is_root_pin(const rs_solver_t *s, const char *name, const gpuenv_candidate_t *c)
+{
+	for (size_t i = 0; i < s->nrootspecs; i++) {
+		const gpuenv_specset_t *sp = s->rootspecs[i].spec;
+		bool pin = false;
+		if (strcmp(s->rootspecs[i].name, name))
+			continue;
+		for (size_t k = 0; k < sp->n; k++)
+			if ((sp->items[k].op == GPUENV_OP_EQ && !sp->items[k].wildcard) ||
+				sp->items[k].op == GPUENV_OP_ARBITRARY)
+				pin = true;
+		if (pin && gpuenv_specset_contains_ex(sp, gpuenv_str(c->version), &c->v,
+				   GPUENV_PRERELEASES_YES, false))
+			return true;
+	}
+	return false;
+}
+
+static bool root_names_prerelease(const rs_solver_t *s, const char *name)
+{
+	for (size_t i = 0; i < s->nrootspecs; i++)
+		if (!strcmp(s->rootspecs[i].name, name) &&
+			gpuenv_specset_prereleases(s->rootspecs[i].spec) == GPUENV_PRERELEASES_YES)
+			return true;
+	return false;
+}
+
+typedef struct cand_sort {
+	const gpuenv_candidate_t *c;
+	size_t i;
+} cand_sort_t;
+
+static int cand_cmp(const void *a, const void *b)
+{
+	const cand_sort_t *x = a, *y = b;
+	int r = gpuenv_version_cmp(&y->c->v, &x->c->v); /* newest first */
+	if (r)
+		return r;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* The universe of a real package: the provider's candidates the yanked and
+ * pre-release rules keep, newest first. */
+static int pkg_load(rs_solver_t *s, uint32_t id)
+{
+	const gpuenv_candidate_t *cs = NULL;
+	size_t n = 0, nyanked = 0, npre = 0, npre_all = 0;
+	int r;
+	rs_pkg_t *p;
+	bool allow_pre;
+	gpuenv_buf_t note;
+
+	s->asked++;
+	r = s->prov->versions(s->prov->self, s->ctx, s->pkgs[id].name, &cs, &n);
+	p = &s->pkgs[id];
+	if (r == GPUENV_ENOTFOUND) {
+		gpuenv_error_clear(s->ctx);
+		p->not_found = true;
+		return 0;
+	}
+	if (r)
+		return r;
+	if (n > RS_MAX_CANDS)
+		return gpuenv_fail(s->ctx, GPUENV_ETOOBIG, NULL, 0, 0,
+			"%s has %zu candidates (at most %u are considered)", p->name, n,
+			RS_MAX_CANDS);
+	cand_sort_t *tmp = gpuenv_arena_alloc(&s->mem, (n ? n : 1) * sizeof(*tmp));
+	p->cand = gpuenv_arena_alloc(&s->mem, (n ? n : 1) * sizeof(*p->cand));
+	if (!tmp || !p->cand)
+		return oom(s);
+	for (size_t i = 0; i < n; i++)
+		npre_all += gpuenv_version_is_prerelease(&cs[i].v);
+	if (s->req->prereleases == GPUENV_PRERELEASES_YES)
+		allow_pre = true;
+	else if (s->req->prereleases == GPUENV_PRERELEASES_NO)
+		allow_pre = false;
+	else
+		allow_pre = (n && npre_all == n) || root_names_prerelease(s, p->name);
+	/* the versions the rules leave out, in the provider's order */
+	gpuenv_buf_t yl, pl;
+	gpuenv_buf_init(&note, s->ctx, 1 << 16);
+	gpuenv_buf_init(&yl, s->ctx, 1 << 16);
+	gpuenv_buf_init(&pl, s->ctx, 1 << 16);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		const gpuenv_candidate_t *c = &cs[i];
+		gpuenv_buf_t *l = NULL;
+		size_t at;
+		if (c->yanked && !is_root_pin(s, p->name, c))
+			l = &yl, at = nyanked++;
+		else if (!allow_pre && gpuenv_version_is_prerelease(&c->v))
+			l = &pl, at = npre++;
+		if (l) {
+			if (at < 4 && gpuenv_buf_printf(l, "%s%s", at ? ", " : "", c->version))
+				goto nomem;
+			continue;
+		}
+		tmp[k].c = c;
+		tmp[k].i = i;
+		k++;
+	}
+	if (nyanked && gpuenv_buf_printf(&note, "%s %s%s%.0zu%s %s yanked (a yanked version is used "
+					  "only when a root requirement pins it with == or ===)",
+			       p->name, yl.data, nyanked > 4 ? " and " : "", nyanked > 4 ? nyanked - 4 : 0,
+			       nyanked > 4 ? " more" : "", nyanked > 1 ? "are" : "is"))
+		goto nomem;
+	if (npre && gpuenv_buf_printf(&note, "%s%s %s%s%.0zu%s %s (%s)", note.len ? "; " : "",
+			    p->name, pl.data, npre > 4 ? " and " : "", npre > 4 ? npre - 4 : 0,
+			    npre > 4 ? " more" : "", npre > 1 ? "are pre-releases" : "is a pre-release",
+			    s->req->prereleases == GPUENV_PRERELEASES_NO
+				    ? "pre-releases are turned off"
+				    : "a pre-release is used when a root requirement names one, when "
+				      "every version is one, or when they are allowed everywhere"))
+		goto nomem;
+	gpuenv_buf_free(&yl);
+	gpuenv_buf_free(&pl);
+	if (note.len) {
+		p->note = gpuenv_arena_strndup(&s->mem, note.data, note.len);
+		if (!p->note)
+			goto nomem;
+	}
+	gpuenv_buf_free(&note);
+	qsort(tmp, k, sizeof(*tmp), cand_cmp);
+	for (size_t i = 0; i < k; i++)
+		p->cand[i] = tmp[i].c;
+	p->ncand = (uint32_t)k;
+	p->nwords = rs_words(p->ncand);
+	if (p->nwords > s->tmpwords) {
+		s->tmp = set_new(s, p->nwords);
+		if (!s->tmp)
+			return oom(s);
+		s->tmpwords = p->nwords;
+	}
+	return 0;
+nomem:
+	gpuenv_buf_free(&note);
+	gpuenv_buf_free(&yl);
+	gpuenv_buf_free(&pl);
+	return oom(s);
+}
+
+/* The package for name, or for name[extra]; registered (and asked of the
+ * provider) on first use. */
+static int pkg_get(rs_solver_t *s, const char *name, const char *extra, uint32_t *out)
+{
+	char key[2 * RS_NAME_MAX + 4];
+	int32_t f;
+	int r;
+	uint32_t base, id;
+
+	if (strlen(name) >= RS_NAME_MAX || (extra && strlen(extra) >= RS_NAME_MAX))
+		return gpuenv_fail(s->ctx, GPUENV_ETOOBIG, NULL, 0, 0,
+			"a package or extra name is longer than %d bytes", RS_NAME_MAX);
+	if (extra)
+		snprintf(key, sizeof(key), "%s[%s]", name, extra);
+	else
+		snprintf(key, sizeof(key), "%s", name);
+	f = pkg_find(s, key);
+	if (f >= 0) {
+		*out = (uint32_t)f;
+		return 0;
+	}
+	if (!extra) {
+		if ((r = pkg_new(s, name, &id)) || (r = pkg_load(s, id)))
+			return r;
+		*out = id;
+		return 0;
+	}
+	if ((r = pkg_get(s, name, NULL, &base)) || (r = pkg_new(s, key, &id)))
+		return r;
+	rs_pkg_t *p = &s->pkgs[id], *b = &s->pkgs[base];
+	p->base = base;
+	p->extra = gpuenv_arena_strndup(&s->mem, extra, strlen(extra));
+	if (!p->extra)
+		return oom(s);
+	p->cand = b->cand;
+	p->ncand = b->ncand;
+	p->nwords = b->nwords;
+	p->not_found = b->not_found;
+	*out = id;
+	return 0;
+}
+
+/* ---- incompatibilities -------------------------------------------------- */
+
+static int inc_new(rs_solver_t *s, uint32_t *out)
+{
+	if (s->nincs == s->capincs) {
+		uint32_t ncap = s->capincs ? s->capincs * 2 : 256;
+		rs_inc_t *ni = gpuenv_realloc(s->ctx, s->incs, ncap * sizeof(*ni));
+		if (!ni)
+			return oom(s);
+		s->incs = ni;
+		s->capincs = ncap;
+	}
+	memset(&s->incs[s->nincs], 0, sizeof(rs_inc_t));
+	*out = s->nincs++;
+	return 0;
+}
+
+static int watch(rs_solver_t *s, uint32_t p, uint32_t inc)
+{
+	rs_pkg_t *k = &s->pkgs[p];
+	if (k->nincs == k->capincs) {
+		uint32_t ncap = k->capincs ? k->capincs * 2 : 8;
+		uint32_t *n = gpuenv_realloc(s->ctx, k->incs, ncap * sizeof(uint32_t));
+		if (!n)
+			return oom(s);
+		k->incs = n;
+		k->capincs = ncap;
+	}
+	k->incs[k->nincs++] = inc;
+	return 0;
+}
+
+/* Register an incompatibility built in s->incs[id] (terms set): watched by
+ * every package it names. */
+static int inc_activate(rs_solver_t *s, uint32_t id)
+{
+	for (uint32_t i = 0; i < s->incs[id].nterms; i++) {
+		int r = watch(s, s->incs[id].terms[i].pkg, id);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* A term list under construction: merged per package by intersection. */
+typedef struct tlist {
+	rs_term_t t[64];
+	rs_term_t *v;
+	uint32_t n, cap;
+} tlist_t;
+
+static void tlist_init(tlist_t *l)
+{
+	l->v = l->t;
+	l->n = 0;
+	l->cap = 64;
+}
+
+static int tlist_add(rs_solver_t *s, tlist_t *l, uint32_t pkg, bool pos, const rs_word_t *set)
+{
+	uint32_t nw = s->pkgs[pkg].nwords;
+	for (uint32_t i = 0; i < l->n; i++)
+		if (l->v[i].pkg == pkg) {
+			bool np;
+			term_and(l->v[i].pos, l->v[i].set, pos, set, nw, &np, l->v[i].set);
+			l->v[i].pos = np;
+			return 0;
+		}
+	if (l->n == l->cap) {
+		rs_term_t *n = gpuenv_arena_alloc(&s->mem, 2 * l->cap * sizeof(*n));
+		if (!n)
+			return oom(s);
+		memcpy(n, l->v, l->n * sizeof(*n));
+		l->v = n;
+		l->cap *= 2;
+	}
+	l->v[l->n].pkg = pkg;
+	l->v[l->n].pos = pos;
+	l->v[l->n].set = set_dup(s, set, nw);
+	if (!l->v[l->n].set)
+		return oom(s);
+	l->n++;
+	return 0;
+}
+
+/* Copy the list into incompatibility id, dropping terms that always hold
+ * (negative, empty set).  *never: a term can never hold (positive, empty),
+ * so the incompatibility is vacuous. */
+static int tlist_store(rs_solver_t *s, tlist_t *l, uint32_t id, bool *never)
+{
+	uint32_t k = 0;
+	*never = false;
+	for (uint32_t i = 0; i < l->n; i++) {
+		bool empty = set_empty(l->v[i].set, s->pkgs[l->v[i].pkg].nwords);
+		if (empty && !l->v[i].pos)
+			continue;
+		if (empty && l->v[i].pos)
+			*never = true;
+		l->v[k++] = l->v[i];
+	}
+	rs_term_t *t = gpuenv_arena_alloc(&s->mem, (k ? k : 1) * sizeof(*t));
+	if (!t)
+		return oom(s);
+	memcpy(t, l->v, k * sizeof(*t));
+	/* terms sorted by package: deterministic and cheap to compare */
+	for (uint32_t i = 1; i < k; i++)
+		for (uint32_t j = i; j > 0 && t[j - 1].pkg > t[j].pkg; j--) {
+			rs_term_t x = t[j];
+			t[j] = t[j - 1];
+			t[j - 1] = x;
+		}
+	s->incs[id].terms = t;
+	s->incs[id].nterms = k;
+	return 0;
+}
+
+/* ---- the partial solution ------------------------------------------------ */
+
+static int assign(rs_solver_t *s, uint32_t pkg, bool pos, const rs_word_t *set, bool decision,
+	uint32_t cause)
+{
+	rs_pkg_t *p = &s->pkgs[pkg];
+	uint32_t nw = p->nwords;
+	bool ap;
+	const rs_word_t *acc;
+
+	if (s->nasg == s->capasg) {
+		uint32_t ncap = s->capasg ? s->capasg * 2 : 256;
+		rs_asg_t *na = gpuenv_realloc(s->ctx, s->asg, ncap * sizeof(*na));
+		if (!na)
+			return oom(s);
+		s->asg = na;
+		s->capasg = ncap;
+	}
+	rs_asg_t *a = &s->asg[s->nasg];
+	a->pkg = pkg;
+	a->pos = pos;
+	a->decision = decision;
+	a->cause = cause;
+	a->level = s->level;
+	a->prev = p->last;
+	a->set = set_dup(s, set, nw);
+	a->acc = set_new(s, nw);
+	if (!a->set || !a->acc)
+		return oom(s);
+	pkg_acc(s, pkg, &ap, &acc);
+	if (acc)
+		term_and(ap, acc, pos, set, nw, &a->acc_pos, a->acc);
+	else {
+		memcpy(a->acc, set, nw * sizeof(rs_word_t));
+		a->acc_pos = pos;
+	}
+	p->last = (int32_t)s->nasg;
+	s->nasg++;
+	return 0;
+}
+
+static void backtrack(rs_solver_t *s, uint32_t level)
+{
+	while (s->nasg && s->asg[s->nasg - 1].level > level) {
+		rs_asg_t *a = &s->asg[--s->nasg];
+		s->pkgs[a->pkg].last = a->prev;
+		if (a->decision)
+			s->pkgs[a->pkg].decision = -1;
+	}
+	s->level = level;
+}
+
+/* How incompatibility id stands against the partial solution; *which: the
+ * one inconclusive term when REL_ALMOST. */
+static int relation(const rs_solver_t *s, uint32_t id, uint32_t *which)
+{
+	const rs_inc_t *inc = &s->incs[id];
+	int res = REL_SAT;
+
+	for (uint32_t i = 0; i < inc->nterms; i++) {
+		const rs_term_t *t = &inc->terms[i];
+		uint32_t nw = s->pkgs[t->pkg].nwords;
+		bool ap;
+		const rs_word_t *acc;
+		pkg_acc(s, t->pkg, &ap, &acc);
+		if (!acc) {
+			/* nothing known: a positive term is open; a negative one
+			 * (never empty here) too */
+			if (res == REL_SAT) {
+				res = REL_ALMOST;
+				*which = i;
+			} else
+				res = REL_INCONCL;
+			continue;
+		}
+		if (term_subset(ap, acc, t->pos, t->set, nw))
+			continue;
+		if (term_disjoint(ap, acc, t->pos, t->set, nw))
+			return REL_CONTRA;
+		if (res == REL_SAT) {
+			res = REL_ALMOST;
+			*which = i;
+		} else
+			res = REL_INCONCL;
+	}
+	return res;
+}
+
+/* ---- conflict resolution -------------------------------------------------- */
+
+/* The earliest assignment of pkg after which the package's intersection
+ * (met with extra, when given) implies term t; -1 when extra alone does
+ * (or, without extra, never: cannot happen for a satisfied term). */
+static int32_t first_satisfying(rs_solver_t *s, uint32_t pkg, const rs_term_t *t, int32_t before,
+	bool xpos, const rs_word_t *extra)
+{
+	uint32_t nw = s->pkgs[pkg].nwords;
+	int32_t chain[64], *ch = chain;
+	uint32_t n = 0, cap = 64;
+	int32_t found = -1;
+
+	if (extra && term_subset(xpos, extra, t->pos, t->set, nw))
+		return -1;
+	for (int32_t a = s->pkgs[pkg].last; a >= 0; a = s->asg[a].prev) {
+		if (before >= 0 && a >= before)
+			continue;
+		if (n == cap) {
+			int32_t *nc = gpuenv_arena_alloc(&s->mem, 2 * cap * sizeof(int32_t));
+			if (!nc)
+				return -2;
+			memcpy(nc, ch, n * sizeof(int32_t));
+			ch = nc;
+			cap *= 2;
+		}
+		ch[n++] = a;
+	}
+	for (uint32_t k = n; k-- > 0;) {
+		const rs_asg_t *a = &s->asg[ch[k]];
+		bool ok;
+		if (extra) {
+			bool p;
+			term_and(a->acc_pos, a->acc, xpos, extra, nw, &p, s->tmp);
+			ok = term_subset(p, s->tmp, t->pos, t->set, nw);
+		} else
+			ok = term_subset(a->acc_pos, a->acc, t->pos, t->set, nw);
+		if (ok) {
+			found = ch[k];
+			break;
+		}
+	}
+	return found;
+}
+
+static bool is_failure(const rs_solver_t *s, uint32_t id)
+{
+	const rs_inc_t *inc = &s->incs[id];
+	return inc->nterms == 0 ||
+	       (inc->nterms == 1 && inc->terms[0].pkg == RS_ROOT && inc->terms[0].pos);
+}
+
+/* The paper's conflict resolution: learn the root cause of satisfied
+ * incompatibility id and backjump.  *learned: the incompatibility to
+ * derive from (or the failure, with GPUENV_ENOSOLUTION). */
+static int resolve_conflict(rs_solver_t *s, uint32_t id, uint32_t *learned)
+{
+	bool created = false;
+
+	s->conflicts++;
+	if (s->conflicts > RS_MAX_CONFLICTS)
+		return gpuenv_fail(s->ctx, GPUENV_ETOOBIG, NULL, 0, 0,
+			"resolution gave up after %u conflicts", RS_MAX_CONFLICTS);
+	while (!is_failure(s, id)) {
+		rs_inc_t *inc = &s->incs[id];
+		int32_t satisfier = -1, prev = -1;
+		uint32_t ti = 0;
+
+		for (uint32_t i = 0; i < inc->nterms; i++) {
+			int32_t a = first_satisfying(s, inc->terms[i].pkg, &inc->terms[i], -1, false,
+				NULL);
+			if (a == -2)
+				return oom(s);
+			if (a > satisfier) {
+				satisfier = a;
+				ti = i;
+			}
+		}
+		if (satisfier < 0)
+			return gpuenv_fail(s->ctx, -EINVAL, NULL, 0, 0,
+				"resolver: conflict without a satisfier (a bug)");
+		for (uint32_t i = 0; i < inc->nterms; i++) {
+			int32_t a;
+			if (i == ti)
+				a = first_satisfying(s, inc->terms[i].pkg, &inc->terms[i], satisfier,
+					s->asg[satisfier].pos, s->asg[satisfier].set);
+			else
+				a = first_satisfying(s, inc->terms[i].pkg, &inc->terms[i], -1, false,
+					NULL);
+			if (a == -2)
+				return oom(s);
+			if (a > prev)
+				prev = a;
+		}
+		const rs_asg_t *sa = &s->asg[satisfier];
+		uint32_t prev_level = prev >= 0 ? s->asg[prev].level : 1;
+		if (prev_level < 1)
+			prev_level = 1;
+		if (sa->decision || prev_level != sa->level) {
+			if (created) {
+				int r = inc_activate(s, id);
+				if (r)
+					return r;
+			}
+			backtrack(s, prev_level);
+			*learned = id;
+			return 0;
+		}
+		/* prior cause: this incompatibility resolved with the
+		 * satisfier's cause on the satisfier's package */
+		uint32_t cause = sa->cause, spkg = sa->pkg, nid;
+		tlist_t l;
+		int r;
+		bool never;
+		tlist_init(&l);
+		const rs_term_t *st = &inc->terms[ti];
+		rs_word_t *u = NULL;
+		bool upos = false;
+		for (uint32_t i = 0; i < inc->nterms; i++)
+			if (inc->terms[i].pkg != spkg &&
+				(r = tlist_add(s, &l, inc->terms[i].pkg, inc->terms[i].pos,
+					 inc->terms[i].set)))
+				return r;
+		const rs_inc_t *cinc = &s->incs[cause];
+		const rs_term_t *ct = NULL;
+		for (uint32_t i = 0; i < cinc->nterms; i++) {
+			if (cinc->terms[i].pkg == spkg) {
+				ct = &cinc->terms[i];
+				continue;
+			}
+			if ((r = tlist_add(s, &l, cinc->terms[i].pkg, cinc->terms[i].pos,
+				     cinc->terms[i].set)))
+				return r;
+		}
+		/* the satisfier's package: the union of both terms */
+		uint32_t nw = s->pkgs[spkg].nwords;
+		u = set_new(s, nw);
+		if (!u)
+			return oom(s);
+		if (ct)
+			term_or(st->pos, st->set, ct->pos, ct->set, nw, &upos, u);
+		else {
+			memcpy(u, st->set, nw * sizeof(rs_word_t));
+			upos = st->pos;
+		}
+		/* a union that covers everything (negative, empty) drops out */
+		if (upos || !set_empty(u, nw))
+			if ((r = tlist_add(s, &l, spkg, upos, u)))
+				return r;
+		if ((r = inc_new(s, &nid)))
+			return r;
+		if ((r = tlist_store(s, &l, nid, &never)))
+			return r;
+		s->incs[nid].kind = RS_INC_DERIVED;
+		s->incs[nid].c1 = id;
+		s->incs[nid].c2 = cause;
+		id = nid;
+		created = true;
+	}
+	*learned = id;
+	return GPUENV_ENOSOLUTION;
+}
+
+/* ---- unit propagation ------------------------------------------------------ */
+
+static int derive(rs_solver_t *s, uint32_t id, uint32_t which)
+{
+	const rs_term_t *t = &s->incs[id].terms[which];
+	return assign(s, t->pkg, !t->pos, t->set, false, id);
+}
+
+static int propagate(rs_solver_t *s, uint32_t start, uint32_t *failure)
+{
+	uint32_t *stack = NULL, n = 0, cap = 0;
+	int r = 0;
+
+#define PUSH(p)                                                                           \
+	do {                                                                              \
+		if (s->pkgs[p].stamp != s->stamp) {                                       \
+			if (n == cap) {                                                   \
+				uint32_t nc = cap ? cap * 2 : 32;                         \
+				uint32_t *ns = gpuenv_arena_alloc(&s->mem, nc * sizeof(uint32_t)); \
+				if (!ns) {                                                \
+					r = oom(s);                                       \
+					goto out;                                         \
+				}                                                         \
+				if (n)                                                    \
+					memcpy(ns, stack, n * sizeof(uint32_t));          \
+				stack = ns;                                               \
+				cap = nc;                                                 \
+			}                                                                 \
+			s->pkgs[p].stamp = s->stamp;                                      \
+			stack[n++] = (p);                                                 \
+		}                                                                         \
+	} while (0)
+
+	s->stamp++;
+	PUSH(start);
+	while (n) {
+		uint32_t p = stack[--n];
+		s->pkgs[p].stamp = 0;
+		for (uint32_t k = s->pkgs[p].nincs; k-- > 0;) {
+			uint32_t id = s->pkgs[p].incs[k], which = 0;
+			int rel = relation(s, id, &which);
+			if (rel == REL_SAT) {
+				uint32_t learned;
+				r = resolve_conflict(s, id, &learned);
+				if (r == GPUENV_ENOSOLUTION)
+					*failure = learned;
+				if (r)
+					goto out;
+				if (relation(s, learned, &which) != REL_ALMOST) {
+					r = gpuenv_fail(s->ctx, -EINVAL, NULL, 0, 0,
+						"resolver: learned clause is not unit (a bug)");
+					goto out;
+				}
+				if ((r = derive(s, learned, which)))
+					goto out;
+				/* start over from the derived package only */
+				while (n)
+					s->pkgs[stack[--n]].stamp = 0;
+				s->stamp++;
+				PUSH(s->incs[learned].terms[which].pkg);
+				break;
+			}
+			if (rel == REL_ALMOST) {
+				if ((r = derive(s, id, which)))
+					goto out;
+				PUSH(s->incs[id].terms[which].pkg);
+			}
+		}
+	}
+out:
+	while (n)
+		s->pkgs[stack[--n]].stamp = 0;
+	return r;
+#undef PUSH
+}
+
+/* ---- dependencies ---------------------------------------------------------- */
+
+/* Text of a dependency for the explanation: "b[x] >=2", "b". */
+static const char *dep_text(rs_solver_t *s, const char *name, const char *extra,
+	const gpuenv_specset_t *spec, const char **spec_text)
+{
+	gpuenv_buf_t b;
+	const char *res = NULL;
+	size_t at;
+
+	gpuenv_buf_init(&b, s->ctx, 1 << 16);
+	if (gpuenv_buf_puts(&b, name) || (extra && gpuenv_buf_printf(&b, "[%s]", extra)))
+		goto done;
+	at = b.len;
+	if (spec && spec->n && (gpuenv_buf_putc(&b, ' ') || gpuenv_specset_format(spec, &b)))
+		goto done;
+	res = gpuenv_arena_strndup(&s->mem, b.data ? b.data : "", b.len);
+	if (res)
+		*spec_text = res + (at < b.len ? at + 1 : at);
+done:
+	gpuenv_buf_free(&b);
+	return res;
+}
+
+/* Add "from (version ver) depends on to in spec" (or, with to's set empty,
+ * the derived "from ver is forbidden" with its two external halves). */
+static int add_dep(rs_solver_t *s, uint32_t from, uint32_t ver, uint32_t to, const rs_word_t *set,
+	const char *text, const char *spec_text)
+{
+	rs_pkg_t *f = &s->pkgs[from], *t = &s->pkgs[to];
+	uint32_t id, a, b;
+	tlist_t l;
+	bool never;
+	int r;
+	rs_word_t *fv = set_new(s, f->nwords);
+
+	if (!fv)
+		return oom(s);
+	set_bit(fv, ver);
+	tlist_init(&l);
+	if ((r = tlist_add(s, &l, from, true, fv)))
+		return r;
+	if (set_empty(set, t->nwords)) {
+		/* nothing can satisfy it: two text-only causes */
+		if ((r = inc_new(s, &a)) || (r = tlist_store(s, &l, a, &never)))
+			return r;
+		s->incs[a].kind = RS_INC_DEP_TEXT;
+		if ((r = inc_new(s, &b)))
+			return r;
+		s->incs[b].kind = RS_INC_NOVERS;
+		s->incs[b].nv_reason = t->not_found ? RS_NV_NOTFOUND
+				       : t->ncand ? RS_NV_NOMATCH
+						  : RS_NV_NONE;
+		if ((r = inc_new(s, &id)) || (r = tlist_store(s, &l, id, &never)))
+			return r;
+		s->incs[id].kind = RS_INC_DERIVED;
+		s->incs[id].c1 = a;
+		s->incs[id].c2 = b;
+		for (uint32_t x = 0; x < 3; x++) {
+			rs_inc_t *i = &s->incs[x == 0 ? a : x == 1 ? b : id];
+			i->dep_from = from;
+			i->dep_ver = ver;
+			i->dep_to = to;
+			i->dep_text = text;
+			i->spec_text = spec_text;
+		}
+		return inc_activate(s, id);
+	}
+	if ((r = tlist_add(s, &l, to, false, set)))
+		return r;
+	if ((r = inc_new(s, &id)) || (r = tlist_store(s, &l, id, &never)))
+		return r;
+	s->incs[id].kind = RS_INC_DEP;
+	s->incs[id].dep_from = from;
+	s->incs[id].dep_ver = ver;
+	s->incs[id].dep_to = to;
+	s->incs[id].dep_text = text;
+	s->incs[id].spec_text = spec_text;
+	if (never) /* a self-dependency its own version meets */
+		return 0;
+	return inc_activate(s, id);
+}
+
+/* One requirement of (from, ver): its packages (name, each name[extra]). */
+static int add_requirement(rs_solver_t *s, uint32_t from, uint32_t ver,
+	const gpuenv_requirement_t *rq)
+{
+	char name[RS_NAME_MAX], extra[RS_NAME_MAX];
+	uint32_t to;
+	int r;
+
+	if (rq->name.len >= RS_NAME_MAX ||
+		gpuenv_name_normalize_to(rq->name, name, sizeof(name)) == SIZE_MAX)
+		return gpuenv_fail(s->ctx, GPUENV_ETOOBIG, NULL, 0, 0,
+			"a requirement's name is longer than %d bytes", RS_NAME_MAX);
+	for (size_t e = 0; e <= rq->nextras; e++) {
+		const char *ex = NULL;
+		if (e < rq->nextras) {
+			if (rq->extras[e].len >= RS_NAME_MAX ||
+				gpuenv_name_normalize_to(rq->extras[e], extra, sizeof(extra)) ==
+					SIZE_MAX)
+				return gpuenv_fail(s->ctx, GPUENV_ETOOBIG, NULL, 0, 0,
+					"an extra's name is longer than %d bytes", RS_NAME_MAX);
+			/* a[x, x]: once */
+			bool dup = false;
+			for (size_t k = 0; k < e; k++)
+				dup = dup || gpuenv_str_ieq(rq->extras[k], rq->extras[e]);
+			if (dup)
+				continue;
+			ex = extra;
+		}
+		if ((r = pkg_get(s, name, ex, &to)))
+			return r;
+		rs_pkg_t *t = &s->pkgs[to];
+		rs_word_t *set = set_new(s, t->nwords);
+		if (!set)
+			return oom(s);
+		for (uint32_t i = 0; i < t->ncand; i++) {
+			const gpuenv_candidate_t *c = t->cand[i];
+			if (rq->url.len || gpuenv_specset_contains_ex(&rq->spec, gpuenv_str(c->version),
+						   &c->v, GPUENV_PRERELEASES_YES, false))
+				set_bit(set, i);
+		}
+		const char *spec_text = "";
+		const char *text = dep_text(s, name, ex, rq->url.len ? NULL : &rq->spec, &spec_text);
+		if (!text)
+			return oom(s);
+		if ((r = add_dep(s, from, ver, to, set, text, spec_text)))
+			return r;
+	}
+	return 0;
+}
+
+/* Marker check: *use when rq applies to (package, extra). */
+static int applies(rs_solver_t *s, const gpuenv_requirement_t *rq, const char *extra, bool *use)
+{
+	gpuenv_marker_env_t env;
+	bool with, without;
+	int r;
+
+	/* no marker: the base's requirement, never an extra's */
+	*use = extra == NULL;
+	if (!rq->marker)
+		return 0;
+	if (s->req->env)
+		env = *s->req->env;
+	else
+		gpuenv_marker_env_default(&env);
+	env.extras = NULL;
+	env.dependency_groups = NULL;
+	env.extra = NULL;
+	if ((r = gpuenv_marker_eval(s->ctx, rq->marker, &env, &without)))
+		return r;
+	if (!extra) {
+		*use = without;
+		return 0;
+	}
+	env.extra = extra;
+	if ((r = gpuenv_marker_eval(s->ctx, rq->marker, &env, &with)))
+		return r;
+	/* an extra adds what its marker turns on; the rest is the base's */
+	*use = with && !without;
+	return 0;
+}
+
+/* The dependencies of package p at candidate ver, added once. */
+static int add_deps(rs_solver_t *s, uint32_t p, uint32_t ver, uint32_t *first, uint32_t *count)
+{
+	rs_pkg_t *k = &s->pkgs[p];
+	int r;
+
+	if (!k->dep_n) {
+		k->dep_n = gpuenv_arena_calloc(&s->mem, k->ncand ? k->ncand : 1, sizeof(uint32_t));
+		k->dep_first = gpuenv_arena_calloc(&s->mem, k->ncand ? k->ncand : 1, sizeof(uint32_t));
+		if (!k->dep_n || !k->dep_first)
+			return oom(s);
+	}
+	if (k->dep_n[ver]) {
+		*first = k->dep_first[ver];
+		*count = k->dep_n[ver] - 1;
+		return 0;
+	}
+	uint32_t start = s->nincs;
+	if (p == RS_ROOT) {
+		for (size_t i = 0; i < s->req->nroots; i++) {
+			bool use;
+			if ((r = applies(s, &s->req->roots[i], NULL, &use)))
+				return r;
+			if (use && (r = add_requirement(s, p, ver, &s->req->roots[i])))
+				return r;
+		}
+	} else {
+		const gpuenv_requirement_t *rq = NULL;
+		size_t n = 0;
+		uint32_t base = k->base;
+		const char *extra = k->extra;
+		const gpuenv_candidate_t *c = k->cand[ver];
+		if (extra) {
+			/* a[x] v depends on a == v */
+			rs_pkg_t *b = &s->pkgs[base];
+			rs_word_t *one = set_new(s, b->nwords);
+			if (!one)
+				return oom(s);
+			set_bit(one, ver);
+			const char *text = gpuenv_arena_printf(&s->mem, "%s ==%s", b->name,
+				c->version).ptr;
+			if (!text)
+				return oom(s);
+			if ((r = add_dep(s, p, ver, base, one, text, text + strlen(b->name) + 1)))
+				return r;
+		}
+		if ((r = s->prov->requires(s->prov->self, s->ctx, s->pkgs[base].name, c, &rq, &n)))
+			return r;
+		/* prefetch the names this version brings in */
+		if (s->prov->prefetch && n) {
+			const char **names = gpuenv_arena_alloc(&s->mem, n * sizeof(char *));
+			size_t m = 0;
+			if (!names)
+				return oom(s);
+			for (size_t i = 0; i < n; i++) {
+				char nm[RS_NAME_MAX];
+				bool use;
+				if (rq[i].name.len >= RS_NAME_MAX ||
+					gpuenv_name_normalize_to(rq[i].name, nm, sizeof(nm)) == SIZE_MAX)
+					continue;
+				if (pkg_find(s, nm) >= 0)
+					continue;
+				if ((r = applies(s, &rq[i], extra, &use)))
+					return r;
+				if (use && (names[m] = gpuenv_arena_strndup(&s->mem, nm, strlen(nm))))
+					m++;
+			}
+			if (m)
+				s->prov->prefetch(s->prov->self, s->ctx, names, m);
+		}
+		for (size_t i = 0; i < n; i++) {
+			bool use;
+			if ((r = applies(s, &rq[i], extra, &use)))
+				return gpuenv_hint(s->ctx, "in a requirement of %s %s", k->name,
+					c->version);
+			if (use && (r = add_requirement(s, p, ver, &rq[i])))
+				return r;
+		}
+	}
+	k = &s->pkgs[p]; /* the table may have moved */
+	k->dep_first[ver] = start;
+	k->dep_n[ver] = s->nincs - start + 1;
+	*first = start;
+	*count = s->nincs - start;
+	return 0;
+}
+
+/* ---- decisions --------------------------------------------------------------- */
+
+/* The next package: a positive one not decided, with the fewest
+ * candidates left, the earliest registered on a tie.  -1: all done. */
+static int32_t pick(const rs_solver_t *s)
+{
+	int32_t best = -1;
+	uint32_t bestn = 0;
+
+	for (uint32_t p = 0; p < s->npkgs; p++) {
+		const rs_pkg_t *k = &s->pkgs[p];
+		if (k->decision >= 0 || k->last < 0 || !s->asg[k->last].acc_pos)
+			continue;
+		uint32_t c = set_count(s->asg[k->last].acc, k->nwords);
+		if (best < 0 || c < bestn) {
+			best = (int32_t)p;
+			bestn = c;
+		}
+	}
+	return best;
+}
+
+static int solve(rs_solver_t *s, uint32_t *failure)
+{
+	uint32_t id, next = RS_ROOT, first, count;
+	int r;
+	tlist_t l;
+	bool never;
+	rs_word_t one = 1;
+
+	/* the root must be selected */
+	tlist_init(&l);
+	if ((r = inc_new(s, &id)) || (r = tlist_add(s, &l, RS_ROOT, false, &one)) ||
+		(r = tlist_store(s, &l, id, &never)) || (r = inc_activate(s, id)))
+		return r;
+	s->incs[id].kind = RS_INC_ROOT;
+	for (;;) {
+		if ((r = propagate(s, next, failure)))
+			return r;
+		int32_t p = pick(s);
+		if (p < 0)
+			return 0;
+		rs_pkg_t *k = &s->pkgs[p];
+		int32_t ver = set_first(s->asg[k->last].acc, k->nwords);
+		if (ver < 0)
+			return gpuenv_fail(s->ctx, -EINVAL, NULL, 0, 0,
+				"resolver: empty positive term (a bug)");
+		if ((r = add_deps(s, (uint32_t)p, (uint32_t)ver, &first, &count)))
+			return r;
+		k = &s->pkgs[p];
+		/* decide unless one of its dependencies would be violated at once */
+		bool conflict = false;
+		for (uint32_t i = first; i < first + count && !conflict; i++) {
+			uint32_t which;
+			const rs_inc_t *inc = &s->incs[i];
+			if (inc->kind != RS_INC_DEP && inc->kind != RS_INC_DERIVED)
+				continue;
+			if (inc->nterms == 0 || !inc->terms)
+				continue;
+			int rel = relation(s, i, &which);
+			if (rel == REL_SAT ||
+				(rel == REL_ALMOST && inc->terms[which].pkg == (uint32_t)p))
+				conflict = true;
+		}
+		if (!conflict) {
+			rs_word_t *v = set_new(s, k->nwords);
+			if (!v)
+				return oom(s);
+			set_bit(v, (uint32_t)ver);
+			s->level++;
+			s->decisions++;
+			if ((r = assign(s, (uint32_t)p, true, v, true, 0)))
+				return r;
+			s->pkgs[p].decision = ver;
+		}
+		next = (uint32_t)p;
+	}
+}
+
+/* ---- the result ------------------------------------------------------------ */
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+typedef struct out_ix {
+	const char *name;
+	uint32_t pkg;
+} out_ix_t;
+
+static int out_ix_cmp(const void *a, const void *b)
+{
+	return strcmp(((const out_ix_t *)a)->name, ((const out_ix_t *)b)->name);
+}
+
+static int build_result(rs_solver_t *s, gpuenv_resolution_t *out)
+{
+	gpuenv_arena_t *ar = s->out;
+	size_t n = 0;
+	uint32_t *slot; /* pkg -> output index + 1 */
+	out_ix_t *ix;
+
+	for (uint32_t p = 1; p < s->npkgs; p++)
+		n += s->pkgs[p].decision >= 0 && !s->pkgs[p].extra;
+	ix = gpuenv_arena_alloc(&s->mem, (n ? n : 1) * sizeof(*ix));
+	slot = gpuenv_arena_calloc(&s->mem, s->npkgs, sizeof(uint32_t));
+	gpuenv_resolved_t *pk = gpuenv_arena_calloc(ar, n ? n : 1, sizeof(*pk));
+	if (!ix || !slot || !pk)
+		return oom(s);
+	n = 0;
+	for (uint32_t p = 1; p < s->npkgs; p++)
+		if (s->pkgs[p].decision >= 0 && !s->pkgs[p].extra) {
+			ix[n].name = s->pkgs[p].name;
+			ix[n].pkg = p;
+			n++;
+		}
+	qsort(ix, n, sizeof(*ix), out_ix_cmp);
+	for (size_t i = 0; i < n; i++)
+		slot[ix[i].pkg] = (uint32_t)i + 1;
+	for (size_t i = 0; i < n; i++) {
+		const rs_pkg_t *k = &s->pkgs[ix[i].pkg];
+		pk[i].name = gpuenv_arena_strndup(ar, k->name, strlen(k->name));
+		if (!pk[i].name)
+			return oom(s);
+		pk[i].cand = k->cand[k->decision];
+	}
+	/* extras, dependencies, roots: from the dependency incompatibilities
+	 * of the chosen versions */
+	size_t *deps = gpuenv_arena_alloc(&s->mem, (s->npkgs + 1) * sizeof(size_t));
+	const char **ex = gpuenv_arena_alloc(&s->mem, (s->npkgs + 1) * sizeof(char *));
+	if (!deps || !ex)
+		return oom(s);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t bp = ix[i].pkg;
+		size_t nd = 0, ne = 0;
+		s->stamp++;
+		for (uint32_t p = 0; p < s->npkgs; p++) {
+			const rs_pkg_t *k = &s->pkgs[p];
+			if (k->base != bp || k->decision < 0)
+				continue;
+			if (k->extra)
+				ex[ne++] = k->extra;
+			uint32_t v = (uint32_t)k->decision;
+			if (!k->dep_n || !k->dep_n[v])
+				continue;
+			for (uint32_t j = k->dep_first[v]; j < k->dep_first[v] + k->dep_n[v] - 1; j++) {
+				const rs_inc_t *inc = &s->incs[j];
+				if (inc->kind != RS_INC_DEP || inc->dep_from != p)
+					continue;
+				uint32_t to = s->pkgs[inc->dep_to].base;
+				if (to == bp || !slot[to] || s->pkgs[to].stamp == s->stamp)
+					continue;
+				s->pkgs[to].stamp = s->stamp;
+				deps[nd++] = slot[to] - 1;
+			}
+		}
+		for (uint32_t p = 0; p < s->npkgs; p++)
+			s->pkgs[p].stamp = 0;
+		qsort(ex, ne, sizeof(char *), name_cmp);
+		for (size_t a = 1; a < nd; a++)
+			for (size_t b = a; b > 0 && deps[b - 1] > deps[b]; b--) {
+				size_t x = deps[b];
+				deps[b] = deps[b - 1];
+				deps[b - 1] = x;
+			}
+		size_t *d = gpuenv_arena_alloc(ar, (nd ? nd : 1) * sizeof(size_t));
+		const char **e = gpuenv_arena_alloc(ar, (ne ? ne : 1) * sizeof(char *));
+		if (!d || !e)
+			return oom(s);
+		memcpy(d, deps, nd * sizeof(size_t));
+		for (size_t a = 0; a < ne; a++)
+			if (!(e[a] = gpuenv_arena_strndup(ar, ex[a], strlen(ex[a]))))
+				return oom(s);
+		pk[i].deps = d;
+		pk[i].ndeps = nd;
+		pk[i].extras = e;
+		pk[i].nextras = ne;
+	}
+	const rs_pkg_t *root = &s->pkgs[RS_ROOT];
+	if (root->dep_n && root->dep_n[0])
+		for (uint32_t j = root->dep_first[0]; j < root->dep_first[0] + root->dep_n[0] - 1; j++) {
+			const rs_inc_t *inc = &s->incs[j];
+			if (inc->kind == RS_INC_DEP && inc->dep_from == RS_ROOT) {
+				uint32_t to = s->pkgs[inc->dep_to].base;
+				if (slot[to])
+					pk[slot[to] - 1].root = true;
+			}
+		}
+	out->pkgs = pk;
+	out->npkgs = n;
+	return 0;
+}
+
+int gpuenv_resolve(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_resolve_req_t *req,
+	const gpuenv_provider_t *provider, gpuenv_resolution_t *out)
+{
+	rs_solver_t s;
+	uint32_t root, failure = 0;
+	int r;
+	static const gpuenv_candidate_t root_cand = { .version = "0" };
+	static const gpuenv_candidate_t *const root_cands[1] = { &root_cand };
+
+	memset(out, 0, sizeof(*out));
+	if (!req || !provider || !provider->versions || !provider->requires)
+		return gpuenv_fail(ctx, GPUENV_EUSAGE, NULL, 0, 0,
+			"gpuenv_resolve: a request and a provider with versions() and "
+			"requires() are needed");
+	memset(&s, 0, sizeof(s));
+	s.ctx = ctx;
+	s.out = arena;
+	s.req = req;
+	s.prov = provider;
+	gpuenv_arena_init(&s.mem, ctx, 0);
+
+	/* root specifiers, by normalised name (the yanked and pre-release
+	 * rules look at them) */
+	s.rootspecs = gpuenv_arena_alloc(&s.mem, (req->nroots ? req->nroots : 1) * sizeof(rs_root_spec_t));
+	if (!s.rootspecs) {
+		r = oom(&s);
+		goto done;
+	}
+	for (size_t i = 0; i < req->nroots; i++) {
+		char nm[RS_NAME_MAX];
+		bool use;
+		if ((r = applies(&s, &req->roots[i], NULL, &use)))
+			goto done;
+		if (!use)
+			continue;
+		if (req->roots[i].name.len >= RS_NAME_MAX ||
+			gpuenv_name_normalize_to(req->roots[i].name, nm, sizeof(nm)) == SIZE_MAX) {
+			r = gpuenv_fail(ctx, GPUENV_ETOOBIG, NULL, 0, 0,
+				"a requirement's name is longer than %d bytes", RS_NAME_MAX);
+			goto done;
+		}
+		s.rootspecs[s.nrootspecs].name = gpuenv_arena_strndup(&s.mem, nm, strlen(nm));
+		if (!s.rootspecs[s.nrootspecs].name) {
+			r = oom(&s);
+			goto done;
+		}
+		s.rootspecs[s.nrootspecs++].spec = &req->roots[i].spec;
+	}
+	/* the root: a package of one version, "0", no name an index can have */
+	if ((r = pkg_new(&s, "<root>", &root)))
+		goto done;
+	s.pkgs[root].cand = (const gpuenv_candidate_t **)root_cands;
+	s.pkgs[root].ncand = 1;
+	s.pkgs[root].nwords = 1;
+	s.tmp = set_new(&s, 1);
+	s.tmpwords = 1;
+	if (!s.tmp) {
+		r = oom(&s);
+		goto done;
+	}
+	r = solve(&s, &failure);
+	out->decisions = s.decisions;
+	out->conflicts = s.conflicts;
+	out->packages_asked = s.asked;
+	if (r == GPUENV_ENOSOLUTION) {
+		out->explanation = rs_report(&s, failure);
+		if (!out->explanation)
+			r = oom(&s);
+		else
+			gpuenv_fail(ctx, GPUENV_ENOSOLUTION, NULL, 0, 0,
+				"no solution: the requirements conflict (the explanation says "
+				"how)");
+	} else if (r == 0)
+		r = build_result(&s, out);
+done:
+	for (uint32_t p = 0; p < s.npkgs; p++)
+		gpuenv_free(ctx, s.pkgs[p].incs);
+	gpuenv_free(ctx, s.pkgs);
+	gpuenv_free(ctx, s.incs);
+	gpuenv_free(ctx, s.asg);
+	gpuenv_arena_free(&s.mem);
+	return r;
+}

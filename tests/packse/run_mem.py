@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Replay packse-format scenarios through gpuenv's resolver in memory.
+
+    tests/packse/run_mem.py [--gpuenv BIN] [--min-pass PCT] DIR...
+
+Each scenario file (*.toml) under DIR is resolved with `gpuenv debug resolve
+FILE --json` (the in-memory provider: no index, no wheels) and compared with
+its [expected] table: satisfiable, and when expected.packages is given, the
+exact set of name==version pairs.  One line per scenario,
+    PASS name | FAIL name: reason | SKIP name: reason
+then `N passed, M failed, K skipped`.  Skipped: `universal = true` scenarios
+(gpuenv locks per target, never universally) and files in a format gpuenv
+does not read (JSON, YAML).  With --min-pass, the exit status is 1 when
+fewer than PCT percent of the scenarios that are not universal pass (a
+skip other than universal counts as not passing).  The fixture-wheel
+runner through `gpuenv lock` is tests/packse/run; this one checks the
+resolver alone, fast.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tomllib
+
+
+def norm(name):
+    out, prev = [], False
+    for ch in name.lower():
+        if ch in "-_.":
+            if not prev:
+                out.append("-")
+            prev = True
+        else:
+            out.append(ch)
+            prev = False
+    return "".join(out)
+
+
+def check(gpuenv, path):
+    """(status, name, reason) for one scenario file."""
+    base = os.path.basename(path)
+    if not path.endswith(".toml"):
+        return "SKIP", base, "not TOML (gpuenv reads packse's TOML form; the same example is there as .toml)"
+    try:
+        with open(path, "rb") as f:
+            sc = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        return "FAIL", base, f"cannot read: {e}"
+    name = sc.get("name", base)
+    if sc.get("resolver_options", {}).get("universal"):
+        return "SKIP", name, "universal: gpuenv locks per target, not for every environment at once"
+    exp = sc.get("expected", {})
+    p = subprocess.run([gpuenv, "debug", "resolve", path, "--json"],
+                       capture_output=True, text=True, timeout=120)
+    try:
+        got = json.loads(p.stdout)
+    except ValueError:
+        err = (p.stderr.strip().splitlines() or ["no output"])[-1]
+        return "FAIL", name, f"exit {p.returncode}: {err}"
+    if p.returncode not in (0, 1) or (p.returncode == 0) != got["satisfiable"]:
+        return "FAIL", name, f"exit {p.returncode} with satisfiable={got['satisfiable']}"
+    want_sat = exp.get("satisfiable")
+    if want_sat is not None and got["satisfiable"] != want_sat:
+        if got["satisfiable"]:
+            pins = ", ".join(f"{k}=={v}" for k, v in sorted(got["packages"].items()))
+            return "FAIL", name, f"expected no solution, got {pins}"
+        first = (got.get("explanation") or "").splitlines()
+        return "FAIL", name, "expected a solution, got none: " + (first[0] if first else "")
+    if "packages" in exp and got["satisfiable"]:
+        want = {norm(k): v for k, v in exp["packages"].items()}
+        have = got["packages"]
+        if want != have:
+            diff = []
+            for k in sorted(set(want) | set(have)):
+                if want.get(k) != have.get(k):
+                    diff.append(f"{k}: expected {want.get(k, '(absent)')}, got {have.get(k, '(absent)')}")
+            return "FAIL", name, "; ".join(diff)
+    return "PASS", name, ""
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("dirs", nargs="+")
+    ap.add_argument("--gpuenv", default=os.environ.get("GPUENV_BIN", "gpuenv"))
+    ap.add_argument("--min-pass", type=float, default=None)
+    a = ap.parse_args()
+    files = []
+    for d in a.dirs:
+        if os.path.isfile(d):
+            files.append(d)
+            continue
+        if not os.path.isdir(d):
+            print(f"run_mem.py: {d}: not a directory", file=sys.stderr)
+            return 2
+        for root, _, names in os.walk(d):
+            files += [os.path.join(root, n) for n in names
+                      if n.endswith((".toml", ".json", ".yaml", ".yml"))]
+    files.sort()
+    counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+    universal = 0
+    for f in files:
+        st, name, why = check(a.gpuenv, f)
+        counts[st] += 1
+        if st == "SKIP" and why.startswith("universal"):
+            universal += 1
+        print(f"{st} {name}" + (f": {why}" if why else ""))
+    print(f"{counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped")
+    if a.min_pass is not None:
+        considered = len(files) - universal
+        pct = 100.0 * counts["PASS"] / considered if considered else 0.0
+        print(f"{pct:.1f}% of {considered} scenarios that are not universal pass "
+              f"(at least {a.min_pass:g}% needed)")
+        if not considered or pct < a.min_pass:
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
