@@ -86,6 +86,12 @@ typedef struct gpuenv_index_opts {
 	/* progress callback (may be NULL), called from the batch calls */
 	void (*progress)(void *arg, size_t done, size_t total, uint64_t bytes);
 	void *progress_arg;
+	/* added after the contract (0: the default for each) */
+	unsigned retry_base_ms;	  /* first backoff delay; 0: 250 (doubles each retry) */
+	unsigned retry_max_ms;	  /* cap of one wait, Retry-After included; 0: 10000 */
+	size_t max_page_bytes;	  /* 0: 64 MiB */
+	size_t max_metadata_bytes; /* 0: 16 MiB (METADATA, a central directory) */
+	uint64_t max_wheel_bytes; /* whole-file fallback; 0: 2 GiB */
 } gpuenv_index_opts_t;
 
 /* contract */

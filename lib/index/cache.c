@@ -1,0 +1,220 @@
+/* The on-disk HTTP cache (docs/index-client.md, "What is cached").
+ *
+ * One file per entry under <cache_dir>/http-v1/<2 hex>/<62 hex>, the name
+ * the SHA-256 of the key (the URL, plus the known hash of an immutable
+ * entry).  The file is a short text header, a blank line, then the body:
+ *
+ *   gpuenv-http-cache 1
+ *   status: 200
+ *   stored: <unix seconds>
+ *   max-age: <seconds, -1: none>
+ *   etag: "..."            (optional)
+ *   last-modified: ...     (optional)
+ *   content-type: ...      (optional)
+ *   length: <body bytes>
+ *   sha256: <body digest>
+ *
+ * Entries are written whole with gpuenv_fs_write_atomic (a temporary file
+ * renamed over the name), so a reader in another process sees the old entry
+ * or the new one, never half of either.  Every read checks the length and
+ * the digest: a damaged entry is a miss and is fetched again. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpuenv/fs.h"
+#include "gpuenv/hash.h"
+
+#include "cache.h"
+
+#define MAGIC "gpuenv-http-cache 1\n"
+
+void ix_cache_key(const char *root, const char *url, const char *sha256, char *out,
+	size_t outsz)
+{
+	unsigned char d[GPUENV_SHA256_LEN];
+	char hex[2 * GPUENV_SHA256_LEN + 1];
+	gpuenv_sha256_t h;
+
+	if (gpuenv_sha256_init(&h) == 0) {
+		gpuenv_sha256_update(&h, url, strlen(url));
+		if (sha256) {
+			gpuenv_sha256_update(&h, "\n", 1);
+			gpuenv_sha256_update(&h, sha256, strlen(sha256));
+		}
+		gpuenv_sha256_final(&h, d);
+	} else {
+		memset(d, 0, sizeof(d));
+	}
+	gpuenv_hex(d, sizeof(d), hex);
+	snprintf(out, outsz, "%s/%.2s/%s", root, hex, hex + 2);
+}
+
+static gpuenv_str_t field(gpuenv_str_t head, const char *name)
+{
+	size_t nl = strlen(name);
+
+	while (head.len) {
+		gpuenv_str_t line, rest = gpuenv_str_split(head, '\n', &line);
+		if (line.len > nl + 1 && !memcmp(line.ptr, name, nl) && line.ptr[nl] == ':')
+			return gpuenv_str_trim(gpuenv_str_n(line.ptr + nl + 1, line.len - nl - 1));
+		if (!rest.ptr)
+			break;
+		head = rest;
+	}
+	return GPUENV_STR_NULL;
+}
+
+static void copy_field(gpuenv_str_t head, const char *name, char *out, size_t outsz)
+{
+	gpuenv_str_t v = field(head, name);
+	size_t n = v.len < outsz - 1 ? v.len : outsz - 1;
+
+	if (v.ptr)
+		memcpy(out, v.ptr, n);
+	out[v.ptr ? n : 0] = '\0';
+}
+
+static bool field_i64(gpuenv_str_t head, const char *name, int64_t *out)
+{
+	gpuenv_str_t v = field(head, name);
+	uint64_t u;
+	bool neg = v.len && v.ptr[0] == '-';
+
+	if (neg)
+		v = gpuenv_str_n(v.ptr + 1, v.len - 1);
+	if (!gpuenv_str_to_u64(v, &u) || u > INT64_MAX)
+		return false;
+	*out = neg ? -(int64_t)u : (int64_t)u;
+	return true;
+}
+
+int ix_cache_load(gpuenv_ctx_t *ctx, const char *path, size_t max, ix_cache_entry_t *e,
+	gpuenv_buf_t *body)
+{
+	gpuenv_buf_t raw;
+	const char *sep;
+	int r;
+
+	memset(e, 0, sizeof(*e));
+	gpuenv_buf_init(&raw, ctx, max + 4096);
+	/* a miss is an ordinary answer: nothing recorded */
+	{
+		gpuenv_error_t saved = ctx->err;
+		r = gpuenv_fs_read(ctx, path, max + 4096, &raw);
+		ctx->err = saved;
+	}
+	if (r) {
+		gpuenv_buf_free(&raw);
+		return r == -ENOMEM ? gpuenv_oom(ctx, "for a cache entry") : -ENOENT;
+	}
+	r = -EINVAL; /* damaged: a miss */
+	if (raw.len < sizeof(MAGIC) - 1 || memcmp(raw.data, MAGIC, sizeof(MAGIC) - 1))
+		goto out;
+	sep = strstr(raw.data, "\n\n");
+	if (!sep)
+		goto out;
+	gpuenv_str_t head = gpuenv_str_n(raw.data, (size_t)(sep - raw.data) + 1);
+	size_t off = (size_t)(sep - raw.data) + 2;
+	int64_t len, status;
+	char want[2 * GPUENV_SHA256_LEN + 1], got[sizeof(want)];
+	unsigned char d[GPUENV_SHA256_LEN];
+	if (!field_i64(head, "length", &len) || (uint64_t)len != raw.len - off ||
+		!field_i64(head, "status", &status) || !field_i64(head, "stored", &e->stored))
+		goto out;
+	if (!field_i64(head, "max-age", &e->max_age))
+		e->max_age = -1;
+	e->status = (int)status;
+	copy_field(head, "etag", e->etag, sizeof(e->etag));
+	copy_field(head, "last-modified", e->last_modified, sizeof(e->last_modified));
+	copy_field(head, "content-type", e->content_type, sizeof(e->content_type));
+	copy_field(head, "sha256", want, sizeof(want));
+	if (gpuenv_sha256(raw.data + off, raw.len - off, d))
+		goto out;
+	gpuenv_hex(d, sizeof(d), got);
+	if (strcmp(want, got))
+		goto out;
+	gpuenv_buf_reset(body);
+	if ((r = gpuenv_buf_append(body, raw.data + off, raw.len - off))) {
+		r = r == -ENOMEM ? gpuenv_oom(ctx, "for a cache entry") : -EINVAL;
+		goto out;
+	}
+	r = 0;
+out:
+	gpuenv_buf_free(&raw);
+	return r;
+}
+
+static int mkdirs(const char *path)
+{
+	char tmp[PATH_MAX];
+	size_t n = strlen(path);
+
+	if (n >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	memcpy(tmp, path, n + 1);
+	for (size_t i = 1; i <= n; i++) {
+		if (tmp[i] != '/' && tmp[i] != '\0')
+			continue;
+		char c = tmp[i];
+		tmp[i] = '\0';
+		if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+			return -errno;
+		tmp[i] = c;
+	}
+	return 0;
+}
+
+int ix_cache_store(gpuenv_ctx_t *ctx, const char *path, const ix_cache_entry_t *e,
+	const void *data, size_t len)
+{
+	char dir[PATH_MAX], hex[2 * GPUENV_SHA256_LEN + 1];
+	unsigned char d[GPUENV_SHA256_LEN];
+	const char *slash = strrchr(path, '/');
+	gpuenv_buf_t b;
+	int r;
+
+	if (!slash || (size_t)(slash - path) >= sizeof(dir))
+		return gpuenv_fail(ctx, -ENAMETOOLONG, path, 0, 0, "cache path too long");
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	if ((r = mkdirs(dir)))
+		return gpuenv_fail(ctx, r, dir, 0, 0, "cannot create the cache folder: %s",
+			strerror(-r));
+	if (gpuenv_sha256(data, len, d))
+		return gpuenv_oom(ctx, "for SHA-256");
+	gpuenv_hex(d, sizeof(d), hex);
+	gpuenv_buf_init(&b, ctx, 0);
+	r = gpuenv_buf_printf(&b, MAGIC "status: %d\nstored: %lld\nmax-age: %lld\n", e->status,
+		(long long)e->stored, (long long)e->max_age);
+	if (!r && e->etag[0])
+		r = gpuenv_buf_printf(&b, "etag: %s\n", e->etag);
+	if (!r && e->last_modified[0])
+		r = gpuenv_buf_printf(&b, "last-modified: %s\n", e->last_modified);
+	if (!r && e->content_type[0])
+		r = gpuenv_buf_printf(&b, "content-type: %s\n", e->content_type);
+	if (!r)
+		r = gpuenv_buf_printf(&b, "length: %zu\nsha256: %s\n\n", len, hex);
+	if (!r)
+		r = gpuenv_buf_append(&b, data, len);
+	if (r) {
+		gpuenv_buf_free(&b);
+		return gpuenv_oom(ctx, "for a cache entry");
+	}
+	r = gpuenv_fs_write_atomic(ctx, path, b.data, b.len, 0644);
+	gpuenv_buf_free(&b);
+	return r;
+}
+
+bool ix_cache_fresh(const ix_cache_entry_t *e, int64_t now)
+{
+	if (e->immutable)
+		return true;
+	return e->max_age >= 0 && now >= e->stored && now - e->stored < e->max_age;
+}

@@ -1,0 +1,30 @@
+/* The index client's on-disk HTTP cache (cache.c). */
+#ifndef GPUENV_INDEX_CACHE_H
+#define GPUENV_INDEX_CACHE_H
+
+#include "gpuenv/core.h"
+
+typedef struct ix_cache_entry {
+	int status;	 /* 200, or 404 for "this source does not have it" */
+	int64_t stored;	 /* unix seconds */
+	int64_t max_age; /* seconds; -1: none given (revalidate every time) */
+	bool immutable;	 /* keyed by a hash: never revalidated */
+	char etag[256];
+	char last_modified[64];
+	char content_type[128];
+} ix_cache_entry_t;
+
+/* The entry file of url (+ the hash an immutable entry is keyed by). */
+void ix_cache_key(const char *root, const char *url, const char *sha256, char *out,
+	size_t outsz);
+/* 0 with the entry and its body (digest checked); -ENOENT for a miss, -EINVAL
+ * for a damaged entry (neither recorded), -ENOMEM. */
+int ix_cache_load(gpuenv_ctx_t *ctx, const char *path, size_t max, ix_cache_entry_t *e,
+	gpuenv_buf_t *body);
+/* Write an entry atomically; 0 or an error recorded with the path. */
+int ix_cache_store(gpuenv_ctx_t *ctx, const char *path, const ix_cache_entry_t *e,
+	const void *data, size_t len);
+/* May the entry be used without asking the server? */
+bool ix_cache_fresh(const ix_cache_entry_t *e, int64_t now);
+
+#endif

@@ -1,0 +1,84 @@
+/* The index client's transfer engine (http.c): jobs of one or more HTTP
+ * requests run in parallel on one libcurl multi handle, with retries. */
+#ifndef GPUENV_INDEX_HTTP_H
+#define GPUENV_INDEX_HTTP_H
+
+#include <curl/curl.h>
+
+#include "gpuenv/index.h"
+
+typedef struct ix_cred {
+	char *prefix; /* a source URL (no userinfo): the longest match wins */
+	char host[256];
+	char *user, *pass;
+} ix_cred_t;
+
+typedef struct ix_http {
+	CURLM *multi;
+	CURL **pool; /* finished easy handles, reused (their DNS and TLS state) */
+	size_t npool, cappool;
+	unsigned max_parallel, timeout_ms, retries, retry_base_ms, retry_max_ms;
+	const char *netrc; /* $NETRC, or NULL: curl's default ~/.netrc */
+	const ix_cred_t *creds;
+	size_t ncreds;
+	gpuenv_index_stats_t *stats;
+	void (*progress)(void *arg, size_t done, size_t total, uint64_t bytes);
+	void *progress_arg;
+	char user_agent[64];
+} ix_http_t;
+
+/* One request and its answer. */
+typedef struct ix_req {
+	/* asked */
+	const char *url; /* without credentials */
+	char range[64];	 /* "" or "bytes=..." */
+	bool page;	 /* a simple page: Accept JSON then HTML, compression */
+	const char *if_none_match, *if_modified_since;
+	size_t max;	 /* body cap */
+	size_t max_full; /* body cap when a range is answered with the whole file */
+	bool slow_ok;	 /* a big download: a stall timeout, not a total one */
+	/* answered */
+	long status;
+	gpuenv_buf_t body;
+	char content_type[128], etag[256], last_modified[64], content_range[128];
+	int64_t max_age; /* -1: none */
+	bool no_store;
+	int err; /* <0: failed after the retries; error holds the story */
+	gpuenv_error_t error;
+	/* engine */
+	unsigned attempts;
+	int64_t not_before; /* monotonic ms */
+	long retry_after_s;
+	bool toobig;
+	char errbuf[CURL_ERROR_SIZE];
+	struct curl_slist *headers;
+} ix_req_t;
+
+typedef struct ix_job ix_job_t;
+struct ix_job {
+	ix_req_t req;
+	/* called when req is answered or has failed for good: set want (and
+	 * req's fields) for another request, or done; a negative return fails
+	 * the job (recorded in ctx, copied to err). */
+	int (*answer)(ix_job_t *job, gpuenv_ctx_t *ctx);
+	void *user;
+	bool want, done;
+	int err; /* the job's failure */
+	gpuenv_error_t error;
+	/* engine */
+	CURL *easy;
+	bool active;
+};
+
+int ix_http_init(ix_http_t *h, gpuenv_ctx_t *ctx);
+void ix_http_free(ix_http_t *h);
+/* Run the jobs until every one is done; 0, or the error of the first
+ * failed job (in the order given) in ctx->err. */
+int ix_http_run(ix_http_t *h, gpuenv_ctx_t *ctx, ix_job_t **jobs, size_t n);
+/* Reset a job's request for a new one (keeps the body buffer's memory). */
+void ix_req_reset(ix_req_t *r, gpuenv_ctx_t *ctx);
+void ix_req_free(ix_req_t *r);
+/* Record err / the story of ctx->err as the job's failure; returns err. */
+int ix_job_fail(ix_job_t *job, gpuenv_ctx_t *ctx, int err);
+
+#endif

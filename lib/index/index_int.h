@@ -1,0 +1,104 @@
+/* lib/index internals: URLs, the file list the page parsers build, the
+ * wheel's zip reader, the on-disk cache. */
+#ifndef GPUENV_INDEX_INT_H
+#define GPUENV_INDEX_INT_H
+
+#include "gpuenv/index.h"
+
+/* Caps of the page parsers (a PyPI page of a big project is a few MB). */
+#define IX_PAGE_MAX ((size_t)64 << 20)
+#define IX_FILES_MAX 1000000
+#define IX_URL_MAX 8192
+
+/* ---- URLs (url.c) ------------------------------------------------------ */
+
+/* ref resolved against base (RFC 3986 section 5.2, with the dot segments of
+ * the result removed), the fragment dropped (*frag: it, or len 0), the
+ * userinfo of the result removed: what a client may show or return.  The
+ * result is NUL-terminated in arena; GPUENV_STR_NULL when out of memory. */
+gpuenv_str_t ix_url_resolve(gpuenv_arena_t *arena, gpuenv_str_t base, gpuenv_str_t ref,
+	gpuenv_str_t *frag);
+
+/* url without "user:pass@" (NUL-terminated, in arena), and that userinfo
+ * (percent-decoded user and password, in arena; len 0 when absent). */
+gpuenv_str_t ix_url_strip(gpuenv_arena_t *arena, gpuenv_str_t url, gpuenv_str_t *user,
+	gpuenv_str_t *pass);
+
+/* "host[:port]" of an absolute URL (lower-case, without userinfo), into
+ * out; false when url has no authority. */
+bool ix_url_host(const char *url, char *out, size_t outsz);
+
+/* Percent-decoding (in arena, NUL-terminated). */
+gpuenv_str_t ix_pct_decode(gpuenv_arena_t *arena, gpuenv_str_t s);
+
+/* The last path segment of a URL without query or fragment, percent-decoded. */
+gpuenv_str_t ix_url_basename(gpuenv_arena_t *arena, gpuenv_str_t url);
+
+/* The local path of a file:// URL (percent-decoded, in arena), or
+ * GPUENV_STR_NULL when url is not one. */
+gpuenv_str_t ix_file_url_path(gpuenv_arena_t *arena, const char *url);
+
+/* "file://" + the absolute, percent-encoded path, in arena. */
+gpuenv_str_t ix_path_to_file_url(gpuenv_arena_t *arena, const char *path);
+
+/* 64 hex digits (either case) lower-cased into arena; NULL when s is not. */
+const char *ix_sha256_hex(gpuenv_arena_t *arena, gpuenv_str_t s);
+
+/* ---- the parsers' file list (pages.c) ---------------------------------- */
+
+typedef struct ix_files {
+	gpuenv_ctx_t *ctx;
+	gpuenv_index_file_t *v;
+	size_t n, cap;
+} ix_files_t;
+
+/* A new zeroed file at the end (size -1), or NULL: out of memory or over
+ * IX_FILES_MAX (*r says which: -ENOMEM or GPUENV_ETOOBIG, recorded). */
+gpuenv_index_file_t *ix_files_push(ix_files_t *f, const char *base_url, int *r);
+/* Move the list into arena as out->files; frees the list. */
+int ix_files_finish(ix_files_t *f, gpuenv_arena_t *arena, gpuenv_index_project_t *out);
+void ix_files_free(ix_files_t *f);
+/* The project name the page URL ends with ("https://h/simple/torch/" ->
+ * "torch"), normalised, in arena ("" when none). */
+const char *ix_page_name(gpuenv_arena_t *arena, const char *page_url);
+
+/* ---- zip: METADATA of a wheel from ranges (zip.c) ----------------------
+ * A state machine fed with byte ranges of the wheel: the caller fetches
+ * [want_off, want_off + want_len) (want_len 0 with want_tail: the last
+ * IX_ZIP_TAIL bytes, for when the size is not known yet) and feeds them. */
+#define IX_ZIP_TAIL ((uint64_t)64 << 10)
+
+typedef struct ix_zip {
+	const char *file;   /* for messages */
+	const char *want_name; /* normalised project name, or NULL */
+	size_t max;	    /* cap of the METADATA and of the central directory */
+	uint64_t total;	    /* the file size; 0: not known yet */
+	int step;
+	uint64_t want_off, want_len;
+	/* what the central directory said about METADATA */
+	uint64_t lho, csize, usize;
+	uint32_t crc;
+	unsigned method;
+	uint64_t cd_off, cd_size;
+	/* the bytes kept from the last feed (tail or directory) */
+	gpuenv_buf_t keep;
+	uint64_t keep_off;
+} ix_zip_t;
+
+void ix_zip_init(ix_zip_t *z, gpuenv_ctx_t *ctx, const char *file, const char *want_name,
+	size_t max, uint64_t total);
+/* Feed bytes at offset off (total: the file size, when the answer told it;
+ * 0 otherwise).  1: more is wanted (want_off/want_len set); 0: *out holds
+ * the METADATA (in arena); <0: an error naming the file (recorded). */
+int ix_zip_feed(ix_zip_t *z, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, uint64_t off,
+	const char *data, size_t len, uint64_t total, gpuenv_str_t *out);
+void ix_zip_free(ix_zip_t *z);
+
+/* The METADATA of a whole wheel on disk (pread): the same machine. */
+int ix_zip_read_fd(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, int fd, const char *file,
+	const char *want_name, size_t max, gpuenv_str_t *out);
+/* ... and of a whole wheel in memory. */
+int ix_zip_read_mem(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *data, size_t len,
+	const char *file, const char *want_name, size_t max, gpuenv_str_t *out);
+
+#endif
