@@ -22,6 +22,7 @@
 	X(pyenv) \
 	X(ldd) \
 	X(index) \
+	X(manifest) \
 	X(sha256) \
 	X(pylock) \
 	X(resolve)
@@ -79,6 +80,7 @@ const struct cli_verb cli_verb_debug = {
 		"  pyenv             Python environments, GPU frameworks, what they load\n"
 		"  ldd               the dynamic loader's choices for a binary, emulated\n"
 		"  index             NAME... -> the files an index offers (and METADATA)\n"
+		"  manifest          pyproject.toml as gpuenv reads it: targets, torch builds\n"
 		"  sha256            FILE... -> SHA-256 digests\n"
 		"  pylock            FILE -> the PEP 751 lock re-written (or --json), strictly read\n"
 		"  resolve           SCENARIO.toml -> the resolution (packse format, no index)\n",
