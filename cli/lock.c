@@ -236,8 +236,15 @@ static int lock_one(struct lock_ctx *lc, const gpuenv_manifest_target_t *t, cons
 			if (bc && torch)
 				printf(" (build %s%s)", bc->backend, bc->user_pinned ? ", the project's source" : "");
 			printf(" -> %s (%s) in %.2f s\n", name, status, secs);
-			if (bc && torch && bc->reason && cli->verbose >= 0)
-				printf("  why %s: %s\n", bc->backend, bc->reason);
+			if (bc && torch && bc->reason && cli->verbose >= 0) {
+				printf("  why %s: ", bc->backend);
+				for (const char *r = bc->reason; *r; r++) {
+					putchar(*r);
+					if (*r == '\n' && r[1])
+						fputs("    ", stdout);
+				}
+				putchar('\n');
+			}
 		}
 		if (rc == GPUENV_ENOSOLUTION) {
 			printf("%s: no solution; %s left as it was\n%s\n", t->name, name,

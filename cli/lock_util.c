@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "gpuenv/facts.h"
 
@@ -21,6 +22,18 @@ static int project_probed_target(struct cli *cli, const char *verb, const char *
 		return cli_report(cli, CLI_EXIT_CANNOT);
 	if (gpuenv_target_from_facts(&cli->ctx, &pj->arena, facts, SIZE_MAX, &t->target) != 0)
 		return cli_report(cli, CLI_EXIT_CANNOT);
+	/* the probe does not record the C library yet: this machine's, when
+	 * the facts are this machine's */
+	if (!facts_path && !t->target.libc) {
+#ifdef _CS_GNU_LIBC_VERSION
+		char lv[64];
+		size_t n = confstr(_CS_GNU_LIBC_VERSION, lv, sizeof(lv));
+		if (n > 6 && n <= sizeof(lv) && !strncmp(lv, "glibc ", 6)) {
+			t->target.libc = "glibc";
+			t->target.libc_version = gpuenv_arena_strndup(&pj->arena, lv + 6, strlen(lv + 6));
+		}
+#endif
+	}
 	t->name = "auto";
 	t->target.name = "auto";
 	t->torch_backend = pj->m.torch_backend ? pj->m.torch_backend : "auto";

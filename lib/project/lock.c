@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "gpuenv/fs.h"
 #include "gpuenv/hash.h"
@@ -105,6 +106,42 @@ static const char *lock_file_sha256(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, co
 	return gpuenv_arena_strndup(arena, hex, strlen(hex));
 }
 
+/* Why this torch-family wheel: its build, and for torch the knowledge
+ * base's judgement of that exact build on the target's GPUs and driver. */
+static const char *lock_torch_reason(gpuenv_arena_t *arena, const gpuenv_project_lock_req_t *req,
+	const char *name, const char *version)
+{
+	const gpuenv_kb_torch_variant_t *var = NULL;
+	gpuenv_kb_target_t kbt[LOCK_MAX_KBT];
+	gpuenv_buf_t b;
+	const char *out;
+	size_t n;
+
+	if (strcmp(name, "torch") != 0 || !req->kb || gpuenv_kb_torch_lookup(req->kb, gpuenv_str(version), &var) != 0
+		|| !var)
+		return gpuenv_arena_printf(arena, "build %s for target %s%s", req->backend->backend, req->t->name,
+			req->backend->user_pinned ? " (the project's source)" : "").ptr;
+	n = gpuenv_target_kb(req->kb, &req->t->target, kbt, LOCK_MAX_KBT);
+	if (n > LOCK_MAX_KBT)
+		n = LOCK_MAX_KBT;
+	gpuenv_buf_init(&b, arena->ctx, 1 << 16);
+	gpuenv_buf_printf(&b, "build %s for target %s%s", req->backend->backend, req->t->name,
+		req->backend->user_pinned ? " (the project's source)" : "");
+	for (size_t i = 0; i < n; i++) {
+		gpuenv_kb_torch_verdict_t vd;
+		if (gpuenv_kb_torch_check(req->kb, &kbt[i], var, arena, &vd) != 0)
+			break;
+		for (size_t k = 0; k < vd.n_reason; k++)
+			if (vd.reason[k].text)
+				gpuenv_buf_printf(&b, "; %s%s", vd.reason[k].verdict == GPUENV_KB_NO ? "no: "
+						: vd.reason[k].verdict == GPUENV_KB_UNKNOWN ? "unknown: " : "",
+					vd.reason[k].text);
+	}
+	out = b.data ? gpuenv_arena_strndup(arena, b.data, b.len) : NULL;
+	gpuenv_buf_free(&b);
+	return out;
+}
+
 static int lock_build(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_project_lock_req_t *req,
 	const gpuenv_marker_env_t *env, const gpuenv_resolution_t *res, gpuenv_lock_t *lock)
 {
@@ -152,6 +189,11 @@ static int lock_build(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_pro
 		w->name = pf->file->filename;
 		w->url = gpuenv_url_public(arena, pf->file->url);
 		w->size = pf->file->size;
+		if (w->size < 0 && !strncmp(pf->file->url, "file://", 7)) {
+			struct stat sb;
+			if (stat(pf->file->url + 7, &sb) == 0)
+				w->size = (int64_t)sb.st_size;
+		}
 		w->upload_time = pf->file->upload_time;
 		w->sha256 = pf->file->sha256;
 		if (!w->sha256 && !(w->sha256 = lock_file_sha256(ctx, arena, pf->file->url))) {
@@ -165,8 +207,7 @@ static int lock_build(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_pro
 		p->nwheels = 1;
 		p->wheels = w;
 		if (req->backend && gpuenv_project_torch_routed(p->name))
-			p->reason = gpuenv_arena_printf(arena, "build %s for target %s", req->backend->backend,
-				t->name).ptr;
+			p->reason = lock_torch_reason(arena, req, p->name, p->version);
 	}
 	lock->npackages = res->npkgs;
 	lock->packages = pk;
@@ -221,7 +262,17 @@ int gpuenv_project_lock_target(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const g
 	gpuenv_buf_init(&out->text, ctx, 64u << 20);
 	if ((rc = gpuenv_manifest_target_deps(ctx, arena, req->m, t, &deps, &ndeps)) != 0)
 		return rc;
-	if ((rc = gpuenv_target_wheel(ctx, &t->target, &wt)) != 0 || (rc = gpuenv_tagset_build(ctx, &wt, &tags)) != 0)
+	if ((rc = gpuenv_target_wheel(ctx, &t->target, &wt)) != 0)
+		return rc;
+	/* A declared Linux platform without a glibc version (linux_aarch64):
+	 * the manylinux2014 floor, glibc 2.17, which every glibc distribution
+	 * of the architecture still supported meets; what the lock picks then
+	 * installs on any of them (docs/lock.md). */
+	if (wt.os == GPUENV_OS_LINUX && !wt.libc_major && !t->target.libc) {
+		wt.libc_major = 2;
+		wt.libc_minor = 17;
+	}
+	if ((rc = gpuenv_tagset_build(ctx, &wt, &tags)) != 0)
 		return rc;
 	gpuenv_marker_env_default(&env);
 	if ((rc = gpuenv_target_marker_env(ctx, arena, &t->target, &env)) != 0)

@@ -225,11 +225,36 @@ static const char *pv_hw_reject(gpuenv_pv_t *pv, const char *name, const gpuenv_
 	return NULL;
 }
 
+/* Add tag to the ", "-separated list in b unless it is there (a few
+ * dozen at most: the rest become "..."). */
+static void pv_note_tag(gpuenv_buf_t *b, gpuenv_str_t tag)
+{
+	const char *p = b->data;
+	size_t n = 0;
+	while (p && *p) {
+		const char *e = strstr(p, ", ");
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+		if (l == tag.len && !memcmp(p, tag.ptr, l))
+			return;
+		n++;
+		p = e ? e + 2 : p + l;
+	}
+	if (n == 16) {
+		gpuenv_buf_puts(b, ", ...");
+		return;
+	}
+	if (n > 16)
+		return;
+	gpuenv_buf_printf(b, "%s%.*s", b->len ? ", " : "", (int)tag.len, tag.ptr);
+}
+
 static int pv_build(gpuenv_pv_t *pv, struct pv_proj *p)
 {
 	const gpuenv_index_project_t *pg = p->page;
 	struct pv_wheel *w = NULL;
 	size_t nw = 0, ntag = 0, npy = 0, nsdist = 0, nbad = 0, nhw = 0;
+	/* the interpreter and platform tags of the wheels that did not fit */
+	gpuenv_buf_t seen, seen_plat;
 	const char *hw_first = NULL;
 	gpuenv_buf_t msg;
 	int rc = 0;
@@ -239,6 +264,8 @@ static int pv_build(gpuenv_pv_t *pv, struct pv_proj *p)
 	w = calloc(pg->nfiles, sizeof(*w));
 	if (!w)
 		return gpuenv_oom(pv->ctx, "a project's files");
+	gpuenv_buf_init(&seen, pv->ctx, 4096);
+	gpuenv_buf_init(&seen_plat, pv->ctx, 4096);
 	for (size_t i = 0; i < pg->nfiles; i++) {
 		const gpuenv_index_file_t *f = &pg->files[i];
 		struct pv_wheel *x = &w[nw];
@@ -260,6 +287,10 @@ static int pv_build(gpuenv_pv_t *pv, struct pv_proj *p)
 		}
 		if ((x->rank = gpuenv_tagset_rank_wheel(pv->o.tags, &x->wn)) < 0) {
 			ntag++;
+			for (size_t k = 0; k < x->wn.ntags; k++) {
+				pv_note_tag(&seen, x->wn.tags[k].interpreter);
+				pv_note_tag(&seen_plat, x->wn.tags[k].platform);
+			}
 			continue;
 		}
 		if (f->requires_python && pv->o.python) {
@@ -308,9 +339,11 @@ static int pv_build(gpuenv_pv_t *pv, struct pv_proj *p)
 		gpuenv_buf_init(&msg, pv->ctx, 1 << 16);
 		gpuenv_buf_printf(&msg, "%s (from %s):", p->name, pg->page_url ? pg->page_url : "?");
 		if (ntag)
-			gpuenv_buf_printf(&msg, " %zu wheel%s with no tag target %s supports (best tag %s);", ntag,
-				ntag == 1 ? "" : "s", pv->o.target_name ? pv->o.target_name : "",
-				gpuenv_tagset_get(pv->o.tags, 0) ? gpuenv_tagset_get(pv->o.tags, 0) : "none");
+			gpuenv_buf_printf(&msg, " %zu wheel%s with no tag target %s supports (its best tag is %s; "
+				"the wheels are for %s on %s);", ntag, ntag == 1 ? "" : "s",
+				pv->o.target_name ? pv->o.target_name : "",
+				gpuenv_tagset_get(pv->o.tags, 0) ? gpuenv_tagset_get(pv->o.tags, 0) : "none",
+				seen.len ? seen.data : "?", seen_plat.len ? seen_plat.data : "?");
 		if (npy)
 			gpuenv_buf_printf(&msg, " %zu wheel%s whose requires-python excludes Python %s;", npy,
 				npy == 1 ? "" : "s", pv->o.python);
@@ -329,13 +362,19 @@ static int pv_build(gpuenv_pv_t *pv, struct pv_proj *p)
 		gpuenv_buf_free(&msg);
 	}
 	free(w);
+	gpuenv_buf_free(&seen);
+	gpuenv_buf_free(&seen_plat);
 	return 0;
 oom:
 	rc = gpuenv_oom(pv->ctx, "a project's candidates");
 	free(w);
+	gpuenv_buf_free(&seen);
+	gpuenv_buf_free(&seen_plat);
 	return rc;
 fail:
 	free(w);
+	gpuenv_buf_free(&seen);
+	gpuenv_buf_free(&seen_plat);
 	return pv->ctx->err.code;
 }
 
