@@ -26,6 +26,7 @@ struct lock_opts {
 	const char *find_links[LOCK_MAX_ARGS];
 	size_t nfind_links;
 	bool check, offline;
+	unsigned retries, timeout_s;
 };
 
 static double now_s(void)
@@ -262,8 +263,16 @@ static int lock_one(struct lock_ctx *lc, const gpuenv_manifest_target_t *t, cons
 	return st;
 }
 
+static int opt_fail(int *exit_st, int st)
+{
+	*exit_st = st;
+	return -1;
+}
+
+/* 0 to go on, or -1 with *exit_st the exit status (help printed, a usage
+ * error). */
 static int lock_parse_opts(struct cli *cli, const struct cli_verb *verb, int argc, char **argv,
-	struct lock_opts *o)
+	struct lock_opts *o, int *exit_st)
 {
 	static const struct option opts[] = {
 		{ "project", required_argument, NULL, 'p' },
@@ -278,17 +287,21 @@ static int lock_parse_opts(struct cli *cli, const struct cli_verb *verb, int arg
 		{ "cache-dir", required_argument, NULL, 'C' },
 		{ "facts", required_argument, NULL, 'F' },
 		{ "kb-dir", required_argument, NULL, 'k' },
+		{ "retries", required_argument, NULL, 'r' },
+		{ "timeout", required_argument, NULL, 'w' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, st;
-	while ((c = cli_getopt(cli, verb, argc, argv, "", opts, &st)) != -1) {
+	int c;
+	uint64_t u;
+	*exit_st = CLI_EXIT_USAGE;
+	while ((c = cli_getopt(cli, verb, argc, argv, "", opts, exit_st)) != -1) {
 		switch (c) {
 		case CLI_OPT_EXIT:
-			return st;
+			return -1;
 		case 'p': o->project = optarg; break;
 		case 't':
 			if (o->ntargets == LOCK_MAX_ARGS)
-				return cli_usage_error(cli, verb, "%s: too many --target options", verb->name);
+				return opt_fail(exit_st, cli_usage_error(cli, verb, "%s: too many --target options", verb->name));
 			o->targets[o->ntargets++] = optarg;
 			break;
 		case 'a': break;
@@ -297,24 +310,36 @@ static int lock_parse_opts(struct cli *cli, const struct cli_verb *verb, int arg
 		case 'i': o->index_url = optarg; break;
 		case 's':
 			if (o->nsource_urls == LOCK_MAX_ARGS)
-				return cli_usage_error(cli, verb, "%s: too many --source-url options", verb->name);
+				return opt_fail(exit_st, cli_usage_error(cli, verb, "%s: too many --source-url options", verb->name));
 			o->source_urls[o->nsource_urls++] = optarg;
 			break;
 		case 'T': o->torch_index = optarg; break;
 		case 'f':
 			if (o->nfind_links == LOCK_MAX_ARGS)
-				return cli_usage_error(cli, verb, "%s: too many --find-links options", verb->name);
+				return opt_fail(exit_st, cli_usage_error(cli, verb, "%s: too many --find-links options", verb->name));
 			o->find_links[o->nfind_links++] = optarg;
 			break;
 		case 'C': o->cache_dir = optarg; break;
 		case 'F': o->facts_path = optarg; break;
 		case 'k': o->kb_dir = optarg; break;
+		case 'r':
+		case 'w':
+			if (!gpuenv_str_to_u64(gpuenv_str(optarg), &u) || !u || u > (c == 'r' ? 20 : 3600))
+				return opt_fail(exit_st, cli_usage_error(cli, verb, "%s: --%s wants %s, not '%s'", verb->name,
+					c == 'r' ? "retries" : "timeout", c == 'r' ? "1 to 20" : "1 to 3600 seconds", optarg));
+			if (c == 'r')
+				o->retries = (unsigned)u;
+			else
+				o->timeout_s = (unsigned)u;
+			break;
 		default:
-			return cli_usage_error(cli, verb, "%s: unexpected option", verb->name);
+			return opt_fail(exit_st, cli_usage_error(cli, verb, "%s: unexpected option", verb->name));
 		}
 	}
-	if (optind < argc)
-		return cli_usage_error(cli, verb, "%s: unexpected argument '%s'", verb->name, argv[optind]);
+	if (optind < argc) {
+		*exit_st = cli_usage_error(cli, verb, "%s: unexpected argument '%s'", verb->name, argv[optind]);
+		return -1;
+	}
 	return 0;
 }
 
@@ -330,10 +355,10 @@ static int cli_lock(struct cli *cli, const struct cli_verb *verb, int argc, char
 	gpuenv_index_t *ix = NULL;
 	int st;
 
-	if ((st = lock_parse_opts(cli, verb, argc, argv, &o)) != 0)
+	if (lock_parse_opts(cli, verb, argc, argv, &o, &st) != 0)
 		return st;
 	if ((st = cli_project_open(cli, verb->name, o.project, o.facts_path, o.kb_dir, o.torch_index, &pj)) != 0)
-		return st;
+		goto out;
 	gpuenv_manifest_t *m = &pj.m;
 	if ((st = lock_pick_targets(cli, verb, &o, pj.targets, pj.ntargets, pick, &npick)) != 0)
 		goto out;
@@ -398,7 +423,8 @@ static int cli_lock(struct cli *cli, const struct cli_verb *verb, int argc, char
 		tsrc[i] = src[k].name;
 	}
 	gpuenv_index_opts_t io = { .sources = src, .nsources = nsrc, .cache_dir = o.cache_dir,
-		.offline = o.offline };
+		.offline = o.offline, .timeout_ms = o.timeout_s * 1000 };
+	io.retries = o.retries;
 	if (isatty(STDERR_FILENO) && !cli->json && cli->verbose >= 0)
 		io.progress = progress;
 	if (gpuenv_index_open(&cli->ctx, &io, &ix) != 0) {
@@ -428,7 +454,7 @@ const struct cli_verb cli_verb_lock = {
 	.usage = "gpuenv lock [--project DIR] [--target NAME]... [--all] [--check] [--offline]\n"
 		 "                 [--index-url URL] [--source-url NAME=URL]... [--torch-index URL]\n"
 		 "                 [--find-links DIR]... [--cache-dir DIR] [--facts FILE.json]\n"
-		 "                 [--kb-dir DIR] [--json]",
+		 "                 [--kb-dir DIR] [--retries N] [--timeout SECONDS] [--json]",
 	.help = "  --project DIR      the project (its pyproject.toml); default: .\n"
 		"  --target NAME      lock this declared target (repeatable); default: all\n"
 		"  --all              lock every declared target (the default)\n"
@@ -443,6 +469,8 @@ const struct cli_verb cli_verb_lock = {
 		"  --facts FILE.json  with no targets declared: lock for the machine a probe\n"
 		"                     snapshot describes instead of this one\n"
 		"  --kb-dir DIR       knowledge-base files that replace the built-in ones\n"
+		"  --retries N        retry a failed transfer N times (1-20, default 3), with backoff\n"
+		"  --timeout SECONDS  give up on a transfer after this long (default 30)\n"
 		"  --json             one object per target on stdout\n"
 		"\n"
 		"Each target's torch family (torch, torchvision, torchaudio, ...) comes from one\n"

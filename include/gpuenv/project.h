@@ -49,6 +49,11 @@ typedef struct gpuenv_pv_opts {
 	/* no torch build runs on the target: why (every torch-family wheel is
 	 * left out with it), or NULL */
 	const char *torch_error;
+	/* hw_strict: leave out torch builds the KB cannot confirm for the
+	 * target (no arch list), as gpuenv_kb_torch_pick ranks them last;
+	 * experimental: allow builds of the experimental channel (the user
+	 * named the backend) */
+	bool hw_strict, experimental;
 	/* hardware judgement of torch builds (NULL kb: none) */
 	const gpuenv_kb_t *kb;
 	const gpuenv_kb_target_t *kbt;

@@ -93,14 +93,39 @@ static const char *lock_environment(gpuenv_arena_t *arena, const gpuenv_marker_e
 		env->python_version ? env->python_version : "3").ptr;
 }
 
+/* The path of a file:// URL, percent-decoded, in arena; NULL otherwise. */
+static const char *lock_file_path(gpuenv_arena_t *arena, const char *url)
+{
+	size_t n;
+	char *p, *q;
+	if (strncmp(url, "file://", 7) != 0)
+		return NULL;
+	url += 7;
+	n = strlen(url);
+	if (!(p = gpuenv_arena_alloc(arena, n + 1)))
+		return NULL;
+	for (q = p; *url; url++) {
+		int hi, lo;
+		if (*url == '%' && (hi = gpuenv_hex_digit(url[1])) >= 0 && (lo = gpuenv_hex_digit(url[2])) >= 0) {
+			*q++ = (char)(hi * 16 + lo);
+			url += 2;
+		} else {
+			*q++ = *url;
+		}
+	}
+	*q = '\0';
+	return p;
+}
+
 /* The sha256 of a local file:// wheel whose page gave none. */
 static const char *lock_file_sha256(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *url)
 {
 	unsigned char d[GPUENV_SHA256_LEN];
 	char hex[2 * GPUENV_SHA256_LEN + 1];
-	if (strncmp(url, "file://", 7) != 0)
+	const char *path = lock_file_path(arena, url);
+	if (!path)
 		return NULL;
-	if (gpuenv_sha256_file(ctx, url + 7, d) != 0)
+	if (gpuenv_sha256_file(ctx, path, d) != 0)
 		return NULL;
 	gpuenv_hex(d, sizeof(d), hex);
 	return gpuenv_arena_strndup(arena, hex, strlen(hex));
@@ -189,11 +214,10 @@ static int lock_build(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_pro
 		w->name = pf->file->filename;
 		w->url = gpuenv_url_public(arena, pf->file->url);
 		w->size = pf->file->size;
-		if (w->size < 0 && !strncmp(pf->file->url, "file://", 7)) {
-			struct stat sb;
-			if (stat(pf->file->url + 7, &sb) == 0)
-				w->size = (int64_t)sb.st_size;
-		}
+		const char *local = w->size < 0 ? lock_file_path(arena, pf->file->url) : NULL;
+		struct stat sb;
+		if (local && stat(local, &sb) == 0)
+			w->size = (int64_t)sb.st_size;
 		w->upload_time = pf->file->upload_time;
 		w->sha256 = pf->file->sha256;
 		if (!w->sha256 && !(w->sha256 = lock_file_sha256(ctx, arena, pf->file->url))) {
@@ -318,12 +342,26 @@ int gpuenv_project_lock_target(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const g
 		.roots = roots,
 		.nroots = ndeps,
 	};
-	if ((rc = gpuenv_pv_new(ctx, &po, &pv)) != 0)
-		goto out;
-	gpuenv_pv_provider(pv, &prov);
+	/* the torch builds the KB confirms for the target first; the ones it
+	 * cannot judge only when those give no solution (the order
+	 * gpuenv_kb_torch_pick ranks them in) */
+	po.experimental = (t->torch_backend && strcmp(t->torch_backend, "auto") != 0)
+		|| (req->backend && req->backend->user_pinned);
 	gpuenv_resolve_req_t rq = { .roots = roots, .nroots = ndeps, .env = &env,
 		.prereleases = GPUENV_PRERELEASES_DEFAULT };
-	if ((rc = gpuenv_resolve(ctx, arena, &rq, &prov, &out->res)) != 0)
+	for (int pass = req->kb && req->backend ? 0 : 1; pass < 2; pass++) {
+		po.hw_strict = pass == 0;
+		gpuenv_pv_free(pv);
+		pv = NULL;
+		if ((rc = gpuenv_pv_new(ctx, &po, &pv)) != 0)
+			goto out;
+		gpuenv_pv_provider(pv, &prov);
+		rc = gpuenv_resolve(ctx, arena, &rq, &prov, &out->res);
+		if (rc != GPUENV_ENOSOLUTION)
+			break;
+		gpuenv_error_clear(ctx);
+	}
+	if (rc)
 		goto out;
 	if ((rc = lock_build(ctx, arena, req, &env, &out->res, &out->lock)) != 0)
 		goto out;

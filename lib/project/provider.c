@@ -209,10 +209,16 @@ static const char *pv_hw_reject(gpuenv_pv_t *pv, const char *name, const gpuenv_
 	const gpuenv_kb_torch_variant_t *var = NULL;
 	if (gpuenv_kb_torch_lookup(pv->o.kb, wn->version_text, &var) != 0 || !var)
 		return NULL; /* the KB does not know the build: nothing to judge by */
+	if (!pv->o.experimental && gpuenv_str_eq_cstr(var->channel, "experimental"))
+		return gpuenv_arena_printf(&pv->arena, "torch %.*s is an experimental build (torch-backend = "
+			"\"%.*s\" names it)", vl, wn->version_text.ptr, (int)var->tag.len, var->tag.ptr).ptr;
 	for (size_t i = 0; i < pv->o.nkbt; i++) {
 		gpuenv_kb_torch_verdict_t vd;
 		if (gpuenv_kb_torch_check(pv->o.kb, &pv->o.kbt[i], var, &pv->arena, &vd) != 0)
 			return NULL;
+		if (vd.verdict == GPUENV_KB_UNKNOWN && pv->o.hw_strict)
+			return gpuenv_arena_printf(&pv->arena, "the knowledge base cannot confirm that torch %.*s "
+				"runs on target %s (tried after the builds it can)", vl, wn->version_text.ptr, t).ptr;
 		if (vd.verdict != GPUENV_KB_NO)
 			continue;
 		for (size_t k = 0; k < vd.n_reason; k++)
@@ -472,6 +478,8 @@ static int pv_flush(gpuenv_pv_t *pv, bool crawl)
 						continue;
 					}
 				}
+				if (p->state == 2)
+					continue; /* queued twice */
 				p->page = out[i];
 				p->state = 2;
 				if ((rc = pv_build(pv, p)) != 0)
@@ -537,9 +545,12 @@ static int pv_versions(void *self, gpuenv_ctx_t *ctx, const char *name, const gp
 	if (!(p = pv_proj(pv, name, true)))
 		return -ENOMEM;
 	if (p->state != 2) {
-		p->state = 0;
-		pv->queued_total = 0; /* an explicit question is always answered */
-		if ((rc = pv_queue_page(pv, name)) != 0 || (rc = pv_flush(pv, true)) != 0)
+		if (p->state == 0) {
+			pv->queued_total = 0; /* an explicit question is always answered */
+			if ((rc = pv_queue_page(pv, name)) != 0)
+				return rc;
+		}
+		if ((rc = pv_flush(pv, true)) != 0)
 			return rc;
 	}
 	if (!p->page)
