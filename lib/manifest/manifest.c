@@ -102,6 +102,24 @@ void *mf_grow(mf_load_t *L, void *arr, size_t *cap, size_t n, size_t size, size_
 	return na;
 }
 
+void mf_list_add(char *list, size_t size, size_t *len, const char *name, bool quote)
+{
+	int w;
+
+	if (*len >= size)
+		return;
+	if (!*len)
+		list[0] = '\0';
+	w = snprintf(list + *len, size - *len, "%s%s%s%s", *len ? ", " : "", quote ? "'" : "", name,
+		quote ? "'" : "");
+	if (w < 0 || (size_t)w >= size - *len) {
+		list[*len] = '\0'; /* a name that does not fit is left out */
+		*len = size;
+		return;
+	}
+	*len += (size_t)w;
+}
+
 int mf_check_keys(mf_load_t *L, const gpuenv_toml_table_t *t, const char *const *known, const char *where)
 {
 	for (uint32_t i = 0; i < t->len; i++) {
@@ -129,15 +147,10 @@ int mf_check_keys(mf_load_t *L, const gpuenv_toml_table_t *t, const char *const 
 		if (best && bestd <= 1 + strlen(key) / 3)
 			return gpuenv_hint(L->ctx, "did you mean '%s'?", best);
 		{
-			char list[200];
+			char list[200] = "";
 			size_t len = 0;
-			list[0] = '\0';
-			for (size_t k = 0; known[k]; k++) {
-				int w = snprintf(list + len, sizeof(list) - len, "%s%s", k ? ", " : "", known[k]);
-				if (w < 0 || (size_t)w >= sizeof(list) - len)
-					break;
-				len += (size_t)w;
-			}
+			for (size_t k = 0; known[k]; k++)
+				mf_list_add(list, sizeof(list), &len, known[k], false);
 			return gpuenv_hint(L->ctx, "the keys there: %s", list);
 		}
 	}
@@ -760,7 +773,7 @@ static int check_dep_sources(mf_load_t *L)
 	for (size_t i = 0; i < L->ndeps; i++) {
 		gpuenv_dep_t *d = &L->deps[i];
 		bool found = false;
-		char list[300];
+		char list[300] = "";
 		size_t len = 0;
 		if (!d->source)
 			continue;
@@ -771,14 +784,8 @@ static int check_dep_sources(mf_load_t *L)
 			}
 		if (found)
 			continue;
-		list[0] = '\0';
-		for (size_t k = 0; k < L->m->nsources; k++) {
-			int w = snprintf(list + len, sizeof(list) - len, "%s'%s'", k ? ", " : "",
-				L->m->sources[k].name);
-			if (w < 0 || (size_t)w >= sizeof(list) - len)
-				break;
-			len += (size_t)w;
-		}
+		for (size_t k = 0; k < L->m->nsources; k++)
+			mf_list_add(list, sizeof(list), &len, L->m->sources[k].name, true);
 		mf_err(L, GPUENV_ENOTFOUND, d->line, d->col, "%s: unknown source '%s'", d->name, d->source);
 		return gpuenv_hint(L->ctx, "the sources declared ([[tool.poetry.source]]): %s", list);
 	}

@@ -49,6 +49,9 @@ const char *mf_norm(mf_load_t *L, const char *s);
 /* Make room for one more element in an arena array. */
 void *mf_grow(mf_load_t *L, void *arr, size_t *cap, size_t n, size_t size, size_t max,
 	const char *what);
+/* Append ", 'name'" (the first without the comma, quoted when quote) to
+ * list[0..size) holding *len bytes; a name that does not fit is left out. */
+void mf_list_add(char *list, size_t size, size_t *len, const char *name, bool quote);
 /* Fail on a key of t not in known[] (NULL-terminated), suggesting the
  * nearest; where names the table ("[tool.gpuenv.targets.t4]"). */
 int mf_check_keys(mf_load_t *L, const gpuenv_toml_table_t *t, const char *const *known,

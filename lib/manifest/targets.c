@@ -144,16 +144,11 @@ static int list_member(mf_load_t *L, const gpuenv_toml_value_t *v, const char *w
 			for (size_t k = 0; k < L->m->nextras && !found; k++)
 				found = !strcmp(L->m->extras[k].name, norm);
 		if (!found) {
-			char list[300];
+			char list[300] = "";
 			size_t len = 0, cnt = !strcmp(key, "groups") ? L->m->ngroups : L->m->nextras;
-			list[0] = '\0';
-			for (size_t k = 0; k < cnt; k++) {
-				int w = snprintf(list + len, sizeof(list) - len, "%s'%s'", k ? ", " : "",
-					!strcmp(key, "groups") ? L->m->groups[k].name : L->m->extras[k].name);
-				if (w < 0 || (size_t)w >= sizeof(list) - len)
-					break;
-				len += (size_t)w;
-			}
+			for (size_t k = 0; k < cnt; k++)
+				mf_list_add(list, sizeof(list), &len,
+					!strcmp(key, "groups") ? L->m->groups[k].name : L->m->extras[k].name, true);
 			mf_err(L, GPUENV_ENOTFOUND, e->line, e->col, "%s %s: the project declares no %s '%s'",
 				where, key, !strcmp(key, "groups") ? "group" : "extra", raw[i]);
 			return gpuenv_hint(L->ctx, "%s declared: %s", key, cnt ? list : "none");
