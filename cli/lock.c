@@ -25,7 +25,7 @@ struct lock_opts {
 	size_t nsource_urls;
 	const char *find_links[LOCK_MAX_ARGS];
 	size_t nfind_links;
-	bool check, offline;
+	bool check, offline, pre;
 	unsigned retries, timeout_s;
 };
 
@@ -160,6 +160,7 @@ struct lock_ctx {
 	const gpuenv_kb_t *kb;
 	const char *dir;
 	json_t *json;
+	bool pre;
 };
 
 /* Lock one target; returns the exit status it earns. */
@@ -168,7 +169,7 @@ static int lock_one(struct lock_ctx *lc, const gpuenv_manifest_target_t *t, cons
 {
 	struct cli *cli = lc->cli;
 	gpuenv_project_lock_req_t rq = { .m = lc->m, .t = t, .backend = bc, .torch_error = torch_error,
-		.torch_source = torch_source, .ix = lc->ix, .kb = lc->kb };
+		.torch_source = torch_source, .ix = lc->ix, .kb = lc->kb, .pre = lc->pre };
 	gpuenv_project_lock_out_t out;
 	const char *name = gpuenv_project_lock_name(lc->arena, lc->m, t);
 	const char *path = gpuenv_arena_printf(lc->arena, "%s/%s", lc->dir, name).ptr;
@@ -288,6 +289,7 @@ static int lock_parse_opts(struct cli *cli, const struct cli_verb *verb, int arg
 		{ "facts", required_argument, NULL, 'F' },
 		{ "kb-dir", required_argument, NULL, 'k' },
 		{ "retries", required_argument, NULL, 'r' },
+		{ "pre", no_argument, NULL, 'P' },
 		{ "timeout", required_argument, NULL, 'w' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -307,6 +309,7 @@ static int lock_parse_opts(struct cli *cli, const struct cli_verb *verb, int arg
 		case 'a': break;
 		case 'c': o->check = true; break;
 		case 'o': o->offline = true; break;
+		case 'P': o->pre = true; break;
 		case 'i': o->index_url = optarg; break;
 		case 's':
 			if (o->nsource_urls == LOCK_MAX_ARGS)
@@ -432,7 +435,7 @@ static int cli_lock(struct cli *cli, const struct cli_verb *verb, int argc, char
 		goto out;
 	}
 	struct lock_ctx lc = { .cli = cli, .arena = &pj.arena, .m = m, .ix = ix, .kb = pj.kb, .dir = pj.dir,
-		.json = cli->json ? json_array() : NULL };
+		.json = cli->json ? json_array() : NULL, .pre = o.pre };
 	st = CLI_EXIT_OK;
 	for (size_t i = 0; i < npick; i++) {
 		int s = lock_one(&lc, pick[i], terr[i] ? NULL : &bc[i], terr[i], tsrc[i]);
@@ -454,7 +457,7 @@ const struct cli_verb cli_verb_lock = {
 	.usage = "gpuenv lock [--project DIR] [--target NAME]... [--all] [--check] [--offline]\n"
 		 "                 [--index-url URL] [--source-url NAME=URL]... [--torch-index URL]\n"
 		 "                 [--find-links DIR]... [--cache-dir DIR] [--facts FILE.json]\n"
-		 "                 [--kb-dir DIR] [--retries N] [--timeout SECONDS] [--json]",
+		 "                 [--kb-dir DIR] [--pre] [--retries N] [--timeout SECONDS] [--json]",
 	.help = "  --project DIR      the project (its pyproject.toml); default: .\n"
 		"  --target NAME      lock this declared target (repeatable); default: all\n"
 		"  --all              lock every declared target (the default)\n"
@@ -469,6 +472,8 @@ const struct cli_verb cli_verb_lock = {
 		"  --facts FILE.json  with no targets declared: lock for the machine a probe\n"
 		"                     snapshot describes instead of this one\n"
 		"  --kb-dir DIR       knowledge-base files that replace the built-in ones\n"
+		"  --pre              allow pre-releases everywhere (PEP 440's rule otherwise:\n"
+		"                     only where a specifier names one or nothing else fits)\n"
 		"  --retries N        retry a failed transfer N times (1-20, default 3), with backoff\n"
 		"  --timeout SECONDS  give up on a transfer after this long (default 30)\n"
 		"  --json             one object per target on stdout\n"

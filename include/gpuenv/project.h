@@ -90,6 +90,7 @@ typedef struct gpuenv_project_lock_req {
 	const char *torch_source;
 	gpuenv_index_t *ix;
 	const gpuenv_kb_t *kb; /* may be NULL: no hardware judgement */
+	bool pre; /* pre-releases allowed everywhere (pip's --pre) */
 } gpuenv_project_lock_req_t;
 
 typedef struct gpuenv_project_lock_out {
