@@ -25,6 +25,8 @@ struct lock_opts {
 	size_t nsource_urls;
 	const char *find_links[LOCK_MAX_ARGS];
 	size_t nfind_links;
+	const char *only_binary[LOCK_MAX_ARGS], *no_binary[LOCK_MAX_ARGS];
+	size_t nonly_binary, nno_binary;
 	bool check, offline, pre;
 	unsigned retries, timeout_s;
 };
@@ -161,6 +163,7 @@ struct lock_ctx {
 	const char *dir;
 	json_t *json;
 	bool pre;
+	const struct lock_opts *o;
 };
 
 /* Lock one target; returns the exit status it earns. */
@@ -169,7 +172,9 @@ static int lock_one(struct lock_ctx *lc, const gpuenv_manifest_target_t *t, cons
 {
 	struct cli *cli = lc->cli;
 	gpuenv_project_lock_req_t rq = { .m = lc->m, .t = t, .backend = bc, .torch_error = torch_error,
-		.torch_source = torch_source, .ix = lc->ix, .kb = lc->kb, .pre = lc->pre };
+		.torch_source = torch_source, .ix = lc->ix, .kb = lc->kb, .pre = lc->pre,
+		.only_binary = lc->o->only_binary, .nonly_binary = lc->o->nonly_binary,
+		.no_binary = lc->o->no_binary, .nno_binary = lc->o->nno_binary };
 	gpuenv_project_lock_out_t out;
 	const char *name = gpuenv_project_lock_name(lc->arena, lc->m, t);
 	const char *path = gpuenv_arena_printf(lc->arena, "%s/%s", lc->dir, name).ptr;
@@ -264,6 +269,24 @@ static int lock_one(struct lock_ctx *lc, const gpuenv_manifest_target_t *t, cons
 	return st;
 }
 
+/* "a,B_c" or ":all:" -> normalised names appended to list; -1 when malformed
+ * or too many. */
+static int lock_format_control(struct cli *cli, const char **list, size_t *n, char *arg)
+{
+	(void)cli;
+	for (char *save = NULL, *tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (*n == LOCK_MAX_ARGS || !*tok)
+			return -1;
+		if (strcmp(tok, ":all:") != 0) {
+			if (!gpuenv_name_is_valid(gpuenv_str(tok)))
+				return -1;
+			gpuenv_name_normalize_to(gpuenv_str(tok), tok, strlen(tok) + 1);
+		}
+		list[(*n)++] = tok;
+	}
+	return *n ? 0 : -1;
+}
+
 static int opt_fail(int *exit_st, int st)
 {
 	*exit_st = st;
@@ -290,6 +313,8 @@ static int lock_parse_opts(struct cli *cli, const struct cli_verb *verb, int arg
 		{ "kb-dir", required_argument, NULL, 'k' },
 		{ "retries", required_argument, NULL, 'r' },
 		{ "pre", no_argument, NULL, 'P' },
+		{ "only-binary", required_argument, NULL, 'B' },
+		{ "no-binary", required_argument, NULL, 'S' },
 		{ "timeout", required_argument, NULL, 'w' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -310,6 +335,13 @@ static int lock_parse_opts(struct cli *cli, const struct cli_verb *verb, int arg
 		case 'c': o->check = true; break;
 		case 'o': o->offline = true; break;
 		case 'P': o->pre = true; break;
+		case 'B':
+		case 'S':
+			if (lock_format_control(cli, c == 'B' ? o->only_binary : o->no_binary,
+				    c == 'B' ? &o->nonly_binary : &o->nno_binary, optarg) != 0)
+				return opt_fail(exit_st, cli_usage_error(cli, verb, "%s: --%s wants NAME[,NAME...] or "
+					":all:, not '%s'", verb->name, c == 'B' ? "only-binary" : "no-binary", optarg));
+			break;
 		case 'i': o->index_url = optarg; break;
 		case 's':
 			if (o->nsource_urls == LOCK_MAX_ARGS)
@@ -435,7 +467,7 @@ static int cli_lock(struct cli *cli, const struct cli_verb *verb, int argc, char
 		goto out;
 	}
 	struct lock_ctx lc = { .cli = cli, .arena = &pj.arena, .m = m, .ix = ix, .kb = pj.kb, .dir = pj.dir,
-		.json = cli->json ? json_array() : NULL, .pre = o.pre };
+		.json = cli->json ? json_array() : NULL, .pre = o.pre, .o = &o };
 	st = CLI_EXIT_OK;
 	for (size_t i = 0; i < npick; i++) {
 		int s = lock_one(&lc, pick[i], terr[i] ? NULL : &bc[i], terr[i], tsrc[i]);
@@ -457,7 +489,8 @@ const struct cli_verb cli_verb_lock = {
 	.usage = "gpuenv lock [--project DIR] [--target NAME]... [--all] [--check] [--offline]\n"
 		 "                 [--index-url URL] [--source-url NAME=URL]... [--torch-index URL]\n"
 		 "                 [--find-links DIR]... [--cache-dir DIR] [--facts FILE.json]\n"
-		 "                 [--kb-dir DIR] [--pre] [--retries N] [--timeout SECONDS] [--json]",
+		 "                 [--kb-dir DIR] [--pre] [--only-binary NAMES] [--no-binary NAMES]\n"
+		 "                 [--retries N] [--timeout SECONDS] [--json]",
 	.help = "  --project DIR      the project (its pyproject.toml); default: .\n"
 		"  --target NAME      lock this declared target (repeatable); default: all\n"
 		"  --all              lock every declared target (the default)\n"
@@ -474,6 +507,8 @@ const struct cli_verb cli_verb_lock = {
 		"  --kb-dir DIR       knowledge-base files that replace the built-in ones\n"
 		"  --pre              allow pre-releases everywhere (PEP 440's rule otherwise:\n"
 		"                     only where a specifier names one or nothing else fits)\n"
+		"  --only-binary NAMES  never lock an sdist of these (comma-separated, or :all:)\n"
+		"  --no-binary NAMES  never lock a wheel of these (comma-separated, or :all:)\n"
 		"  --retries N        retry a failed transfer N times (1-20, default 3), with backoff\n"
 		"  --timeout SECONDS  give up on a transfer after this long (default 30)\n"
 		"  --json             one object per target on stdout\n"

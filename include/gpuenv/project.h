@@ -58,6 +58,12 @@ typedef struct gpuenv_pv_opts {
 	const gpuenv_kb_t *kb;
 	const gpuenv_kb_target_t *kbt;
 	size_t nkbt;
+	/* pip's format control: names (normalised) or ":all:" whose sdists
+	 * are not used (only_binary) or whose wheels are not (no_binary) */
+	const char *const *only_binary;
+	size_t nonly_binary;
+	const char *const *no_binary;
+	size_t nno_binary;
 	/* the names the crawl starts from (the root requirements) */
 	const gpuenv_requirement_t *roots;
 	size_t nroots;
@@ -70,6 +76,8 @@ typedef struct gpuenv_pv_file {
 	const gpuenv_index_file_t *file;
 	const gpuenv_index_project_t *project;
 	const char *reason; /* why this build (torch family), or NULL */
+	bool sdist;	    /* a source distribution (no usable wheel of its
+			       version): locked as PEP 751 sdist */
 } gpuenv_pv_file_t;
 
 GPUENV_API int gpuenv_pv_new(gpuenv_ctx_t *ctx, const gpuenv_pv_opts_t *opts, gpuenv_pv_t **out);
@@ -91,6 +99,11 @@ typedef struct gpuenv_project_lock_req {
 	gpuenv_index_t *ix;
 	const gpuenv_kb_t *kb; /* may be NULL: no hardware judgement */
 	bool pre; /* pre-releases allowed everywhere (pip's --pre) */
+	/* pip's format control (normalised names or ":all:") */
+	const char *const *only_binary;
+	size_t nonly_binary;
+	const char *const *no_binary;
+	size_t nno_binary;
 } gpuenv_project_lock_req_t;
 
 typedef struct gpuenv_project_lock_out {

@@ -228,8 +228,12 @@ static int lock_build(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_pro
 			return gpuenv_hint(ctx, "use an index that publishes hashes (PEP 503 #sha256= fragments "
 				"or PEP 691 hashes)");
 		}
-		p->nwheels = 1;
-		p->wheels = w;
+		if (pf->sdist) {
+			p->sdist = w;
+		} else {
+			p->nwheels = 1;
+			p->wheels = w;
+		}
 		if (req->backend && gpuenv_project_torch_routed(p->name))
 			p->reason = lock_torch_reason(arena, req, p->name, p->version);
 	}
@@ -341,6 +345,10 @@ int gpuenv_project_lock_target(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const g
 		.nkbt = nkbt,
 		.roots = roots,
 		.nroots = ndeps,
+		.only_binary = req->only_binary,
+		.nonly_binary = req->nonly_binary,
+		.no_binary = req->no_binary,
+		.nno_binary = req->nno_binary,
 	};
 	/* the torch builds the KB confirms for the target first; the ones it
 	 * cannot judge only when those give no solution (the order

@@ -12,6 +12,7 @@
 #include "gpuenv/project.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,9 +159,19 @@ static int pv_queue_meta(gpuenv_pv_t *pv, struct pv_cand_file *f)
 
 struct pv_wheel {
 	const gpuenv_index_file_t *f;
-	gpuenv_wheel_name_t wn;
-	long rank;
+	gpuenv_wheel_name_t wn; /* an sdist's name and version are in it too */
+	long rank;		/* an sdist ranks after every wheel */
+	bool sdist;
 };
+
+/* Is name in a format-control list (or the list ":all:")? */
+static bool pv_listed(const char *const *list, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(list[i], ":all:") || !strcmp(list[i], name))
+			return true;
+	return false;
+}
 
 static int pv_wheel_cmp(const void *a, const void *b)
 {
@@ -168,6 +179,8 @@ static int pv_wheel_cmp(const void *a, const void *b)
 	int c = gpuenv_version_cmp(&y->wn.version, &x->wn.version); /* newest first */
 	if (c)
 		return c;
+	if (x->sdist != y->sdist)
+		return x->sdist ? 1 : -1;
 	if (x->rank != y->rank)
 		return x->rank < y->rank ? -1 : 1;
 	if ((c = gpuenv_wheel_build_cmp(&y->wn, &x->wn)) != 0) /* the highest build first */
@@ -277,27 +290,54 @@ static int pv_build(gpuenv_pv_t *pv, struct pv_proj *p)
 		struct pv_wheel *x = &w[nw];
 		size_t fl = strlen(f->filename);
 		if (fl < 5 || strcmp(f->filename + fl - 4, ".whl") != 0) {
-			nsdist += pv_is_sdist(f->filename);
-			continue;
-		}
-		if (gpuenv_wheel_name_parse(pv->ctx, &pv->arena, gpuenv_str(f->filename), 0, &x->wn) != 0) {
-			if (pv->ctx->err.code == -ENOMEM)
-				goto fail;
-			gpuenv_error_clear(pv->ctx);
-			nbad++;
-			continue;
-		}
-		if (!gpuenv_str_eq_cstr(x->wn.normalized, p->name)) {
-			nbad++;
-			continue;
-		}
-		if ((x->rank = gpuenv_tagset_rank_wheel(pv->o.tags, &x->wn)) < 0) {
-			ntag++;
-			for (size_t k = 0; k < x->wn.ntags; k++) {
-				pv_note_tag(&seen, x->wn.tags[k].interpreter);
-				pv_note_tag(&seen_plat, x->wn.tags[k].platform);
+			gpuenv_sdist_name_t sn;
+			if (!pv_is_sdist(f->filename))
+				continue;
+			nsdist++;
+			if (fl < 8 || strcmp(f->filename + fl - 7, ".tar.gz") != 0
+				|| pv_listed(pv->o.only_binary, pv->o.nonly_binary, p->name))
+				continue; /* .zip sdists: PKG-INFO is read from .tar.gz only */
+			if (gpuenv_sdist_name_parse(pv->ctx, &pv->arena, gpuenv_str(f->filename), &sn) != 0) {
+				if (pv->ctx->err.code == -ENOMEM)
+					goto fail;
+				gpuenv_error_clear(pv->ctx);
+				nbad++;
+				continue;
 			}
-			continue;
+			if (!gpuenv_str_eq_cstr(sn.normalized, p->name)) {
+				nbad++;
+				continue;
+			}
+			memset(&x->wn, 0, sizeof(x->wn));
+			x->wn.normalized = sn.normalized;
+			x->wn.version = sn.version;
+			x->wn.version_text = sn.version_text;
+			x->sdist = true;
+			x->rank = LONG_MAX;
+		} else {
+			if (pv_listed(pv->o.no_binary, pv->o.nno_binary, p->name)) {
+				nbad++;
+				continue;
+			}
+			if (gpuenv_wheel_name_parse(pv->ctx, &pv->arena, gpuenv_str(f->filename), 0, &x->wn) != 0) {
+				if (pv->ctx->err.code == -ENOMEM)
+					goto fail;
+				gpuenv_error_clear(pv->ctx);
+				nbad++;
+				continue;
+			}
+			if (!gpuenv_str_eq_cstr(x->wn.normalized, p->name)) {
+				nbad++;
+				continue;
+			}
+			if ((x->rank = gpuenv_tagset_rank_wheel(pv->o.tags, &x->wn)) < 0) {
+				ntag++;
+				for (size_t k = 0; k < x->wn.ntags; k++) {
+					pv_note_tag(&seen, x->wn.tags[k].interpreter);
+					pv_note_tag(&seen_plat, x->wn.tags[k].platform);
+				}
+				continue;
+			}
 		}
 		if (f->requires_python && pv->o.python) {
 			gpuenv_specset_t rp;
@@ -334,6 +374,7 @@ static int pv_build(gpuenv_pv_t *pv, struct pv_proj *p)
 			goto oom;
 		cf->pub.file = w[i].f;
 		cf->pub.project = pg;
+		cf->pub.sdist = w[i].sdist;
 		gpuenv_candidate_t *c = &p->cands[p->ncands++];
 		c->version = ver;
 		c->v = w[i].wn.version;
@@ -354,8 +395,8 @@ static int pv_build(gpuenv_pv_t *pv, struct pv_proj *p)
 			gpuenv_buf_printf(&msg, " %zu wheel%s whose requires-python excludes Python %s;", npy,
 				npy == 1 ? "" : "s", pv->o.python);
 		if (nsdist && !p->ncands)
-			gpuenv_buf_printf(&msg, " %zu source distribution%s (gpuenv locks wheels only; source "
-				"builds are not supported yet);", nsdist, nsdist == 1 ? "" : "s");
+			gpuenv_buf_printf(&msg, " %zu source distribution%s that could not be used (.zip, or "
+				"--only-binary);", nsdist, nsdist == 1 ? "" : "s");
 		if (nbad)
 			gpuenv_buf_printf(&msg, " %zu file%s with a malformed or foreign name;", nbad,
 				nbad == 1 ? "" : "s");
@@ -392,6 +433,21 @@ static int pv_parse_meta(gpuenv_pv_t *pv, struct pv_cand_file *cf, gpuenv_str_t 
 	const char *fn = cf->pub.file->filename;
 	if (gpuenv_metadata_parse(pv->ctx, &pv->arena, fn, text, GPUENV_METADATA_LENIENT_VERSION, &md) != 0)
 		return pv->ctx->err.code;
+	if (cf->pub.sdist) {
+		/* PEP 643: PKG-INFO holds without a build from Metadata-Version 2.2
+		 * on, unless it says Requires-Dist is Dynamic */
+		bool dyn = false;
+		for (size_t i = 0; i < md.dynamic.n; i++)
+			dyn |= gpuenv_str_ieq(md.dynamic.items[i], GPUENV_STR_LIT("Requires-Dist"));
+		if (md.mv_major < 2 || (md.mv_major == 2 && md.mv_minor < 2) || dyn) {
+			gpuenv_fail(pv->ctx, GPUENV_EUNSUPPORTED, NULL, 0, 0, "%s: %s, so its dependencies are "
+				"known only after a build, which gpuenv lock does not run", fn,
+				dyn ? "PKG-INFO marks Requires-Dist as Dynamic"
+				    : "PKG-INFO predates Metadata-Version 2.2 (PEP 643)");
+			return gpuenv_hint(pv->ctx, "pin a version that has a wheel for the target, or use an "
+				"index that publishes one");
+		}
+	}
 	gpuenv_requirement_t *r = gpuenv_arena_calloc(&pv->arena, md.nrequires_dist ? md.nrequires_dist : 1,
 		sizeof(*r));
 	if (!r)
