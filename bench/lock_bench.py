@@ -13,12 +13,15 @@ from ../shared/tools/toplevel.py, and each tool resolves it N times cold
            gpu = "none" for local-env (Python 3.11 on this machine's manylinux
            platform, as pip without --platform), for h200-env the H200 of
            the satellite example (driver 580.159.04, Python 3.12,
-           manylinux_2_28_x86_64) with torch-backend = "cu130" and
+           manylinux_2_35_x86_64: the corpus's tensorboard-data-server wheel
+           needs glibc 2.31) with torch-backend = "cu130" and
            --torch-index URL/whl, whose cu130/ is the same index)
   pip      pip install --dry-run --report - --ignore-installed --index-url URL
            -r toplevel.txt --cache-dir C (pip 23.2.1 of /root/.pyenv/versions/3.11.7;
-           h200-env: --python-version 3.12 --platform manylinux_2_28_x86_64
-           --only-binary=:all: --target T, which pip 23.2.1 requires with them)
+           h200-env: --python-version 3.12 --only-binary=:all: --target T
+           (pip 23.2.1 requires it with these) and one --platform for each
+           tag a manylinux_2_35 x86_64 machine runs, since pip takes a given
+           --platform literally)
   poetry   poetry lock on an equivalent [tool.poetry] pyproject (every name "*",
            the index as the default source), POETRY_CACHE_DIR=C (Debian's
            python3-poetry)
@@ -51,15 +54,26 @@ def this_platform():
     return "manylinux_%s_%s_%s" % (major, minor, platform.machine())
 
 
+def pip_platforms(glibc_minor, arch="x86_64"):
+    """--platform options for pip 23.2.1 that stand for one manylinux_2_N
+    platform: pip takes a given --platform literally (no older manylinux
+    tags), so every tag such a machine runs is listed, as a target's
+    platform means for gpuenv."""
+    tags = ["manylinux_2_%d_%s" % (m, arch) for m in range(glibc_minor, 4, -1)]
+    tags += ["manylinux2014_" + arch, "manylinux2010_" + arch, "manylinux1_" + arch, "linux_" + arch]
+    return [x for t in tags for x in ("--platform", t)]
+
+
+H200_GLIBC = 35  # the corpus needs at least 2.31 (tensorboard-data-server)
+
 SETS = {
     "local-env": {"python": "3.11", "pip_args": [],
                   "target": 'gpu = "none"\npython = "3.11"\nplatform = "%s"\n' % this_platform(),
                   "tool": ""},
     "h200-env": {"python": "3.12",
-                 "pip_args": ["--python-version", "3.12", "--platform", "manylinux_2_28_x86_64",
-                              "--only-binary=:all:"],
+                 "pip_args": ["--python-version", "3.12", "--only-binary=:all:"] + pip_platforms(H200_GLIBC),
                  "target": 'gpu = "H200"\ndriver = "580.159.04"\npython = "3.12"\n'
-                           'platform = "manylinux_2_28_x86_64"\n',
+                           'platform = "manylinux_2_%d_x86_64"\n' % H200_GLIBC,
                  "tool": '[tool.gpuenv]\ntorch-backend = "cu130"\n\n'},
 }
 
