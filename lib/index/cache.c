@@ -134,6 +134,7 @@ int ix_cache_load(gpuenv_ctx_t *ctx, const char *path, size_t max, ix_cache_entr
 	copy_field(head, "etag", e->etag, sizeof(e->etag));
 	copy_field(head, "last-modified", e->last_modified, sizeof(e->last_modified));
 	copy_field(head, "content-type", e->content_type, sizeof(e->content_type));
+	copy_field(head, "base-url", e->base_url, sizeof(e->base_url));
 	copy_field(head, "sha256", want, sizeof(want));
 	if (gpuenv_sha256(raw.data + off, raw.len - off, d))
 		goto out;
@@ -247,6 +248,8 @@ int ix_cache_store(gpuenv_ctx_t *ctx, const char *path, const ix_cache_entry_t *
 		r = gpuenv_buf_printf(&b, "last-modified: %s\n", e->last_modified);
 	if (!r && e->content_type[0])
 		r = gpuenv_buf_printf(&b, "content-type: %s\n", e->content_type);
+	if (!r && e->base_url[0])
+		r = gpuenv_buf_printf(&b, "base-url: %s\n", e->base_url);
 	if (!r)
 		r = gpuenv_buf_printf(&b, "length: %zu\nsha256: %s\n\n", len, hex);
 	if (!r)

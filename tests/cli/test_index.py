@@ -300,6 +300,15 @@ try:
     check(rc == 4 and "malformed index page" in err and URL + "/simple/alpha/" in err, "a malformed JSON page: %r" % err)
     rc, j, err, _, log, el = fault({"/simple/alpha/": {"malformed": True}}, url=HURL + "/simple/", base=HURL)
     check(rc == 4 and "malformed index page" in err and "/simple/alpha/" in err, "a malformed HTML page: %r" % err)
+    os.makedirs(os.path.join(MAIN, "m", "alpha"))
+    with open(os.path.join(MAIN, "m", "alpha", "index.html"), "w") as f:
+        f.write('<a href="%s#sha256=%s">x</a>' % (fn2, hashlib.sha256(info[fn2][0]).hexdigest()))
+    shutil.copy(os.path.join(MAIN, "files", fn2), os.path.join(MAIN, "m", "alpha", fn2))
+    cache = tempfile.mkdtemp(dir=TMP)
+    for run_no in range(2):
+        rc, j, err, _, log, el = fault({"/simple/alpha/": {"redirect": "/m/alpha/"}}, "--metadata", cache=cache)
+        check(rc == 0 and files_of(j)[0]["url"] == URL + "/m/alpha/" + fn2 and j["projects"][0]["metadata"]["version"] == "2.0",
+              "a redirected page: links resolve against where it was served from (run %d): %s %r" % (run_no, j and files_of(j), err))
     rc, j, err, _, log, el = fault({"/simple/alpha/": {"not_found": True}})
     check(rc == 1 and err == "" and j["projects"][0]["files"] is None, "404: the source does not have it: %r" % err)
     rc, j, err, _, log, el = fault({"*.metadata": {"wrong_hash": True}}, "--metadata")
