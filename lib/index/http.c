@@ -386,7 +386,7 @@ static int give_up(ix_http_t *h, gpuenv_ctx_t *ctx, ix_req_t *r, CURLcode c)
 	}
 	if (c == CURLE_WRITE_ERROR && r->toobig)
 		return gpuenv_fail(ctx, GPUENV_ETOOBIG, r->url, 0, 0,
-			"the answer is larger than the %zu MiB limit", r->max >> 20);
+			"the answer is larger than the limit of %zu bytes", r->max);
 	if (c == CURLE_OPERATION_TIMEDOUT) {
 		gpuenv_fail(ctx, -ETIMEDOUT, r->url, 0, 0, "timed out after %u ms%s", h->timeout_ms, tries);
 		return gpuenv_hint(ctx, "the server did not answer in time; check the network or "

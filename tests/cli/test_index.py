@@ -322,6 +322,12 @@ try:
     rc, j, err, _, log, el = fault({"/files/*.whl": {"malformed": True, "ignore_range": True}}, "--metadata",
                                    url=NURL + "/simple/", base=NURL)
     check(rc == 4 and "not a readable wheel" in err or "hash mismatch" in err, "a wheel that is not a zip: %r" % err)
+    rc, j, err, _ = ix("--index-url", SIMPLE, "--max-page-bytes", "100", "alpha")
+    check(rc == 4 and "/simple/alpha/" in err and "larger than the limit of 100 bytes" in err, "a page over its cap: %r" % err)
+    rc, j, err, _ = ix("--index-url", SIMPLE, "--max-metadata-bytes", "50", "--metadata", "alpha")
+    check(rc == 4 and fn2 + ".metadata" in err and "limit of 50 bytes" in err, "a metadata file over its cap: %r" % err)
+    rc, j, err, _ = ix("--index-url", NURL + "/simple/", "--max-metadata-bytes", "50", "--metadata", "alpha")
+    check(rc == 4 and fn2 in err and "limit of 50 bytes" in err, "METADATA in a wheel over its cap: %r" % err)
     # metadata that is not METADATA: a page without hashes
     GARB = os.path.join(TMP, "garbage")
     make_index(GARB, {"gar": [("1.0", {})]})
@@ -377,6 +383,7 @@ try:
 
     # ---- several sources -------------------------------------------------------
     oproc, OURL = serve(OTHER)
+    stats(URL)
     rc, j, err, _ = ix("--source", "other=" + OURL + "/simple/", "--index-url", SIMPLE, "alpha", "beta", "only-other")
     lm, lo = stats(URL), stats(OURL)
     ps = j["projects"] if j else []
