@@ -17,7 +17,7 @@
 typedef struct dix {
 	gpuenv_index_source_t src[MAX_SOURCES];
 	size_t nsrc;
-	unsigned nfl;
+	unsigned nfl, nindex;
 	char names[MAX_SOURCES][32];
 } dix_t;
 
@@ -42,6 +42,8 @@ static int add_src(struct cli *cli, const struct cli_verb *verb, dix_t *d, const
 	} else {
 		if (find_links)
 			snprintf(d->names[d->nsrc], sizeof(d->names[0]), "find-links-%u", ++d->nfl);
+		else if (d->nindex++)
+			snprintf(d->names[d->nsrc], sizeof(d->names[0]), "index-%u", d->nindex);
 		else
 			snprintf(d->names[d->nsrc], sizeof(d->names[0]), "pypi");
 		s->url = arg;
@@ -214,11 +216,8 @@ static int cli_debug_index(struct cli *cli, const struct cli_verb *verb, int arg
 		}
 		switch (c) {
 		case O_INDEX:
-			if (have_default)
-				return cli_usage_error(cli, verb, "%s: one --index-url (add others with --source)",
-					verb->name);
-			have_default = true;
 			r = add_src(cli, verb, &d, optarg, GPUENV_SOURCE_DEFAULT, false, false);
+			have_default = true;
 			break;
 		case O_SOURCE: r = add_src(cli, verb, &d, optarg, GPUENV_SOURCE_PRIMARY, false, true); break;
 		case O_SUPPL: r = add_src(cli, verb, &d, optarg, GPUENV_SOURCE_SUPPLEMENTAL, false, true); break;
@@ -358,7 +357,8 @@ const struct cli_verb cli_verb_debug_index = {
 	.usage = "gpuenv debug index [OPTIONS] NAME...",
 	.help = "sources (asked by priority: --source in order, then --index-url, then\n"
 		"--supplemental; the first that has a project is the only one used):\n"
-		"  --index-url URL        the default index (replaces PyPI)\n"
+		"  --index-url URL        the default index (replaces PyPI); again: more default\n"
+		"                         indexes (\"index-2\", ...), asked in order\n"
 		"  --source NAME=URL      a primary index\n"
 		"  --supplemental NAME=URL  asked when no other source has the project\n"
 		"  --explicit NAME=URL    used only with --only-source NAME\n"

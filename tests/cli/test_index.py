@@ -395,6 +395,9 @@ try:
     check(rc == 0 and [f["filename"] for f in files_of(j)] ==
           ["alpha-9.0-py3-none-any.whl", "alpha-1.0-py3-none-any.whl", "alpha-2.0-py3-none-any.whl"],
           "--merge-sources: every source's files: %s" % (j and [f["filename"] for f in files_of(j)]))
+    rc, j, err, _ = ix("--index-url", SIMPLE, "--index-url", OURL + "/simple/", "alpha", "only-other")
+    check(rc == 0 and [p["source"] for p in j["projects"]] == ["pypi", "index-2"] and
+          len(files_of(j)) == 2, "two --index-url: asked in order, the first that has a project wins")
     rc, j, err, _ = ix("--supplemental", "other=" + OURL + "/simple/", "--index-url", SIMPLE, "alpha", "only-other")
     check(rc == 0 and [p["source"] for p in j["projects"]] == ["pypi", "other"], "supplemental after the default")
     rc, j, err, _ = ix("--explicit", "other=" + OURL + "/simple/", "--index-url", SIMPLE, "only-other")
