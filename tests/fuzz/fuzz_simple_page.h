@@ -16,15 +16,18 @@
 
 #define BASE "https://user:secret@index.example/simple/some-project/"
 
-/* No userinfo in a URL's authority (the part after "//" up to '/', '?' or
- * '#'): neither the base's nor one a link of the page carries. */
+/* No userinfo in a URL's authority ("scheme://" up to '/', '?' or '#'):
+ * neither the base's nor one a link of the page carries. */
 static bool has_userinfo(const char *url)
 {
-	const char *a = strstr(url, "//");
+	const char *a = url;
 
-	if (!a)
+	while ((*a >= 'a' && *a <= 'z') || (*a >= 'A' && *a <= 'Z') ||
+		(a > url && ((*a >= '0' && *a <= '9') || *a == '+' || *a == '-' || *a == '.')))
+		a++;
+	if (a == url || strncmp(a, "://", 3))
 		return false;
-	for (a += 2; *a && *a != '/' && *a != '?' && *a != '#'; a++)
+	for (a += 3; *a && *a != '/' && *a != '?' && *a != '#'; a++)
 		if (*a == '@')
 			return true;
 	return false;
