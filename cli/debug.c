@@ -21,6 +21,7 @@
 	X(libs) \
 	X(pyenv) \
 	X(ldd) \
+	X(manifest) \
 	X(index) \
 	X(sha256) \
 	X(pylock) \
@@ -78,6 +79,7 @@ const struct cli_verb cli_verb_debug = {
 		"  libs              CUDA toolkits and NVIDIA library copies with versions\n"
 		"  pyenv             Python environments, GPU frameworks, what they load\n"
 		"  ldd               the dynamic loader's choices for a binary, emulated\n"
+		"  manifest          pyproject.toml as gpuenv reads it: targets, torch builds\n"
 		"  index             NAME... -> the files an index offers (and METADATA)\n"
 		"  sha256            FILE... -> SHA-256 digests\n"
 		"  pylock            FILE -> the PEP 751 lock re-written (or --json), strictly read\n"

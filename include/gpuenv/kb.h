@@ -636,6 +636,13 @@ GPUENV_API int gpuenv_kb_torch_check(const gpuenv_kb_t *kb, const gpuenv_kb_targ
  *     itself (GA) first, the newest CUDA among them (the newest kernels it
  *     can use), then minor-version / forward compatibility, the oldest
  *     CUDA first (the fewest newer features missing).
+ * With a driver to go by, a build the driver runs by itself (GA) comes
+ * before one that runs only through minor-version or forward
+ * compatibility whatever its release (after 1 and 2): compatibility is
+ * used only when nothing the driver fully supports covers the GPUs.
+ * A fresh pick (current NULL: `kb torch` without --version, the lock)
+ * takes stable builds only; experimental ones are weighed only for someone
+ * already on a torch (doctor's and diagnose's upgrades) or when named.
  * With allow_driver_upgrade, when nothing runs with the targets' driver
  * the choice is made as if there were no driver, and driver_upgrade names
  * the driver it needs (its CUDA's GA minimum, or the GPU's first CUDA's
@@ -664,6 +671,12 @@ typedef struct gpuenv_kb_pick {
  * Reasons are built in arena (freed by the caller). */
 GPUENV_API int gpuenv_kb_torch_pick(const gpuenv_kb_t *kb, const gpuenv_kb_pick_req_t *req,
 	gpuenv_arena_t *arena, gpuenv_kb_pick_t *out);
+/* The same choice among the builds allow says true of (a project's torch
+ * constraint: the lock); allow NULL is gpuenv_kb_torch_pick. */
+typedef bool (*gpuenv_kb_pick_allow_fn)(void *arg, const gpuenv_kb_torch_variant_t *v);
+GPUENV_API int gpuenv_kb_torch_pick_among(const gpuenv_kb_t *kb, const gpuenv_kb_pick_req_t *req,
+	gpuenv_kb_pick_allow_fn allow, void *allow_arg, gpuenv_arena_t *arena,
+	gpuenv_kb_pick_t *out);
 
 /* The newest exact release of a variant's series the KB has [[pin]] rows
  * for ("2.7.1"); NULL when none. */

@@ -33,6 +33,12 @@ typedef struct gpuenv_dep {
 	bool optional;		  /* only through an extra */
 	const char *group;	  /* NULL: main dependencies */
 	unsigned line, col;	  /* where it is declared (for messages) */
+	/* added by the manifest module: */
+	const char *extra;	  /* the [project.optional-dependencies] extra
+				     that brings it (normalised), or NULL
+				     (Poetry's optional deps are named by
+				     gpuenv_extra_t.names) */
+	bool allow_prereleases;	  /* Poetry's allow-prereleases = true */
 } gpuenv_dep_t;
 
 typedef struct gpuenv_group {
@@ -126,6 +132,47 @@ GPUENV_API int gpuenv_manifest_backend(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
  * CUDA-suffixed families (nvidia-*-cu12, cupy-cuda12x,
  * jax-cuda12-plugin): true when name follows the backend. */
 GPUENV_API bool gpuenv_manifest_torch_family(const char *name);
+
+/* ---- added by the manifest module ------------------------------------- */
+
+/* As gpuenv_manifest_load, from text in memory (len bytes; path names it
+ * in messages and is the project's file).  Input above
+ * GPUENV_MANIFEST_MAX_SIZE is GPUENV_ETOOBIG. */
+#define GPUENV_MANIFEST_MAX_SIZE ((size_t)4 << 20)
+GPUENV_API int gpuenv_manifest_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
+	const char *path, const char *text, size_t len, const gpuenv_kb_t *kb,
+	gpuenv_manifest_t *out);
+
+/* A Poetry version constraint ("^1.2.3", "~1.2", "1.2.*", ">= 1.2, < 2",
+ * "*") as a PEP 440 specifier set, the way Poetry converts it (caret:
+ * ">=1.2.3,<2.0.0"); "" for any version.  Unions ("||", "|") cannot be one
+ * specifier: GPUENV_EUNSUPPORTED; anything else malformed GPUENV_ESPEC.
+ * ctx->err says what is wrong (no position: the caller adds it). */
+GPUENV_API int gpuenv_manifest_poetry_constraint(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
+	gpuenv_str_t constraint, const char **pep440);
+
+/* A Poetry `python` constraint as the marker Poetry writes for it
+ * ("^3.10" -> python_version >= "3.10" and python_version < "4.0";
+ * versions with three parts use python_full_version; "~3.8" ->
+ * python_version == "3.8"; unions become "or").  *marker NULL for "*". */
+GPUENV_API int gpuenv_manifest_python_marker(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
+	gpuenv_str_t constraint, const char **marker);
+
+/* The CUDA major a package name is built for: nvidia-*-cu12 -> 12,
+ * cupy-cuda12x -> 12, cupy-cuda117 -> 11, jax-cuda12-plugin /
+ * jax-cuda12-pjrt -> 12; 0 for other names. */
+GPUENV_API int gpuenv_manifest_cuda_major(const char *name);
+
+/* Can target t run the package name (CUDA-suffixed: its CUDA major through
+ * the KB's driver rule, minor-version compatibility included)?  0 (also for
+ * names without a CUDA suffix), or GPUENV_EUNSUPPORTED with ctx->err saying
+ * why and what would run. */
+GPUENV_API int gpuenv_manifest_cuda_check(gpuenv_ctx_t *ctx, const gpuenv_kb_t *kb,
+	const gpuenv_manifest_target_t *t, const char *name);
+
+/* gpuenv_manifest_torch_family, plus the packages the torch index
+ * publishes beside the builds that come from it when it has them (triton). */
+GPUENV_API bool gpuenv_manifest_torch_index_package(const char *name);
 
 #ifdef __cplusplus
 }

@@ -290,6 +290,8 @@ struct cand {
 
 struct pickctx {
 	const gpuenv_kb_pick_req_t *req;
+	gpuenv_kb_pick_allow_fn allow;
+	void *allow_arg;
 	bool has_cur, has_driver;
 	gpuenv_kb_ver_t cur;
 };
@@ -313,6 +315,10 @@ static bool better(const struct pickctx *p, const struct cand *a, const struct c
 		return a->code < b->code;
 	if ((ca == 0) != (cb == 0))
 		return ca == 0;
+	/* a build the driver runs by itself beats one that runs only through
+	 * minor-version or forward compatibility, whatever its release */
+	if (p->has_driver && (a->runs == GPUENV_KB_RUNS_GA) != (b->runs == GPUENV_KB_RUNS_GA))
+		return a->runs == GPUENV_KB_RUNS_GA;
 	c = mm_cmp(&a->v->cuda, &b->v->cuda);
 	/* no driver to go by: the least a driver must do comes before the release */
 	if (!p->has_driver && c)
@@ -386,13 +392,16 @@ static int judge(const gpuenv_kb_t *kb, const gpuenv_kb_pick_req_t *req,
 }
 
 static int pick_among(const gpuenv_kb_t *kb, const gpuenv_kb_pick_req_t *req,
-	const gpuenv_kb_target_t *ts, size_t nt, gpuenv_arena_t *arena, struct cand *best)
+	gpuenv_kb_pick_allow_fn allow, void *allow_arg, const gpuenv_kb_target_t *ts, size_t nt,
+	gpuenv_arena_t *arena, struct cand *best)
 {
 	struct pickctx p;
 	bool found = false;
 
 	memset(&p, 0, sizeof(p));
 	p.req = req;
+	p.allow = allow;
+	p.allow_arg = allow_arg;
 	if (req->current) {
 		gpuenv_str_t head;
 		gpuenv_str_split(gpuenv_str(req->current), '+', &head);
@@ -409,6 +418,11 @@ static int pick_among(const gpuenv_kb_t *kb, const gpuenv_kb_pick_req_t *req,
 			continue;
 		if (cls != 0 && !python_ok(kb, v, req->python))
 			continue;
+		if (p.allow && !p.allow(p.allow_arg, v))
+			continue;
+		/* a fresh pick (no torch in use to start from) takes stable builds */
+		if (!req->current && !gpuenv_str_eq_cstr(v->channel, "stable"))
+			continue;
 		if ((r = judge(kb, req, ts, nt, v, arena, &c)) < 0)
 			return r;
 		if (r && (!found || better(&p, &c, best))) {
@@ -422,13 +436,20 @@ static int pick_among(const gpuenv_kb_t *kb, const gpuenv_kb_pick_req_t *req,
 int gpuenv_kb_torch_pick(const gpuenv_kb_t *kb, const gpuenv_kb_pick_req_t *req,
 	gpuenv_arena_t *arena, gpuenv_kb_pick_t *out)
 {
+	return gpuenv_kb_torch_pick_among(kb, req, NULL, NULL, arena, out);
+}
+
+int gpuenv_kb_torch_pick_among(const gpuenv_kb_t *kb, const gpuenv_kb_pick_req_t *req,
+	gpuenv_kb_pick_allow_fn allow, void *allow_arg, gpuenv_arena_t *arena,
+	gpuenv_kb_pick_t *out)
+{
 	struct cand best;
 	gpuenv_kb_target_t *bare;
 	bool driver = false;
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	if ((r = pick_among(kb, req, req->targets, req->n_targets, arena, &best)) < 0)
+	if ((r = pick_among(kb, req, allow, allow_arg, req->targets, req->n_targets, arena, &best)) < 0)
 		return gpuenv_oom(kb->ctx, "choosing a torch build");
 	if (r) {
 		out->variant = best.v;
@@ -453,7 +474,7 @@ int gpuenv_kb_torch_pick(const gpuenv_kb_t *kb, const gpuenv_kb_pick_req_t *req,
 		memset(&bare[i].driver_cuda, 0, sizeof(bare[i].driver_cuda));
 		memset(&bare[i].compat_cuda, 0, sizeof(bare[i].compat_cuda));
 	}
-	if ((r = pick_among(kb, req, bare, req->n_targets, arena, &best)) < 0)
+	if ((r = pick_among(kb, req, allow, allow_arg, bare, req->n_targets, arena, &best)) < 0)
 		return gpuenv_oom(kb->ctx, "choosing a torch build");
 	if (!r)
 		return 0;

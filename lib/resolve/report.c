@@ -295,7 +295,9 @@ static int and_str(rep_t *rp, uint32_t a, uint32_t b, gpuenv_buf_t *m)
 		rp->named[rp->s->pkgs[y->dep_to].base] = true;
 		if ((r = depender_str(rp, x, m)))
 			return r;
-		return gpuenv_buf_printf(m, " depends on both %s and %s", x->dep_text, y->dep_text);
+		bool swap = strcmp(x->dep_text, y->dep_text) > 0;
+		return gpuenv_buf_printf(m, " depends on both %s and %s", swap ? y->dep_text : x->dep_text,
+			swap ? x->dep_text : y->dep_text);
 	}
 	r = cite(rp, a, m);
 	r = r ? r : gpuenv_buf_puts(m, " and ");

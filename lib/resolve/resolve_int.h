@@ -63,7 +63,7 @@ typedef struct rs_pkg {
 	/* the partial solution */
 	int32_t last;	  /* newest assignment of this package, -1 */
 	int32_t decision; /* the chosen candidate, -1 */
-	/* incompatibilities that name this package */
+	/* incompatibilities that name this package: (id, its term index) */
 	uint32_t *incs;
 	uint32_t nincs, capincs;
 	/* dependencies already added, per candidate: first incompatibility
@@ -106,6 +106,7 @@ typedef struct rs_solver {
 	rs_asg_t *asg;
 	uint32_t nasg, capasg;
 	uint32_t level;
+	uint32_t fresh; /* incompatibilities from here on not propagated yet */
 
 	rs_root_spec_t *rootspecs;
 	size_t nrootspecs;
@@ -123,6 +124,106 @@ static inline uint32_t rs_words(uint32_t n)
 {
 	return (n + 63) / 64;
 }
+
+/* ---- set and term algebra (over one package's nw words) ----------------
+ * Sets keep the bits past the universe clear.  A positive term (p, S):
+ * "p is selected with a version in S"; a negative one: "p is not selected
+ * with a version in S" (p absent is fine). */
+static inline bool rs_set_empty(const rs_word_t *a, uint32_t nw)
+{
+	for (uint32_t i = 0; i < nw; i++)
+		if (a[i])
+			return false;
+	return true;
+}
+
+static inline bool rs_set_subset(const rs_word_t *a, const rs_word_t *b, uint32_t nw)
+{
+	for (uint32_t i = 0; i < nw; i++)
+		if (a[i] & ~b[i])
+			return false;
+	return true;
+}
+
+static inline bool rs_set_disjoint(const rs_word_t *a, const rs_word_t *b, uint32_t nw)
+{
+	for (uint32_t i = 0; i < nw; i++)
+		if (a[i] & b[i])
+			return false;
+	return true;
+}
+
+static inline uint32_t rs_set_count(const rs_word_t *a, uint32_t nw)
+{
+	uint32_t c = 0;
+	for (uint32_t i = 0; i < nw; i++)
+		c += (uint32_t)__builtin_popcountll(a[i]);
+	return c;
+}
+
+static inline int32_t rs_set_first(const rs_word_t *a, uint32_t nw)
+{
+	for (uint32_t i = 0; i < nw; i++)
+		if (a[i])
+			return (int32_t)(i * 64 + (uint32_t)__builtin_ctzll(a[i]));
+	return -1;
+}
+
+static inline void rs_set_bit(rs_word_t *a, uint32_t i)
+{
+	a[i / 64] |= (rs_word_t)1 << (i % 64);
+}
+
+/* Intersection of two terms of one package into (out_pos, out). */
+static inline void rs_term_and(bool ap, const rs_word_t *a, bool bp, const rs_word_t *b, uint32_t nw,
+	bool *out_pos, rs_word_t *out)
+{
+	for (uint32_t i = 0; i < nw; i++) {
+		if (ap && bp)
+			out[i] = a[i] & b[i];
+		else if (ap)
+			out[i] = a[i] & ~b[i];
+		else if (bp)
+			out[i] = b[i] & ~a[i];
+		else
+			out[i] = a[i] | b[i];
+	}
+	*out_pos = ap || bp;
+}
+
+/* Union of two terms: the complement of the intersection of complements. */
+static inline void rs_term_or(bool ap, const rs_word_t *a, bool bp, const rs_word_t *b, uint32_t nw,
+	bool *out_pos, rs_word_t *out)
+{
+	bool np;
+	rs_term_and(!ap, a, !bp, b, nw, &np, out);
+	*out_pos = !np;
+}
+
+/* Term s implies term t (s is a subset of t). */
+static inline bool rs_term_subset(bool sp, const rs_word_t *s, bool tp, const rs_word_t *t, uint32_t nw)
+{
+	if (sp && tp)
+		return rs_set_subset(s, t, nw);
+	if (sp)
+		return rs_set_disjoint(s, t, nw);
+	if (tp)
+		return false;
+	return rs_set_subset(t, s, nw);
+}
+
+/* Terms s and t cannot both hold. */
+static inline bool rs_term_disjoint(bool sp, const rs_word_t *s, bool tp, const rs_word_t *t, uint32_t nw)
+{
+	if (sp && tp)
+		return rs_set_disjoint(s, t, nw);
+	if (sp)
+		return rs_set_subset(s, t, nw);
+	if (tp)
+		return rs_set_subset(t, s, nw);
+	return false;
+}
+
 
 /* The explanation of a failure whose root incompatibility is inc, written
  * into s->out; NULL when out of memory (ctx->err set). */

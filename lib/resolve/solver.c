@@ -38,101 +38,6 @@ static rs_word_t *set_dup(rs_solver_t *s, const rs_word_t *a, uint32_t nw)
 	return r;
 }
 
-static bool set_empty(const rs_word_t *a, uint32_t nw)
-{
-	for (uint32_t i = 0; i < nw; i++)
-		if (a[i])
-			return false;
-	return true;
-}
-
-static bool set_subset(const rs_word_t *a, const rs_word_t *b, uint32_t nw)
-{
-	for (uint32_t i = 0; i < nw; i++)
-		if (a[i] & ~b[i])
-			return false;
-	return true;
-}
-
-static bool set_disjoint(const rs_word_t *a, const rs_word_t *b, uint32_t nw)
-{
-	for (uint32_t i = 0; i < nw; i++)
-		if (a[i] & b[i])
-			return false;
-	return true;
-}
-
-static uint32_t set_count(const rs_word_t *a, uint32_t nw)
-{
-	uint32_t c = 0;
-	for (uint32_t i = 0; i < nw; i++)
-		c += (uint32_t)__builtin_popcountll(a[i]);
-	return c;
-}
-
-static int32_t set_first(const rs_word_t *a, uint32_t nw)
-{
-	for (uint32_t i = 0; i < nw; i++)
-		if (a[i])
-			return (int32_t)(i * 64 + (uint32_t)__builtin_ctzll(a[i]));
-	return -1;
-}
-
-static inline void set_bit(rs_word_t *a, uint32_t i)
-{
-	a[i / 64] |= (rs_word_t)1 << (i % 64);
-}
-
-/* Intersection of two terms of one package into (out_pos, out). */
-static void term_and(bool ap, const rs_word_t *a, bool bp, const rs_word_t *b, uint32_t nw,
-	bool *out_pos, rs_word_t *out)
-{
-	for (uint32_t i = 0; i < nw; i++) {
-		if (ap && bp)
-			out[i] = a[i] & b[i];
-		else if (ap)
-			out[i] = a[i] & ~b[i];
-		else if (bp)
-			out[i] = b[i] & ~a[i];
-		else
-			out[i] = a[i] | b[i];
-	}
-	*out_pos = ap || bp;
-}
-
-/* Union of two terms: the complement of the intersection of complements. */
-static void term_or(bool ap, const rs_word_t *a, bool bp, const rs_word_t *b, uint32_t nw,
-	bool *out_pos, rs_word_t *out)
-{
-	bool np;
-	term_and(!ap, a, !bp, b, nw, &np, out);
-	*out_pos = !np;
-}
-
-/* Term s implies term t (s is a subset of t). */
-static bool term_subset(bool sp, const rs_word_t *s, bool tp, const rs_word_t *t, uint32_t nw)
-{
-	if (sp && tp)
-		return set_subset(s, t, nw);
-	if (sp)
-		return set_disjoint(s, t, nw);
-	if (tp)
-		return false;
-	return set_subset(t, s, nw);
-}
-
-/* Terms s and t cannot both hold. */
-static bool term_disjoint(bool sp, const rs_word_t *s, bool tp, const rs_word_t *t, uint32_t nw)
-{
-	if (sp && tp)
-		return set_disjoint(s, t, nw);
-	if (sp)
-		return set_subset(s, t, nw);
-	if (tp)
-		return set_subset(t, s, nw);
-	return false;
-}
-
 /* The package's current intersection: NULL set means no assignment yet
  * (every version, or absent). */
 static void pkg_acc(const rs_solver_t *s, uint32_t p, bool *pos, const rs_word_t **set)
@@ -422,18 +327,20 @@ static int inc_new(rs_solver_t *s, uint32_t *out)
 	return 0;
 }
 
-static int watch(rs_solver_t *s, uint32_t p, uint32_t inc)
+static int watch(rs_solver_t *s, uint32_t p, uint32_t inc, uint32_t term)
 {
 	rs_pkg_t *k = &s->pkgs[p];
 	if (k->nincs == k->capincs) {
 		uint32_t ncap = k->capincs ? k->capincs * 2 : 8;
-		uint32_t *n = gpuenv_realloc(s->ctx, k->incs, ncap * sizeof(uint32_t));
+		uint32_t *n = gpuenv_realloc(s->ctx, k->incs, 2 * (size_t)ncap * sizeof(uint32_t));
 		if (!n)
 			return oom(s);
 		k->incs = n;
 		k->capincs = ncap;
 	}
-	k->incs[k->nincs++] = inc;
+	k->incs[2 * k->nincs] = inc;
+	k->incs[2 * k->nincs + 1] = term;
+	k->nincs++;
 	return 0;
 }
 
@@ -442,7 +349,7 @@ static int watch(rs_solver_t *s, uint32_t p, uint32_t inc)
 static int inc_activate(rs_solver_t *s, uint32_t id)
 {
 	for (uint32_t i = 0; i < s->incs[id].nterms; i++) {
-		int r = watch(s, s->incs[id].terms[i].pkg, id);
+		int r = watch(s, s->incs[id].terms[i].pkg, id, i);
 		if (r)
 			return r;
 	}
@@ -469,7 +376,7 @@ static int tlist_add(rs_solver_t *s, tlist_t *l, uint32_t pkg, bool pos, const r
 	for (uint32_t i = 0; i < l->n; i++)
 		if (l->v[i].pkg == pkg) {
 			bool np;
-			term_and(l->v[i].pos, l->v[i].set, pos, set, nw, &np, l->v[i].set);
+			rs_term_and(l->v[i].pos, l->v[i].set, pos, set, nw, &np, l->v[i].set);
 			l->v[i].pos = np;
 			return 0;
 		}
@@ -498,7 +405,7 @@ static int tlist_store(rs_solver_t *s, tlist_t *l, uint32_t id, bool *never)
 	uint32_t k = 0;
 	*never = false;
 	for (uint32_t i = 0; i < l->n; i++) {
-		bool empty = set_empty(l->v[i].set, s->pkgs[l->v[i].pkg].nwords);
+		bool empty = rs_set_empty(l->v[i].set, s->pkgs[l->v[i].pkg].nwords);
 		if (empty && !l->v[i].pos)
 			continue;
 		if (empty && l->v[i].pos)
@@ -552,7 +459,7 @@ static int assign(rs_solver_t *s, uint32_t pkg, bool pos, const rs_word_t *set, 
 		return oom(s);
 	pkg_acc(s, pkg, &ap, &acc);
 	if (acc)
-		term_and(ap, acc, pos, set, nw, &a->acc_pos, a->acc);
+		rs_term_and(ap, acc, pos, set, nw, &a->acc_pos, a->acc);
 	else {
 		memcpy(a->acc, set, nw * sizeof(rs_word_t));
 		a->acc_pos = pos;
@@ -589,22 +496,20 @@ static int relation(const rs_solver_t *s, uint32_t id, uint32_t *which)
 		if (!acc) {
 			/* nothing known: a positive term is open; a negative one
 			 * (never empty here) too */
-			if (res == REL_SAT) {
-				res = REL_ALMOST;
-				*which = i;
-			} else
-				res = REL_INCONCL;
-			continue;
-		}
-		if (term_subset(ap, acc, t->pos, t->set, nw))
-			continue;
-		if (term_disjoint(ap, acc, t->pos, t->set, nw))
-			return REL_CONTRA;
-		if (res == REL_SAT) {
+			if (res != REL_SAT)
+				return REL_INCONCL;
 			res = REL_ALMOST;
 			*which = i;
-		} else
-			res = REL_INCONCL;
+			continue;
+		}
+		if (rs_term_subset(ap, acc, t->pos, t->set, nw))
+			continue;
+		if (rs_term_disjoint(ap, acc, t->pos, t->set, nw))
+			return REL_CONTRA;
+		if (res != REL_SAT)
+			return REL_INCONCL;
+		res = REL_ALMOST;
+		*which = i;
 	}
 	return res;
 }
@@ -622,7 +527,7 @@ static int32_t first_satisfying(rs_solver_t *s, uint32_t pkg, const rs_term_t *t
 	uint32_t n = 0, cap = 64;
 	int32_t found = -1;
 
-	if (extra && term_subset(xpos, extra, t->pos, t->set, nw))
+	if (extra && rs_term_subset(xpos, extra, t->pos, t->set, nw))
 		return -1;
 	for (int32_t a = s->pkgs[pkg].last; a >= 0; a = s->asg[a].prev) {
 		if (before >= 0 && a >= before)
@@ -642,10 +547,10 @@ static int32_t first_satisfying(rs_solver_t *s, uint32_t pkg, const rs_term_t *t
 		bool ok;
 		if (extra) {
 			bool p;
-			term_and(a->acc_pos, a->acc, xpos, extra, nw, &p, s->tmp);
-			ok = term_subset(p, s->tmp, t->pos, t->set, nw);
+			rs_term_and(a->acc_pos, a->acc, xpos, extra, nw, &p, s->tmp);
+			ok = rs_term_subset(p, s->tmp, t->pos, t->set, nw);
 		} else
-			ok = term_subset(a->acc_pos, a->acc, t->pos, t->set, nw);
+			ok = rs_term_subset(a->acc_pos, a->acc, t->pos, t->set, nw);
 		if (ok) {
 			found = ch[k];
 			break;
@@ -707,6 +612,10 @@ static int resolve_conflict(rs_solver_t *s, uint32_t id, uint32_t *learned)
 		uint32_t prev_level = prev >= 0 ? s->asg[prev].level : 1;
 		if (prev_level < 1)
 			prev_level = 1;
+		/* what level 0 holds follows from the root alone: resolve on
+		 * until the failure */
+		if (sa->level == 0)
+			prev_level = 0;
 		if (sa->decision || prev_level != sa->level) {
 			if (created) {
 				int r = inc_activate(s, id);
@@ -749,13 +658,13 @@ static int resolve_conflict(rs_solver_t *s, uint32_t id, uint32_t *learned)
 		if (!u)
 			return oom(s);
 		if (ct)
-			term_or(st->pos, st->set, ct->pos, ct->set, nw, &upos, u);
+			rs_term_or(st->pos, st->set, ct->pos, ct->set, nw, &upos, u);
 		else {
 			memcpy(u, st->set, nw * sizeof(rs_word_t));
 			upos = st->pos;
 		}
 		/* a union that covers everything (negative, empty) drops out */
-		if (upos || !set_empty(u, nw))
+		if (upos || !rs_set_empty(u, nw))
 			if ((r = tlist_add(s, &l, spkg, upos, u)))
 				return r;
 		if ((r = inc_new(s, &nid)))
@@ -780,9 +689,26 @@ static int derive(rs_solver_t *s, uint32_t id, uint32_t which)
 	return assign(s, t->pkg, !t->pos, t->set, false, id);
 }
 
-static int propagate(rs_solver_t *s, uint32_t start, uint32_t *failure)
+/* Does the package's current intersection imply term ti of incompatibility
+ * id?  Only then can a change of the package make id unit or satisfied. */
+static bool term_now_satisfied(const rs_solver_t *s, uint32_t id, uint32_t ti, uint32_t p)
 {
-	uint32_t *stack = NULL, n = 0, cap = 0;
+	const rs_term_t *t = &s->incs[id].terms[ti];
+	bool ap;
+	const rs_word_t *acc;
+
+	pkg_acc(s, p, &ap, &acc);
+	return acc && rs_term_subset(ap, acc, t->pos, t->set, s->pkgs[p].nwords);
+}
+
+/* Unit propagation from package start (and first from incompatibility
+ * first, when not UINT32_MAX).  Incompatibilities older than the last
+ * propagation are looked at only when the changed package's term in them
+ * is satisfied: no other change can make one unit or satisfied, and the
+ * watch lists hold hundreds of dependency edges per package. */
+static int propagate(rs_solver_t *s, uint32_t start, uint32_t first, uint32_t *failure)
+{
+	uint32_t *stack = NULL, n = 0, cap = 0, fresh = s->fresh;
 	int r = 0;
 
 #define PUSH(p)                                                                           \
@@ -808,10 +734,20 @@ static int propagate(rs_solver_t *s, uint32_t start, uint32_t *failure)
 	s->stamp++;
 	PUSH(start);
 	while (n) {
-		uint32_t p = stack[--n];
-		s->pkgs[p].stamp = 0;
-		for (uint32_t k = s->pkgs[p].nincs; k-- > 0;) {
-			uint32_t id = s->pkgs[p].incs[k], which = 0;
+		uint32_t p = stack[n - 1], k = s->pkgs[p].nincs;
+		if (first == UINT32_MAX) {
+			n--;
+			s->pkgs[p].stamp = 0;
+		}
+		while (k-- > 0) {
+			uint32_t id = s->pkgs[p].incs[2 * k], which = 0;
+			if (first != UINT32_MAX) {
+				id = first;
+				k = 0;
+			} else if (id < fresh &&
+				   !term_now_satisfied(s, id, s->pkgs[p].incs[2 * k + 1], p))
+				continue;
+			first = UINT32_MAX;
 			int rel = relation(s, id, &which);
 			if (rel == REL_SAT) {
 				uint32_t learned;
@@ -844,6 +780,7 @@ static int propagate(rs_solver_t *s, uint32_t start, uint32_t *failure)
 out:
 	while (n)
 		s->pkgs[stack[--n]].stamp = 0;
+	s->fresh = s->nincs;
 	return r;
 #undef PUSH
 }
@@ -878,7 +815,7 @@ static int add_dep(rs_solver_t *s, uint32_t from, uint32_t ver, uint32_t to, con
 	const char *text, const char *spec_text)
 {
 	rs_pkg_t *f = &s->pkgs[from], *t = &s->pkgs[to];
-	uint32_t id, a, b;
+	uint32_t id = 0, a = 0, b = 0;
 	tlist_t l;
 	bool never;
 	int r;
@@ -886,11 +823,11 @@ static int add_dep(rs_solver_t *s, uint32_t from, uint32_t ver, uint32_t to, con
 
 	if (!fv)
 		return oom(s);
-	set_bit(fv, ver);
+	rs_set_bit(fv, ver);
 	tlist_init(&l);
 	if ((r = tlist_add(s, &l, from, true, fv)))
 		return r;
-	if (set_empty(set, t->nwords)) {
+	if (rs_set_empty(set, t->nwords)) {
 		/* nothing can satisfy it: two text-only causes */
 		if ((r = inc_new(s, &a)) || (r = tlist_store(s, &l, a, &never)))
 			return r;
@@ -969,7 +906,7 @@ static int add_requirement(rs_solver_t *s, uint32_t from, uint32_t ver,
 			const gpuenv_candidate_t *c = t->cand[i];
 			if (rq->url.len || gpuenv_specset_contains_ex(&rq->spec, gpuenv_str(c->version),
 						   &c->v, GPUENV_PRERELEASES_YES, false))
-				set_bit(set, i);
+				rs_set_bit(set, i);
 		}
 		const char *spec_text = "";
 		const char *text = dep_text(s, name, ex, rq->url.len ? NULL : &rq->spec, &spec_text);
@@ -1051,7 +988,7 @@ static int add_deps(rs_solver_t *s, uint32_t p, uint32_t ver, uint32_t *first, u
 			rs_word_t *one = set_new(s, b->nwords);
 			if (!one)
 				return oom(s);
-			set_bit(one, ver);
+			rs_set_bit(one, ver);
 			const char *text = gpuenv_arena_printf(&s->mem, "%s ==%s", b->name,
 				c->version).ptr;
 			if (!text)
@@ -1113,7 +1050,7 @@ static int32_t pick(const rs_solver_t *s)
 		const rs_pkg_t *k = &s->pkgs[p];
 		if (k->decision >= 0 || k->last < 0 || !s->asg[k->last].acc_pos)
 			continue;
-		uint32_t c = set_count(s->asg[k->last].acc, k->nwords);
+		uint32_t c = rs_set_count(s->asg[k->last].acc, k->nwords);
 		if (best < 0 || c < bestn) {
 			best = (int32_t)p;
 			bestn = c;
@@ -1124,7 +1061,7 @@ static int32_t pick(const rs_solver_t *s)
 
 static int solve(rs_solver_t *s, uint32_t *failure)
 {
-	uint32_t id, next = RS_ROOT, first, count;
+	uint32_t id, next = RS_ROOT, first, count, first_inc = UINT32_MAX;
 	int r;
 	tlist_t l;
 	bool never;
@@ -1137,13 +1074,13 @@ static int solve(rs_solver_t *s, uint32_t *failure)
 		return r;
 	s->incs[id].kind = RS_INC_ROOT;
 	for (;;) {
-		if ((r = propagate(s, next, failure)))
+		if ((r = propagate(s, next, first_inc, failure)))
 			return r;
 		int32_t p = pick(s);
 		if (p < 0)
 			return 0;
 		rs_pkg_t *k = &s->pkgs[p];
-		int32_t ver = set_first(s->asg[k->last].acc, k->nwords);
+		int32_t ver = rs_set_first(s->asg[k->last].acc, k->nwords);
 		if (ver < 0)
 			return gpuenv_fail(s->ctx, -EINVAL, NULL, 0, 0,
 				"resolver: empty positive term (a bug)");
@@ -1151,8 +1088,8 @@ static int solve(rs_solver_t *s, uint32_t *failure)
 			return r;
 		k = &s->pkgs[p];
 		/* decide unless one of its dependencies would be violated at once */
-		bool conflict = false;
-		for (uint32_t i = first; i < first + count && !conflict; i++) {
+		uint32_t unit = UINT32_MAX;
+		for (uint32_t i = first; i < first + count && unit == UINT32_MAX; i++) {
 			uint32_t which;
 			const rs_inc_t *inc = &s->incs[i];
 			if (inc->kind != RS_INC_DEP && inc->kind != RS_INC_DERIVED)
@@ -1160,15 +1097,14 @@ static int solve(rs_solver_t *s, uint32_t *failure)
 			if (inc->nterms == 0 || !inc->terms)
 				continue;
 			int rel = relation(s, i, &which);
-			if (rel == REL_SAT ||
-				(rel == REL_ALMOST && inc->terms[which].pkg == (uint32_t)p))
-				conflict = true;
+			if (rel == REL_SAT || rel == REL_ALMOST)
+				unit = i; /* propagate it instead of deciding */
 		}
-		if (!conflict) {
+		if (unit == UINT32_MAX) {
 			rs_word_t *v = set_new(s, k->nwords);
 			if (!v)
 				return oom(s);
-			set_bit(v, (uint32_t)ver);
+			rs_set_bit(v, (uint32_t)ver);
 			s->level++;
 			s->decisions++;
 			if ((r = assign(s, (uint32_t)p, true, v, true, 0)))
@@ -1176,6 +1112,7 @@ static int solve(rs_solver_t *s, uint32_t *failure)
 			s->pkgs[p].decision = ver;
 		}
 		next = (uint32_t)p;
+		first_inc = unit;
 	}
 }
 

@@ -8,7 +8,9 @@ FILE --json` (the in-memory provider: no index, no wheels) and compared with
 its [expected] table: satisfiable, and when expected.packages is given, the
 exact set of name==version pairs.  One line per scenario,
     PASS name | FAIL name: reason | SKIP name: reason
-then `N passed, M failed, K skipped`.  Skipped: `universal = true` scenarios
+then `N passed, M failed, K skipped`.  A file NAME.explanation beside a
+scenario holds its expected explanation, compared exactly (gpuenv's own
+fixtures in tests/fixtures/resolve).  Skipped: `universal = true` scenarios
 (gpuenv locks per target, never universally) and files in a format gpuenv
 does not read (JSON, YAML).  With --min-pass, the exit status is 1 when
 fewer than PCT percent of the scenarios that are not universal pass (a
@@ -67,6 +69,13 @@ def check(gpuenv, path):
             return "FAIL", name, f"expected no solution, got {pins}"
         first = (got.get("explanation") or "").splitlines()
         return "FAIL", name, "expected a solution, got none: " + (first[0] if first else "")
+    golden = os.path.splitext(path)[0] + ".explanation"
+    if os.path.exists(golden):
+        with open(golden, encoding="utf-8") as f:
+            want_text = f.read().rstrip("\n")
+        have_text = got.get("explanation") or ""
+        if have_text != want_text:
+            return "FAIL", name, f"explanation differs from {os.path.basename(golden)}:\n{have_text}"
     if "packages" in exp and got["satisfiable"]:
         want = {norm(k): v for k, v in exp["packages"].items()}
         have = got["packages"]

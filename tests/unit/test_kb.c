@@ -684,6 +684,19 @@ static void test_torch_pick(void **state)
 	/* the same question asked twice gets the same answer */
 	w = pick1("RTX 5090", NULL, NULL, false, &pk);
 	assert_ptr_equal(v, w);
+	/* a build the driver runs by itself before minor-version compatibility,
+	 * whatever the release: T4 on 525 (CUDA 12.0) gets a CUDA 11.8 build */
+	v = pick1("T4", "525.85.12", NULL, false, &pk);
+	assert_true(str_is(v->tag, "cu118"));
+	assert_int_equal(pk.runs, GPUENV_KB_RUNS_GA);
+	/* a fresh pick takes stable builds only */
+	static const char *const gpus[] = { "RTX 5090", "H200", "A100", "T4", "L4", "V100" };
+	static const char *const drivers[] = { "580.159.04", "570.133.07", "560.35.03", "535.104.05", "525.85.12" };
+	for (size_t g = 0; g < sizeof(gpus) / sizeof(gpus[0]); g++)
+		for (size_t d = 0; d < sizeof(drivers) / sizeof(drivers[0]); d++) {
+			v = pick1(gpus[g], drivers[d], NULL, false, &pk);
+			assert_true(!v || str_is(v->channel, "stable"));
+		}
 }
 
 static void test_torch_lookup(void **state)

@@ -1,0 +1,1174 @@
+/* pyproject.toml: [project] (PEP 621), [dependency-groups] (PEP 735) and
+ * Poetry's tables as Poetry users write them, read through the TOML
+ * parser's document model so that every error has file:line:col.
+ *
+ * Both styles may meet in one file (Poetry 2 projects do): [project]
+ * dependencies come first, and a [tool.poetry.dependencies] entry of the
+ * same name refines it (its source, allow-prereleases) as Poetry 2 does;
+ * other Poetry entries are added.  [tool.gpuenv] is read by targets.c. */
+#include "manifest_int.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpuenv/fs.h"
+#include "gpuenv/hash.h"
+#include "gpuenv/index.h" /* the sources are gpuenv_index_source_t */
+
+#define PYPI_URL "https://pypi.org/simple/"
+
+/* ---- helpers shared by the module ----------------------------------------- */
+
+int mf_err(mf_load_t *L, int code, unsigned line, unsigned col, const char *fmt, ...)
+{
+	char msg[sizeof(L->ctx->err.msg)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return gpuenv_fail(L->ctx, code, L->file, line, col, "%s", msg);
+}
+
+int mf_cstr(mf_load_t *L, const gpuenv_toml_value_t *v, const char *what, const char **out)
+{
+	int r = gpuenv_toml_expect(L->doc, v, GPUENV_TOML_STRING, what);
+
+	if (r)
+		return r;
+	if (v->u.str.len > MF_MAX_STR)
+		return mf_err(L, GPUENV_ETOOBIG, v->line, v->col, "'%s' is %zu bytes long (at most %d)",
+			what, v->u.str.len, MF_MAX_STR);
+	if (memchr(v->u.str.ptr, '\0', v->u.str.len))
+		return mf_err(L, GPUENV_ESYNTAX, v->line, v->col, "'%s' holds a NUL character", what);
+	*out = gpuenv_arena_strndup(L->arena, v->u.str.ptr, v->u.str.len);
+	return *out ? 0 : gpuenv_oom(L->ctx, "the manifest");
+}
+
+int mf_strs(mf_load_t *L, const gpuenv_toml_value_t *v, const char *what, const char ***out, size_t *n)
+{
+	int r = gpuenv_toml_expect(L->doc, v, GPUENV_TOML_ARRAY, what);
+	const char **a;
+
+	if (r)
+		return r;
+	a = gpuenv_arena_calloc(L->arena, v->u.arr->len + 1, sizeof(*a));
+	if (!a)
+		return gpuenv_oom(L->ctx, "the manifest");
+	for (uint32_t i = 0; i < v->u.arr->len; i++)
+		if ((r = mf_cstr(L, v->u.arr->items[i], what, &a[i])))
+			return r;
+	*out = a;
+	*n = v->u.arr->len;
+	return 0;
+}
+
+const char *mf_norm(mf_load_t *L, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	char *o = s ? gpuenv_arena_alloc(L->arena, n + 1) : NULL;
+
+	if (!o) {
+		gpuenv_oom(L->ctx, "the manifest");
+		return NULL;
+	}
+	gpuenv_name_normalize_to(gpuenv_str_n(s, n), o, n + 1);
+	return o;
+}
+
+void *mf_grow(mf_load_t *L, void *arr, size_t *cap, size_t n, size_t size, size_t max, const char *what)
+{
+	void *na;
+	size_t nc;
+
+	if (n < *cap)
+		return arr;
+	if (n >= max) {
+		gpuenv_fail(L->ctx, GPUENV_ETOOBIG, L->file, 0, 0, "more than %zu %s", max, what);
+		return NULL;
+	}
+	nc = *cap ? *cap * 2 : 8;
+	if (nc > max)
+		nc = max;
+	na = gpuenv_arena_calloc(L->arena, nc, size);
+	if (!na) {
+		gpuenv_oom(L->ctx, "the manifest");
+		return NULL;
+	}
+	if (n)
+		memcpy(na, arr, n * size);
+	*cap = nc;
+	return na;
+}
+
+void mf_list_add(char *list, size_t size, size_t *len, const char *name, bool quote)
+{
+	int w;
+
+	if (*len >= size)
+		return;
+	if (!*len)
+		list[0] = '\0';
+	w = snprintf(list + *len, size - *len, "%s%s%s%s", *len ? ", " : "", quote ? "'" : "", name,
+		quote ? "'" : "");
+	if (w < 0 || (size_t)w >= size - *len) {
+		list[*len] = '\0'; /* a name that does not fit is left out */
+		*len = size;
+		return;
+	}
+	*len += (size_t)w;
+}
+
+int mf_check_keys(mf_load_t *L, const gpuenv_toml_table_t *t, const char *const *known, const char *where)
+{
+	for (uint32_t i = 0; i < t->len; i++) {
+		const gpuenv_toml_kv_t *kv = t->items[i];
+		const char *best = NULL;
+		size_t bestd = SIZE_MAX;
+		char key[96];
+		bool ok = false;
+		snprintf(key, sizeof(key), "%.*s", (int)(kv->key.len > 80 ? 80 : kv->key.len), kv->key.ptr);
+		for (size_t k = 0; known[k]; k++) {
+			size_t d;
+			if (gpuenv_str_eq_cstr(kv->key, known[k])) {
+				ok = true;
+				break;
+			}
+			d = gpuenv_edit_distance(key, known[k]);
+			if (d < bestd) {
+				bestd = d;
+				best = known[k];
+			}
+		}
+		if (ok)
+			continue;
+		mf_err(L, GPUENV_ENOTFOUND, kv->line, kv->col, "%s: unknown key '%s'", where, key);
+		if (best && bestd <= 1 + strlen(key) / 3)
+			return gpuenv_hint(L->ctx, "did you mean '%s'?", best);
+		{
+			char list[200] = "";
+			size_t len = 0;
+			for (size_t k = 0; known[k]; k++)
+				mf_list_add(list, sizeof(list), &len, known[k], false);
+			return gpuenv_hint(L->ctx, "the keys there: %s", list);
+		}
+	}
+	return 0;
+}
+
+/* ---- dependencies ----------------------------------------------------------- */
+
+typedef struct depspec {
+	const char *group, *source, *extra;
+	bool optional, allow_prereleases;
+} depspec_t;
+
+/* Parse text as PEP 508 and add it; an error points into the string at
+ * (line, col) (col of its opening quote). */
+static int add_dep(mf_load_t *L, const char *text, unsigned line, unsigned col, const depspec_t *ds,
+	gpuenv_dep_t **added)
+{
+	gpuenv_dep_t *d;
+	gpuenv_requirement_t req;
+	int r;
+
+	if ((r = gpuenv_requirement_parse(L->ctx, L->arena, gpuenv_str(text), &req))) {
+		char why[sizeof(L->ctx->err.msg)];
+		unsigned at = L->ctx->err.line <= 1 && L->ctx->err.col ? L->ctx->err.col : 1;
+		if (r == -ENOMEM)
+			return r;
+		snprintf(why, sizeof(why), "%s", L->ctx->err.msg);
+		return mf_err(L, r, line, col + at, "'%s' is not a PEP 508 requirement: %s", text, why);
+	}
+	L->deps = mf_grow(L, L->deps, &L->capdeps, L->ndeps, sizeof(*L->deps), MF_MAX_DEPS, "dependencies");
+	if (!L->deps)
+		return L->ctx->err.code;
+	d = &L->deps[L->ndeps++];
+	memset(d, 0, sizeof(*d));
+	d->req = req;
+	d->name = gpuenv_arena_strndup(L->arena, req.name.ptr, req.name.len);
+	if (!d->name || !(d->name = mf_norm(L, d->name)))
+		return gpuenv_oom(L->ctx, "the manifest");
+	d->group = ds->group;
+	d->source = ds->source;
+	d->extra = ds->extra;
+	d->optional = ds->optional;
+	d->allow_prereleases = ds->allow_prereleases;
+	d->line = line;
+	d->col = col;
+	if (added)
+		*added = d;
+	return 0;
+}
+
+/* A PEP 508 string from an array (project.dependencies, a group) */
+static int pep508_list(mf_load_t *L, const gpuenv_toml_value_t *v, const char *what, const depspec_t *ds)
+{
+	int r = gpuenv_toml_expect(L->doc, v, GPUENV_TOML_ARRAY, what);
+
+	for (uint32_t i = 0; !r && i < v->u.arr->len; i++) {
+		const gpuenv_toml_value_t *e = v->u.arr->items[i];
+		const char *s;
+		if ((r = mf_cstr(L, e, what, &s)))
+			break;
+		r = add_dep(L, s, e->line, e->col, ds, NULL);
+	}
+	return r;
+}
+
+static const char *const POETRY_DEP_KEYS[] = { "version", "source", "markers", "optional", "extras",
+	"python", "platform", "allow-prereleases", "develop", "url", "git", "branch", "tag", "rev",
+	"subdirectory", "path", NULL };
+
+/* "(a) and (b)" of the markers given */
+static const char *and_markers(mf_load_t *L, const char *const *ms, size_t n)
+{
+	gpuenv_buf_t b;
+	const char *out = NULL;
+	size_t k = 0;
+
+	gpuenv_buf_init(&b, L->ctx, 0);
+	for (size_t i = 0; i < n; i++) {
+		if (!ms[i])
+			continue;
+		gpuenv_buf_printf(&b, "%s(%s)", k++ ? " and " : "", ms[i]);
+	}
+	if (k == 1 && b.data) {
+		/* one marker: as written */
+		for (size_t i = 0; i < n; i++)
+			if (ms[i])
+				out = ms[i];
+	} else if (b.data)
+		out = gpuenv_arena_strndup(L->arena, b.data, b.len);
+	else
+		out = "";
+	gpuenv_buf_free(&b);
+	return out;
+}
+
+/* A Poetry constraint at v as PEP 440 */
+static int poetry_spec(mf_load_t *L, const gpuenv_toml_value_t *v, const char *what, const char **out)
+{
+	const char *s;
+	int r;
+
+	if ((r = mf_cstr(L, v, what, &s)))
+		return r;
+	if ((r = gpuenv_manifest_poetry_constraint(L->ctx, L->arena, gpuenv_str(s), out))) {
+		char why[sizeof(L->ctx->err.msg)], hint[sizeof(L->ctx->err.hint)];
+		if (r == -ENOMEM)
+			return r;
+		snprintf(why, sizeof(why), "%s", L->ctx->err.msg);
+		snprintf(hint, sizeof(hint), "%s", L->ctx->err.hint);
+		mf_err(L, r, v->line, v->col, "%s: %s", what, why);
+		if (hint[0])
+			gpuenv_hint(L->ctx, "%s", hint);
+		return r;
+	}
+	return 0;
+}
+
+static int python_marker_at(mf_load_t *L, const gpuenv_toml_value_t *v, const char *what, const char **out)
+{
+	const char *s;
+	int r;
+
+	if ((r = mf_cstr(L, v, what, &s)))
+		return r;
+	if ((r = gpuenv_manifest_python_marker(L->ctx, L->arena, gpuenv_str(s), out))) {
+		char why[sizeof(L->ctx->err.msg)];
+		if (r == -ENOMEM)
+			return r;
+		snprintf(why, sizeof(why), "%s", L->ctx->err.msg);
+		return mf_err(L, r, v->line, v->col, "%s: %s", what, why);
+	}
+	return 0;
+}
+
+/* One Poetry dependency: "name = constraint", a table, or (inside a
+ * multiple-constraint list) one of its tables. */
+static int poetry_dep(mf_load_t *L, gpuenv_str_t key, unsigned kline, unsigned kcol,
+	const gpuenv_toml_value_t *v, const depspec_t *base, const char *where)
+{
+	depspec_t ds = *base;
+	const char *name, *spec = "", *markers[3] = { NULL, NULL, NULL }, *marker, *url = NULL;
+	const char **extras = NULL;
+	size_t nextras = 0;
+	gpuenv_buf_t text;
+	gpuenv_toml_value_t *x;
+	gpuenv_dep_t *d;
+	char what[160];
+	int r;
+
+	name = gpuenv_arena_strndup(L->arena, key.ptr, key.len);
+	if (!name)
+		return gpuenv_oom(L->ctx, "the manifest");
+	if (!gpuenv_name_is_valid(key) || memchr(key.ptr, '\0', key.len))
+		return mf_err(L, GPUENV_EREQ, kline, kcol, "%s: '%.*s' is not a valid package name", where,
+			(int)(key.len > 100 ? 100 : key.len), key.ptr);
+	snprintf(what, sizeof(what), "%s.%s", where, name);
+	if (v->type == GPUENV_TOML_STRING) {
+		if ((r = poetry_spec(L, v, what, &spec)))
+			return r;
+	} else if (v->type == GPUENV_TOML_TABLE) {
+		const gpuenv_toml_table_t *t = v->u.tab;
+		if ((r = mf_check_keys(L, t, POETRY_DEP_KEYS, what)))
+			return r;
+		static const char *const vcs[] = { "git", "path", "develop", "branch", "tag", "rev",
+			"subdirectory" };
+		for (size_t i = 0; i < sizeof(vcs) / sizeof(vcs[0]); i++) {
+			const gpuenv_toml_kv_t *kv = gpuenv_toml_find(t, gpuenv_str(vcs[i]));
+			if (kv) {
+				mf_err(L, GPUENV_EUNSUPPORTED, kv->line, kv->col,
+					"%s: '%s' dependencies are not supported by gpuenv's lock", what, vcs[i]);
+				return gpuenv_hint(L->ctx, "publish it to an index or a find-links folder, or "
+							   "use url = \"https://.../name-1.0-py3-none-any.whl\"");
+			}
+		}
+		if ((x = gpuenv_toml_get(t, "version")) && (r = poetry_spec(L, x, what, &spec)))
+			return r;
+		if ((x = gpuenv_toml_get(t, "url")) && (r = mf_cstr(L, x, "url", &url)))
+			return r;
+		if (url && x && spec[0])
+			return mf_err(L, GPUENV_EUNSUPPORTED, x->line, x->col,
+				"%s: a url dependency takes no version", what);
+		if ((x = gpuenv_toml_get(t, "source"))) {
+			if ((r = mf_cstr(L, x, "source", &ds.source)))
+				return r;
+		}
+		if ((x = gpuenv_toml_get(t, "markers")) && (r = mf_cstr(L, x, "markers", &markers[0])))
+			return r;
+		if ((x = gpuenv_toml_get(t, "python")) && (r = python_marker_at(L, x, "python", &markers[1])))
+			return r;
+		if ((x = gpuenv_toml_get(t, "platform"))) {
+			const char *p;
+			if ((r = mf_cstr(L, x, "platform", &p)))
+				return r;
+			if (strchr(p, '"') || strchr(p, '\\'))
+				return mf_err(L, GPUENV_ESYNTAX, x->line, x->col, "%s: platform '%s'", what, p);
+			markers[2] = gpuenv_arena_printf(L->arena, "sys_platform == \"%s\"", p).ptr;
+			if (!markers[2])
+				return gpuenv_oom(L->ctx, "the manifest");
+		}
+		if ((x = gpuenv_toml_get(t, "optional"))) {
+			if ((r = gpuenv_toml_expect(L->doc, x, GPUENV_TOML_BOOL, "optional")))
+				return r;
+			ds.optional = x->u.b;
+		}
+		if ((x = gpuenv_toml_get(t, "allow-prereleases"))) {
+			if ((r = gpuenv_toml_expect(L->doc, x, GPUENV_TOML_BOOL, "allow-prereleases")))
+				return r;
+			ds.allow_prereleases = x->u.b;
+		}
+		if ((x = gpuenv_toml_get(t, "extras")) && (r = mf_strs(L, x, "extras", &extras, &nextras)))
+			return r;
+	} else if (v->type == GPUENV_TOML_ARRAY) {
+		/* multiple constraints: one requirement per entry, each with its marker */
+		if (!v->u.arr->len)
+			return mf_err(L, GPUENV_ETYPE, v->line, v->col, "%s: an empty constraint list", what);
+		for (uint32_t i = 0; i < v->u.arr->len; i++) {
+			const gpuenv_toml_value_t *e = v->u.arr->items[i];
+			if (e->type != GPUENV_TOML_TABLE)
+				return mf_err(L, GPUENV_ETYPE, e->line, e->col,
+					"%s: each entry of a multiple-constraint list is a table "
+					"{version = \"...\", markers = \"...\"}", what);
+			if ((r = poetry_dep(L, key, e->line, e->col, e, base, where)))
+				return r;
+		}
+		return 0;
+	} else
+		return mf_err(L, GPUENV_ETYPE, v->line, v->col,
+			"'%s' must be a version constraint (string), a table or a list of tables, not %s %s",
+			what, "a", gpuenv_toml_type_name(v->type));
+	marker = and_markers(L, markers, 3);
+	if (!marker)
+		return gpuenv_oom(L->ctx, "the manifest");
+	gpuenv_buf_init(&text, L->ctx, 4 * MF_MAX_STR);
+	r = gpuenv_buf_puts(&text, name);
+	for (size_t i = 0; !r && i < nextras; i++)
+		r = gpuenv_buf_printf(&text, "%s%s%s", i ? "," : "[", extras[i], i + 1 == nextras ? "]" : "");
+	if (!r && url)
+		r = gpuenv_buf_printf(&text, " @ %s%s", url, marker[0] ? " " : "");
+	else if (!r)
+		r = gpuenv_buf_puts(&text, spec);
+	if (!r && marker[0])
+		r = gpuenv_buf_printf(&text, "; %s", marker);
+	if (r) {
+		gpuenv_buf_free(&text);
+		return gpuenv_oom(L->ctx, "the manifest");
+	}
+	r = add_dep(L, text.data, kline, kcol, &ds, &d);
+	gpuenv_buf_free(&text);
+	if (r)
+		return r;
+	if (v->type == GPUENV_TOML_TABLE && (x = gpuenv_toml_get(v->u.tab, "source"))) {
+		d->line = x->line; /* an unknown source is reported at the value */
+		d->col = x->col;
+	}
+	return 0;
+}
+
+static int poetry_dep_table(mf_load_t *L, const gpuenv_toml_value_t *v, const depspec_t *ds,
+	const char *where, bool main_deps)
+{
+	int r = gpuenv_toml_expect(L->doc, v, GPUENV_TOML_TABLE, where);
+
+	for (uint32_t i = 0; !r && i < v->u.tab->len; i++) {
+		const gpuenv_toml_kv_t *kv = v->u.tab->items[i];
+		if (main_deps && gpuenv_str_eq_cstr(kv->key, "python"))
+			continue; /* the project's requires-python */
+		r = poetry_dep(L, kv->key, kv->line, kv->col, &kv->val, ds, where);
+	}
+	return r;
+}
+
+/* ---- groups and extras ------------------------------------------------------------ */
+
+static gpuenv_group_t *group_get(mf_load_t *L, const char *name, bool create)
+{
+	gpuenv_manifest_t *m = L->m;
+	gpuenv_group_t *g;
+
+	for (size_t i = 0; i < m->ngroups; i++)
+		if (!strcmp(m->groups[i].name, name))
+			return (gpuenv_group_t *)&m->groups[i];
+	if (!create)
+		return NULL;
+	L->groups = mf_grow(L, L->groups, &L->cap_groups, m->ngroups, sizeof(*L->groups), MF_MAX_GROUPS,
+		"dependency groups");
+	if (!L->groups)
+		return NULL;
+	m->groups = L->groups;
+	g = &L->groups[m->ngroups++];
+	memset(g, 0, sizeof(*g));
+	g->name = name;
+	return g;
+}
+
+/* PEP 735: [dependency-groups], include-group expanded, cycles refused */
+struct dg {
+	const gpuenv_toml_kv_t *kv;
+	const char *name;
+	int state; /* 0 not done, 1 in progress, 2 done */
+	size_t first, n; /* its deps in L->deps, once done */
+};
+
+static int dg_expand(mf_load_t *L, struct dg *g, size_t ng, size_t k, unsigned line, unsigned col)
+{
+	struct dg *me = &g[k];
+	const gpuenv_toml_value_t *v = &me->kv->val;
+	depspec_t ds = { me->name, NULL, NULL, false, false };
+	int r;
+
+	if (me->state == 2)
+		return 0;
+	if (me->state == 1)
+		return mf_err(L, GPUENV_ESYNTAX, line, col,
+			"dependency group '%s' includes itself (an include-group cycle)", me->name);
+	me->state = 1;
+	if ((r = gpuenv_toml_expect(L->doc, v, GPUENV_TOML_ARRAY, "dependency-groups")))
+		return r;
+	/* the included groups first, so that this group's deps, its own and
+	 * the copies of theirs, sit together after start */
+	for (uint32_t i = 0; i < v->u.arr->len; i++) {
+		const gpuenv_toml_value_t *e = v->u.arr->items[i], *inc;
+		const char *iname, *norm;
+		size_t j;
+		if (e->type == GPUENV_TOML_STRING)
+			continue;
+		if (e->type != GPUENV_TOML_TABLE)
+			return mf_err(L, GPUENV_ETYPE, e->line, e->col,
+				"dependency group '%s': each entry is a PEP 508 string or "
+				"{include-group = \"NAME\"}, not %s", me->name, gpuenv_toml_type_name(e->type));
+		inc = gpuenv_toml_get(e->u.tab, "include-group");
+		if (!inc || e->u.tab->len != 1)
+			return mf_err(L, GPUENV_ESYNTAX, e->line, e->col,
+				"dependency group '%s': a table entry holds include-group alone", me->name);
+		if ((r = mf_cstr(L, inc, "include-group", &iname)))
+			return r;
+		if (!(norm = mf_norm(L, iname)))
+			return -ENOMEM;
+		for (j = 0; j < ng && strcmp(g[j].name, norm); j++)
+			;
+		if (j == ng)
+			return mf_err(L, GPUENV_ENOTFOUND, inc->line, inc->col,
+				"dependency group '%s' includes '%s', which [dependency-groups] does not declare",
+				me->name, iname);
+		if ((r = dg_expand(L, g, ng, j, inc->line, inc->col)))
+			return r;
+	}
+	size_t start = L->ndeps;
+	for (uint32_t i = 0; i < v->u.arr->len; i++) {
+		const gpuenv_toml_value_t *e = v->u.arr->items[i];
+		const char *s;
+		size_t j;
+		if (e->type == GPUENV_TOML_STRING) {
+			if ((r = mf_cstr(L, e, "dependency-groups", &s)) ||
+				(r = add_dep(L, s, e->line, e->col, &ds, NULL)))
+				return r;
+			continue;
+		}
+		s = mf_norm(L, gpuenv_arena_strndup(L->arena,
+			gpuenv_toml_get(e->u.tab, "include-group")->u.str.ptr,
+			gpuenv_toml_get(e->u.tab, "include-group")->u.str.len));
+		if (!s)
+			return gpuenv_oom(L->ctx, "the manifest");
+		for (j = 0; j < ng && strcmp(g[j].name, s); j++)
+			;
+		for (size_t d = 0; d < g[j].n; d++) {
+			gpuenv_dep_t copy = L->deps[g[j].first + d];
+			copy.group = me->name;
+			L->deps = mf_grow(L, L->deps, &L->capdeps, L->ndeps, sizeof(*L->deps), MF_MAX_DEPS,
+				"dependencies");
+			if (!L->deps)
+				return L->ctx->err.code;
+			L->deps[L->ndeps++] = copy;
+		}
+	}
+	/* its deps must be contiguous: the included ones were expanded before
+	 * (they sit before start, or were copied after it) */
+	me->first = start;
+	me->n = L->ndeps - start;
+	me->state = 2;
+	return 0;
+}
+
+static int dependency_groups(mf_load_t *L, const gpuenv_toml_value_t *v)
+{
+	struct dg *g;
+	size_t ng;
+	int r;
+
+	if ((r = gpuenv_toml_expect(L->doc, v, GPUENV_TOML_TABLE, "dependency-groups")))
+		return r;
+	ng = v->u.tab->len;
+	if (ng > MF_MAX_GROUPS)
+		return mf_err(L, GPUENV_ETOOBIG, v->line, v->col, "more than %d dependency groups", MF_MAX_GROUPS);
+	g = gpuenv_arena_calloc(L->arena, ng ? ng : 1, sizeof(*g));
+	if (!g)
+		return gpuenv_oom(L->ctx, "the manifest");
+	for (size_t i = 0; i < ng; i++) {
+		gpuenv_toml_kv_t *kv = v->u.tab->items[i];
+		const char *raw = gpuenv_arena_strndup(L->arena, kv->key.ptr, kv->key.len);
+		if (!raw || !(g[i].name = mf_norm(L, raw)))
+			return gpuenv_oom(L->ctx, "the manifest");
+		if (!gpuenv_name_is_valid(kv->key))
+			return mf_err(L, GPUENV_ESYNTAX, kv->line, kv->col,
+				"'%s' is not a valid dependency group name", raw);
+		g[i].kv = kv;
+		for (size_t k = 0; k < i; k++)
+			if (!strcmp(g[k].name, g[i].name))
+				return mf_err(L, GPUENV_EDUPLICATE, kv->line, kv->col,
+					"dependency group '%s' is declared twice (names compare normalised: "
+					"'%.*s' at line %u)", raw, (int)g[k].kv->key.len, g[k].kv->key.ptr,
+					g[k].kv->line);
+	}
+	for (size_t i = 0; i < ng; i++)
+		if ((r = dg_expand(L, g, ng, i, g[i].kv->line, g[i].kv->col)))
+			return r;
+	for (size_t i = 0; i < ng; i++)
+		if (!group_get(L, g[i].name, true))
+			return L->ctx->err.code;
+	return 0;
+}
+
+static gpuenv_extra_t *extra_get(mf_load_t *L, const char *name)
+{
+	gpuenv_manifest_t *m = L->m;
+	gpuenv_extra_t *e;
+
+	for (size_t i = 0; i < m->nextras; i++)
+		if (!strcmp(m->extras[i].name, name))
+			return (gpuenv_extra_t *)&m->extras[i];
+	L->extras = mf_grow(L, L->extras, &L->cap_extras, m->nextras, sizeof(*L->extras), MF_MAX_GROUPS,
+		"extras");
+	if (!L->extras)
+		return NULL;
+	m->extras = L->extras;
+	e = &L->extras[m->nextras++];
+	memset(e, 0, sizeof(*e));
+	e->name = name;
+	return e;
+}
+
+static int extra_add_name(mf_load_t *L, gpuenv_extra_t *e, const char *name)
+{
+	const char **n;
+
+	for (size_t i = 0; i < e->nnames; i++)
+		if (!strcmp(e->names[i], name))
+			return 0;
+	n = gpuenv_arena_calloc(L->arena, e->nnames + 1, sizeof(*n));
+	if (!n)
+		return gpuenv_oom(L->ctx, "the manifest");
+	if (e->nnames)
+		memcpy(n, e->names, e->nnames * sizeof(*n));
+	n[e->nnames++] = name;
+	e->names = n;
+	return 0;
+}
+
+static int optional_dependencies(mf_load_t *L, const gpuenv_toml_value_t *v)
+{
+	int r = gpuenv_toml_expect(L->doc, v, GPUENV_TOML_TABLE, "project.optional-dependencies");
+
+	for (uint32_t i = 0; !r && i < v->u.tab->len; i++) {
+		const gpuenv_toml_kv_t *kv = v->u.tab->items[i];
+		const char *raw = gpuenv_arena_strndup(L->arena, kv->key.ptr, kv->key.len), *name;
+		gpuenv_extra_t *e;
+		size_t before = L->ndeps;
+		if (!raw || !(name = mf_norm(L, raw)))
+			return gpuenv_oom(L->ctx, "the manifest");
+		if (!(e = extra_get(L, name)))
+			return L->ctx->err.code;
+		depspec_t ds = { NULL, NULL, name, true, false };
+		if ((r = pep508_list(L, &kv->val, "project.optional-dependencies", &ds)))
+			return r;
+		for (size_t k = before; !r && k < L->ndeps; k++)
+			r = extra_add_name(L, e, L->deps[k].name);
+	}
+	return r;
+}
+
+static int poetry_extras(mf_load_t *L, const gpuenv_toml_value_t *v)
+{
+	int r = gpuenv_toml_expect(L->doc, v, GPUENV_TOML_TABLE, "tool.poetry.extras");
+
+	for (uint32_t i = 0; !r && i < v->u.tab->len; i++) {
+		const gpuenv_toml_kv_t *kv = v->u.tab->items[i];
+		const char *raw = gpuenv_arena_strndup(L->arena, kv->key.ptr, kv->key.len), *name;
+		const char **names;
+		size_t n;
+		gpuenv_extra_t *e;
+		if (!raw || !(name = mf_norm(L, raw)))
+			return gpuenv_oom(L->ctx, "the manifest");
+		if ((r = mf_strs(L, &kv->val, "tool.poetry.extras", &names, &n)))
+			return r;
+		if (!(e = extra_get(L, name)))
+			return L->ctx->err.code;
+		for (size_t k = 0; !r && k < n; k++) {
+			const char *dn = mf_norm(L, names[k]);
+			bool found = false;
+			if (!dn)
+				return -ENOMEM;
+			for (size_t d = 0; d < L->ndeps && !found; d++)
+				found = !L->deps[d].group && !strcmp(L->deps[d].name, dn);
+			if (!found) {
+				const gpuenv_toml_value_t *at = kv->val.u.arr->items[k];
+				return mf_err(L, GPUENV_ENOTFOUND, at->line, at->col,
+					"extra '%s' names '%s', which is not one of the main dependencies "
+					"([tool.poetry.dependencies] with optional = true)", raw, names[k]);
+			}
+			r = extra_add_name(L, e, dn);
+		}
+	}
+	return r;
+}
+
+/* ---- sources ------------------------------------------------------------------ */
+
+static const char *const SOURCE_KEYS[] = { "name", "url", "priority", "default", "secondary", "links",
+	"indexed", NULL };
+
+static int add_source(mf_load_t *L, const char *name, const char *url, int prio)
+{
+	gpuenv_manifest_t *m = L->m;
+
+	L->sources = mf_grow(L, L->sources, &L->cap_sources, m->nsources, sizeof(*L->sources), MF_MAX_SOURCES,
+		"sources");
+	if (!L->sources)
+		return L->ctx->err.code;
+	m->sources = L->sources;
+	L->sources[m->nsources].name = name;
+	L->sources[m->nsources].url = url;
+	L->sources[m->nsources].priority = prio;
+	L->sources[m->nsources].find_links = false;
+	m->nsources++;
+	return 0;
+}
+
+static int poetry_sources(mf_load_t *L, const gpuenv_toml_value_t *v)
+{
+	bool primary = false, pypi = false;
+	int r = gpuenv_toml_expect(L->doc, v, GPUENV_TOML_ARRAY, "tool.poetry.source");
+
+	for (uint32_t i = 0; !r && i < v->u.arr->len; i++) {
+		const gpuenv_toml_value_t *e = v->u.arr->items[i];
+		const gpuenv_toml_value_t *x;
+		const char *name, *url = NULL, *pr = NULL;
+		int prio = GPUENV_SOURCE_PRIMARY;
+		bool is_pypi;
+		if (e->type != GPUENV_TOML_TABLE)
+			return mf_err(L, GPUENV_ETYPE, e->line, e->col, "[[tool.poetry.source]] entries are tables");
+		if ((r = mf_check_keys(L, e->u.tab, SOURCE_KEYS, "[[tool.poetry.source]]")))
+			return r;
+		if (!(x = gpuenv_toml_get(e->u.tab, "name")))
+			return mf_err(L, GPUENV_ENOTFOUND, e->line, e->col,
+				"[[tool.poetry.source]] without a name");
+		if ((r = mf_cstr(L, x, "name", &name)))
+			return r;
+		is_pypi = gpuenv_str_ieq(gpuenv_str(name), gpuenv_str("pypi"));
+		for (size_t k = 0; k < L->m->nsources; k++)
+			if (gpuenv_str_ieq(gpuenv_str(L->m->sources[k].name), gpuenv_str(name)))
+				return mf_err(L, GPUENV_EDUPLICATE, x->line, x->col,
+					"source '%s' is declared twice", name);
+		if ((x = gpuenv_toml_get(e->u.tab, "url"))) {
+			if ((r = mf_cstr(L, x, "url", &url)))
+				return r;
+			if (strncmp(url, "https://", 8) && strncmp(url, "http://", 7) && strncmp(url, "file://", 7))
+				return mf_err(L, GPUENV_EUNSUPPORTED, x->line, x->col,
+					"source '%s': '%s' is not an http(s):// or file:// URL", name, url);
+		} else if (is_pypi)
+			url = PYPI_URL;
+		else
+			return mf_err(L, GPUENV_ENOTFOUND, e->line, e->col, "source '%s' has no url", name);
+		if ((x = gpuenv_toml_get(e->u.tab, "priority"))) {
+			if ((r = mf_cstr(L, x, "priority", &pr)))
+				return r;
+			if (!strcmp(pr, "primary"))
+				prio = GPUENV_SOURCE_PRIMARY;
+			else if (!strcmp(pr, "supplemental") || !strcmp(pr, "secondary"))
+				prio = GPUENV_SOURCE_SUPPLEMENTAL;
+			else if (!strcmp(pr, "explicit"))
+				prio = GPUENV_SOURCE_EXPLICIT;
+			else if (!strcmp(pr, "default"))
+				prio = GPUENV_SOURCE_DEFAULT;
+			else {
+				mf_err(L, GPUENV_EUNSUPPORTED, x->line, x->col,
+					"source '%s': unknown priority '%s'", name, pr);
+				return gpuenv_hint(L->ctx, "priority is primary, supplemental or explicit");
+			}
+		}
+		/* Poetry 1.x flags: default = true replaces PyPI, secondary = true
+		 * is asked after the others (Poetry maps it to supplemental) */
+		static const char *const flags[] = { "default", "secondary" };
+		for (int f = 0; f < 2; f++) {
+			if (!(x = gpuenv_toml_get(e->u.tab, flags[f])))
+				continue;
+			if ((r = gpuenv_toml_expect(L->doc, x, GPUENV_TOML_BOOL, flags[f])))
+				return r;
+			if (x->u.b && pr)
+				return mf_err(L, GPUENV_EDUPLICATE, x->line, x->col,
+					"source '%s': both priority and %s = true", name, flags[f]);
+			if (x->u.b)
+				prio = f ? GPUENV_SOURCE_SUPPLEMENTAL : GPUENV_SOURCE_DEFAULT;
+		}
+		primary |= prio == GPUENV_SOURCE_PRIMARY || prio == GPUENV_SOURCE_DEFAULT;
+		pypi |= is_pypi;
+		if ((r = add_source(L, name, url, prio)))
+			return r;
+	}
+	if (r)
+		return r;
+	/* Poetry's rule: PyPI is the default index until a primary source is
+	 * declared (or PyPI itself is) */
+	if (!primary && !pypi)
+		return add_source(L, "pypi", PYPI_URL, GPUENV_SOURCE_DEFAULT);
+	return 0;
+}
+
+static int check_dep_sources(mf_load_t *L)
+{
+	for (size_t i = 0; i < L->ndeps; i++) {
+		gpuenv_dep_t *d = &L->deps[i];
+		bool found = false;
+		char list[300] = "";
+		size_t len = 0;
+		if (!d->source)
+			continue;
+		for (size_t k = 0; k < L->m->nsources && !found; k++)
+			if (gpuenv_str_ieq(gpuenv_str(L->m->sources[k].name), gpuenv_str(d->source))) {
+				d->source = L->m->sources[k].name;
+				found = true;
+			}
+		if (found)
+			continue;
+		for (size_t k = 0; k < L->m->nsources; k++)
+			mf_list_add(list, sizeof(list), &len, L->m->sources[k].name, true);
+		mf_err(L, GPUENV_ENOTFOUND, d->line, d->col, "%s: unknown source '%s'", d->name, d->source);
+		return gpuenv_hint(L->ctx, "the sources declared ([[tool.poetry.source]]): %s", list);
+	}
+	return 0;
+}
+
+/* ---- the whole file ------------------------------------------------------------- */
+
+/* a [tool.poetry.dependencies] entry of a name [project] declares refines it */
+static void poetry_refines(mf_load_t *L, size_t nproject)
+{
+	size_t out = nproject;
+
+	for (size_t i = nproject; i < L->ndeps; i++) {
+		gpuenv_dep_t *d = &L->deps[i];
+		bool merged = false;
+		if (!d->group)
+			for (size_t k = 0; k < nproject && !merged; k++)
+				if (!L->deps[k].group && !L->deps[k].extra && !strcmp(L->deps[k].name, d->name)) {
+					if (d->source)
+						L->deps[k].source = d->source;
+					L->deps[k].allow_prereleases |= d->allow_prereleases;
+					merged = true;
+				}
+		if (!merged)
+			L->deps[out++] = *d;
+	}
+	L->ndeps = out;
+}
+
+static int poetry_groups(mf_load_t *L, const gpuenv_toml_value_t *v)
+{
+	int r = gpuenv_toml_expect(L->doc, v, GPUENV_TOML_TABLE, "tool.poetry.group");
+
+	for (uint32_t i = 0; !r && i < v->u.tab->len; i++) {
+		const gpuenv_toml_kv_t *kv = v->u.tab->items[i];
+		const char *raw = gpuenv_arena_strndup(L->arena, kv->key.ptr, kv->key.len), *name;
+		const gpuenv_toml_value_t *x;
+		gpuenv_group_t *g;
+		char where[160];
+		if (!raw || !(name = mf_norm(L, raw)))
+			return gpuenv_oom(L->ctx, "the manifest");
+		if ((r = gpuenv_toml_expect(L->doc, &kv->val, GPUENV_TOML_TABLE, "tool.poetry.group")))
+			return r;
+		if (!(g = group_get(L, name, true)))
+			return L->ctx->err.code;
+		if ((x = gpuenv_toml_get(kv->val.u.tab, "optional"))) {
+			if ((r = gpuenv_toml_expect(L->doc, x, GPUENV_TOML_BOOL, "optional")))
+				return r;
+			g->optional = x->u.b;
+		}
+		snprintf(where, sizeof(where), "tool.poetry.group.%s.dependencies", raw);
+		depspec_t ds = { name, NULL, NULL, false, false };
+		if ((x = gpuenv_toml_get(kv->val.u.tab, "dependencies")))
+			r = poetry_dep_table(L, x, &ds, where, false);
+	}
+	return r;
+}
+
+static int dep_cmp(const void *a, const void *b)
+{
+	const gpuenv_dep_t *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	if (c)
+		return c;
+	return x->line != y->line ? (x->line < y->line ? -1 : 1) : (x->col < y->col ? -1 : x->col > y->col);
+}
+
+/* the groups' deps from L->deps into each group (in declaration order) */
+static int finish_groups(mf_load_t *L)
+{
+	gpuenv_manifest_t *m = L->m;
+	gpuenv_dep_t *main_deps;
+	size_t nmain = 0;
+
+	for (size_t i = 0; i < m->ngroups; i++) {
+		gpuenv_group_t *g = (gpuenv_group_t *)&m->groups[i];
+		gpuenv_dep_t *d;
+		size_t n = 0;
+		for (size_t k = 0; k < L->ndeps; k++)
+			n += L->deps[k].group && !strcmp(L->deps[k].group, g->name);
+		d = gpuenv_arena_calloc(L->arena, n ? n : 1, sizeof(*d));
+		if (!d)
+			return gpuenv_oom(L->ctx, "the manifest");
+		n = 0;
+		for (size_t k = 0; k < L->ndeps; k++)
+			if (L->deps[k].group && !strcmp(L->deps[k].group, g->name)) {
+				d[n] = L->deps[k];
+				d[n++].group = g->name;
+			}
+		g->deps = d;
+		g->ndeps = n;
+	}
+	main_deps = gpuenv_arena_calloc(L->arena, L->ndeps ? L->ndeps : 1, sizeof(*main_deps));
+	if (!main_deps)
+		return gpuenv_oom(L->ctx, "the manifest");
+	for (size_t k = 0; k < L->ndeps; k++)
+		if (!L->deps[k].group)
+			main_deps[nmain++] = L->deps[k];
+	m->deps = main_deps;
+	m->ndeps = nmain;
+	return 0;
+}
+
+static int project_table(mf_load_t *L, const gpuenv_toml_value_t *pv)
+{
+	const gpuenv_toml_table_t *p;
+	const gpuenv_toml_value_t *x;
+	gpuenv_specset_t set;
+	int r;
+
+	if ((r = gpuenv_toml_expect(L->doc, pv, GPUENV_TOML_TABLE, "project")))
+		return r;
+	p = pv->u.tab;
+	if ((x = gpuenv_toml_get(p, "name")) && (r = mf_cstr(L, x, "project.name", &L->m->name)))
+		return r;
+	if ((x = gpuenv_toml_get(p, "version")) && (r = mf_cstr(L, x, "project.version", &L->m->version)))
+		return r;
+	if ((x = gpuenv_toml_get(p, "requires-python"))) {
+		if ((r = mf_cstr(L, x, "project.requires-python", &L->m->requires_python)))
+			return r;
+		if ((r = gpuenv_specset_parse(L->ctx, L->arena, gpuenv_str(L->m->requires_python), &set))) {
+			char why[sizeof(L->ctx->err.msg)];
+			if (r == -ENOMEM)
+				return r;
+			snprintf(why, sizeof(why), "%s", L->ctx->err.msg);
+			return mf_err(L, r, x->line, x->col, "project.requires-python: %s", why);
+		}
+	}
+	depspec_t ds = { NULL, NULL, NULL, false, false };
+	if ((x = gpuenv_toml_get(p, "dependencies")) &&
+		(r = pep508_list(L, x, "project.dependencies", &ds)))
+		return r;
+	if ((x = gpuenv_toml_get(p, "optional-dependencies")) && (r = optional_dependencies(L, x)))
+		return r;
+	return 0;
+}
+
+static int poetry_table(mf_load_t *L, const gpuenv_toml_value_t *tv)
+{
+	const gpuenv_toml_table_t *t;
+	const gpuenv_toml_value_t *x, *deps;
+	size_t nproject = L->ndeps;
+	int r;
+
+	if ((r = gpuenv_toml_expect(L->doc, tv, GPUENV_TOML_TABLE, "tool.poetry")))
+		return r;
+	t = tv->u.tab;
+	if (!L->m->name && (x = gpuenv_toml_get(t, "name")) && (r = mf_cstr(L, x, "tool.poetry.name", &L->m->name)))
+		return r;
+	if (!L->m->version && (x = gpuenv_toml_get(t, "version")) &&
+		(r = mf_cstr(L, x, "tool.poetry.version", &L->m->version)))
+		return r;
+	if ((deps = gpuenv_toml_get(t, "dependencies"))) {
+		depspec_t ds = { NULL, NULL, NULL, false, false };
+		if ((r = poetry_dep_table(L, deps, &ds, "tool.poetry.dependencies", true)))
+			return r;
+		if (deps->type == GPUENV_TOML_TABLE && (x = gpuenv_toml_get(deps->u.tab, "python")) &&
+			!L->m->requires_python) {
+			const char *s;
+			if ((r = poetry_spec(L, x, "tool.poetry.dependencies.python", &s)))
+				return r;
+			L->m->requires_python = s[0] ? s : NULL;
+		}
+		poetry_refines(L, nproject);
+	}
+	if ((x = gpuenv_toml_get(t, "dev-dependencies"))) {
+		const char *dev = "dev";
+		if (!group_get(L, dev, true))
+			return L->ctx->err.code;
+		depspec_t ds = { dev, NULL, NULL, false, false };
+		if ((r = poetry_dep_table(L, x, &ds, "tool.poetry.dev-dependencies", false)))
+			return r;
+	}
+	if ((x = gpuenv_toml_get(t, "group")) && (r = poetry_groups(L, x)))
+		return r;
+	if ((x = gpuenv_toml_get(t, "extras")) && (r = poetry_extras(L, x)))
+		return r;
+	return 0;
+}
+
+/* ---- inputs hash --------------------------------------------------------------- */
+
+static int line_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int dep_line(gpuenv_buf_t *b, const gpuenv_dep_t *d)
+{
+	int r = gpuenv_buf_printf(b, "dep\t%s\t%s\t", d->group ? d->group : "-", d->name);
+
+	if (!r)
+		r = gpuenv_requirement_format(&d->req, b);
+	if (!r)
+		r = gpuenv_buf_printf(b, "\t%s\t%d\t%s\t%d", d->source ? d->source : "-", d->optional,
+			d->extra ? d->extra : "-", d->allow_prereleases);
+	return r;
+}
+
+static int target_line(gpuenv_buf_t *b, const gpuenv_manifest_target_t *t)
+{
+	const gpuenv_target_t *x = &t->target;
+	int r = gpuenv_buf_printf(b, "target\t%s\t%s\t", t->name, t->torch_backend ? t->torch_backend : "-");
+
+	for (size_t i = 0; !r && i < x->ngpus; i++)
+		r = gpuenv_buf_printf(b, "%s/%d.%d,", x->gpus[i].name ? x->gpus[i].name : "-",
+			x->gpus[i].cc_major, x->gpus[i].cc_minor);
+	if (!r)
+		r = gpuenv_buf_printf(b, "\t%s\t%s\t%s\t%s", x->driver ? x->driver : "-",
+			x->driver_cuda ? x->driver_cuda : "-", x->python ? x->python : "-",
+			t->platform ? t->platform : "-");
+	for (size_t i = 0; !r && i < t->ngroups; i++)
+		r = gpuenv_buf_printf(b, "%sg:%s", i ? "," : "\t", t->groups[i]);
+	for (size_t i = 0; !r && i < t->nextras; i++)
+		r = gpuenv_buf_printf(b, "%se:%s", i ? "," : "\t", t->extras[i]);
+	return r;
+}
+
+/* sha-256 over sorted lines that say what a lock depends on: every
+ * dependency in packaging's str() form with its Poetry attributes, the
+ * groups, extras, sources (with their order), requires-python and
+ * [tool.gpuenv]; comments, formatting and key order change none of them */
+static int inputs_hash(mf_load_t *L)
+{
+	const gpuenv_manifest_t *m = L->m;
+	size_t n = m->ndeps + m->ngroups + m->nextras + m->nsources + m->ntargets + 3, k = 0;
+	const char **lines;
+	gpuenv_buf_t b;
+	gpuenv_sha256_t h;
+	unsigned char d[GPUENV_SHA256_LEN];
+	char *hex;
+	int r = 0;
+
+	for (size_t i = 0; i < m->ngroups; i++)
+		n += m->groups[i].ndeps;
+	lines = gpuenv_arena_calloc(L->arena, n, sizeof(*lines));
+	hex = gpuenv_arena_alloc(L->arena, 2 * GPUENV_SHA256_LEN + 1);
+	if (!lines || !hex)
+		return gpuenv_oom(L->ctx, "the inputs hash");
+	gpuenv_buf_init(&b, L->ctx, 0);
+#define EMIT()                                                                   \
+	do {                                                                     \
+		if (!r && !(lines[k++] = gpuenv_arena_strndup(L->arena, b.data ? b.data : "", b.len))) \
+			r = -ENOMEM;                                             \
+		gpuenv_buf_reset(&b);                                            \
+	} while (0)
+	r = gpuenv_buf_printf(&b, "requires-python\t%s", m->requires_python ? m->requires_python : "-");
+	EMIT();
+	if (!r)
+		r = gpuenv_buf_printf(&b, "gpuenv\t%s\t%s", m->torch_backend, m->torch_index);
+	EMIT();
+	if (!r)
+		r = gpuenv_buf_puts(&b, "schema\tgpuenv.manifest/1");
+	EMIT();
+	for (size_t i = 0; !r && i < m->ndeps; i++) {
+		r = dep_line(&b, &m->deps[i]);
+		EMIT();
+	}
+	for (size_t g = 0; !r && g < m->ngroups; g++) {
+		r = gpuenv_buf_printf(&b, "group\t%s\t%d", m->groups[g].name, m->groups[g].optional);
+		EMIT();
+		for (size_t i = 0; !r && i < m->groups[g].ndeps; i++) {
+			r = dep_line(&b, &m->groups[g].deps[i]);
+			EMIT();
+		}
+	}
+	for (size_t i = 0; !r && i < m->nextras; i++) {
+		r = gpuenv_buf_printf(&b, "extra\t%s", m->extras[i].name);
+		for (size_t j = 0; !r && j < m->extras[i].nnames; j++)
+			r = gpuenv_buf_printf(&b, "\t%s", m->extras[i].names[j]);
+		EMIT();
+	}
+	for (size_t i = 0; !r && i < m->nsources; i++) {
+		r = gpuenv_buf_printf(&b, "source\t%04zu\t%s\t%s\t%d", i, m->sources[i].name, m->sources[i].url,
+			m->sources[i].priority);
+		EMIT();
+	}
+	for (size_t i = 0; !r && i < m->ntargets; i++) {
+		r = target_line(&b, &m->targets[i]);
+		EMIT();
+	}
+#undef EMIT
+	gpuenv_buf_free(&b);
+	if (r)
+		return gpuenv_oom(L->ctx, "the inputs hash");
+	qsort(lines, k, sizeof(*lines), line_cmp);
+	if (gpuenv_sha256_init(&h))
+		return gpuenv_oom(L->ctx, "the inputs hash");
+	for (size_t i = 0; i < k; i++) {
+		gpuenv_sha256_update(&h, lines[i], strlen(lines[i]));
+		gpuenv_sha256_update(&h, "\n", 1);
+	}
+	if (gpuenv_sha256_final(&h, d))
+		return gpuenv_oom(L->ctx, "the inputs hash");
+	gpuenv_hex(d, sizeof(d), hex);
+	L->m->inputs_hash = hex;
+	return 0;
+}
+
+/* ---- entry points ---------------------------------------------------------------- */
+
+static int load_doc(mf_load_t *L)
+{
+	const gpuenv_toml_table_t *root = L->doc->root;
+	const gpuenv_toml_value_t *x, *tool;
+	int r;
+
+	if ((x = gpuenv_toml_get(root, "project")) && (r = project_table(L, x)))
+		return r;
+	tool = gpuenv_toml_get(root, "tool");
+	if (tool && tool->type != GPUENV_TOML_TABLE)
+		return gpuenv_toml_expect(L->doc, tool, GPUENV_TOML_TABLE, "tool");
+	/* sources before the dependencies name them */
+	x = tool ? gpuenv_toml_get_path(root, "tool.poetry.source") : NULL;
+	if ((r = x ? poetry_sources(L, x) : add_source(L, "pypi", PYPI_URL, GPUENV_SOURCE_DEFAULT)))
+		return r;
+	if (tool && (x = gpuenv_toml_get(tool->u.tab, "poetry")) && (r = poetry_table(L, x)))
+		return r;
+	if ((x = gpuenv_toml_get(root, "dependency-groups")) && (r = dependency_groups(L, x)))
+		return r;
+	if ((r = check_dep_sources(L)) || (r = finish_groups(L)))
+		return r;
+	qsort((void *)L->m->deps, L->m->ndeps, sizeof(*L->m->deps), dep_cmp);
+	if ((r = mf_load_gpuenv(L, root)))
+		return r;
+	return inputs_hash(L);
+}
+
+int gpuenv_manifest_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *path, const char *text,
+	size_t len, const gpuenv_kb_t *kb, gpuenv_manifest_t *out)
+{
+	gpuenv_toml_doc_t doc;
+	mf_load_t L;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (!path)
+		path = "pyproject.toml";
+	if (len > GPUENV_MANIFEST_MAX_SIZE)
+		return gpuenv_fail(ctx, GPUENV_ETOOBIG, path, 0, 0, "%zu bytes: a manifest is at most %zu",
+			len, GPUENV_MANIFEST_MAX_SIZE);
+	if ((r = gpuenv_toml_doc_init(&doc, ctx, path)))
+		return gpuenv_oom(ctx, "the manifest");
+	doc.max_size = GPUENV_MANIFEST_MAX_SIZE;
+	if ((r = gpuenv_toml_parse(&doc, text, len))) {
+		gpuenv_toml_doc_free(&doc);
+		return r;
+	}
+	memset(&L, 0, sizeof(L));
+	L.ctx = ctx;
+	L.arena = arena;
+	L.doc = &doc;
+	L.file = path;
+	L.kb = kb;
+	L.m = out;
+	out->path = gpuenv_arena_strndup(arena, path, strlen(path));
+	r = out->path ? load_doc(&L) : gpuenv_oom(ctx, "the manifest");
+	gpuenv_toml_doc_free(&doc);
+	if (r) {
+		gpuenv_error_t e = ctx->err;
+		memset(out, 0, sizeof(*out));
+		ctx->err = e;
+		if (r == -ENOMEM && ctx->err.code != -ENOMEM)
+			gpuenv_oom(ctx, "the manifest");
+	}
+	return r;
+}
+
+int gpuenv_manifest_load(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *path, const gpuenv_kb_t *kb,
+	gpuenv_manifest_t *out)
+{
+	gpuenv_buf_t b;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	gpuenv_buf_init(&b, ctx, GPUENV_MANIFEST_MAX_SIZE + 1);
+	if ((r = gpuenv_fs_read(ctx, path, GPUENV_MANIFEST_MAX_SIZE, &b))) {
+		gpuenv_buf_free(&b);
+		return r;
+	}
+	r = gpuenv_manifest_parse(ctx, arena, path, b.data ? b.data : "", b.len, kb, out);
+	gpuenv_buf_free(&b);
+	return r;
+}

@@ -1,0 +1,68 @@
+/* lib/manifest's private interface: the loader's state, shared by the files
+ * of the module (manifest.c: [project], Poetry, sources; targets.c:
+ * [tool.gpuenv]; poetry.c: the constraint language). */
+#ifndef GPUENV_MANIFEST_INT_H
+#define GPUENV_MANIFEST_INT_H
+
+#include <errno.h>
+#include <stdio.h>
+
+#include "gpuenv/manifest.h"
+#include "gpuenv/toml.h"
+
+/* caps on what one manifest may declare */
+#define MF_MAX_DEPS 20000
+#define MF_MAX_GROUPS 1000
+#define MF_MAX_SOURCES 256
+#define MF_MAX_TARGETS 256
+#define MF_MAX_STR 8192
+
+typedef struct mf_load {
+	gpuenv_ctx_t *ctx;
+	gpuenv_arena_t *arena;
+	gpuenv_toml_doc_t *doc;
+	const char *file;
+	const gpuenv_kb_t *kb;
+	gpuenv_manifest_t *m;
+	/* growing arrays (in the arena) */
+	gpuenv_dep_t *deps;
+	size_t ndeps, capdeps;
+	gpuenv_group_t *groups;
+	size_t cap_groups;
+	gpuenv_extra_t *extras;
+	size_t cap_extras;
+	gpuenv_index_source_t *sources;
+	size_t cap_sources;
+} mf_load_t;
+
+/* An error at v's position (or the key's when kv is given). */
+int mf_err(mf_load_t *L, int code, unsigned line, unsigned col, const char *fmt, ...)
+	GPUENV_PRINTF(5, 6);
+/* v as a C string in the arena (no NUL inside, at most MF_MAX_STR bytes);
+ * what names it in the type error. */
+int mf_cstr(mf_load_t *L, const gpuenv_toml_value_t *v, const char *what, const char **out);
+/* A list of strings (an array of them). */
+int mf_strs(mf_load_t *L, const gpuenv_toml_value_t *v, const char *what, const char ***out,
+	size_t *n);
+/* The PEP 503 normal form of s, in the arena. */
+const char *mf_norm(mf_load_t *L, const char *s);
+/* Make room for one more element in an arena array. */
+void *mf_grow(mf_load_t *L, void *arr, size_t *cap, size_t n, size_t size, size_t max,
+	const char *what);
+/* Append ", 'name'" (the first without the comma, quoted when quote) to
+ * list[0..size) holding *len bytes; a name that does not fit is left out. */
+void mf_list_add(char *list, size_t size, size_t *len, const char *name, bool quote);
+/* Fail on a key of t not in known[] (NULL-terminated), suggesting the
+ * nearest; where names the table ("[tool.gpuenv.targets.t4]"). */
+int mf_check_keys(mf_load_t *L, const gpuenv_toml_table_t *t, const char *const *known,
+	const char *where);
+
+/* [tool.gpuenv] (targets.c) */
+bool gpuenv_manifest_backend_valid(const char *s);
+int mf_load_gpuenv(mf_load_t *L, const gpuenv_toml_table_t *root);
+
+/* Poetry constraint split at "||" / "|" into PEP 440 sets (poetry.c). */
+int gpuenv_manifest_poetry_split(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_str_t c,
+	const char ***out, size_t *n);
+
+#endif

@@ -1,0 +1,79 @@
+"""gpuenv debug resolve: text and JSON output, exit statuses, positioned
+errors for a malformed scenario, byte-identical output on every run."""
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+BIN = os.environ["GPUENV_BIN"]
+SRC = os.environ.get("GPUENV_SRC", ".")
+SHARED = os.environ.get("GPUENV_SHARED", os.path.join(SRC, "..", "shared"))
+FIX = os.path.join(SRC, "tests", "fixtures", "resolve")
+failures = []
+
+
+def run(*args):
+    return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=60)
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+# text output: name==version lines sorted by name, exit 0
+r = run("debug", "resolve", os.path.join(FIX, "extras-chain.toml"))
+check(r.returncode == 0 and r.stdout == "a==2.0\nb==1.5\nc==3.0\nd==1.0\n",
+      "extras-chain text: %d %r %r" % (r.returncode, r.stdout, r.stderr))
+
+# JSON: versions, extras, counters
+r = run("debug", "resolve", "--json", os.path.join(FIX, "extras-chain.toml"))
+j = json.loads(r.stdout)
+check(j["satisfiable"] and j["packages"] == {"a": "2.0", "b": "1.5", "c": "3.0", "d": "1.0"},
+      "extras-chain json packages: %r" % j)
+check(j["extras"] == {"a": ["all", "docs", "gpu"], "b": ["cuda"], "c": ["nope"]},
+      "extras-chain json extras: %r" % j.get("extras"))
+check(j["python"] == "3.12" and j["platform"] == "manylinux_2_28_x86_64",
+      "default target: %r %r" % (j.get("python"), j.get("platform")))
+check(j["explanation"] is None and j["decisions"] >= 5, "counters: %r" % j)
+
+# no solution: exit 1, the explanation on stdout
+r = run("debug", "resolve", os.path.join(FIX, "conflict-branching.toml"))
+with open(os.path.join(FIX, "conflict-branching.explanation"), encoding="utf-8") as f:
+    want = f.read()
+check(r.returncode == 1 and r.stdout == "no solution for conflict-branching:\n" + want,
+      "unsatisfiable text: %d %r" % (r.returncode, r.stdout))
+
+# usage and input errors
+r = run("debug", "resolve")
+check(r.returncode == 2 and "no SCENARIO.toml given" in r.stderr, "no file: %d %r" % (r.returncode, r.stderr))
+r = run("debug", "resolve", "/nonexistent/s.toml")
+check(r.returncode == 1 and "/nonexistent/s.toml" in r.stderr, "missing file: %d %r" % (r.returncode, r.stderr))
+with tempfile.TemporaryDirectory() as d:
+    bad = os.path.join(d, "bad.toml")
+    with open(bad, "w") as f:
+        f.write('[root]\nrequires = ["a"]\n[packages.a.versions."1.0"]\nrequires = ["b ~= "]\n')
+    r = run("debug", "resolve", bad)
+    check(r.returncode == 1 and bad + ":4:13: requires: 'b ~= '" in r.stderr,
+          "malformed requirement: %d %r" % (r.returncode, r.stderr))
+    with open(bad, "w") as f:
+        f.write('[packages.a.versions."1.0"]\nyanked = "yes"\n')
+    r = run("debug", "resolve", bad)
+    check(r.returncode == 1 and bad + ":2:10: 'yanked' must be a boolean, not string" in r.stderr,
+          "wrong type: %d %r" % (r.returncode, r.stderr))
+
+# determinism: the same input twice gives the same bytes, text and JSON
+files = sorted(glob.glob(os.path.join(FIX, "*.toml")))
+files += sorted(glob.glob(os.path.join(SHARED, "testdata", "packse", "scenarios", "*", "*.toml")))[:40]
+for path in files:
+    for fmt in ([], ["--json"]):
+        a = run("debug", "resolve", *fmt, path)
+        b = run("debug", "resolve", *fmt, path)
+        check(a.returncode == b.returncode and a.stdout == b.stdout,
+              "not deterministic: %s %s" % (path, fmt))
+
+print("%d failure(s)" % len(failures))
+sys.exit(1 if failures else 0)
