@@ -272,11 +272,10 @@ static int target_load(mf_load_t *L, const gpuenv_toml_kv_t *kv, gpuenv_manifest
 			snprintf(why, sizeof(why), "%s", L->ctx->err.msg);
 			return mf_err(L, r, cuda->line, cuda->col, "%s cuda = \"%s\": %s", where, s, why);
 		}
-		tg->driver_cuda = gpuenv_arena_strndup(L->arena, v.str.ptr, v.str.len);
+		/* MAJOR.MINOR, as NVML reports it (a patch level is dropped) */
+		tg->driver_cuda = gpuenv_arena_printf(L->arena, "%u.%u", v.part[0], v.part[1]).ptr;
 		if (!tg->driver_cuda)
 			return gpuenv_oom(L->ctx, "the manifest");
-		if (v.n == 2 && v.str.len != strlen(s))
-			tg->driver_cuda = gpuenv_arena_printf(L->arena, "%u.%u", v.part[0], v.part[1]).ptr;
 	}
 	if (g && !drv && !cuda)
 		return mf_err(L, GPUENV_ENOTFOUND, mt->line, t->col ? t->col : 1,

@@ -413,13 +413,14 @@ static void test_targets(void **state)
 
 	/* compute_capability alone, musllinux, the legacy manylinux names */
 	char buf[2048];
-	snprintf(buf, sizeof(buf), "%s[tool.gpuenv.targets.x]\ncompute_capability = \"8.6\"\ncuda = \"12.4\"\n"
+	snprintf(buf, sizeof(buf), "%s[tool.gpuenv.targets.x]\ncompute_capability = \"8.6\"\ncuda = \"12.4.1\"\n"
 		 "python = \"3.11\"\nplatform = \"musllinux_1_2_x86_64\"\n[tool.gpuenv.targets.y]\ngpu = \"none\"\n"
 		 "python = \"3.12\"\nplatform = \"manylinux2014_aarch64\"\nextras = []\n", BASE);
 	assert_int_equal(load(buf, &m), 0);
 	t = target(&m, "x");
 	assert_int_equal(t->target.gpus[0].cc_major, 8);
 	assert_null(t->target.gpus[0].name);
+	assert_string_equal(t->target.driver_cuda, "12.4"); /* the patch level dropped */
 	assert_string_equal(t->target.libc, "musl");
 	assert_string_equal(t->target.libc_version, "1.2");
 	t = target(&m, "y");
@@ -603,6 +604,39 @@ static void test_backend_rules(void **state)
 	assert_non_null(strstr(ctx.err.msg, "never gives a GPU target"));
 }
 
+/* Poetry's multiple-constraint form pins torch per platform: each target
+ * gets the source its marker selects */
+static void test_backend_marker_pins(void **state)
+{
+	static const char *const text =
+		"[tool.poetry.dependencies]\n"
+		"torch = [{version = \"^2.1\", source = \"jp\", markers = \"platform_machine == 'aarch64'\"},\n"
+		"         {version = \"^2.1\", source = \"pt\", markers = \"platform_machine == 'x86_64'\"}]\n"
+		"[[tool.poetry.source]]\nname = \"jp\"\nurl = \"https://pypi.jetson-ai-lab.io/jp6/cu126/\"\npriority = \"explicit\"\n"
+		"[[tool.poetry.source]]\nname = \"pt\"\nurl = \"https://download.pytorch.org/whl/cu121\"\npriority = \"explicit\"\n"
+		"[tool.gpuenv.targets.orin]\ngpu = \"Jetson AGX Orin\"\ncuda = \"12.6\"\npython = \"3.10\"\nplatform = \"linux_aarch64\"\n"
+		"[tool.gpuenv.targets.l4]\ngpu = \"L4\"\ndriver = \"535.104.05\"\npython = \"3.10\"\nplatform = \"manylinux_2_28_x86_64\"\n";
+	gpuenv_manifest_t m;
+	gpuenv_backend_choice_t bc;
+	(void)state;
+	assert_int_equal(load(text, &m), 0);
+	assert_int_equal(m.ndeps, 2);
+	assert_int_equal(gpuenv_manifest_backend(&ctx, &arena, &m, target(&m, "orin"), kb, &bc), 0);
+	assert_string_equal(bc.backend, "cu126");
+	assert_string_equal(bc.source, "jp");
+	assert_int_equal(gpuenv_manifest_backend(&ctx, &arena, &m, target(&m, "l4"), kb, &bc), 0);
+	assert_string_equal(bc.backend, "cu121");
+	assert_string_equal(bc.source, "pt");
+	assert_string_equal(bc.index_url, "https://download.pytorch.org/whl/cu121");
+	/* a pin and a named backend that disagree */
+	char buf[2048];
+	snprintf(buf, sizeof(buf), "%s[tool.gpuenv]\ntorch-backend = \"cu128\"\n", text);
+	assert_int_equal(load(buf, &m), 0);
+	assert_int_equal(gpuenv_manifest_backend(&ctx, &arena, &m, target(&m, "l4"), kb, &bc), GPUENV_EUNSUPPORTED);
+	assert_non_null(strstr(ctx.err.msg, "torch-backend = \"cu128\""));
+	assert_int_equal(ctx.err.line, 3);
+}
+
 /* every GPU the KB knows, on a driver new enough for it: never cpu */
 static void test_gpu_target_never_cpu(void **state)
 {
@@ -728,6 +762,7 @@ int main(void)
 		cmocka_unit_test(test_backend_satellite),
 		cmocka_unit_test(test_backend_matches_kb_torch),
 		cmocka_unit_test(test_backend_rules),
+		cmocka_unit_test(test_backend_marker_pins),
 		cmocka_unit_test(test_gpu_target_never_cpu),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_inputs_hash),
