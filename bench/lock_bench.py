@@ -26,8 +26,8 @@ from ../shared/tools/toplevel.py, and each tool resolves it N times cold
            the index as the default source), POETRY_CACHE_DIR=C (Debian's
            python3-poetry)
 
-Prints medians (min-max) per tool and state, and the ratios pip/gpuenv and
-poetry/gpuenv.  A tool that is missing or fails is reported, not timed.
+Prints the packages each tool's answer holds, medians (min-max) per tool
+and state, and the ratios pip/gpuenv and poetry/gpuenv.  A tool that is missing or fails is reported, not timed.
 """
 import argparse
 import functools
@@ -111,10 +111,23 @@ def timed(cmd, cwd=None, env=None, check_out=None):
     return dt
 
 
-def count_pip(out, _cwd):
-    n = len(json.loads(out)["install"])
-    if n == 0:
-        raise RuntimeError("pip resolved nothing")
+COUNTS = {}  # (set, tool) -> packages in the last answer
+
+
+def count_pip(key):
+    def check(out, _cwd):
+        n = len(json.loads(out)["install"])
+        if n == 0:
+            raise RuntimeError("pip resolved nothing")
+        COUNTS[key] = n
+    return check
+
+
+def count_lock(key, path, header):
+    def check(_out, _cwd):
+        with open(path, encoding="utf-8") as f:
+            COUNTS[key] = sum(1 for line in f if line.strip() == header)
+    return check
 
 
 def main():
@@ -182,16 +195,22 @@ def main():
             return c
 
         runners = {
-            "gpuenv": (lambda cache: timed(gpuenv_cmd(cache), env=dict(os.environ, HOME=work)),
+            "gpuenv": (lambda cache: timed(gpuenv_cmd(cache), env=dict(os.environ, HOME=work),
+                                           check_out=count_lock((name, "gpuenv"),
+                                                                os.path.join(proj, "pylock.bench.toml"),
+                                                                "[[packages]]")),
                        os.path.exists(a.gpuenv) and b"usage: gpuenv lock" in subprocess.run(
                            [a.gpuenv, "lock", "--help"], capture_output=True).stdout,
                        "gpuenv lock not built (%s)" % a.gpuenv),
             "pip": (lambda cache: timed(pip_cmd(cache), env=dict(os.environ, PIP_CONFIG_FILE=os.devnull),
-                                        check_out=count_pip),
+                                        check_out=count_pip((name, "pip"))),
                     os.path.exists(PIP_PY), "pip 23.2.1 not found at " + PIP_PY),
             "poetry": (lambda cache: timed(["poetry", "lock"], cwd=pproj,
                                            env=dict(os.environ, POETRY_CACHE_DIR=cache,
-                                                    POETRY_VIRTUALENVS_CREATE="false", HOME=work)),
+                                                    POETRY_VIRTUALENVS_CREATE="false", HOME=work),
+                                           check_out=count_lock((name, "poetry"),
+                                                                os.path.join(pproj, "poetry.lock"),
+                                                                "[[package]]")),
                        shutil.which("poetry") is not None, "poetry not installed (apt-get install python3-poetry)"),
         }
         for tool in tools:
@@ -225,16 +244,16 @@ def main():
                 notes.append("%s %s: failed: %s" % (name, tool, e))
         httpd.shutdown()
     print()
-    print("| set | tool | cold median s (min-max) | warm median s (min-max) | cold ratio | warm ratio |")
-    print("|---|---|---|---|---|---|")
+    print("| set | tool | packages | cold median s (min-max) | warm median s (min-max) | cold ratio | warm ratio |")
+    print("|---|---|---|---|---|---|---|")
     for (name, tool), (cold, warm) in results.items():
         base = results.get((name, "gpuenv"))
         rc = rw = ""
         if base and tool != "gpuenv":
             rc = "%.1fx" % (statistics.median(cold) / statistics.median(base[0]))
             rw = "%.1fx" % (statistics.median(warm) / statistics.median(base[1]))
-        print("| %s | %s | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | %s | %s |" % (
-            name, tool, statistics.median(cold), min(cold), max(cold),
+        print("| %s | %s | %s | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | %s | %s |" % (
+            name, tool, COUNTS.get((name, tool), "?"), statistics.median(cold), min(cold), max(cold),
             statistics.median(warm), min(warm), max(warm), rc, rw))
     for n in notes:
         print("note:", n)
