@@ -104,6 +104,10 @@ typedef struct gpuenv_project_lock_req {
 	size_t nonly_binary;
 	const char *const *no_binary;
 	size_t nno_binary;
+	/* when set: the resolution's inputs appended as a packse-format
+	 * scenario (gpuenv_scenario_write), solved or not, so a failing real
+	 * resolution replays with `gpuenv debug resolve` and no index */
+	gpuenv_buf_t *dump;
 } gpuenv_project_lock_req_t;
 
 typedef struct gpuenv_project_lock_out {

@@ -120,6 +120,17 @@ if os.path.exists(os.path.join(SAT, "pylock.jetson.toml")):
     check(all("x86_64" not in w["name"] for p in j.values() for w in p.get("wheels", [])),
           "jetson: no x86_64 wheel")
 
+# --dump: the failing h200 resolution as a scenario that replays with no index
+DUMP = os.path.join(TMP, "dump")
+os.makedirs(DUMP)
+rc, out, err = run(*lock_args(SAT, extra=["--target", "h200", "--dump", DUMP]))
+sc = os.path.join(DUMP, "scenario.h200.toml")
+check(rc == 1 and os.path.exists(sc), "--dump writes the failing target's scenario: %d %s%s" % (rc, out, err))
+if os.path.exists(sc):
+    rc2, out2, err2 = run("debug", "resolve", sc)
+    check(rc2 == 1 and "torchvision <0.17.0,>=0.16.0" in out2 + err2,
+          "the dumped scenario replays the same failure: %d %s%s" % (rc2, out2, err2))
+
 # the same inputs: byte-identical, reported unchanged
 before = {t: open(os.path.join(SAT, "pylock.%s.toml" % t), "rb").read() for t in ("a100", "t4")}
 rc, out, err = run(*lock_args(SAT, extra=["--target", "a100", "--target", "t4"]))
