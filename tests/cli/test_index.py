@@ -256,6 +256,20 @@ try:
     log = stats(RURL)
     check(rc == 0 and j3["projects"] == j1["projects"] and len(log) == 4 and not any(e["conditional"] for e in log),
           "damaged cache entries are refetched whole: %s" % log)
+    # two processes filling one cache at once: both right, the cache whole
+    shared = os.path.join(TMP, "cache-shared")
+    names = ["alpha", "beta", "big-cd", "big-payload"] + ["many-%02d" % i for i in range(30)]
+    cmd = [BIN, "--json", "debug", "index", "--cache-dir", shared, "--index-url", RURL + "/simple/", "--metadata", *names]
+    env = dict(os.environ, HOME=os.path.join(TMP, "home"))
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for _ in range(3)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    check(all(p.returncode == 0 for p in procs), "three processes on one cache: %s" % [o[1] for o in outs])
+    vers = [[(p["metadata"] or {}).get("version") for p in json.loads(o[0])["projects"]] for o in outs if o[0]]
+    check(len(vers) == 3 and vers[0] == vers[1] == vers[2] and None not in vers[0], "... with the same answers")
+    rc, j, err, _ = ix("--offline", "--index-url", RURL + "/simple/", "--metadata", *names, cache=shared)
+    check(rc == 0 and j["stats"]["cache_hits"] == 2 * len(names), "... and a cache that answers everything offline: %r" % err)
+    check(not [f for d, _, fs in os.walk(shared) for f in fs if ".tmp." in f], "no temporary file left in the cache")
+    stats(RURL)
     # offline
     stop(rproc)
     rc, j4, err, _ = ix("--offline", "--index-url", RURL + "/simple/", "--metadata", "alpha", "beta", cache=cache)
@@ -285,6 +299,8 @@ try:
     rc, j, err, _, log, el = fault({"/simple/alpha/": {"status": [429], "retry_after": 3600}},
                                    "--timeout-ms", "20000", timeout=60)
     check(rc == 0 and el < 15, "a Retry-After of an hour is capped (10 s): %.1f s" % el)
+    rc, j, err, _, log, el = fault({"/simple/alpha/": {"status": [503], "retry_after": "Wed, 21 Oct 2015 07:28:00 GMT"}})
+    check(rc == 0 and len(log) == 2 and el < 5, "a Retry-After date in the past: retried at once (%.2f s)" % el)
     rc, j, err, _, log, el = fault({"/simple/alpha/": {"status": [503] * 10}}, "--retries", "2")
     check(rc == 4 and len(log) == 3 and "/simple/alpha/" in err and "HTTP 503" in err and "after 3 attempts" in err,
           "503 for good: a clear error after the retries: %r (%d requests)" % (err, len(log)))
@@ -425,6 +441,12 @@ try:
           ps[0]["files"][1]["sha256"] == hashlib.sha256(info[fn2][0]).hexdigest(), "file:// URLs with hashes")
     check(ps and ps[0]["metadata"]["version"] == "2.0" and ps[1]["metadata"]["requires_dist"] == ["alpha"],
           "METADATA read from the local wheels")
+    r = subprocess.run([BIN, "--json", "debug", "index", "--cache-dir", os.path.join(TMP, "c-rel"),
+                        "--find-links", "file://fl", "--find-links", "fl", "--merge-sources", "beta"],
+                       capture_output=True, text=True, cwd=TMP, timeout=60)
+    j = json.loads(r.stdout) if r.returncode == 0 else None
+    check(j and [f["url"] for f in files_of(j)] == ["file://" + FL + "/beta-1.5-py3-none-any.whl"],
+          "relative find-links folders (fl, file://fl): %r" % r.stderr)
     rc, j, err, _ = ix("--index-url", "file://" + MAIN + "/simple/", "--metadata", "alpha", "big-payload", "nope")
     ps = j["projects"] if j else []
     check(rc == 1 and ps[0]["files"][1]["url"] == "file://" + MAIN + "/files/" + fn2 and
