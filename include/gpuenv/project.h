@@ -54,6 +54,9 @@ typedef struct gpuenv_pv_opts {
 	 * experimental: allow builds of the experimental channel (the user
 	 * named the backend) */
 	bool hw_strict, experimental;
+	/* the declared target, for the CUDA-suffixed names' check
+	 * (gpuenv_manifest_cuda_check); NULL: none */
+	const gpuenv_manifest_target_t *mtarget;
 	/* hardware judgement of torch builds (NULL kb: none) */
 	const gpuenv_kb_t *kb;
 	const gpuenv_kb_target_t *kbt;

@@ -341,6 +341,7 @@ int gpuenv_project_lock_target(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const g
 		.gpu = t->target.ngpus > 0,
 		.torch_error = req->torch_error,
 		.kb = req->kb,
+		.mtarget = t,
 		.kbt = kbt,
 		.nkbt = nkbt,
 		.roots = roots,

@@ -290,6 +290,22 @@ check(rc == 1 and "no solution" in out and "sm_37" in out and "Kepler" in out,
 check(open(os.path.join(KEP, "pylock.k80.toml")).read() == "# the previous lock\n",
       "kepler: the previous lock untouched")
 
+# ---- CUDA-suffixed packages follow the driver rule too ------------------------------
+
+CS = os.path.join(TMP, "cuda-suffixed")
+os.makedirs(CS)
+with open(os.path.join(CS, "pyproject.toml"), "w") as f:
+    f.write('[project]\nname = "c"\nversion = "0"\ndependencies = ["nvidia-cudnn-cu12", "numpy"]\n'
+            '[tool.gpuenv.targets.old]\ngpu = "T4"\ndriver = "470.82.01"\npython = "3.12"\n'
+            'platform = "manylinux_2_28_x86_64"\n'
+            '[tool.gpuenv.targets.h200]\ngpu = "H200"\ndriver = "580.159.04"\npython = "3.12"\n'
+            'platform = "manylinux_2_28_x86_64"\n')
+rc, out, err = run(*lock_args(CS))
+check(rc == 1 and os.path.exists(os.path.join(CS, "pylock.h200.toml"))
+      and not os.path.exists(os.path.join(CS, "pylock.old.toml")),
+      "nvidia-cudnn-cu12: locked for the H200, refused on a CUDA 11 driver: %d %s%s" % (rc, out, err))
+check("built for CUDA 12" in out and "470.82.01" in out, "... and the explanation says why: %s" % out)
+
 # ---- bad input -----------------------------------------------------------------------
 
 BAD = os.path.join(TMP, "bad")
