@@ -13,18 +13,18 @@ from ../shared/tools/toplevel.py, and each tool resolves it N times cold
            gpu = "none" for local-env (Python 3.11 on this machine's manylinux
            platform, as pip without --platform), for h200-env the H200 of
            the satellite example (driver 580.159.04, Python 3.12,
-           manylinux_2_35_x86_64: the corpus's tensorboard-data-server wheel
-           needs glibc 2.31) with torch-backend = "cu130" and
+           manylinux_2_39_x86_64: the corpus machine's Ubuntu 24.04) with torch-backend = "cu130" and
            --torch-index URL/whl, whose cu130/ is the same index)
   pip      pip install --dry-run --report - --ignore-installed --index-url URL
            -r toplevel.txt --cache-dir C (pip 23.2.1 of /root/.pyenv/versions/3.11.7;
            h200-env: --python-version 3.12 --only-binary=:all: --target T
            (pip 23.2.1 requires it with these) and one --platform for each
-           tag a manylinux_2_35 x86_64 machine runs, since pip takes a given
+           tag a manylinux_2_39 x86_64 machine runs, since pip takes a given
            --platform literally)
   poetry   poetry lock on an equivalent [tool.poetry] pyproject (every name "*",
            the index as the default source), POETRY_CACHE_DIR=C (Debian's
-           python3-poetry)
+           python3-poetry; its environment on the pyenv Python of the set's
+           version, made once before the timed runs)
 
 Prints the packages each tool's answer holds, medians (min-max) per tool
 and state, and the ratios pip/gpuenv and poetry/gpuenv.  A tool that is missing or fails is reported, not timed.
@@ -64,14 +64,22 @@ def pip_platforms(glibc_minor, arch="x86_64"):
     return [x for t in tags for x in ("--platform", t)]
 
 
-H200_GLIBC = 35  # the corpus needs at least 2.31 (tensorboard-data-server)
+H200_GLIBC = 39  # the corpus machine's Ubuntu 24.04 (its wheels need at least 2.31)
 
 SETS = {
+    # pip resolves local-env for this machine (CPython 3.11, glibc 2.36 on
+    # Debian 12): the target says the same
     "local-env": {"python": "3.11", "pip_args": [],
                   "target": 'gpu = "none"\npython = "3.11"\nplatform = "%s"\n' % this_platform(),
                   "tool": ""},
     "h200-env": {"python": "3.12",
-                 "pip_args": ["--python-version", "3.12", "--only-binary=:all:"] + pip_platforms(H200_GLIBC),
+                 # --ignore-requires-python: pip 23.2.1 checks a wheel's
+                 # Requires-Python against its own 3.11 even with
+                 # --python-version 3.12 ("flax requires a different
+                 # Python"); the index has one version per project, so the
+                 # check decides no choice
+                 "pip_args": ["--python-version", "3.12", "--only-binary=:all:",
+                              "--ignore-requires-python"] + pip_platforms(H200_GLIBC),
                  "target": 'gpu = "H200"\ndriver = "580.159.04"\npython = "3.12"\n'
                            'platform = "manylinux_2_%d_x86_64"\n' % H200_GLIBC,
                  "tool": '[tool.gpuenv]\ntorch-backend = "cu130"\n\n'},
@@ -194,6 +202,22 @@ def main():
                 c += ["--target", os.path.join(work, name + "-pip-target")]
             return c
 
+        poetry_env = dict(os.environ, POETRY_VIRTUALENVS_PATH=os.path.join(work, "poetry-venvs"), HOME=work)
+        if "poetry" in tools and shutil.which("poetry"):
+            # Poetry locks with an interpreter the project's python accepts:
+            # the pyenv one of that version, set once, untimed
+            py = "/root/.pyenv/versions/%s" % next(
+                (v for v in sorted(os.listdir("/root/.pyenv/versions")) if v.startswith(cfg["python"] + ".")),
+                "") if os.path.isdir("/root/.pyenv/versions") else ""
+            # (offline, virtualenv cannot seed pip into the new environment
+            # and `env use` fails once; the environment is made, and a
+            # second `env use` selects it)
+            for _ in range(2):
+                if py and os.path.exists(py + "/bin/python") and subprocess.run(
+                        ["poetry", "env", "use", py + "/bin/python"], cwd=pproj, env=poetry_env,
+                        capture_output=True, timeout=600).returncode == 0:
+                    break
+
         runners = {
             "gpuenv": (lambda cache: timed(gpuenv_cmd(cache), env=dict(os.environ, HOME=work),
                                            check_out=count_lock((name, "gpuenv"),
@@ -206,8 +230,7 @@ def main():
                                         check_out=count_pip((name, "pip"))),
                     os.path.exists(PIP_PY), "pip 23.2.1 not found at " + PIP_PY),
             "poetry": (lambda cache: timed(["poetry", "lock"], cwd=pproj,
-                                           env=dict(os.environ, POETRY_CACHE_DIR=cache,
-                                                    POETRY_VIRTUALENVS_CREATE="false", HOME=work),
+                                           env=dict(poetry_env, POETRY_CACHE_DIR=cache),
                                            check_out=count_lock((name, "poetry"),
                                                                 os.path.join(pproj, "poetry.lock"),
                                                                 "[[package]]")),
