@@ -947,8 +947,12 @@ static int poetry_table(mf_load_t *L, const gpuenv_toml_value_t *tv)
 		if (deps->type == GPUENV_TOML_TABLE && (x = gpuenv_toml_get(deps->u.tab, "python")) &&
 			!L->m->requires_python) {
 			const char *s;
-			if ((r = poetry_spec(L, x, "tool.poetry.dependencies.python", &s)))
+			if ((r = poetry_spec(L, x, "tool.poetry.dependencies.python", &s))) {
+				if (r == GPUENV_EUNSUPPORTED) /* a union: no Requires-Python can say it */
+					gpuenv_hint(L->ctx, "the project's Python range is one range here "
+							    "(\">=3.8,<4.0\"); or set [project] requires-python");
 				return r;
+			}
 			L->m->requires_python = s[0] ? s : NULL;
 		}
 		poetry_refines(L, nproject);
