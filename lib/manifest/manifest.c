@@ -232,7 +232,11 @@ static const char *and_markers(mf_load_t *L, const char *const *ms, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		if (!ms[i])
 			continue;
-		gpuenv_buf_printf(&b, "%s(%s)", k++ ? " and " : "", ms[i]);
+		if (gpuenv_buf_printf(&b, "%s(%s)", k++ ? " and " : "", ms[i])) {
+			gpuenv_buf_free(&b);
+			gpuenv_oom(L->ctx, "the manifest");
+			return NULL;
+		}
 	}
 	if (k == 1 && b.data) {
 		/* one marker: as written */

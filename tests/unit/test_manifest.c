@@ -748,6 +748,12 @@ static void test_alloc_failures(void **state)
 		r = run_all(&c, text, len);
 		if (r != -ENOMEM || c.err.code != -ENOMEM)
 			fail_msg("allocation %ld of %ld failing: %d (%s)", i, total, r, c.err.msg);
+		/* that one alone: reported, never worked around into another answer */
+		testutil_alloc_reset(&t, i, true);
+		memset(&c.err, 0, sizeof(c.err));
+		r = run_all(&c, text, len);
+		if (r != -ENOMEM || c.err.code != -ENOMEM)
+			fail_msg("allocation %ld of %ld failing alone: %d (%s)", i, total, r, c.err.msg);
 	}
 	free(text);
 }
