@@ -4,7 +4,9 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gpuenv/resolve.h"
 
@@ -14,11 +16,24 @@ static int cli_debug_resolve(struct cli *cli, const struct cli_verb *verb, int a
 	gpuenv_scenario_t sc;
 	gpuenv_resolve_req_t req;
 	gpuenv_resolution_t res;
-	int c, st, r;
+	int c, st, r, repeat = 0;
+	static const struct option opts[] = {
+		{ "time", required_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 },
+	};
 
-	while ((c = cli_getopt(cli, verb, argc, argv, "", NULL, &st)) != -1)
+	while ((c = cli_getopt(cli, verb, argc, argv, "", opts, &st)) != -1) {
 		if (c == CLI_OPT_EXIT)
 			return st;
+		if (c == 't') {
+			char *end;
+			long n = strtol(optarg, &end, 10);
+			if (*end || n < 1 || n > 100000)
+				return cli_usage_error(cli, verb, "--time N: N from 1 to 100000, not '%s'",
+					optarg);
+			repeat = (int)n;
+		}
+	}
 	if (optind >= argc)
 		return cli_usage_error(cli, verb, "%s: no SCENARIO.toml given", verb->name);
 	if (optind + 1 < argc)
@@ -30,6 +45,34 @@ static int cli_debug_resolve(struct cli *cli, const struct cli_verb *verb, int a
 		return st;
 	}
 	gpuenv_scenario_request(&sc, &req);
+	if (repeat) {
+		/* the resolver alone, metadata in memory: N runs, the median CPU
+		 * time (wall time on a shared machine says little) */
+		double *ms = calloc((size_t)repeat, sizeof(double));
+		if (!ms) {
+			gpuenv_arena_free(&ar);
+			return cli_error(cli, CLI_EXIT_CANNOT, "out of memory");
+		}
+		for (int i = 0; i < repeat; i++) {
+			gpuenv_arena_t run;
+			struct timespec t0, t1;
+			gpuenv_arena_init(&run, &cli->ctx, 0);
+			clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+			gpuenv_resolve(&cli->ctx, &run, &req, &sc.provider, &res);
+			clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+			ms[i] = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+			gpuenv_arena_free(&run);
+		}
+		for (int i = 1; i < repeat; i++)
+			for (int j = i; j > 0 && ms[j - 1] > ms[j]; j--) {
+				double x = ms[j];
+				ms[j] = ms[j - 1];
+				ms[j - 1] = x;
+			}
+		fprintf(stderr, "resolve: median %.3f ms of CPU in %d runs (min %.3f, max %.3f)\n",
+			ms[repeat / 2], repeat, ms[0], ms[repeat - 1]);
+		free(ms);
+	}
 	r = gpuenv_resolve(&cli->ctx, &ar, &req, &sc.provider, &res);
 	if (r && r != GPUENV_ENOSOLUTION) {
 		st = cli_report(cli, CLI_EXIT_CANNOT);
@@ -86,8 +129,10 @@ const struct cli_verb cli_verb_debug_resolve = {
 	.name = "resolve",
 	.run = cli_debug_resolve,
 	.summary = "resolve a packse-format scenario file in memory (no index)",
-	.usage = "gpuenv debug resolve SCENARIO.toml [--json]",
+	.usage = "gpuenv debug resolve SCENARIO.toml [--json] [--time N]",
 	.help = "Prints name==version lines sorted by name, or, when the requirements\n"
 		"cannot be met, PubGrub's explanation and exits 1.  --json adds the\n"
-		"target, the extras, and the resolver's counters.\n",
+		"target, the extras, and the resolver's counters.\n"
+		"  --time N   resolve N times first and print the median time of the\n"
+		"             resolver alone (metadata in memory) on stderr\n",
 };

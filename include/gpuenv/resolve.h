@@ -123,8 +123,8 @@ GPUENV_API int gpuenv_resolve(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
  * The target is the scenario's Python (resolver_options.python, else
  * environment.python, else 3.12) on CPython, Linux x86_64 with glibc 2.28
  * (manylinux_2_28) unless resolver_options.python_platform names another
- * ("x86_64-manylinux2014", "aarch64-unknown-linux-gnu", "x86_64-apple-darwin",
- * "x86_64-pc-windows-msvc", ...).  A version is offered when the target's
+ * ("x86_64-manylinux2014", "x86_64-manylinux_2_39", "aarch64-unknown-linux-gnu",
+ * "x86_64-apple-darwin", "x86_64-pc-windows-msvc", ...).  A version is offered when the target's
  * Python meets its requires_python and it has a usable distribution: a
  * wheel (wheel != false, not in no_binary) with a tag the target supports
  * (wheel_tags, default py3-none-any), or an sdist (sdist != false, not in

@@ -442,10 +442,6 @@ static int platform_for(sc_load_t *L, const gpuenv_toml_value_t *pp, gpuenv_scen
 		{ "x86_64-unknown-linux-gnu", "manylinux_2_28_x86_64", "linux", "Linux", "posix",
 			"x86_64" },
 		{ "x86_64-manylinux2014", "manylinux2014_x86_64", "linux", "Linux", "posix", "x86_64" },
-		{ "x86_64-manylinux_2_17", "manylinux_2_17_x86_64", "linux", "Linux", "posix",
-			"x86_64" },
-		{ "x86_64-manylinux_2_28", "manylinux_2_28_x86_64", "linux", "Linux", "posix",
-			"x86_64" },
 		{ "aarch64-unknown-linux-gnu", "manylinux_2_28_aarch64", "linux", "Linux", "posix",
 			"aarch64" },
 		{ "aarch64-manylinux2014", "manylinux2014_aarch64", "linux", "Linux", "posix",
@@ -466,6 +462,26 @@ static int platform_for(sc_load_t *L, const gpuenv_toml_value_t *pp, gpuenv_scen
 			sc->env.platform_machine = map[i].machine;
 			return 0;
 		}
+	/* ARCH-manylinux_2_N: any glibc */
+	unsigned minor;
+	char arch[16], tail;
+	if (want.len < 64) {
+		char w[64];
+		snprintf(w, sizeof(w), "%.*s", GPUENV_STR_ARG(want));
+		char *dash = strchr(w, '-');
+		if (dash && (size_t)(dash - w) < sizeof(arch) &&
+			sscanf(dash, "-manylinux_2_%u%c", &minor, &tail) == 1 && minor < 1000) {
+			snprintf(arch, sizeof(arch), "%.*s", (int)(dash - w), w);
+			if (!strcmp(arch, "x86_64") || !strcmp(arch, "aarch64")) {
+				snprintf(plat, platsz, "manylinux_2_%u_%s", minor, arch);
+				sc->env.sys_platform = "linux";
+				sc->env.platform_system = "Linux";
+				sc->env.os_name = "posix";
+				sc->env.platform_machine = !strcmp(arch, "x86_64") ? "x86_64" : "aarch64";
+				return 0;
+			}
+		}
+	}
 	return gpuenv_fail(L->ctx, GPUENV_EUNSUPPORTED, L->file, pp->line, pp->col,
 		"python_platform '%.*s' is not one gpuenv knows", (int)(want.len > 100 ? 100 : want.len),
 		want.ptr);

@@ -52,6 +52,16 @@ typedef struct rs_inc {
 	const char *spec_text; /* ">=2", "" when any version */
 } rs_inc_t;
 
+/* One incompatibility that names a package, with the package's term in it
+ * copied out (and its first word inline), so the propagation's scan of a
+ * long list touches no other memory. */
+typedef struct rs_watch {
+	uint32_t inc;
+	bool pos;
+	rs_word_t w0;	     /* the term's set when the universe fits one word */
+	const rs_word_t *set;
+} rs_watch_t;
+
 typedef struct rs_pkg {
 	const char *name;  /* normalised; "a[x]" for an extra */
 	uint32_t base;	   /* the real package (itself unless an extra) */
@@ -63,8 +73,8 @@ typedef struct rs_pkg {
 	/* the partial solution */
 	int32_t last;	  /* newest assignment of this package, -1 */
 	int32_t decision; /* the chosen candidate, -1 */
-	/* incompatibilities that name this package: (id, its term index) */
-	uint32_t *incs;
+	/* incompatibilities that name this package */
+	struct rs_watch *incs;
 	uint32_t nincs, capincs;
 	/* dependencies already added, per candidate: first incompatibility
 	 * and count (count + 1; 0 = not yet) */

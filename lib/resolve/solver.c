@@ -332,15 +332,18 @@ static int watch(rs_solver_t *s, uint32_t p, uint32_t inc, uint32_t term)
 	rs_pkg_t *k = &s->pkgs[p];
 	if (k->nincs == k->capincs) {
 		uint32_t ncap = k->capincs ? k->capincs * 2 : 8;
-		uint32_t *n = gpuenv_realloc(s->ctx, k->incs, 2 * (size_t)ncap * sizeof(uint32_t));
+		rs_watch_t *n = gpuenv_realloc(s->ctx, k->incs, (size_t)ncap * sizeof(rs_watch_t));
 		if (!n)
 			return oom(s);
 		k->incs = n;
 		k->capincs = ncap;
 	}
-	k->incs[2 * k->nincs] = inc;
-	k->incs[2 * k->nincs + 1] = term;
-	k->nincs++;
+	const rs_term_t *t = &s->incs[inc].terms[term];
+	rs_watch_t *w = &k->incs[k->nincs++];
+	w->inc = inc;
+	w->pos = t->pos;
+	w->set = t->set;
+	w->w0 = k->nwords ? t->set[0] : 0;
 	return 0;
 }
 
@@ -689,16 +692,17 @@ static int derive(rs_solver_t *s, uint32_t id, uint32_t which)
 	return assign(s, t->pkg, !t->pos, t->set, false, id);
 }
 
-/* Does the package's current intersection imply term ti of incompatibility
- * id?  Only then can a change of the package make id unit or satisfied. */
-static bool term_now_satisfied(const rs_solver_t *s, uint32_t id, uint32_t ti, uint32_t p)
+/* Does the package's intersection (ap, acc) imply the watched term? */
+static inline bool watch_satisfied(const rs_watch_t *w, bool ap, const rs_word_t *acc, uint32_t nw)
 {
-	const rs_term_t *t = &s->incs[id].terms[ti];
-	bool ap;
-	const rs_word_t *acc;
-
-	pkg_acc(s, p, &ap, &acc);
-	return acc && rs_term_subset(ap, acc, t->pos, t->set, s->pkgs[p].nwords);
+	if (!acc)
+		return false;
+	if (nw == 1) {
+		if (ap)
+			return w->pos ? !(acc[0] & ~w->w0) : !(acc[0] & w->w0);
+		return !w->pos && !(w->w0 & ~acc[0]);
+	}
+	return rs_term_subset(ap, acc, w->pos, w->set, nw);
 }
 
 /* Unit propagation from package start (and first from incompatibility
@@ -739,13 +743,17 @@ static int propagate(rs_solver_t *s, uint32_t start, uint32_t first, uint32_t *f
 			n--;
 			s->pkgs[p].stamp = 0;
 		}
+		bool ap;
+		const rs_word_t *acc;
+		uint32_t nw = s->pkgs[p].nwords;
+		pkg_acc(s, p, &ap, &acc);
 		while (k-- > 0) {
-			uint32_t id = s->pkgs[p].incs[2 * k], which = 0;
+			const rs_watch_t *w = &s->pkgs[p].incs[k];
+			uint32_t id = w->inc, which = 0;
 			if (first != UINT32_MAX) {
 				id = first;
 				k = 0;
-			} else if (id < fresh &&
-				   !term_now_satisfied(s, id, s->pkgs[p].incs[2 * k + 1], p))
+			} else if (id < fresh && !watch_satisfied(w, ap, acc, nw))
 				continue;
 			first = UINT32_MAX;
 			int rel = relation(s, id, &which);
@@ -774,6 +782,7 @@ static int propagate(rs_solver_t *s, uint32_t start, uint32_t first, uint32_t *f
 				if ((r = derive(s, id, which)))
 					goto out;
 				PUSH(s->incs[id].terms[which].pkg);
+				pkg_acc(s, p, &ap, &acc); /* p itself may be the one */
 			}
 		}
 	}
