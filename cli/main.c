@@ -17,6 +17,8 @@
 	X(preflight) \
 	X(diagnose) \
 	X(kb) \
+	X(lock) \
+	X(tree) \
 	X(debug)
 #define CLI_VERB_DECLARE(n) extern const struct cli_verb cli_verb_##n;
 CLI_VERBS(CLI_VERB_DECLARE)

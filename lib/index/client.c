@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "gpuenv/fs.h"
+#include "gpuenv/sdist.h"
 #include "gpuenv/hash.h"
 #include "gpuenv/pep440.h"
 
@@ -992,6 +993,7 @@ out:
 
 enum { M_PEP658, M_RANGE, M_WHOLE };
 
+
 typedef struct mjob {
 	ix_job_t job;
 	gpuenv_index_t *ix;
@@ -1004,6 +1006,9 @@ typedef struct mjob {
 	bool zip_on;
 	gpuenv_str_t result;
 } mjob_t;
+
+static bool is_tar_sdist(const char *fn);
+static int meta_sdist(mjob_t *mj, gpuenv_ctx_t *ctx, gpuenv_str_t body, const char *store);
 
 static int hash_mismatch(gpuenv_ctx_t *ctx, const char *url, const char *file, const char *want,
 	const char *got)
@@ -1088,6 +1093,8 @@ static int meta_whole(mjob_t *mj, gpuenv_ctx_t *ctx, gpuenv_str_t body)
 		if (ix_cache_store(ctx, path, &ce, body.ptr, body.len))
 			warn_only(ctx, &saved);
 	}
+	if (is_tar_sdist(mj->f->filename))
+		return meta_sdist(mj, ctx, body, mj->pathwhl);
 	if ((r = ix_zip_read_mem(ctx, &mj->ix->arena, body.ptr, body.len, mj->f->url, mj->name,
 		     mj->ix->o.max_metadata_bytes, &md)))
 		return r;
@@ -1138,9 +1145,12 @@ static int meta_answer(ix_job_t *job, gpuenv_ctx_t *ctx)
 			return meta_done(mj, ctx, body.ptr, body.len, mj->path658[0] ? mj->path658 : mj->pathwhl);
 		}
 		/* the page promised a metadata file the server lacks: the wheel */
-		gpuenv_log(ctx, GPUENV_LOG_WARN, "%s: HTTP %ld; reading the wheel instead", mj->meta_url,
-			r->status);
-		want_range(mj, ctx, 0, 0);
+		gpuenv_log(ctx, GPUENV_LOG_WARN, "%s: HTTP %ld; reading the %s instead", mj->meta_url,
+			r->status, is_tar_sdist(mj->f->filename) ? "sdist" : "wheel");
+		if (is_tar_sdist(mj->f->filename))
+			want_whole(mj, ctx);
+		else
+			want_range(mj, ctx, 0, 0);
 		return 0;
 	case M_RANGE:
 		if (r->status == 206) {
@@ -1183,6 +1193,24 @@ static bool is_wheel(const char *fn)
 	return n > 4 && !strcmp(fn + n - 4, ".whl");
 }
 
+static bool is_tar_sdist(const char *fn)
+{
+	size_t n = strlen(fn);
+	return n > 7 && !strcmp(fn + n - 7, ".tar.gz");
+}
+
+/* PKG-INFO of a .tar.gz sdist in memory (its Metadata-Version and Dynamic
+ * fields say whether it holds without a build: the caller's question). */
+static int meta_sdist(mjob_t *mj, gpuenv_ctx_t *ctx, gpuenv_str_t body, const char *store)
+{
+	gpuenv_str_t md;
+	int r = gpuenv_sdist_pkg_info(ctx, &mj->ix->arena, mj->f->filename, body.ptr, body.len,
+		mj->ix->o.max_metadata_bytes, &md);
+	if (r)
+		return r;
+	return meta_done(mj, ctx, md.ptr, md.len, store);
+}
+
 static int not_a_wheel(gpuenv_ctx_t *ctx, const gpuenv_index_file_t *f)
 {
 	gpuenv_fail(ctx, GPUENV_EUNSUPPORTED, f->url, 0, 0,
@@ -1222,6 +1250,15 @@ static int meta_local(mjob_t *mj, gpuenv_ctx_t *ctx, const char *path)
 		if (r != -ENOENT)
 			return r;
 		ctx->err = saved;
+	}
+	if (is_tar_sdist(mj->f->filename)) {
+		gpuenv_buf_t b;
+		gpuenv_buf_init(&b, ctx, ix->o.max_wheel_bytes);
+		r = gpuenv_fs_read(ctx, path, ix->o.max_wheel_bytes, &b);
+		if (!r)
+			r = meta_sdist(mj, ctx, (gpuenv_str_t){ b.data ? b.data : "", b.len }, NULL);
+		gpuenv_buf_free(&b);
+		return r;
 	}
 	if (!is_wheel(mj->f->filename))
 		return not_a_wheel(ctx, mj->f);
@@ -1296,6 +1333,10 @@ static int meta_prepare(mjob_t *mj, gpuenv_ctx_t *ctx)
 		mj->job.req.max = ix->o.max_metadata_bytes;
 		mj->phase = M_PEP658;
 		mj->job.want = true;
+		return 0;
+	}
+	if (is_tar_sdist(f->filename)) {
+		want_whole(mj, ctx); /* PKG-INFO is somewhere in the stream */
 		return 0;
 	}
 	if (!is_wheel(f->filename))

@@ -1,0 +1,108 @@
+/* The project verbs' shared opening (cli/lock_util.h). */
+#include "lock_util.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gpuenv/facts.h"
+
+/* The machine itself as the one target of a project that declares none. */
+static int project_probed_target(struct cli *cli, const char *verb, const char *facts_path,
+	struct cli_project *pj)
+{
+	const gpuenv_facts_t *facts = NULL;
+	gpuenv_manifest_target_t *t;
+	int st;
+
+	if ((st = cli_facts_load(cli, verb, facts_path, NULL, &pj->arena, &facts)) != 0)
+		return st;
+	if (!(t = gpuenv_arena_calloc(&pj->arena, 1, sizeof(*t))))
+		return cli_report(cli, CLI_EXIT_CANNOT);
+	if (gpuenv_target_from_facts(&cli->ctx, &pj->arena, facts, SIZE_MAX, &t->target) != 0)
+		return cli_report(cli, CLI_EXIT_CANNOT);
+	/* the probe does not record the C library yet: this machine's, when
+	 * the facts are this machine's */
+	if (!facts_path && !t->target.libc) {
+#ifdef _CS_GNU_LIBC_VERSION
+		char lv[64];
+		size_t n = confstr(_CS_GNU_LIBC_VERSION, lv, sizeof(lv));
+		if (n > 6 && n <= sizeof(lv) && !strncmp(lv, "glibc ", 6)) {
+			t->target.libc = "glibc";
+			t->target.libc_version = gpuenv_arena_strndup(&pj->arena, lv + 6, strlen(lv + 6));
+		}
+#endif
+	}
+	t->name = "auto";
+	t->target.name = "auto";
+	t->torch_backend = pj->m.torch_backend ? pj->m.torch_backend : "auto";
+	if (!t->target.python || !t->target.machine)
+		return cli_error(cli, CLI_EXIT_CANNOT, "%s: %s declares no [tool.gpuenv.targets] and the probe "
+			"found no Python environment on this machine to lock for; declare a target (python, "
+			"platform, gpu, driver) or run inside a virtual environment", verb, pj->path);
+	pj->targets = t;
+	pj->ntargets = 1;
+	return 0;
+}
+
+int cli_project_open(struct cli *cli, const char *verb, const char *project, const char *facts_path,
+	const char *kb_dir, const char *torch_index, struct cli_project *pj)
+{
+	struct stat sb;
+	int st;
+
+	memset(pj, 0, sizeof(*pj));
+	gpuenv_arena_init(&pj->arena, &cli->ctx, 0);
+	if (!project)
+		project = ".";
+	if (stat(project, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		pj->dir = project;
+		pj->path = gpuenv_arena_printf(&pj->arena, "%s/pyproject.toml", project).ptr;
+	} else {
+		const char *slash = strrchr(project, '/');
+		pj->path = project;
+		pj->dir = slash ? gpuenv_arena_strndup(&pj->arena, project, (size_t)(slash - project)) : ".";
+		if (slash == project)
+			pj->dir = "/";
+	}
+	if (!pj->path || !pj->dir)
+		return cli_report(cli, CLI_EXIT_CANNOT);
+	if (gpuenv_kb_load(&cli->ctx, kb_dir, &pj->kb) != 0)
+		return cli_report(cli, CLI_EXIT_CANNOT);
+	if (gpuenv_manifest_load(&cli->ctx, &pj->arena, pj->path, pj->kb, &pj->m) != 0) {
+		if (cli->ctx.err.code == -ENOENT)
+			gpuenv_hint(&cli->ctx, "run in the project's directory or give --project DIR");
+		return cli_report(cli, CLI_EXIT_CANNOT);
+	}
+	if (torch_index)
+		pj->m.torch_index = torch_index;
+	if (pj->m.ntargets) {
+		pj->targets = pj->m.targets;
+		pj->ntargets = pj->m.ntargets;
+		return 0;
+	}
+	if ((st = project_probed_target(cli, verb, facts_path, pj)) != 0)
+		return st;
+	(void)st;
+	return 0;
+}
+
+void cli_project_close(struct cli_project *pj)
+{
+	gpuenv_kb_free(pj->kb);
+	pj->kb = NULL;
+	gpuenv_arena_free(&pj->arena);
+}
+
+const char *cli_err_text(struct cli *cli, gpuenv_arena_t *arena, bool with_hint)
+{
+	char buf[1024];
+	const char *s;
+	gpuenv_error_format(&cli->ctx.err, buf, sizeof(buf));
+	if (with_hint && cli->ctx.err.hint[0])
+		s = gpuenv_arena_printf(arena, "%s; %s", buf, cli->ctx.err.hint).ptr;
+	else
+		s = gpuenv_arena_strndup(arena, buf, strlen(buf));
+	return s ? s : "out of memory";
+}

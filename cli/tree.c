@@ -1,0 +1,203 @@
+/* gpuenv tree: the locked dependency graph of a target, from its lock. */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpuenv/fs.h"
+#include "gpuenv/project.h"
+#include "gpuenv/pylock.h"
+#include "lock_util.h"
+
+#define TREE_MAX_DEPTH 64
+
+static size_t tree_find(const gpuenv_lock_t *lk, const char *name)
+{
+	size_t lo = 0, hi = lk->npackages;
+	while (lo < hi) { /* packages are sorted by name */
+		size_t mid = (lo + hi) / 2;
+		int c = strcmp(lk->packages[mid].name, name);
+		if (c == 0)
+			return mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = 0; i < lk->npackages; i++) /* a lock written by another tool */
+		if (!strcmp(lk->packages[i].name, name))
+			return i;
+	return SIZE_MAX;
+}
+
+struct tree {
+	const gpuenv_lock_t *lk;
+	bool *shown;
+	bool *on_path;
+	char prefix[4 * TREE_MAX_DEPTH + 1];
+};
+
+static void tree_print(struct tree *tr, size_t i, size_t depth, bool last, bool top)
+{
+	const gpuenv_lock_package_t *p = &tr->lk->packages[i];
+	size_t plen = strlen(tr->prefix);
+	printf("%s%s%s %s%s\n", tr->prefix, top ? "" : last ? "└── " : "├── ", p->name,
+		p->version ? p->version : "", tr->on_path[i] ? " (cycle)" : tr->shown[i] && p->ndeps ? " (*)" : "");
+	if (tr->on_path[i] || (tr->shown[i] && p->ndeps) || depth >= TREE_MAX_DEPTH - 1)
+		return;
+	tr->shown[i] = true;
+	tr->on_path[i] = true;
+	if (!top)
+		strcat(tr->prefix, last ? "    " : "│   ");
+	for (size_t k = 0; k < p->ndeps; k++) {
+		size_t j = tree_find(tr->lk, p->deps[k].name);
+		if (j != SIZE_MAX)
+			tree_print(tr, j, depth + 1, k + 1 == p->ndeps, false);
+	}
+	tr->prefix[plen] = '\0';
+	tr->on_path[i] = false;
+}
+
+static json_t *tree_json(const gpuenv_lock_t *lk)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < lk->npackages; i++) {
+		const gpuenv_lock_package_t *p = &lk->packages[i];
+		json_t *d = json_array();
+		for (size_t k = 0; d && k < p->ndeps; k++)
+			json_array_append_new(d, json_string(p->deps[k].name));
+		json_array_append_new(a, json_pack("{s:s, s:s?, s:o}", "name", p->name, "version", p->version,
+			"dependencies", d ? d : json_array()));
+	}
+	return a;
+}
+
+static int tree_one(struct cli *cli, struct cli_project *pj, const gpuenv_manifest_target_t *t, json_t *out)
+{
+	const char *name = gpuenv_project_lock_name(&pj->arena, &pj->m, t);
+	const char *path = gpuenv_arena_printf(&pj->arena, "%s/%s", pj->dir, name).ptr;
+	gpuenv_buf_t b;
+	gpuenv_lock_t lk;
+	const gpuenv_dep_t *deps;
+	size_t ndeps;
+	int st = CLI_EXIT_OK;
+
+	gpuenv_buf_init(&b, &cli->ctx, 64u << 20);
+	if (gpuenv_fs_read(&cli->ctx, path, 64u << 20, &b) != 0) {
+		if (cli->ctx.err.code == -ENOENT)
+			gpuenv_hint(&cli->ctx, "run `gpuenv lock --target %s` first", t->name);
+		st = cli_report(cli, CLI_EXIT_CANNOT);
+		goto out;
+	}
+	if (gpuenv_pylock_parse(&cli->ctx, &pj->arena, path, (gpuenv_str_t){ b.data, b.len }, &lk) != 0
+		|| gpuenv_manifest_target_deps(&cli->ctx, &pj->arena, &pj->m, t, &deps, &ndeps) != 0) {
+		st = cli_report(cli, CLI_EXIT_CANNOT);
+		goto out;
+	}
+	if (out) {
+		json_array_append_new(out, json_pack("{s:s, s:s, s:s?, s:o}", "target", t->name, "lock", name,
+			"backend", lk.target.backend, "packages", tree_json(&lk)));
+		goto out;
+	}
+	struct tree tr = { .lk = &lk };
+	tr.shown = calloc(lk.npackages + 1, 1);
+	tr.on_path = calloc(lk.npackages + 1, 1);
+	if (!tr.shown || !tr.on_path) {
+		free(tr.shown), free(tr.on_path);
+		st = cli_error(cli, CLI_EXIT_CANNOT, "tree: out of memory");
+		goto out;
+	}
+	printf("%s (target %s", name, t->name);
+	if (lk.target.gpu)
+		printf(", gpu %s", lk.target.gpu);
+	if (lk.target.driver)
+		printf(", driver %s", lk.target.driver);
+	if (lk.target.backend)
+		printf(", build %s", lk.target.backend);
+	printf(")\n");
+	/* the project's own requirements first, then what nothing reaches */
+	for (size_t i = 0; i < ndeps; i++) {
+		size_t j = tree_find(&lk, deps[i].name);
+		if (j != SIZE_MAX && !tr.shown[j])
+			tree_print(&tr, j, 0, true, true);
+	}
+	for (size_t i = 0; i < lk.npackages; i++)
+		if (!tr.shown[i])
+			tree_print(&tr, i, 0, true, true);
+	free(tr.shown);
+	free(tr.on_path);
+out:
+	gpuenv_buf_free(&b);
+	return st;
+}
+
+static int cli_tree(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "project", required_argument, NULL, 'p' },
+		{ "target", required_argument, NULL, 't' },
+		{ "facts", required_argument, NULL, 'F' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *project = NULL, *target = NULL, *facts = NULL;
+	struct cli_project pj;
+	int c, st;
+
+	while ((c = cli_getopt(cli, verb, argc, argv, "", opts, &st)) != -1) {
+		switch (c) {
+		case CLI_OPT_EXIT:
+			return st;
+		case 'p': project = optarg; break;
+		case 't': target = optarg; break;
+		case 'F': facts = optarg; break;
+		default:
+			return cli_usage_error(cli, verb, "%s: unexpected option", verb->name);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error(cli, verb, "%s: unexpected argument '%s'", verb->name, argv[optind]);
+	if ((st = cli_project_open(cli, verb->name, project, facts, NULL, NULL, &pj)) != 0)
+		goto out;
+	json_t *arr = cli->json ? json_array() : NULL;
+	bool found = !target;
+	for (size_t i = 0; i < pj.ntargets; i++) {
+		if (target && strcmp(target, pj.targets[i].name) != 0)
+			continue;
+		found = true;
+		if (!arr && i && !target)
+			printf("\n");
+		int s = tree_one(cli, &pj, &pj.targets[i], arr);
+		if (s > st)
+			st = s;
+	}
+	if (!found) {
+		const char *names[256];
+		size_t n = pj.ntargets < 256 ? pj.ntargets : 256;
+		for (size_t i = 0; i < n; i++)
+			names[i] = pj.targets[i].name;
+		const char *s = cli_suggest(target, names, n);
+		st = cli_usage_error(cli, verb, "%s: --target: the project declares no target '%s'%s%s%s", verb->name,
+			target, s ? " (did you mean '" : "", s ? s : "", s ? "'?)" : "");
+		cli_json_drop(arr);
+	} else if (arr && cli_print_json(cli, arr) != 0) {
+		st = CLI_EXIT_CANNOT;
+	}
+out:
+	cli_project_close(&pj);
+	return st;
+}
+
+const struct cli_verb cli_verb_tree = {
+	.name = "tree",
+	.run = cli_tree,
+	.summary = "print a target's locked dependency graph",
+	.usage = "gpuenv tree [--project DIR] [--target NAME] [--facts FILE.json] [--json]",
+	.help = "  --project DIR      the project (its pyproject.toml); default: .\n"
+		"  --target NAME      this target only; default: every target with a lock\n"
+		"  --facts FILE.json  with no targets declared: the machine a snapshot describes\n"
+		"  --json             the packages and their dependencies per target\n"
+		"\n"
+		"(*) marks a package whose dependencies were shown above.\n"
+		"exit status: 0 printed, 2 usage, 4 the manifest or a lock could not be read",
+};

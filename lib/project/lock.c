@@ -1,0 +1,388 @@
+/* Locking one target: the manifest's dependencies for it, the provider
+ * over the index, the resolver, and the PEP 751 lock that records the
+ * result with the target's hardware and the torch build's reason
+ * (include/gpuenv/project.h). */
+#include "gpuenv/project.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "gpuenv/fs.h"
+#include "gpuenv/hash.h"
+#include "gpuenv/pep508.h"
+#include "gpuenv/wheel.h"
+
+#define LOCK_MAX_KBT 8
+
+const char *gpuenv_url_public(gpuenv_arena_t *arena, const char *url)
+{
+	const char *scheme, *auth, *at, *end;
+	if (!url)
+		return NULL;
+	if (!(scheme = strstr(url, "://")))
+		return url;
+	auth = scheme + 3;
+	end = auth + strcspn(auth, "/?#");
+	for (at = end; at > auth && at[-1] != '@'; at--)
+		;
+	if (at == auth)
+		return url;
+	return gpuenv_arena_printf(arena, "%.*s%s", (int)(auth - url), url, at).ptr;
+}
+
+static void hash_str(gpuenv_sha256_t *h, const char *key, const char *v)
+{
+	gpuenv_sha256_update(h, key, strlen(key) + 1);
+	if (v)
+		gpuenv_sha256_update(h, v, strlen(v) + 1);
+	else
+		gpuenv_sha256_update(h, "\xff", 1);
+}
+
+const char *gpuenv_project_inputs_hash(gpuenv_arena_t *arena, const gpuenv_manifest_t *m,
+	const gpuenv_manifest_target_t *t)
+{
+	gpuenv_sha256_t h;
+	unsigned char d[GPUENV_SHA256_LEN];
+	char hex[2 * GPUENV_SHA256_LEN + 1];
+	const gpuenv_target_t *x = &t->target;
+
+	gpuenv_sha256_init(&h);
+	hash_str(&h, "lock-format", "gpuenv-pylock-1");
+	hash_str(&h, "manifest", m->inputs_hash);
+	hash_str(&h, "target", t->name);
+	if (x->origin && !strcmp(x->origin, "probe")) {
+		/* a probed machine: what the lock depends on of it */
+		for (size_t i = 0; i < x->ngpus; i++) {
+			char cc[32];
+			snprintf(cc, sizeof(cc), "%d.%d", x->gpus[i].cc_major, x->gpus[i].cc_minor);
+			hash_str(&h, "gpu", x->gpus[i].name);
+			hash_str(&h, "cc", cc);
+		}
+		hash_str(&h, "driver", x->driver);
+		hash_str(&h, "driver_cuda", x->driver_cuda);
+		hash_str(&h, "python", x->python);
+		hash_str(&h, "machine", x->machine);
+		hash_str(&h, "libc", x->libc);
+		hash_str(&h, "libc_version", x->libc_version);
+	}
+	gpuenv_sha256_final(&h, d);
+	gpuenv_hex(d, sizeof(d), hex);
+	return gpuenv_arena_strndup(arena, hex, strlen(hex));
+}
+
+const char *gpuenv_project_lock_name(gpuenv_arena_t *arena, const gpuenv_manifest_t *m,
+	const gpuenv_manifest_target_t *t)
+{
+	if (!m->ntargets)
+		return "pylock.toml";
+	return gpuenv_arena_printf(arena, "pylock.%s.toml", t->name).ptr;
+}
+
+/* The target as one PEP 508 marker (PEP 751 environments). */
+static const char *lock_environment(gpuenv_arena_t *arena, const gpuenv_marker_env_t *env)
+{
+	return gpuenv_arena_printf(arena,
+		"implementation_name == '%s' and sys_platform == '%s' and platform_machine == '%s' and "
+		"python_version == '%s'",
+		env->implementation_name ? env->implementation_name : "cpython",
+		env->sys_platform ? env->sys_platform : "linux",
+		env->platform_machine ? env->platform_machine : "x86_64",
+		env->python_version ? env->python_version : "3").ptr;
+}
+
+/* The path of a file:// URL, percent-decoded, in arena; NULL otherwise. */
+static const char *lock_file_path(gpuenv_arena_t *arena, const char *url)
+{
+	size_t n;
+	char *p, *q;
+	if (strncmp(url, "file://", 7) != 0)
+		return NULL;
+	url += 7;
+	n = strlen(url);
+	if (!(p = gpuenv_arena_alloc(arena, n + 1)))
+		return NULL;
+	for (q = p; *url; url++) {
+		int hi, lo;
+		if (*url == '%' && (hi = gpuenv_hex_digit(url[1])) >= 0 && (lo = gpuenv_hex_digit(url[2])) >= 0) {
+			*q++ = (char)(hi * 16 + lo);
+			url += 2;
+		} else {
+			*q++ = *url;
+		}
+	}
+	*q = '\0';
+	return p;
+}
+
+/* The sha256 of a local file:// wheel whose page gave none. */
+static const char *lock_file_sha256(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *url)
+{
+	unsigned char d[GPUENV_SHA256_LEN];
+	char hex[2 * GPUENV_SHA256_LEN + 1];
+	const char *path = lock_file_path(arena, url);
+	if (!path)
+		return NULL;
+	if (gpuenv_sha256_file(ctx, path, d) != 0)
+		return NULL;
+	gpuenv_hex(d, sizeof(d), hex);
+	return gpuenv_arena_strndup(arena, hex, strlen(hex));
+}
+
+/* Why this torch-family wheel: its build, and for torch the knowledge
+ * base's judgement of that exact build on the target's GPUs and driver. */
+static const char *lock_torch_reason(gpuenv_arena_t *arena, const gpuenv_project_lock_req_t *req,
+	const char *name, const char *version)
+{
+	const gpuenv_kb_torch_variant_t *var = NULL;
+	gpuenv_kb_target_t kbt[LOCK_MAX_KBT];
+	gpuenv_buf_t b;
+	const char *out;
+	size_t n;
+
+	if (strcmp(name, "torch") != 0 || !req->kb || gpuenv_kb_torch_lookup(req->kb, gpuenv_str(version), &var) != 0
+		|| !var)
+		return gpuenv_arena_printf(arena, "build %s for target %s%s", req->backend->backend, req->t->name,
+			req->backend->user_pinned ? " (the project's source)" : "").ptr;
+	n = gpuenv_target_kb(req->kb, &req->t->target, kbt, LOCK_MAX_KBT);
+	if (n > LOCK_MAX_KBT)
+		n = LOCK_MAX_KBT;
+	gpuenv_buf_init(&b, arena->ctx, 1 << 16);
+	gpuenv_buf_printf(&b, "build %s for target %s%s", req->backend->backend, req->t->name,
+		req->backend->user_pinned ? " (the project's source)" : "");
+	for (size_t i = 0; i < n; i++) {
+		gpuenv_kb_torch_verdict_t vd;
+		if (gpuenv_kb_torch_check(req->kb, &kbt[i], var, arena, &vd) != 0)
+			break;
+		for (size_t k = 0; k < vd.n_reason; k++)
+			if (vd.reason[k].text)
+				gpuenv_buf_printf(&b, "; %s%s", vd.reason[k].verdict == GPUENV_KB_NO ? "no: "
+						: vd.reason[k].verdict == GPUENV_KB_UNKNOWN ? "unknown: " : "",
+					vd.reason[k].text);
+	}
+	out = b.data ? gpuenv_arena_strndup(arena, b.data, b.len) : NULL;
+	gpuenv_buf_free(&b);
+	return out;
+}
+
+static int lock_build(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_project_lock_req_t *req,
+	const gpuenv_marker_env_t *env, const gpuenv_resolution_t *res, gpuenv_lock_t *lock)
+{
+	const gpuenv_manifest_target_t *t = req->t;
+	gpuenv_lock_package_t *pk = gpuenv_arena_calloc(arena, res->npkgs ? res->npkgs : 1, sizeof(*pk));
+	const char **envs = gpuenv_arena_calloc(arena, 1, sizeof(*envs));
+	char cc[16] = "";
+
+	if (!pk || !envs)
+		return gpuenv_oom(ctx, "the lock");
+	memset(lock, 0, sizeof(*lock));
+	lock->lock_version = "1.0";
+	lock->created_by = "gpuenv";
+	lock->requires_python = req->m->requires_python;
+	envs[0] = lock_environment(arena, env);
+	if (!envs[0])
+		return gpuenv_oom(ctx, "the lock");
+	lock->nenvironments = 1;
+	lock->environments = envs;
+	lock->nextras = t->nextras;
+	lock->extras = t->extras;
+	lock->ngroups = t->ngroups;
+	lock->dependency_groups = t->groups;
+	lock->ndefault_groups = t->ngroups;
+	lock->default_groups = t->groups;
+
+	for (size_t i = 0; i < res->npkgs; i++) {
+		const gpuenv_resolved_t *r = &res->pkgs[i];
+		const gpuenv_pv_file_t *pf = r->cand->data;
+		gpuenv_lock_package_t *p = &pk[i];
+		gpuenv_lock_file_t *w = gpuenv_arena_calloc(arena, 1, sizeof(*w));
+		gpuenv_lock_dep_t *d = gpuenv_arena_calloc(arena, r->ndeps ? r->ndeps : 1, sizeof(*d));
+		if (!w || !d)
+			return gpuenv_oom(ctx, "the lock");
+		p->name = r->name;
+		p->version = r->cand->version;
+		p->requires_python = pf->file->requires_python;
+		p->index = pf->project->source ? gpuenv_url_public(arena, pf->project->source->url) : NULL;
+		for (size_t k = 0; k < r->ndeps; k++) {
+			d[k].name = res->pkgs[r->deps[k]].name;
+			d[k].version = res->pkgs[r->deps[k]].cand->version;
+		}
+		p->ndeps = r->ndeps;
+		p->deps = d;
+		w->name = pf->file->filename;
+		w->url = gpuenv_url_public(arena, pf->file->url);
+		w->size = pf->file->size;
+		const char *local = w->size < 0 ? lock_file_path(arena, pf->file->url) : NULL;
+		struct stat sb;
+		if (local && stat(local, &sb) == 0)
+			w->size = (int64_t)sb.st_size;
+		w->upload_time = pf->file->upload_time;
+		w->sha256 = pf->file->sha256;
+		if (!w->sha256 && !(w->sha256 = lock_file_sha256(ctx, arena, pf->file->url))) {
+			if (ctx->err.code == -ENOMEM)
+				return ctx->err.code;
+			gpuenv_fail(ctx, GPUENV_EFORMAT, NULL, 0, 0, "%s: the index gives no sha256 for %s, and "
+				"a lock must hash every file", p->index ? p->index : "index", w->name);
+			return gpuenv_hint(ctx, "use an index that publishes hashes (PEP 503 #sha256= fragments "
+				"or PEP 691 hashes)");
+		}
+		if (pf->sdist) {
+			p->sdist = w;
+		} else {
+			p->nwheels = 1;
+			p->wheels = w;
+		}
+		if (req->backend && gpuenv_project_torch_routed(p->name))
+			p->reason = lock_torch_reason(arena, req, p->name, p->version);
+	}
+	lock->npackages = res->npkgs;
+	lock->packages = pk;
+
+	gpuenv_lock_target_t *lt = &lock->target;
+	const gpuenv_target_t *x = &t->target;
+	lt->name = t->name;
+	lt->origin = x->origin;
+	if (x->ngpus) {
+		lt->gpu = x->gpus[0].name;
+		if (x->gpus[0].cc_major >= 0) {
+			snprintf(cc, sizeof(cc), "%d.%d", x->gpus[0].cc_major, x->gpus[0].cc_minor);
+			lt->compute_capability = gpuenv_arena_strndup(arena, cc, strlen(cc));
+		}
+	} else {
+		lt->gpu = "none";
+	}
+	lt->driver = x->driver;
+	lt->cuda = x->driver_cuda;
+	lt->python = x->python;
+	lt->platform = t->platform;
+	if (req->backend) {
+		lt->backend = req->backend->backend;
+		lt->backend_reason = req->backend->reason;
+	} else if (req->torch_error) {
+		lt->backend_reason = req->torch_error;
+	}
+	lt->ngroups = t->ngroups;
+	lt->groups = t->groups;
+	lt->nextras = t->nextras;
+	lt->extras = t->extras;
+	lt->inputs_hash = gpuenv_project_inputs_hash(arena, req->m, t);
+	return lt->inputs_hash ? 0 : gpuenv_oom(ctx, "the lock");
+}
+
+int gpuenv_project_lock_target(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_project_lock_req_t *req,
+	gpuenv_project_lock_out_t *out)
+{
+	const gpuenv_manifest_target_t *t = req->t;
+	gpuenv_wheel_target_t wt;
+	gpuenv_tagset_t *tags = NULL;
+	gpuenv_marker_env_t env;
+	gpuenv_kb_target_t kbt[LOCK_MAX_KBT];
+	size_t nkbt = 0;
+	const gpuenv_dep_t *deps;
+	size_t ndeps;
+	gpuenv_pv_t *pv = NULL;
+	gpuenv_provider_t prov;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	gpuenv_buf_init(&out->text, ctx, 64u << 20);
+	if ((rc = gpuenv_manifest_target_deps(ctx, arena, req->m, t, &deps, &ndeps)) != 0)
+		return rc;
+	if ((rc = gpuenv_target_wheel(ctx, &t->target, &wt)) != 0)
+		return rc;
+	/* A declared Linux platform without a glibc version (linux_aarch64):
+	 * the manylinux2014 floor, glibc 2.17, which every glibc distribution
+	 * of the architecture still supported meets; what the lock picks then
+	 * installs on any of them (docs/lock.md). */
+	if (wt.os == GPUENV_OS_LINUX && !wt.libc_major && !t->target.libc) {
+		wt.libc_major = 2;
+		wt.libc_minor = 17;
+	}
+	if ((rc = gpuenv_tagset_build(ctx, &wt, &tags)) != 0)
+		return rc;
+	gpuenv_marker_env_default(&env);
+	if ((rc = gpuenv_target_marker_env(ctx, arena, &t->target, &env)) != 0)
+		goto out;
+	if (req->kb) {
+		nkbt = gpuenv_target_kb(req->kb, &t->target, kbt, LOCK_MAX_KBT);
+		if (nkbt > LOCK_MAX_KBT)
+			nkbt = LOCK_MAX_KBT;
+	}
+
+	gpuenv_requirement_t *roots = gpuenv_arena_calloc(arena, ndeps ? ndeps : 1, sizeof(*roots));
+	const char **rn = gpuenv_arena_calloc(arena, ndeps ? ndeps : 1, sizeof(*rn));
+	const char **rs = gpuenv_arena_calloc(arena, ndeps ? ndeps : 1, sizeof(*rs));
+	size_t nroutes = 0;
+	if (!roots || !rn || !rs) {
+		rc = gpuenv_oom(ctx, "the root requirements");
+		goto out;
+	}
+	for (size_t i = 0; i < ndeps; i++) {
+		roots[i] = deps[i].req;
+		if (deps[i].source) {
+			rn[nroutes] = deps[i].name;
+			rs[nroutes++] = deps[i].source;
+		}
+	}
+
+	gpuenv_pv_opts_t po = {
+		.ix = req->ix,
+		.tags = tags,
+		.python = t->target.python,
+		.target_name = t->name,
+		.env = &env,
+		.nroutes = nroutes,
+		.route_names = rn,
+		.route_sources = rs,
+		.torch_source = req->torch_source,
+		.backend = req->backend ? req->backend->backend : NULL,
+		.gpu = t->target.ngpus > 0,
+		.torch_error = req->torch_error,
+		.kb = req->kb,
+		.kbt = kbt,
+		.nkbt = nkbt,
+		.roots = roots,
+		.nroots = ndeps,
+		.only_binary = req->only_binary,
+		.nonly_binary = req->nonly_binary,
+		.no_binary = req->no_binary,
+		.nno_binary = req->nno_binary,
+	};
+	/* the torch builds the KB confirms for the target first; the ones it
+	 * cannot judge only when those give no solution (the order
+	 * gpuenv_kb_torch_pick ranks them in) */
+	po.experimental = (t->torch_backend && strcmp(t->torch_backend, "auto") != 0)
+		|| (req->backend && req->backend->user_pinned);
+	gpuenv_resolve_req_t rq = { .roots = roots, .nroots = ndeps, .env = &env,
+		.prereleases = req->pre ? GPUENV_PRERELEASES_YES : GPUENV_PRERELEASES_DEFAULT };
+	for (int pass = req->kb && req->backend ? 0 : 1; pass < 2; pass++) {
+		po.hw_strict = pass == 0;
+		gpuenv_pv_free(pv);
+		pv = NULL;
+		if ((rc = gpuenv_pv_new(ctx, &po, &pv)) != 0)
+			goto out;
+		gpuenv_pv_provider(pv, &prov);
+		rc = gpuenv_resolve(ctx, arena, &rq, &prov, &out->res);
+		if (rc != GPUENV_ENOSOLUTION)
+			break;
+		gpuenv_error_clear(ctx);
+	}
+	if (rc)
+		goto out;
+	if ((rc = lock_build(ctx, arena, req, &env, &out->res, &out->lock)) != 0)
+		goto out;
+	rc = gpuenv_pylock_write(ctx, &out->lock, &out->text);
+out:
+	out->pv = pv; /* the lock's strings point into its pages */
+	gpuenv_tagset_free(tags);
+	return rc;
+}
+
+void gpuenv_project_lock_out_free(gpuenv_project_lock_out_t *out)
+{
+	gpuenv_pv_free(out->pv);
+	out->pv = NULL;
+	gpuenv_buf_free(&out->text);
+}

@@ -1,0 +1,697 @@
+/* The resolver's provider over the index client, for one target
+ * (include/gpuenv/project.h).
+ *
+ * Pages and metadata are fetched in batches.  The first question starts a
+ * crawl: the pages of the root names, the metadata of each page's newest
+ * usable wheel, the pages of what those require (markers evaluated for the
+ * target), and so on until nothing new turns up.  Each round is one
+ * parallel batch, so a cold lock waits for about twice the graph's depth
+ * in round trips.  What the resolver asks for beyond the crawl (an older
+ * version's metadata after a conflict) is fetched on demand, together with
+ * whatever else is queued. */
+#include "gpuenv/project.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpuenv/metadata.h"
+#include "gpuenv/pep440.h"
+#include "gpuenv/pep508.h"
+#include "gpuenv/wheel.h"
+
+#define PV_CRAWL_MAX 20000 /* projects one crawl may queue */
+
+struct pv_cand_file {
+	gpuenv_pv_file_t pub;
+	int meta; /* 0 not asked, 1 queued, 2 have */
+	const gpuenv_requirement_t *reqs;
+	size_t nreqs;
+};
+
+struct pv_proj {
+	const char *name;
+	int state; /* 0 unknown, 1 queued, 2 have */
+	bool fallback_tried; /* the torch source lacked it: the rule was asked */
+	const char *only_source;
+	const gpuenv_index_project_t *page; /* NULL: no source has it */
+	gpuenv_candidate_t *cands;
+	size_t ncands;
+	const char *excluded;
+};
+
+struct gpuenv_pv {
+	gpuenv_ctx_t *ctx;
+	gpuenv_arena_t arena;
+	gpuenv_pv_opts_t o;
+	gpuenv_version_t python;
+	/* name -> project, open addressing */
+	struct pv_proj **slots;
+	size_t nslots, nprojs;
+	/* queues */
+	struct pv_proj **pq;
+	size_t npq, capq;
+	struct pv_cand_file **mq;
+	size_t nmq, capm;
+	bool crawled;
+	size_t queued_total;
+};
+
+static uint64_t pv_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+static int pv_grow(gpuenv_pv_t *pv)
+{
+	size_t n = pv->nslots ? pv->nslots * 2 : 256;
+	struct pv_proj **s = calloc(n, sizeof(*s));
+	if (!s)
+		return gpuenv_oom(pv->ctx, "the provider's package table");
+	for (size_t i = 0; i < pv->nslots; i++) {
+		struct pv_proj *p = pv->slots[i];
+		if (!p)
+			continue;
+		size_t j = pv_hash(p->name) & (n - 1);
+		while (s[j])
+			j = (j + 1) & (n - 1);
+		s[j] = p;
+	}
+	free(pv->slots);
+	pv->slots = s;
+	pv->nslots = n;
+	return 0;
+}
+
+/* The project entry of name (normalised), created when create is set. */
+static struct pv_proj *pv_proj(gpuenv_pv_t *pv, const char *name, bool create)
+{
+	if (pv->nslots) {
+		size_t j = pv_hash(name) & (pv->nslots - 1);
+		for (; pv->slots[j]; j = (j + 1) & (pv->nslots - 1))
+			if (!strcmp(pv->slots[j]->name, name))
+				return pv->slots[j];
+	}
+	if (!create)
+		return NULL;
+	if ((pv->nprojs + 1) * 2 > pv->nslots && pv_grow(pv) != 0)
+		return NULL;
+	struct pv_proj *p = gpuenv_arena_calloc(&pv->arena, 1, sizeof(*p));
+	char *nm = p ? gpuenv_arena_strndup(&pv->arena, name, strlen(name)) : NULL;
+	if (!nm) {
+		gpuenv_oom(pv->ctx, "the provider's package table");
+		return NULL;
+	}
+	p->name = nm;
+	p->only_source = NULL;
+	for (size_t i = 0; i < pv->o.nroutes; i++)
+		if (!strcmp(pv->o.route_names[i], nm))
+			p->only_source = pv->o.route_sources[i];
+	if (!p->only_source && pv->o.torch_source && gpuenv_project_torch_routed(nm))
+		p->only_source = pv->o.torch_source;
+	size_t j = pv_hash(nm) & (pv->nslots - 1);
+	while (pv->slots[j])
+		j = (j + 1) & (pv->nslots - 1);
+	pv->slots[j] = p;
+	pv->nprojs++;
+	return p;
+}
+
+static int pv_push(gpuenv_pv_t *pv, void ***q, size_t *n, size_t *cap, void *item)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+		void **nq = realloc(*q, nc * sizeof(*nq));
+		if (!nq)
+			return gpuenv_oom(pv->ctx, "the provider's fetch queue");
+		*q = nq;
+		*cap = nc;
+	}
+	(*q)[(*n)++] = item;
+	return 0;
+}
+
+static int pv_queue_page(gpuenv_pv_t *pv, const char *name)
+{
+	struct pv_proj *p = pv_proj(pv, name, true);
+	if (!p)
+		return -ENOMEM;
+	if (p->state != 0 || pv->queued_total >= PV_CRAWL_MAX)
+		return 0;
+	p->state = 1;
+	pv->queued_total++;
+	return pv_push(pv, (void ***)&pv->pq, &pv->npq, &pv->capq, p);
+}
+
+static int pv_queue_meta(gpuenv_pv_t *pv, struct pv_cand_file *f)
+{
+	if (f->meta != 0)
+		return 0;
+	f->meta = 1;
+	return pv_push(pv, (void ***)&pv->mq, &pv->nmq, &pv->capm, f);
+}
+
+/* ---- candidates from a page ------------------------------------------------ */
+
+struct pv_wheel {
+	const gpuenv_index_file_t *f;
+	gpuenv_wheel_name_t wn; /* an sdist's name and version are in it too */
+	long rank;		/* an sdist ranks after every wheel */
+	bool sdist;
+};
+
+/* Is name in a format-control list (or the list ":all:")? */
+static bool pv_listed(const char *const *list, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(list[i], ":all:") || !strcmp(list[i], name))
+			return true;
+	return false;
+}
+
+static int pv_wheel_cmp(const void *a, const void *b)
+{
+	const struct pv_wheel *x = a, *y = b;
+	int c = gpuenv_version_cmp(&y->wn.version, &x->wn.version); /* newest first */
+	if (c)
+		return c;
+	if (x->sdist != y->sdist)
+		return x->sdist ? 1 : -1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	if ((c = gpuenv_wheel_build_cmp(&y->wn, &x->wn)) != 0) /* the highest build first */
+		return c;
+	return strcmp(x->f->filename, y->f->filename);
+}
+
+static bool pv_is_sdist(const char *fn)
+{
+	size_t n = strlen(fn);
+	return (n > 7 && !strcmp(fn + n - 7, ".tar.gz")) || (n > 4 && !strcmp(fn + n - 4, ".zip"));
+}
+
+static bool pv_local_is(const gpuenv_version_t *v, const char *s)
+{
+	return v->local.len == strlen(s) && !memcmp(v->local.ptr, s, v->local.len);
+}
+
+/* The hardware's word on one torch-family wheel: NULL when it may be used,
+ * else why not (in the arena). */
+static const char *pv_hw_reject(gpuenv_pv_t *pv, const char *name, const gpuenv_wheel_name_t *wn)
+{
+	const gpuenv_version_t *v = &wn->version;
+	const char *t = pv->o.target_name ? pv->o.target_name : "the target";
+	int vl = (int)wn->version_text.len;
+	if (!gpuenv_project_torch_routed(name))
+		return NULL;
+	if (pv->o.torch_error)
+		return pv->o.torch_error;
+	if (pv->o.gpu && pv_local_is(v, "cpu"))
+		return gpuenv_arena_printf(&pv->arena, "%s %.*s is a CPU-only build and target %s has a GPU",
+			name, vl, wn->version_text.ptr, t).ptr;
+	if (pv->o.backend && v->local.len && !pv_local_is(v, pv->o.backend)
+		&& (v->local.len < 2 || memcmp(v->local.ptr, "cu", 2) == 0 || pv_local_is(v, "cpu")))
+		return gpuenv_arena_printf(&pv->arena, "%s %.*s is not of build %s, which target %s uses",
+			name, vl, wn->version_text.ptr, pv->o.backend, t).ptr;
+	if (strcmp(name, "torch") != 0 || !pv->o.kb || v->local.len < 3 || memcmp(v->local.ptr, "cu", 2) != 0)
+		return NULL;
+	const gpuenv_kb_torch_variant_t *var = NULL;
+	if (gpuenv_kb_torch_lookup(pv->o.kb, wn->version_text, &var) != 0 || !var)
+		return NULL; /* the KB does not know the build: nothing to judge by */
+	if (!pv->o.experimental && gpuenv_str_eq_cstr(var->channel, "experimental"))
+		return gpuenv_arena_printf(&pv->arena, "torch %.*s is an experimental build (torch-backend = "
+			"\"%.*s\" names it)", vl, wn->version_text.ptr, (int)var->tag.len, var->tag.ptr).ptr;
+	for (size_t i = 0; i < pv->o.nkbt; i++) {
+		gpuenv_kb_torch_verdict_t vd;
+		if (gpuenv_kb_torch_check(pv->o.kb, &pv->o.kbt[i], var, &pv->arena, &vd) != 0)
+			return NULL;
+		if (vd.verdict == GPUENV_KB_UNKNOWN && pv->o.hw_strict)
+			return gpuenv_arena_printf(&pv->arena, "the knowledge base cannot confirm that torch %.*s "
+				"runs on target %s (tried after the builds it can)", vl, wn->version_text.ptr, t).ptr;
+		if (vd.verdict != GPUENV_KB_NO)
+			continue;
+		for (size_t k = 0; k < vd.n_reason; k++)
+			if (vd.reason[k].verdict == GPUENV_KB_NO && vd.reason[k].text)
+				return gpuenv_arena_printf(&pv->arena, "torch %.*s on target %s: %s", vl,
+					wn->version_text.ptr, t, vd.reason[k].text).ptr;
+		return gpuenv_arena_printf(&pv->arena, "torch %.*s cannot run on target %s", vl,
+			wn->version_text.ptr, t).ptr;
+	}
+	return NULL;
+}
+
+/* Add tag to the ", "-separated list in b unless it is there (a few
+ * dozen at most: the rest become "..."). */
+static void pv_note_tag(gpuenv_buf_t *b, gpuenv_str_t tag)
+{
+	const char *p = b->data;
+	size_t n = 0;
+	while (p && *p) {
+		const char *e = strstr(p, ", ");
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+		if (l == tag.len && !memcmp(p, tag.ptr, l))
+			return;
+		n++;
+		p = e ? e + 2 : p + l;
+	}
+	if (n == 16) {
+		gpuenv_buf_puts(b, ", ...");
+		return;
+	}
+	if (n > 16)
+		return;
+	gpuenv_buf_printf(b, "%s%.*s", b->len ? ", " : "", (int)tag.len, tag.ptr);
+}
+
+static int pv_build(gpuenv_pv_t *pv, struct pv_proj *p)
+{
+	const gpuenv_index_project_t *pg = p->page;
+	struct pv_wheel *w = NULL;
+	size_t nw = 0, ntag = 0, npy = 0, nsdist = 0, nbad = 0, nhw = 0;
+	/* the interpreter and platform tags of the wheels that did not fit */
+	gpuenv_buf_t seen, seen_plat;
+	const char *hw_first = NULL;
+	gpuenv_buf_t msg;
+	int rc = 0;
+
+	if (!pg || !pg->nfiles)
+		return 0;
+	w = calloc(pg->nfiles, sizeof(*w));
+	if (!w)
+		return gpuenv_oom(pv->ctx, "a project's files");
+	gpuenv_buf_init(&seen, pv->ctx, 4096);
+	gpuenv_buf_init(&seen_plat, pv->ctx, 4096);
+	for (size_t i = 0; i < pg->nfiles; i++) {
+		const gpuenv_index_file_t *f = &pg->files[i];
+		struct pv_wheel *x = &w[nw];
+		size_t fl = strlen(f->filename);
+		if (fl < 5 || strcmp(f->filename + fl - 4, ".whl") != 0) {
+			gpuenv_sdist_name_t sn;
+			if (!pv_is_sdist(f->filename))
+				continue;
+			nsdist++;
+			if (fl < 8 || strcmp(f->filename + fl - 7, ".tar.gz") != 0
+				|| pv_listed(pv->o.only_binary, pv->o.nonly_binary, p->name))
+				continue; /* .zip sdists: PKG-INFO is read from .tar.gz only */
+			if (gpuenv_sdist_name_parse(pv->ctx, &pv->arena, gpuenv_str(f->filename), &sn) != 0) {
+				if (pv->ctx->err.code == -ENOMEM)
+					goto fail;
+				gpuenv_error_clear(pv->ctx);
+				nbad++;
+				continue;
+			}
+			if (!gpuenv_str_eq_cstr(sn.normalized, p->name)) {
+				nbad++;
+				continue;
+			}
+			memset(&x->wn, 0, sizeof(x->wn));
+			x->wn.normalized = sn.normalized;
+			x->wn.version = sn.version;
+			x->wn.version_text = sn.version_text;
+			x->sdist = true;
+			x->rank = LONG_MAX;
+		} else {
+			if (pv_listed(pv->o.no_binary, pv->o.nno_binary, p->name)) {
+				nbad++;
+				continue;
+			}
+			if (gpuenv_wheel_name_parse(pv->ctx, &pv->arena, gpuenv_str(f->filename), 0, &x->wn) != 0) {
+				if (pv->ctx->err.code == -ENOMEM)
+					goto fail;
+				gpuenv_error_clear(pv->ctx);
+				nbad++;
+				continue;
+			}
+			if (!gpuenv_str_eq_cstr(x->wn.normalized, p->name)) {
+				nbad++;
+				continue;
+			}
+			if ((x->rank = gpuenv_tagset_rank_wheel(pv->o.tags, &x->wn)) < 0) {
+				ntag++;
+				for (size_t k = 0; k < x->wn.ntags; k++) {
+					pv_note_tag(&seen, x->wn.tags[k].interpreter);
+					pv_note_tag(&seen_plat, x->wn.tags[k].platform);
+				}
+				continue;
+			}
+		}
+		if (f->requires_python && pv->o.python) {
+			gpuenv_specset_t rp;
+			if (gpuenv_specset_parse(pv->ctx, &pv->arena, gpuenv_str(f->requires_python), &rp) != 0) {
+				if (pv->ctx->err.code == -ENOMEM)
+					goto fail;
+				gpuenv_error_clear(pv->ctx); /* pip ignores a bad one too */
+			} else if (!gpuenv_specset_contains(&rp, gpuenv_str(pv->o.python), &pv->python,
+					   GPUENV_PRERELEASES_YES)) {
+				npy++;
+				continue;
+			}
+		}
+		const char *why = pv_hw_reject(pv, p->name, &x->wn);
+		if (why) {
+			if (!hw_first)
+				hw_first = why;
+			nhw++;
+			continue;
+		}
+		x->f = f;
+		nw++;
+	}
+	qsort(w, nw, sizeof(*w), pv_wheel_cmp);
+	p->cands = gpuenv_arena_calloc(&pv->arena, nw ? nw : 1, sizeof(*p->cands));
+	if (!p->cands)
+		goto oom;
+	for (size_t i = 0; i < nw; i++) {
+		if (p->ncands && gpuenv_version_cmp(&p->cands[p->ncands - 1].v, &w[i].wn.version) == 0)
+			continue; /* the best wheel of a version is first */
+		struct pv_cand_file *cf = gpuenv_arena_calloc(&pv->arena, 1, sizeof(*cf));
+		char *ver = gpuenv_arena_strndup(&pv->arena, w[i].wn.version_text.ptr, w[i].wn.version_text.len);
+		if (!cf || !ver)
+			goto oom;
+		cf->pub.file = w[i].f;
+		cf->pub.project = pg;
+		cf->pub.sdist = w[i].sdist;
+		gpuenv_candidate_t *c = &p->cands[p->ncands++];
+		c->version = ver;
+		c->v = w[i].wn.version;
+		c->yanked = w[i].f->yanked;
+		c->requires_python = w[i].f->requires_python;
+		c->data = cf;
+	}
+	if (ntag || npy || nhw || (nsdist && !p->ncands) || nbad) {
+		gpuenv_buf_init(&msg, pv->ctx, 1 << 16);
+		gpuenv_buf_printf(&msg, "%s (from %s):", p->name, pg->page_url ? pg->page_url : "?");
+		if (ntag)
+			gpuenv_buf_printf(&msg, " %zu wheel%s with no tag target %s supports (its best tag is %s; "
+				"the wheels are for %s on %s);", ntag, ntag == 1 ? "" : "s",
+				pv->o.target_name ? pv->o.target_name : "",
+				gpuenv_tagset_get(pv->o.tags, 0) ? gpuenv_tagset_get(pv->o.tags, 0) : "none",
+				seen.len ? seen.data : "?", seen_plat.len ? seen_plat.data : "?");
+		if (npy)
+			gpuenv_buf_printf(&msg, " %zu wheel%s whose requires-python excludes Python %s;", npy,
+				npy == 1 ? "" : "s", pv->o.python);
+		if (nsdist && !p->ncands)
+			gpuenv_buf_printf(&msg, " %zu source distribution%s that could not be used (.zip, or "
+				"--only-binary);", nsdist, nsdist == 1 ? "" : "s");
+		if (nbad)
+			gpuenv_buf_printf(&msg, " %zu file%s with a malformed or foreign name;", nbad,
+				nbad == 1 ? "" : "s");
+		if (nhw)
+			gpuenv_buf_printf(&msg, " %zu wheel%s the hardware rules out, such as: %s;", nhw,
+				nhw == 1 ? "" : "s", hw_first);
+		if (msg.data && msg.len)
+			msg.data[--msg.len] = '\0'; /* the last ';' */
+		p->excluded = msg.data ? gpuenv_arena_strndup(&pv->arena, msg.data, msg.len) : NULL;
+		gpuenv_buf_free(&msg);
+	}
+	free(w);
+	gpuenv_buf_free(&seen);
+	gpuenv_buf_free(&seen_plat);
+	return 0;
+oom:
+	rc = gpuenv_oom(pv->ctx, "a project's candidates");
+	free(w);
+	gpuenv_buf_free(&seen);
+	gpuenv_buf_free(&seen_plat);
+	return rc;
+fail:
+	free(w);
+	gpuenv_buf_free(&seen);
+	gpuenv_buf_free(&seen_plat);
+	return pv->ctx->err.code;
+}
+
+/* ---- metadata ----------------------------------------------------------------- */
+
+static int pv_parse_meta(gpuenv_pv_t *pv, struct pv_cand_file *cf, gpuenv_str_t text)
+{
+	gpuenv_metadata_t md;
+	const char *fn = cf->pub.file->filename;
+	if (gpuenv_metadata_parse(pv->ctx, &pv->arena, fn, text, GPUENV_METADATA_LENIENT_VERSION, &md) != 0)
+		return pv->ctx->err.code;
+	if (cf->pub.sdist) {
+		/* PEP 643: PKG-INFO holds without a build from Metadata-Version 2.2
+		 * on, unless it says Requires-Dist is Dynamic */
+		bool dyn = false;
+		for (size_t i = 0; i < md.dynamic.n; i++)
+			dyn |= gpuenv_str_ieq(md.dynamic.items[i], GPUENV_STR_LIT("Requires-Dist"));
+		if (md.mv_major < 2 || (md.mv_major == 2 && md.mv_minor < 2) || dyn) {
+			gpuenv_fail(pv->ctx, GPUENV_EUNSUPPORTED, NULL, 0, 0, "%s: %s, so its dependencies are "
+				"known only after a build, which gpuenv lock does not run", fn,
+				dyn ? "PKG-INFO marks Requires-Dist as Dynamic"
+				    : "PKG-INFO predates Metadata-Version 2.2 (PEP 643)");
+			return gpuenv_hint(pv->ctx, "pin a version that has a wheel for the target, or use an "
+				"index that publishes one");
+		}
+	}
+	gpuenv_requirement_t *r = gpuenv_arena_calloc(&pv->arena, md.nrequires_dist ? md.nrequires_dist : 1,
+		sizeof(*r));
+	if (!r)
+		return gpuenv_oom(pv->ctx, "a wheel's requirements");
+	size_t n = 0;
+	for (size_t i = 0; i < md.nrequires_dist; i++) {
+		if (!md.requires_dist[i].valid) {
+			gpuenv_log(pv->ctx, GPUENV_LOG_WARN, "%s: METADATA line %u: Requires-Dist '%.*s' is not a "
+				"PEP 508 requirement; ignored", fn, md.requires_dist[i].line,
+				(int)md.requires_dist[i].text.len, md.requires_dist[i].text.ptr);
+			continue;
+		}
+		r[n++] = md.requires_dist[i].req;
+	}
+	cf->reqs = r;
+	cf->nreqs = n;
+	cf->meta = 2;
+	return 0;
+}
+
+/* Queue the pages of what a wheel requires on the target (the crawl). */
+static int pv_crawl_reqs(gpuenv_pv_t *pv, const gpuenv_requirement_t *r, size_t n)
+{
+	gpuenv_marker_env_t env;
+	char name[256];
+	if (pv->o.env)
+		env = *pv->o.env;
+	else
+		gpuenv_marker_env_default(&env);
+	env.extra = "";
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].marker) {
+			bool yes = false;
+			if (gpuenv_marker_eval(pv->ctx, r[i].marker, &env, &yes) != 0) {
+				gpuenv_error_clear(pv->ctx);
+				continue;
+			}
+			if (!yes)
+				continue;
+		}
+		if (r[i].name.len >= sizeof(name))
+			continue;
+		gpuenv_name_normalize_to(r[i].name, name, sizeof(name));
+		int rc = pv_queue_page(pv, name);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Fetch everything queued, crawling while crawl is set. */
+static int pv_flush(gpuenv_pv_t *pv, bool crawl)
+{
+	int rc = 0;
+	while (pv->npq || pv->nmq) {
+		if (pv->npq) {
+			size_t n = pv->npq;
+			const char **names = malloc(n * sizeof(*names));
+			const char **only = malloc(n * sizeof(*only));
+			const gpuenv_index_project_t **out = calloc(n, sizeof(*out));
+			struct pv_proj **batch = malloc(n * sizeof(*batch));
+			if (!names || !only || !out || !batch) {
+				free(names), free(only), free(out), free(batch);
+				return gpuenv_oom(pv->ctx, "a fetch batch");
+			}
+			memcpy(batch, pv->pq, n * sizeof(*batch));
+			pv->npq = 0;
+			for (size_t i = 0; i < n; i++) {
+				names[i] = batch[i]->name;
+				only[i] = batch[i]->fallback_tried ? NULL : batch[i]->only_source;
+			}
+			rc = gpuenv_index_projects(pv->o.ix, pv->ctx, names, only, n, out);
+			for (size_t i = 0; rc == 0 && i < n; i++) {
+				struct pv_proj *p = batch[i];
+				/* the torch family's build index lacks a name: the usual rule */
+				if (!out[i] && only[i] && only[i] == pv->o.torch_source && !p->fallback_tried
+					&& gpuenv_project_torch_routed(p->name)) {
+					bool declared = false;
+					for (size_t k = 0; k < pv->o.nroutes; k++)
+						declared |= !strcmp(pv->o.route_names[k], p->name);
+					if (!declared) {
+						p->fallback_tried = true;
+						rc = pv_push(pv, (void ***)&pv->pq, &pv->npq, &pv->capq, p);
+						continue;
+					}
+				}
+				if (p->state == 2)
+					continue; /* queued twice */
+				p->page = out[i];
+				p->state = 2;
+				if ((rc = pv_build(pv, p)) != 0)
+					break;
+				if (crawl && p->ncands)
+					rc = pv_queue_meta(pv, p->cands[0].data);
+			}
+			free(names), free(only), free(out), free(batch);
+			if (rc)
+				return rc;
+		}
+		if (pv->nmq) {
+			size_t n = pv->nmq;
+			const gpuenv_index_file_t **files = malloc(n * sizeof(*files));
+			gpuenv_str_t *md = calloc(n, sizeof(*md));
+			struct pv_cand_file **batch = malloc(n * sizeof(*batch));
+			if (!files || !md || !batch) {
+				free(files), free(md), free(batch);
+				return gpuenv_oom(pv->ctx, "a metadata batch");
+			}
+			memcpy(batch, pv->mq, n * sizeof(*batch));
+			pv->nmq = 0;
+			for (size_t i = 0; i < n; i++)
+				files[i] = batch[i]->pub.file;
+			rc = gpuenv_index_metadata(pv->o.ix, pv->ctx, files, n, md);
+			for (size_t i = 0; rc == 0 && i < n; i++) {
+				if ((rc = pv_parse_meta(pv, batch[i], md[i])) != 0)
+					break;
+				if (crawl)
+					rc = pv_crawl_reqs(pv, batch[i]->reqs, batch[i]->nreqs);
+			}
+			free(files), free(md), free(batch);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+static int pv_start(gpuenv_pv_t *pv)
+{
+	int rc;
+	if (pv->crawled)
+		return 0;
+	pv->crawled = true;
+	if ((rc = pv_crawl_reqs(pv, pv->o.roots, pv->o.nroots)) != 0)
+		return rc;
+	/* root requirements with extras: their names are asked for too */
+	return pv_flush(pv, true);
+}
+
+/* ---- the provider interface ------------------------------------------------------ */
+
+static int pv_versions(void *self, gpuenv_ctx_t *ctx, const char *name, const gpuenv_candidate_t **out,
+	size_t *n)
+{
+	gpuenv_pv_t *pv = self;
+	struct pv_proj *p;
+	int rc;
+	(void)ctx;
+	if ((rc = pv_start(pv)) != 0)
+		return rc;
+	if (!(p = pv_proj(pv, name, true)))
+		return -ENOMEM;
+	if (p->state != 2) {
+		if (p->state == 0) {
+			pv->queued_total = 0; /* an explicit question is always answered */
+			if ((rc = pv_queue_page(pv, name)) != 0)
+				return rc;
+		}
+		if ((rc = pv_flush(pv, true)) != 0)
+			return rc;
+	}
+	if (!p->page)
+		return gpuenv_fail(pv->ctx, GPUENV_ENOTFOUND, NULL, 0, 0, "no index has a package named '%s'",
+			name);
+	*out = p->cands;
+	*n = p->ncands;
+	return 0;
+}
+
+static int pv_requires(void *self, gpuenv_ctx_t *ctx, const char *name, const gpuenv_candidate_t *c,
+	const gpuenv_requirement_t **out, size_t *n)
+{
+	gpuenv_pv_t *pv = self;
+	struct pv_cand_file *cf = c->data;
+	int rc;
+	(void)ctx;
+	(void)name;
+	if (cf->meta != 2) {
+		cf->meta = 0;
+		if ((rc = pv_queue_meta(pv, cf)) != 0 || (rc = pv_flush(pv, false)) != 0)
+			return rc;
+	}
+	*out = cf->reqs;
+	*n = cf->nreqs;
+	return 0;
+}
+
+static void pv_prefetch(void *self, gpuenv_ctx_t *ctx, const char *const *names, size_t n)
+{
+	gpuenv_pv_t *pv = self;
+	(void)ctx;
+	for (size_t i = 0; i < n; i++)
+		if (pv_queue_page(pv, names[i]) != 0) {
+			gpuenv_error_clear(pv->ctx);
+			return;
+		}
+}
+
+static const char *pv_excluded(void *self, const char *name)
+{
+	struct pv_proj *p = pv_proj(self, name, false);
+	return p ? p->excluded : NULL;
+}
+
+void gpuenv_pv_provider(gpuenv_pv_t *pv, gpuenv_provider_t *out)
+{
+	*out = (gpuenv_provider_t){ .self = pv, .versions = pv_versions, .requires = pv_requires,
+		.prefetch = pv_prefetch, .excluded = pv_excluded };
+}
+
+int gpuenv_pv_new(gpuenv_ctx_t *ctx, const gpuenv_pv_opts_t *opts, gpuenv_pv_t **out)
+{
+	gpuenv_pv_t *pv = calloc(1, sizeof(*pv));
+	if (!pv)
+		return gpuenv_oom(ctx, "the provider");
+	pv->ctx = ctx;
+	pv->o = *opts;
+	gpuenv_arena_init(&pv->arena, ctx, 0);
+	if (opts->python && gpuenv_version_parse(ctx, &pv->arena, gpuenv_str(opts->python), &pv->python) != 0) {
+		int rc = ctx->err.code;
+		gpuenv_pv_free(pv);
+		return rc;
+	}
+	*out = pv;
+	return 0;
+}
+
+void gpuenv_pv_free(gpuenv_pv_t *pv)
+{
+	if (!pv)
+		return;
+	free(pv->slots);
+	free(pv->pq);
+	free(pv->mq);
+	gpuenv_arena_free(&pv->arena);
+	free(pv);
+}
+
+bool gpuenv_project_torch_routed(const char *name)
+{
+	static const char *const fam[] = { "fbgemm-gpu", "pytorch-triton", "torch", "torchao", "torchaudio",
+		"torchdata", "torchrec", "torchtext", "torchvision" };
+	for (size_t i = 0; i < sizeof(fam) / sizeof(fam[0]); i++)
+		if (!strcmp(fam[i], name))
+			return true;
+	return false;
+}
