@@ -851,7 +851,7 @@ static int plan(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, const char *only, want_t 
 
 	w->ncand = w->pos = 0;
 	if (only) {
-		size_t si;
+		size_t si = 0;
 		if ((r = find_source(ix, ctx, only, &si)))
 			return r;
 		w->cand[w->ncand++] = si;

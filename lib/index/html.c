@@ -390,7 +390,7 @@ int gpuenv_simple_html_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const cha
 		}
 		if (i >= n || !is_alpha(s[i]))
 			continue; /* a bare '<' in text */
-		tag_t t;
+		tag_t t = { 0 };
 		if ((r = read_tag(&p, start, i, &t)))
 			goto fail;
 		i = t.end;

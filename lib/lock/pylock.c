@@ -294,7 +294,8 @@ static bool utf8_ok(const char *s)
 
 static const char *wh(struct wr *w, const char *prefix, const char *key)
 {
-	snprintf(w->what, sizeof(w->what), "%s%s%s", prefix, *prefix ? "." : "", key);
+	if (snprintf(w->what, sizeof(w->what), "%s%s%s", prefix, *prefix ? "." : "", key) < 0)
+		w->what[0] = '\0'; /* a long key path is cut: it only names the key */
 	return w->what;
 }
 
@@ -677,7 +678,8 @@ static struct loc at_t(struct rd *r, const gpuenv_toml_table_t *t)
 
 static const char *rwh(struct rd *r, const char *prefix, const char *key)
 {
-	snprintf(r->what, sizeof(r->what), "%s%s%s", prefix, *prefix ? "." : "", key);
+	if (snprintf(r->what, sizeof(r->what), "%s%s%s", prefix, *prefix ? "." : "", key) < 0)
+		r->what[0] = '\0'; /* a long key path is cut: it only names the key */
 	return r->what;
 }
 

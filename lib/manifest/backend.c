@@ -349,8 +349,9 @@ static void would_run(struct bk *B, char *buf, size_t size)
 		return;
 	}
 	kb_cmd(B->t, cmd, sizeof(cmd));
-	snprintf(buf, size, "the build that runs there: %.*s (torch %.*s, `%s`)", GPUENV_STR_ARG(pk.variant->tag),
-		GPUENV_STR_ARG(pk.variant->torch.str), cmd);
+	if (snprintf(buf, size, "the build that runs there: %.*s (torch %.*s, `%s`)",
+		    GPUENV_STR_ARG(pk.variant->tag), GPUENV_STR_ARG(pk.variant->torch.str), cmd) < 0)
+		buf[0] = '\0';
 }
 
 static int set_index(struct bk *B, const char *backend)

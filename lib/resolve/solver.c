@@ -631,7 +631,7 @@ static int resolve_conflict(rs_solver_t *s, uint32_t id, uint32_t *learned)
 		}
 		/* prior cause: this incompatibility resolved with the
 		 * satisfier's cause on the satisfier's package */
-		uint32_t cause = sa->cause, spkg = sa->pkg, nid;
+		uint32_t cause = sa->cause, spkg = sa->pkg, nid = 0;
 		tlist_t l;
 		int r;
 		bool never;
@@ -758,7 +758,7 @@ static int propagate(rs_solver_t *s, uint32_t start, uint32_t first, uint32_t *f
 			first = UINT32_MAX;
 			int rel = relation(s, id, &which);
 			if (rel == REL_SAT) {
-				uint32_t learned;
+				uint32_t learned = 0;
 				r = resolve_conflict(s, id, &learned);
 				if (r == GPUENV_ENOSOLUTION)
 					*failure = learned;
@@ -1070,7 +1070,7 @@ static int32_t pick(const rs_solver_t *s)
 
 static int solve(rs_solver_t *s, uint32_t *failure)
 {
-	uint32_t id, next = RS_ROOT, first, count, first_inc = UINT32_MAX;
+	uint32_t id = 0, next = RS_ROOT, first = 0, count = 0, first_inc = UINT32_MAX;
 	int r;
 	tlist_t l;
 	bool never;
