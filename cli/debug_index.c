@@ -17,7 +17,7 @@
 typedef struct dix {
 	gpuenv_index_source_t src[MAX_SOURCES];
 	size_t nsrc;
-	unsigned nfl;
+	unsigned nfl, nindex;
 	char names[MAX_SOURCES][32];
 } dix_t;
 
@@ -42,6 +42,8 @@ static int add_src(struct cli *cli, const struct cli_verb *verb, dix_t *d, const
 	} else {
 		if (find_links)
 			snprintf(d->names[d->nsrc], sizeof(d->names[0]), "find-links-%u", ++d->nfl);
+		else if (d->nindex++)
+			snprintf(d->names[d->nsrc], sizeof(d->names[0]), "index-%u", d->nindex);
 		else
 			snprintf(d->names[d->nsrc], sizeof(d->names[0]), "pypi");
 		s->url = arg;
@@ -171,7 +173,7 @@ static void print_text(struct cli *cli, json_t *projects)
 static int cli_debug_index(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	enum { O_INDEX = 1, O_SOURCE, O_SUPPL, O_EXPLICIT, O_FL, O_CACHE, O_OFFLINE, O_MERGE,
-		O_ONLY, O_META, O_TIMEOUT, O_RETRIES, O_BASE, O_PAR, O_STATS };
+		O_ONLY, O_META, O_TIMEOUT, O_RETRIES, O_BASE, O_PAR, O_STATS, O_MAXPAGE, O_MAXMETA };
 	static const struct option opts[] = {
 		{ "index-url", required_argument, NULL, O_INDEX },
 		{ "source", required_argument, NULL, O_SOURCE },
@@ -188,6 +190,8 @@ static int cli_debug_index(struct cli *cli, const struct cli_verb *verb, int arg
 		{ "retry-base-ms", required_argument, NULL, O_BASE },
 		{ "max-parallel", required_argument, NULL, O_PAR },
 		{ "stats", no_argument, NULL, O_STATS },
+		{ "max-page-bytes", required_argument, NULL, O_MAXPAGE },
+		{ "max-metadata-bytes", required_argument, NULL, O_MAXMETA },
 		{ NULL, 0, NULL, 0 },
 	};
 	dix_t d;
@@ -203,19 +207,17 @@ static int cli_debug_index(struct cli *cli, const struct cli_verb *verb, int arg
 		unsigned long v = 0;
 		if (c == CLI_OPT_EXIT)
 			return st;
-		if (c == O_TIMEOUT || c == O_RETRIES || c == O_BASE || c == O_PAR) {
+		if (c == O_TIMEOUT || c == O_RETRIES || c == O_BASE || c == O_PAR || c == O_MAXPAGE ||
+			c == O_MAXMETA) {
 			v = strtoul(optarg, &end, 10);
-			if (!optarg[0] || *end || v > 10000000)
+			if (!optarg[0] || *end || v > 100000000)
 				return cli_usage_error(cli, verb, "%s: --%s takes a number, not '%s'",
 					verb->name, opts[c - 1].name, optarg);
 		}
 		switch (c) {
 		case O_INDEX:
-			if (have_default)
-				return cli_usage_error(cli, verb, "%s: one --index-url (add others with --source)",
-					verb->name);
-			have_default = true;
 			r = add_src(cli, verb, &d, optarg, GPUENV_SOURCE_DEFAULT, false, false);
+			have_default = true;
 			break;
 		case O_SOURCE: r = add_src(cli, verb, &d, optarg, GPUENV_SOURCE_PRIMARY, false, true); break;
 		case O_SUPPL: r = add_src(cli, verb, &d, optarg, GPUENV_SOURCE_SUPPLEMENTAL, false, true); break;
@@ -231,6 +233,8 @@ static int cli_debug_index(struct cli *cli, const struct cli_verb *verb, int arg
 		case O_BASE: o.retry_base_ms = (unsigned)v; r = 0; break;
 		case O_PAR: o.max_parallel = (unsigned)v; r = 0; break;
 		case O_STATS: stats = true; r = 0; break;
+		case O_MAXPAGE: o.max_page_bytes = v; r = 0; break;
+		case O_MAXMETA: o.max_metadata_bytes = v; r = 0; break;
 		default: r = 0; break;
 		}
 		if (r)
@@ -353,7 +357,8 @@ const struct cli_verb cli_verb_debug_index = {
 	.usage = "gpuenv debug index [OPTIONS] NAME...",
 	.help = "sources (asked by priority: --source in order, then --index-url, then\n"
 		"--supplemental; the first that has a project is the only one used):\n"
-		"  --index-url URL        the default index (replaces PyPI)\n"
+		"  --index-url URL        the default index (replaces PyPI); again: more default\n"
+		"                         indexes (\"index-2\", ...), asked in order\n"
 		"  --source NAME=URL      a primary index\n"
 		"  --supplemental NAME=URL  asked when no other source has the project\n"
 		"  --explicit NAME=URL    used only with --only-source NAME\n"
@@ -367,6 +372,8 @@ const struct cli_verb cli_verb_debug_index = {
 		"  --retries N            for transient failures (default 3)\n"
 		"  --retry-base-ms N      first backoff delay (default 250)\n"
 		"  --max-parallel N       transfers at once (default 16)\n"
+		"  --max-page-bytes N     cap of a page (default 64 MiB)\n"
+		"  --max-metadata-bytes N cap of METADATA and a central directory (default 16 MiB)\n"
 		"output:\n"
 		"  --metadata             the newest wheel's METADATA Name, Version, Requires-Dist\n"
 		"  --stats                request counters on stderr (always in --json)\n"

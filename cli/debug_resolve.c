@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gpuenv/fs.h"
 #include "gpuenv/resolve.h"
 
 static int cli_debug_resolve(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
@@ -17,14 +18,18 @@ static int cli_debug_resolve(struct cli *cli, const struct cli_verb *verb, int a
 	gpuenv_resolve_req_t req;
 	gpuenv_resolution_t res;
 	int c, st, r, repeat = 0;
+	const char *dump = NULL;
 	static const struct option opts[] = {
 		{ "time", required_argument, NULL, 't' },
+		{ "dump", required_argument, NULL, 'd' },
 		{ NULL, 0, NULL, 0 },
 	};
 
 	while ((c = cli_getopt(cli, verb, argc, argv, "", opts, &st)) != -1) {
 		if (c == CLI_OPT_EXIT)
 			return st;
+		if (c == 'd')
+			dump = optarg;
 		if (c == 't') {
 			char *end;
 			long n = strtol(optarg, &end, 10);
@@ -45,6 +50,21 @@ static int cli_debug_resolve(struct cli *cli, const struct cli_verb *verb, int a
 		return st;
 	}
 	gpuenv_scenario_request(&sc, &req);
+	if (dump) {
+		/* the scenario as the resolver sees it (the in-memory provider's
+		 * filtering applied), the way a real resolution is dumped */
+		gpuenv_buf_t b;
+		gpuenv_buf_init(&b, &cli->ctx, GPUENV_SCENARIO_MAX);
+		r = gpuenv_scenario_write(&cli->ctx, &req, &sc.provider, sc.name, 0, &b);
+		if (!r)
+			r = gpuenv_fs_write_atomic(&cli->ctx, dump, b.data ? b.data : "", b.len, 0644);
+		gpuenv_buf_free(&b);
+		if (r) {
+			st = cli_report(cli, CLI_EXIT_CANNOT);
+			gpuenv_arena_free(&ar);
+			return st;
+		}
+	}
 	if (repeat) {
 		/* the resolver alone, metadata in memory: N runs, the median CPU
 		 * time (wall time on a shared machine says little) */
@@ -129,10 +149,12 @@ const struct cli_verb cli_verb_debug_resolve = {
 	.name = "resolve",
 	.run = cli_debug_resolve,
 	.summary = "resolve a packse-format scenario file in memory (no index)",
-	.usage = "gpuenv debug resolve SCENARIO.toml [--json] [--time N]",
+	.usage = "gpuenv debug resolve SCENARIO.toml [--json] [--time N] [--dump OUT.toml]",
 	.help = "Prints name==version lines sorted by name, or, when the requirements\n"
 		"cannot be met, PubGrub's explanation and exits 1.  --json adds the\n"
 		"target, the extras, and the resolver's counters.\n"
 		"  --time N   resolve N times first and print the median time of the\n"
-		"             resolver alone (metadata in memory) on stderr\n",
+		"             resolver alone (metadata in memory) on stderr\n"
+		"  --dump OUT.toml  also write the request and the candidates the resolver\n"
+		"             sees (filtered for the target) as a scenario file\n",
 };

@@ -166,6 +166,20 @@ GPUENV_API int gpuenv_scenario_load(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
  * pre-release policy); req points into sc. */
 GPUENV_API void gpuenv_scenario_request(const gpuenv_scenario_t *sc, gpuenv_resolve_req_t *req);
 
+/* Write req and what provider offers for it as a scenario in the same
+ * format, appended to out: every name reachable from the roots (in the
+ * order found), each one's candidates newest first (at most max_versions of
+ * them; 0: all) with yanked, requires_python and their requirements as
+ * published, the excluded() text as a comment, the target's Python and
+ * platform.  The candidates are the provider's, already filtered for the
+ * target, so the file replays the same resolution with no index
+ * (`gpuenv debug resolve FILE`): how a failing real resolution becomes a
+ * fixture.  name: the scenario's name (NULL: "dump").  0 or the provider's
+ * error, -ENOMEM, GPUENV_ETOOBIG (out's cap). */
+GPUENV_API int gpuenv_scenario_write(gpuenv_ctx_t *ctx, const gpuenv_resolve_req_t *req,
+	const gpuenv_provider_t *provider, const char *name, size_t max_versions,
+	gpuenv_buf_t *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -12,6 +12,7 @@ typedef struct ix_cache_entry {
 	char etag[256];
 	char last_modified[64];
 	char content_type[128];
+	char base_url[2048]; /* where a page was served from, when not its URL ("" none) */
 } ix_cache_entry_t;
 
 /* The entry file of url (+ the hash an immutable entry is keyed by). */

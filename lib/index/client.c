@@ -388,7 +388,7 @@ typedef struct pjob {
 } pjob_t;
 
 static int page_conclude(pjob_t *pj, gpuenv_ctx_t *ctx, int status, const char *ct,
-	gpuenv_str_t body)
+	const char *base, gpuenv_str_t body)
 {
 	gpuenv_index_project_t *p;
 	int r;
@@ -396,7 +396,8 @@ static int page_conclude(pjob_t *pj, gpuenv_ctx_t *ctx, int status, const char *
 	if (status == 404 || status == 410) {
 		pj->result = NOT_THERE;
 	} else {
-		if ((r = parse_page(pj->ix, ctx, pj->src, pj->name, pj->url, ct, body, &p)))
+		if ((r = parse_page(pj->ix, ctx, pj->src, pj->name, base && base[0] ? base : pj->url,
+			     ct, body, &p)))
 			return r;
 		pj->result = p;
 	}
@@ -427,7 +428,7 @@ static int page_answer(ix_job_t *job, gpuenv_ctx_t *ctx)
 		if (r->max_age >= 0)
 			pj->ce.max_age = r->max_age;
 		page_store(pj, ctx, pj->cached.data, pj->cached.len);
-		return page_conclude(pj, ctx, pj->ce.status, pj->ce.content_type,
+		return page_conclude(pj, ctx, pj->ce.status, pj->ce.content_type, pj->ce.base_url,
 			gpuenv_str_n(pj->cached.data, pj->cached.len));
 	}
 	if (r->status == 200 || r->status == 404 || r->status == 410) {
@@ -439,9 +440,11 @@ static int page_answer(ix_job_t *job, gpuenv_ctx_t *ctx)
 		snprintf(pj->ce.etag, sizeof(pj->ce.etag), "%s", r->etag);
 		snprintf(pj->ce.last_modified, sizeof(pj->ce.last_modified), "%s", r->last_modified);
 		snprintf(pj->ce.content_type, sizeof(pj->ce.content_type), "%s", r->content_type);
+		if (r->final_url && strlen(r->final_url) < sizeof(pj->ce.base_url))
+			snprintf(pj->ce.base_url, sizeof(pj->ce.base_url), "%s", r->final_url);
 		if (!r->no_store)
 			page_store(pj, ctx, st == 200 ? r->body.data : "", st == 200 ? r->body.len : 0);
-		return page_conclude(pj, ctx, st, r->content_type,
+		return page_conclude(pj, ctx, st, r->content_type, pj->ce.base_url,
 			gpuenv_str_n(r->body.data ? r->body.data : "", r->body.len));
 	}
 	return gpuenv_fail(ctx, -EIO, r->url, 0, 0, "unexpected HTTP %ld for an index page", r->status);
@@ -468,7 +471,7 @@ static int page_prepare(pjob_t *pj, gpuenv_ctx_t *ctx)
 	pj->have = r == 0;
 	if (pj->have && (ix->o.offline || ix_cache_fresh(&pj->ce, (int64_t)time(NULL)))) {
 		ix->stats.cache_hits++;
-		return page_conclude(pj, ctx, pj->ce.status, pj->ce.content_type,
+		return page_conclude(pj, ctx, pj->ce.status, pj->ce.content_type, pj->ce.base_url,
 			gpuenv_str_n(pj->cached.data, pj->cached.len));
 	}
 	if (ix->o.offline)

@@ -270,6 +270,8 @@ static int anchor(hp_t *p, ix_files_t *files, const tag_t *t, size_t pos)
 	name = ix_url_basename(p->arena, url);
 	if (!name.ptr)
 		return gpuenv_oom(p->ctx, "for an index page");
+	if (memchr(name.ptr, '\0', name.len))
+		return syntax(p, pos, "a link's file name has a NUL byte (%00)");
 	if (!name.len) {
 		/* a project list links folders: the text names them */
 		size_t close = find_close(p->body, t->end, "a");
@@ -354,6 +356,9 @@ int gpuenv_simple_html_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const cha
 			"index page of %zu bytes is larger than the %zu MiB limit", n,
 			IX_PAGE_MAX >> 20);
 	p.base = page;
+	const char *nul = n ? memchr(s, '\0', n) : NULL;
+	if (nul)
+		return syntax(&p, (size_t)(nul - s), "a NUL byte (not a text page)");
 	out->page_url = page.ptr;
 	if (!(out->name = ix_page_name(arena, page.ptr)))
 		return gpuenv_oom(ctx, "for an index page");
@@ -390,7 +395,7 @@ int gpuenv_simple_html_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const cha
 		}
 		if (i >= n || !is_alpha(s[i]))
 			continue; /* a bare '<' in text */
-		tag_t t = { 0 };
+		tag_t t = { .end = 0 };
 		if ((r = read_tag(&p, start, i, &t)))
 			goto fail;
 		i = t.end;

@@ -63,6 +63,7 @@ void ix_req_reset(ix_req_t *r, gpuenv_ctx_t *ctx)
 	gpuenv_buf_t keep = r->body;
 
 	curl_slist_free_all(r->headers);
+	free(r->final_url);
 	memset(r, 0, sizeof(*r));
 	r->body = keep;
 	if (!r->body.ctx)
@@ -75,6 +76,8 @@ void ix_req_free(ix_req_t *r)
 {
 	curl_slist_free_all(r->headers);
 	r->headers = NULL;
+	free(r->final_url);
+	r->final_url = NULL;
 	gpuenv_buf_free(&r->body);
 }
 
@@ -383,7 +386,7 @@ static int give_up(ix_http_t *h, gpuenv_ctx_t *ctx, ix_req_t *r, CURLcode c)
 	}
 	if (c == CURLE_WRITE_ERROR && r->toobig)
 		return gpuenv_fail(ctx, GPUENV_ETOOBIG, r->url, 0, 0,
-			"the answer is larger than the %zu MiB limit", r->max >> 20);
+			"the answer is larger than the limit of %zu bytes", r->max);
 	if (c == CURLE_OPERATION_TIMEDOUT) {
 		gpuenv_fail(ctx, -ETIMEDOUT, r->url, 0, 0, "timed out after %u ms%s", h->timeout_ms, tries);
 		return gpuenv_hint(ctx, "the server did not answer in time; check the network or "
@@ -403,6 +406,19 @@ static void finished(ix_http_t *h, gpuenv_ctx_t *ctx, ix_job_t *job, CURLcode c)
 	int64_t delay;
 
 	curl_easy_getinfo(job->easy, CURLINFO_RESPONSE_CODE, &r->status);
+	/* links of a page resolve against where it was served from */
+	char *eff = NULL;
+	free(r->final_url);
+	r->final_url = NULL;
+	if (curl_easy_getinfo(job->easy, CURLINFO_EFFECTIVE_URL, &eff) == CURLE_OK && eff &&
+		strcmp(eff, r->url)) {
+		gpuenv_arena_t a;
+		gpuenv_arena_init(&a, ctx, 0);
+		gpuenv_str_t s = ix_url_strip(&a, gpuenv_str(eff), NULL, NULL);
+		if (s.ptr)
+			r->final_url = strdup(s.ptr);
+		gpuenv_arena_free(&a);
+	}
 	release(h, job);
 	retry = c == CURLE_OK ? (r->status == 429 || r->status == 500 || r->status == 502 ||
 				       r->status == 503 || r->status == 504)

@@ -41,6 +41,7 @@ typedef struct ix_req {
 	long status;
 	gpuenv_buf_t body;
 	char content_type[128], etag[256], last_modified[64], content_range[128];
+	char *final_url; /* after redirects, without userinfo (malloc'd); NULL: url */
 	int64_t max_age; /* -1: none */
 	bool no_store;
 	int err; /* <0: failed after the retries; error holds the story */

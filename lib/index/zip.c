@@ -44,7 +44,7 @@ void ix_zip_init(ix_zip_t *z, gpuenv_ctx_t *ctx, const char *file, const char *w
 	z->max = max;
 	z->total = total;
 	z->step = Z_TAIL;
-	gpuenv_buf_init(&z->keep, ctx, max);
+	gpuenv_buf_init(&z->keep, ctx, max + IX_ZIP_TAIL + 4096);
 	if (total) {
 		z->want_off = total > IX_ZIP_TAIL ? total - IX_ZIP_TAIL : 0;
 		z->want_len = total - z->want_off;
@@ -94,8 +94,8 @@ static int inflate_entry(gpuenv_ctx_t *ctx, ix_zip_t *z, gpuenv_arena_t *arena,
 
 	if (z->usize > z->max)
 		return gpuenv_fail(ctx, GPUENV_ETOOBIG, z->file, 0, 0,
-			"METADATA of %llu bytes is larger than the %zu MiB limit",
-			(unsigned long long)z->usize, z->max >> 20);
+			"METADATA of %llu bytes is larger than the limit of %zu bytes",
+			(unsigned long long)z->usize, z->max);
 	buf = gpuenv_arena_alloc(arena, (size_t)z->usize + 1);
 	if (!buf)
 		return gpuenv_oom(ctx, "for a wheel's METADATA");
@@ -193,8 +193,8 @@ static int scan_cd(gpuenv_ctx_t *ctx, ix_zip_t *z, const unsigned char *cd, size
 	z->method = best_m;
 	if (z->csize > z->max || z->usize > z->max)
 		return gpuenv_fail(ctx, GPUENV_ETOOBIG, z->file, 0, 0,
-			"METADATA of %llu bytes is larger than the %zu MiB limit",
-			(unsigned long long)(z->usize > z->csize ? z->usize : z->csize), z->max >> 20);
+			"METADATA of %llu bytes is larger than the limit of %zu bytes",
+			(unsigned long long)(z->usize > z->csize ? z->usize : z->csize), z->max);
 	return 0;
 }
 
@@ -236,8 +236,8 @@ static int locate_cd(gpuenv_ctx_t *ctx, ix_zip_t *z, gpuenv_arena_t *arena, gpue
 		return corrupt(ctx, z, "the central directory lies outside the file");
 	if (z->cd_size > z->max)
 		return gpuenv_fail(ctx, GPUENV_ETOOBIG, z->file, 0, 0,
-			"a central directory of %llu bytes is larger than the %zu MiB limit",
-			(unsigned long long)z->cd_size, z->max >> 20);
+			"a central directory of %llu bytes is larger than the limit of %zu bytes",
+			(unsigned long long)z->cd_size, z->max);
 	cd = kept(z, z->cd_off, z->cd_size);
 	if (!cd)
 		return want(z, Z_CD, z->cd_off, z->cd_size);

@@ -300,6 +300,15 @@ try:
     check(rc == 4 and "malformed index page" in err and URL + "/simple/alpha/" in err, "a malformed JSON page: %r" % err)
     rc, j, err, _, log, el = fault({"/simple/alpha/": {"malformed": True}}, url=HURL + "/simple/", base=HURL)
     check(rc == 4 and "malformed index page" in err and "/simple/alpha/" in err, "a malformed HTML page: %r" % err)
+    os.makedirs(os.path.join(MAIN, "m", "alpha"))
+    with open(os.path.join(MAIN, "m", "alpha", "index.html"), "w") as f:
+        f.write('<a href="%s#sha256=%s">x</a>' % (fn2, hashlib.sha256(info[fn2][0]).hexdigest()))
+    shutil.copy(os.path.join(MAIN, "files", fn2), os.path.join(MAIN, "m", "alpha", fn2))
+    cache = tempfile.mkdtemp(dir=TMP)
+    for run_no in range(2):
+        rc, j, err, _, log, el = fault({"/simple/alpha/": {"redirect": "/m/alpha/"}}, "--metadata", cache=cache)
+        check(rc == 0 and files_of(j)[0]["url"] == URL + "/m/alpha/" + fn2 and j["projects"][0]["metadata"]["version"] == "2.0",
+              "a redirected page: links resolve against where it was served from (run %d): %s %r" % (run_no, j and files_of(j), err))
     rc, j, err, _, log, el = fault({"/simple/alpha/": {"not_found": True}})
     check(rc == 1 and err == "" and j["projects"][0]["files"] is None, "404: the source does not have it: %r" % err)
     rc, j, err, _, log, el = fault({"*.metadata": {"wrong_hash": True}}, "--metadata")
@@ -313,6 +322,12 @@ try:
     rc, j, err, _, log, el = fault({"/files/*.whl": {"malformed": True, "ignore_range": True}}, "--metadata",
                                    url=NURL + "/simple/", base=NURL)
     check(rc == 4 and "not a readable wheel" in err or "hash mismatch" in err, "a wheel that is not a zip: %r" % err)
+    rc, j, err, _ = ix("--index-url", SIMPLE, "--max-page-bytes", "100", "alpha")
+    check(rc == 4 and "/simple/alpha/" in err and "larger than the limit of 100 bytes" in err, "a page over its cap: %r" % err)
+    rc, j, err, _ = ix("--index-url", SIMPLE, "--max-metadata-bytes", "50", "--metadata", "alpha")
+    check(rc == 4 and fn2 + ".metadata" in err and "limit of 50 bytes" in err, "a metadata file over its cap: %r" % err)
+    rc, j, err, _ = ix("--index-url", NURL + "/simple/", "--max-metadata-bytes", "50", "--metadata", "alpha")
+    check(rc == 4 and fn2 in err and "limit of 50 bytes" in err, "METADATA in a wheel over its cap: %r" % err)
     # metadata that is not METADATA: a page without hashes
     GARB = os.path.join(TMP, "garbage")
     make_index(GARB, {"gar": [("1.0", {})]})
@@ -368,6 +383,7 @@ try:
 
     # ---- several sources -------------------------------------------------------
     oproc, OURL = serve(OTHER)
+    stats(URL)
     rc, j, err, _ = ix("--source", "other=" + OURL + "/simple/", "--index-url", SIMPLE, "alpha", "beta", "only-other")
     lm, lo = stats(URL), stats(OURL)
     ps = j["projects"] if j else []
@@ -379,6 +395,9 @@ try:
     check(rc == 0 and [f["filename"] for f in files_of(j)] ==
           ["alpha-9.0-py3-none-any.whl", "alpha-1.0-py3-none-any.whl", "alpha-2.0-py3-none-any.whl"],
           "--merge-sources: every source's files: %s" % (j and [f["filename"] for f in files_of(j)]))
+    rc, j, err, _ = ix("--index-url", SIMPLE, "--index-url", OURL + "/simple/", "alpha", "only-other")
+    check(rc == 0 and [p["source"] for p in j["projects"]] == ["pypi", "index-2"] and
+          len(files_of(j)) == 2, "two --index-url: asked in order, the first that has a project wins")
     rc, j, err, _ = ix("--supplemental", "other=" + OURL + "/simple/", "--index-url", SIMPLE, "alpha", "only-other")
     check(rc == 0 and [p["source"] for p in j["projects"]] == ["pypi", "other"], "supplemental after the default")
     rc, j, err, _ = ix("--explicit", "other=" + OURL + "/simple/", "--index-url", SIMPLE, "only-other")

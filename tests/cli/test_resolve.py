@@ -65,6 +65,20 @@ with tempfile.TemporaryDirectory() as d:
     check(r.returncode == 1 and bad + ":2:10: 'yanked' must be a boolean, not string" in r.stderr,
           "wrong type: %d %r" % (r.returncode, r.stderr))
 
+# --dump: the inputs as a scenario that resolves the same way
+with tempfile.TemporaryDirectory() as d:
+    out = os.path.join(d, "dump.toml")
+    for name in ("conflict-golden", "extras-chain", "deep-backtracking"):
+        a = run("debug", "resolve", "--json", "--dump", out, os.path.join(FIX, name + ".toml"))
+        b = run("debug", "resolve", "--json", out)
+        ja, jb = json.loads(a.stdout), json.loads(b.stdout)
+        check(a.returncode == b.returncode and ja["packages"] == jb["packages"]
+              and ja["satisfiable"] == jb["satisfiable"], "dump of %s resolves differently" % name)
+        if not ja["satisfiable"]:
+            strip = lambda e: [l for l in e.splitlines() if not l.startswith("note:")]
+            check(strip(ja["explanation"]) == strip(jb["explanation"]),
+                  "dump of %s explains differently" % name)
+
 # determinism: the same input twice gives the same bytes, text and JSON
 files = sorted(glob.glob(os.path.join(FIX, "*.toml")))
 files += sorted(glob.glob(os.path.join(SHARED, "testdata", "packse", "scenarios", "*", "*.toml")))[:40]

@@ -3,8 +3,9 @@
  * any bytes: a parse fails with ctx->err set; a resolution is either a
  * solution that meets every requirement that applies (the roots', and each
  * chosen version's with its extras, markers evaluated for the target) or
- * GPUENV_ENOSOLUTION with an explanation; and the same input resolves the
- * same way twice. */
+ * GPUENV_ENOSOLUTION with an explanation; the same input resolves the
+ * same way twice; and the inputs written back as a scenario
+ * (gpuenv_scenario_write) resolve to the same answer. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -112,6 +113,23 @@ static void resolve(gpuenv_ctx_t *ctx, const uint8_t *data, size_t size)
 	a = gpuenv_resolve(ctx, &ar, &req, &sc.provider, &r1);
 	b = gpuenv_resolve(ctx, &ar, &req, &sc.provider, &r2);
 	CHECK(a == b);
+	if (a == 0 || a == GPUENV_ENOSOLUTION) {
+		/* the inputs written as a scenario resolve the same way */
+		gpuenv_buf_t out;
+		gpuenv_scenario_t sc2;
+		gpuenv_resolve_req_t req2;
+		gpuenv_resolution_t r3;
+		gpuenv_buf_init(&out, ctx, GPUENV_SCENARIO_MAX);
+		CHECK(gpuenv_scenario_write(ctx, &req, &sc.provider, sc.name, 0, &out) == 0);
+		CHECK(gpuenv_scenario_parse(ctx, &ar, "dump.toml", out.data, out.len, &sc2) == 0);
+		gpuenv_scenario_request(&sc2, &req2);
+		CHECK(gpuenv_resolve(ctx, &ar, &req2, &sc2.provider, &r3) == a);
+		CHECK(r3.npkgs == r1.npkgs);
+		for (size_t i = 0; i < r1.npkgs; i++)
+			CHECK(!strcmp(r1.pkgs[i].name, r3.pkgs[i].name) &&
+			      !strcmp(r1.pkgs[i].cand->version, r3.pkgs[i].cand->version));
+		gpuenv_buf_free(&out);
+	}
 	if (a == 0) {
 		verify(ctx, &sc, &r1);
 		CHECK(r1.npkgs == r2.npkgs);

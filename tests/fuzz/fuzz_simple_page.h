@@ -5,6 +5,7 @@
 #ifndef GPUENV_FUZZ_SIMPLE_PAGE_H
 #define GPUENV_FUZZ_SIMPLE_PAGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -15,13 +16,30 @@
 
 #define BASE "https://user:secret@index.example/simple/some-project/"
 
+/* No userinfo in a URL's authority ("scheme://" up to '/', '?' or '#'):
+ * neither the base's nor one a link of the page carries. */
+static bool has_userinfo(const char *url)
+{
+	const char *a = url;
+
+	while ((*a >= 'a' && *a <= 'z') || (*a >= 'A' && *a <= 'Z') ||
+		(a > url && ((*a >= '0' && *a <= '9') || *a == '+' || *a == '-' || *a == '.')))
+		a++;
+	if (a == url || strncmp(a, "://", 3))
+		return false;
+	for (a += 3; *a && *a != '/' && *a != '?' && *a != '#'; a++)
+		if (*a == '@')
+			return true;
+	return false;
+}
+
 static void check(const gpuenv_index_project_t *p)
 {
-	if (!p->name || !p->page_url || strstr(p->page_url, "secret"))
+	if (!p->name || !p->page_url || has_userinfo(p->page_url))
 		__builtin_trap();
 	for (size_t i = 0; i < p->nfiles; i++) {
 		const gpuenv_index_file_t *f = &p->files[i];
-		if (!f->filename || !f->url || !f->filename[0] || strstr(f->url, "secret@"))
+		if (!f->filename || !f->url || !f->filename[0] || has_userinfo(f->url))
 			__builtin_trap();
 		if (f->sha256 && strlen(f->sha256) != 64)
 			__builtin_trap();

@@ -147,6 +147,14 @@ static void test_html_errors(void **state)
 	assert_int_equal(r, GPUENV_ETOOBIG);
 	assert_string_equal(ctx.err.file, "https://h/simple/x/");
 
+	r = gpuenv_simple_html_parse(&ctx, &arena, "https://h/simple/x/",
+		gpuenv_str_n("<a href=\"x.whl\">\n\0</a>", 20), &p);
+	assert_int_equal(r, GPUENV_ESYNTAX);
+	assert_int_equal(ctx.err.line, 2);
+	r = gpuenv_simple_html_parse(&ctx, &arena, "https://h/simple/x/",
+		gpuenv_str("<a href=\"%00x.whl\">x</a>"), &p);
+	assert_int_equal(r, GPUENV_ESYNTAX);
+
 	/* a bare '<' and an unknown reference are text */
 	assert_int_equal(gpuenv_simple_html_parse(&ctx, &arena, "https://h/simple/x/",
 				 gpuenv_str("a < b &bogus; <a href=\"x-1.whl\" data-requires-python=\"&#62;=3&#x2e;8\">x</a>"),

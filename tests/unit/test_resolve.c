@@ -441,6 +441,42 @@ static void test_determinism_and_speed(void **state)
 	free(text);
 }
 
+/* ---- dumps: a resolution's inputs written as a scenario read back -------- */
+
+static void test_dump_round_trip(void **state)
+{
+	(void)state;
+	run_t a, b;
+	gpuenv_resolve_req_t req;
+	gpuenv_buf_t out;
+	const char *text =
+		"name = \"dumped\"\n[root]\nrequires = [\"a[x]\", \"c==1 ; sys_platform == 'linux'\"]\n"
+		"[resolver_options]\npython = \"3.11\"\n"
+		"[packages.a.versions.\"1\"]\nrequires_python = \">=3.8\"\n"
+		"[packages.a.versions.\"1\".extras]\nx = [\"b>=2 ; python_version >= '3.10'\"]\n"
+		"[packages.a.versions.\"2\"]\nrequires_python = \">=3.12\"\n"
+		"[packages.b.versions.\"2\"]\nrequires = [\"nowhere ; os_name == 'nt'\"]\n"
+		"[packages.b.versions.\"3\"]\nyanked = true\n"
+		"[packages.c.versions.\"1\"]\nyanked = true\n";
+
+	run_text(text, &a);
+	assert_int_equal(a.rc, 0);
+	assert_string_equal(a.text, "a==1\nb==2\nc==1\n");
+	gpuenv_scenario_request(&a.sc, &req);
+	gpuenv_buf_init(&out, &ctx, 1 << 20);
+	assert_int_equal(gpuenv_scenario_write(&ctx, &req, &a.sc.provider, a.sc.name, 0, &out), 0);
+	/* the filtered candidates, the flags, the target, the exclusion */
+	assert_non_null(strstr(out.data, "# left out: a 2 needs Python >=3.12 (the target has 3.11.0)"));
+	assert_non_null(strstr(out.data, "[packages.b.versions.\"3\"]\nyanked = true\n"));
+	assert_non_null(strstr(out.data, "python = \"3.11.0\""));
+	assert_non_null(strstr(out.data, "# nowhere: no index has it"));
+	run_text(out.data, &b);
+	assert_int_equal(b.rc, 0);
+	assert_string_equal(b.text, a.text);
+	assert_string_equal(b.sc.name, "dumped");
+	gpuenv_buf_free(&out);
+}
+
 /* ---- allocation failures ------------------------------------------------------------ */
 
 static const char *oom_scenario =
@@ -478,8 +514,13 @@ static void test_alloc_failures(void **state)
 			gpuenv_arena_init(&ar, &c, 0);
 			r = gpuenv_scenario_parse(&c, &ar, "oom.toml", texts[k], strlen(texts[k]), &sc);
 			if (!r) {
+				gpuenv_buf_t out;
 				gpuenv_scenario_request(&sc, &req);
-				r = gpuenv_resolve(&c, &ar, &req, &sc.provider, &res);
+				gpuenv_buf_init(&out, &c, 1 << 20);
+				r = gpuenv_scenario_write(&c, &req, &sc.provider, "oom", 0, &out);
+				gpuenv_buf_free(&out);
+				if (!r)
+					r = gpuenv_resolve(&c, &ar, &req, &sc.provider, &res);
 			}
 			if (t.failures == 0) {
 				total = t.calls;
@@ -509,6 +550,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_provider_contract, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scenario_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_determinism_and_speed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dump_round_trip, setup, teardown),
 		cmocka_unit_test(test_alloc_failures),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
