@@ -42,14 +42,16 @@ SRC = os.path.dirname(HERE)
 PIP_PY = "/root/.pyenv/versions/3.11.7/bin/python"
 
 SETS = {
+    # pip resolves local-env for this machine (CPython 3.11, glibc 2.36 on
+    # Debian 12): the target says the same
     "local-env": {"python": "3.11", "pip_args": [],
-                  "target": 'gpu = "none"\npython = "3.11"\nplatform = "manylinux_2_28_x86_64"\n',
+                  "target": 'gpu = "none"\npython = "3.11"\nplatform = "manylinux_2_36_x86_64"\n',
                   "tool": ""},
     "h200-env": {"python": "3.12",
-                 "pip_args": ["--python-version", "3.12", "--platform", "manylinux_2_28_x86_64",
+                 "pip_args": ["--python-version", "3.12", "--platform", "manylinux_2_39_x86_64",
                               "--only-binary=:all:"],
                  "target": 'gpu = "H200"\ndriver = "580.159.04"\npython = "3.12"\n'
-                           'platform = "manylinux_2_28_x86_64"\n',
+                           'platform = "manylinux_2_39_x86_64"\n',
                  "tool": '[tool.gpuenv]\ntorch-backend = "cu130"\n\n'},
 }
 

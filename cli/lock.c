@@ -18,7 +18,7 @@
 #define LOCK_MAX_ARGS 64
 
 struct lock_opts {
-	const char *project, *facts_path, *kb_dir, *cache_dir, *index_url, *torch_index;
+	const char *project, *facts_path, *kb_dir, *cache_dir, *index_url, *torch_index, *dump_dir;
 	const char *targets[LOCK_MAX_ARGS];
 	size_t ntargets;
 	const char *source_urls[LOCK_MAX_ARGS]; /* NAME=URL */
@@ -176,10 +176,25 @@ static int lock_one(struct lock_ctx *lc, const gpuenv_manifest_target_t *t, cons
 		.only_binary = lc->o->only_binary, .nonly_binary = lc->o->nonly_binary,
 		.no_binary = lc->o->no_binary, .nno_binary = lc->o->nno_binary };
 	gpuenv_project_lock_out_t out;
+	gpuenv_buf_t dump;
 	const char *name = gpuenv_project_lock_name(lc->arena, lc->m, t);
 	const char *path = gpuenv_arena_printf(lc->arena, "%s/%s", lc->dir, name).ptr;
 	double t0 = now_s();
+	gpuenv_buf_init(&dump, &cli->ctx, 256u << 20);
+	if (lc->o->dump_dir)
+		rq.dump = &dump;
 	int rc = gpuenv_project_lock_target(&cli->ctx, lc->arena, &rq, &out);
+	if (lc->o->dump_dir && dump.len) {
+		gpuenv_error_t saved = cli->ctx.err;
+		const char *dp = gpuenv_arena_printf(lc->arena, "%s/scenario.%s.toml", lc->o->dump_dir, t->name).ptr;
+		if (!dp || gpuenv_fs_write_atomic(&cli->ctx, dp, dump.data, dump.len, 0644) != 0) {
+			fprintf(stderr, "%s: %s: --dump: %s\n", cli->prog, t->name, cli_err_text(cli, lc->arena, false));
+		} else if (!lc->json) {
+			fprintf(stderr, "%s: the resolution's inputs: %s (gpuenv debug resolve %s)\n", t->name, dp, dp);
+		}
+		cli->ctx.err = saved;
+	}
+	gpuenv_buf_free(&dump);
 	const char *status, *err = NULL;
 	int st = CLI_EXIT_OK;
 	gpuenv_buf_t old;
@@ -313,6 +328,7 @@ static int lock_parse_opts(struct cli *cli, const struct cli_verb *verb, int arg
 		{ "kb-dir", required_argument, NULL, 'k' },
 		{ "retries", required_argument, NULL, 'r' },
 		{ "pre", no_argument, NULL, 'P' },
+		{ "dump", required_argument, NULL, 'D' },
 		{ "only-binary", required_argument, NULL, 'B' },
 		{ "no-binary", required_argument, NULL, 'S' },
 		{ "timeout", required_argument, NULL, 'w' },
@@ -335,6 +351,7 @@ static int lock_parse_opts(struct cli *cli, const struct cli_verb *verb, int arg
 		case 'c': o->check = true; break;
 		case 'o': o->offline = true; break;
 		case 'P': o->pre = true; break;
+		case 'D': o->dump_dir = optarg; break;
 		case 'B':
 		case 'S':
 			if (lock_format_control(cli, c == 'B' ? o->only_binary : o->no_binary,
@@ -490,7 +507,7 @@ const struct cli_verb cli_verb_lock = {
 		 "                 [--index-url URL] [--source-url NAME=URL]... [--torch-index URL]\n"
 		 "                 [--find-links DIR]... [--cache-dir DIR] [--facts FILE.json]\n"
 		 "                 [--kb-dir DIR] [--pre] [--only-binary NAMES] [--no-binary NAMES]\n"
-		 "                 [--retries N] [--timeout SECONDS] [--json]",
+		 "                 [--dump DIR] [--retries N] [--timeout SECONDS] [--json]",
 	.help = "  --project DIR      the project (its pyproject.toml); default: .\n"
 		"  --target NAME      lock this declared target (repeatable); default: all\n"
 		"  --all              lock every declared target (the default)\n"
@@ -509,6 +526,9 @@ const struct cli_verb cli_verb_lock = {
 		"                     only where a specifier names one or nothing else fits)\n"
 		"  --only-binary NAMES  never lock an sdist of these (comma-separated, or :all:)\n"
 		"  --no-binary NAMES  never lock a wheel of these (comma-separated, or :all:)\n"
+		"  --dump DIR         also write each target's resolution inputs as a packse\n"
+		"                     scenario, DIR/scenario.<target>.toml, solved or not\n"
+		"                     (replay: gpuenv debug resolve FILE)\n"
 		"  --retries N        retry a failed transfer N times (1-20, default 3), with backoff\n"
 		"  --timeout SECONDS  give up on a transfer after this long (default 30)\n"
 		"  --json             one object per target on stdout\n"

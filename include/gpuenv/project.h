@@ -54,6 +54,9 @@ typedef struct gpuenv_pv_opts {
 	 * experimental: allow builds of the experimental channel (the user
 	 * named the backend) */
 	bool hw_strict, experimental;
+	/* the declared target, for the CUDA-suffixed names' check
+	 * (gpuenv_manifest_cuda_check); NULL: none */
+	const gpuenv_manifest_target_t *mtarget;
 	/* hardware judgement of torch builds (NULL kb: none) */
 	const gpuenv_kb_t *kb;
 	const gpuenv_kb_target_t *kbt;
@@ -104,6 +107,10 @@ typedef struct gpuenv_project_lock_req {
 	size_t nonly_binary;
 	const char *const *no_binary;
 	size_t nno_binary;
+	/* when set: the resolution's inputs appended as a packse-format
+	 * scenario (gpuenv_scenario_write), solved or not, so a failing real
+	 * resolution replays with `gpuenv debug resolve` and no index */
+	gpuenv_buf_t *dump;
 } gpuenv_project_lock_req_t;
 
 typedef struct gpuenv_project_lock_out {

@@ -197,21 +197,27 @@ static int add_source(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, const gpuenv_index_
 	if (!in->url || !in->url[0])
 		return gpuenv_fail(ctx, GPUENV_EUSAGE, NULL, 0, 0, "source %s has no URL",
 			in->name ? in->name : "(unnamed)");
+	const char *rel = in->url;
+
 	s->pub = *in;
 	s->pub.name = adup(ix, in->name ? in->name : in->url);
 	if (!s->pub.name)
 		return gpuenv_oom(ctx, "for the index client");
-	if (in->url[0] == '/' || (in->find_links && !strstr(in->url, "://"))) {
+	/* "file://wheels" names the relative folder wheels (not a host), as
+	 * people write it */
+	if (!strncmp(rel, "file://", 7) && rel[7] && rel[7] != '/' && strncmp(rel + 7, "localhost/", 10))
+		rel += 7;
+	if (rel[0] == '/' || rel != in->url || (in->find_links && !strstr(rel, "://"))) {
 		/* a path: an absolute file:// URL for messages and links */
 		char abs[PATH_MAX];
-		if (in->url[0] == '/') {
-			snprintf(abs, sizeof(abs), "%s", in->url);
+		if (rel[0] == '/') {
+			snprintf(abs, sizeof(abs), "%s", rel);
 		} else {
 			char cwd[PATH_MAX];
 			if (!getcwd(cwd, sizeof(cwd)))
 				return gpuenv_fail(ctx, -errno, in->url, 0, 0, "cannot resolve the path");
 			if ((size_t)snprintf(abs, sizeof(abs), "%.*s/%s", (int)(sizeof(cwd) / 2), cwd,
-				    in->url) >= sizeof(abs))
+				    rel) >= sizeof(abs))
 				return gpuenv_fail(ctx, -ENAMETOOLONG, in->url, 0, 0, "path too long");
 		}
 		gpuenv_fs_tidy_path(abs);

@@ -78,8 +78,9 @@ int gpuenv_manifest_cuda_major(const char *name)
 
 bool gpuenv_manifest_torch_family(const char *name)
 {
+	/* the packages download.pytorch.org publishes per build (<backend>/) */
 	static const char *const fam[] = { "torch", "torchvision", "torchaudio", "torchtext", "torchdata",
-		"pytorch-triton" };
+		"pytorch-triton", "torchao", "torchrec", "fbgemm-gpu" };
 	char b[128];
 
 	if (!norm_name(name, b, sizeof(b)))

@@ -341,6 +341,7 @@ int gpuenv_project_lock_target(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const g
 		.gpu = t->target.ngpus > 0,
 		.torch_error = req->torch_error,
 		.kb = req->kb,
+		.mtarget = t,
 		.kbt = kbt,
 		.nkbt = nkbt,
 		.roots = roots,
@@ -365,9 +366,18 @@ int gpuenv_project_lock_target(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const g
 			goto out;
 		gpuenv_pv_provider(pv, &prov);
 		rc = gpuenv_resolve(ctx, arena, &rq, &prov, &out->res);
-		if (rc != GPUENV_ENOSOLUTION)
+		if (rc != GPUENV_ENOSOLUTION || pass == 1)
 			break;
 		gpuenv_error_clear(ctx);
+	}
+	if (req->dump && (rc == 0 || rc == GPUENV_ENOSOLUTION)) {
+		gpuenv_error_t saved = ctx->err;
+		int d = gpuenv_scenario_write(ctx, &rq, &prov, t->name, 0, req->dump);
+		if (d) {
+			rc = d;
+			goto out;
+		}
+		ctx->err = saved;
 	}
 	if (rc)
 		goto out;

@@ -280,6 +280,20 @@ static int pv_build(gpuenv_pv_t *pv, struct pv_proj *p)
 
 	if (!pg || !pg->nfiles)
 		return 0;
+	/* a CUDA-suffixed package (nvidia-*-cu12, cupy-cuda12x): its CUDA major
+	 * must run on the GPU target's driver, or none of its files is used */
+	if (pv->o.gpu && pv->o.kb && pv->o.mtarget && gpuenv_manifest_cuda_major(p->name) > 0) {
+		gpuenv_error_t saved = pv->ctx->err;
+		if (gpuenv_manifest_cuda_check(pv->ctx, pv->o.kb, pv->o.mtarget, p->name) != 0) {
+			if (pv->ctx->err.code == -ENOMEM)
+				return pv->ctx->err.code;
+			p->excluded = gpuenv_arena_printf(&pv->arena, "%s (from %s): %s", p->name,
+				pg->page_url ? pg->page_url : "?", pv->ctx->err.msg).ptr;
+			pv->ctx->err = saved;
+			return p->excluded ? 0 : gpuenv_oom(pv->ctx, "a project's exclusion");
+		}
+		pv->ctx->err = saved;
+	}
 	w = calloc(pg->nfiles, sizeof(*w));
 	if (!w)
 		return gpuenv_oom(pv->ctx, "a project's files");
@@ -688,10 +702,7 @@ void gpuenv_pv_free(gpuenv_pv_t *pv)
 
 bool gpuenv_project_torch_routed(const char *name)
 {
-	static const char *const fam[] = { "fbgemm-gpu", "pytorch-triton", "torch", "torchao", "torchaudio",
-		"torchdata", "torchrec", "torchtext", "torchvision" };
-	for (size_t i = 0; i < sizeof(fam) / sizeof(fam[0]); i++)
-		if (!strcmp(fam[i], name))
-			return true;
-	return false;
+	/* the torch family without the CUDA-suffixed names (nvidia-*-cu12,
+	 * cupy-cuda12x, ...), which come from their own indexes */
+	return gpuenv_manifest_torch_family(name) && gpuenv_manifest_cuda_major(name) == 0;
 }

@@ -66,6 +66,36 @@ def make_wheel(name, version, requires=(), payload=0, nfiles=0, metadata_first=F
     return buf.getvalue(), meta
 
 
+def make_zip64_wheel(name, version, requires=()):
+    """A wheel written by hand in the zip64 form (as writers of files over
+    4 GiB do): the central directory's sizes and offset at 0xFFFFFFFF with a
+    zip64 extra field, a zip64 end record and its locator."""
+    import struct
+    import zlib
+    dn = name.replace("-", "_")
+    meta = ("Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (name, version) +
+            "".join("Requires-Dist: %s\n" % r for r in requires)).encode()
+    entries = [("%s/__init__.py" % dn, b"# stub\n"), ("%s-%s.dist-info/METADATA" % (dn, version), meta)]
+    out, cd = bytearray(), bytearray()
+    for path, data in entries:
+        comp = zlib.compressobj(9, zlib.DEFLATED, -15)
+        c = comp.compress(data) + comp.flush()
+        crc = zlib.crc32(data)
+        off = len(out)
+        p = path.encode()
+        out += struct.pack("<IHHHHHIIIHH", 0x04034b50, 45, 0, 8, 0, 0, crc, len(c), len(data), len(p), 0) + p + c
+        x = struct.pack("<HHQQQ", 1, 24, len(data), len(c), off)
+        cd += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014b50, 45, 45, 0, 8, 0, 0, crc, 0xFFFFFFFF, 0xFFFFFFFF,
+                          len(p), len(x), 0, 0, 0, 0, 0xFFFFFFFF) + p + x
+    cd_off = len(out)
+    out += cd
+    e64 = len(out)
+    out += struct.pack("<IQHHIIQQQQ", 0x06064b50, 44, 45, 45, 0, 0, len(entries), len(entries), len(cd), cd_off)
+    out += struct.pack("<IIQI", 0x07064b50, 0, e64, 1)
+    out += struct.pack("<IHHHHIIH", 0x06054b50, 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
+    return bytes(out), meta
+
+
 def make_index(root, projects, metadata=True, yank=()):
     """projects: {name: [(version, wheel kwargs)]} -> ROOT/simple, ROOT/files."""
     os.makedirs(os.path.join(root, "files"), exist_ok=True)
@@ -74,7 +104,8 @@ def make_index(root, projects, metadata=True, yank=()):
     for name, versions in projects.items():
         links = []
         for version, kw in versions:
-            whl, meta = make_wheel(name, version, **kw)
+            whl, meta = make_zip64_wheel(name, version, kw.get("requires", ())) if kw.get("zip64") \
+                else make_wheel(name, version, **kw)
             fn = "%s-%s-py3-none-any.whl" % (name.replace("-", "_"), version)
             with open(os.path.join(root, "files", fn), "wb") as f:
                 f.write(whl)
@@ -101,6 +132,7 @@ info = make_index(MAIN, {
     "beta": [("1.5", {"requires": ["alpha"]})],
     "big-cd": [("1.0", {"nfiles": 1500, "requires": ["alpha"]})],
     "big-payload": [("3.0", {"payload": 200000, "metadata_first": True, "requires": ["beta"]})],
+    "zip-sixty-four": [("6.4", {"zip64": True, "requires": ["alpha>=2"]})],
 }, yank={("alpha", "1.0")})
 for i in range(30):
     make_index(MAIN, {"many-%02d" % i: [("1.%d" % i, {})]})
@@ -199,11 +231,16 @@ try:
           "PEP 658 files only: %s" % [e["path"] for e in log])
 
     nproc, NURL = serve(MAIN, "--no-metadata", "--faults", FAULTS)
-    rc, j, err, _ = ix("--index-url", NURL + "/simple/", "--metadata", "alpha", "big-cd", "big-payload")
+    rc, j, err, _ = ix("--index-url", NURL + "/simple/", "--metadata", "alpha", "big-cd", "big-payload",
+                       "zip-sixty-four")
     log = stats(NURL)
     mds = [p.get("metadata") or {} for p in (j or {"projects": []})["projects"]]
-    check(rc == 0 and [m.get("version") for m in mds] == ["2.0", "1.0", "3.0"],
+    check(rc == 0 and [m.get("version") for m in mds] == ["2.0", "1.0", "3.0", "6.4"],
           "METADATA through ranges: %s %s" % (mds, err))
+    check(len(mds) == 4 and mds[3].get("requires_dist") == ["alpha>=2"], "a zip64 wheel through ranges")
+    with zipfile.ZipFile(io.BytesIO(info["zip_sixty_four-6.4-py3-none-any.whl"][0])) as z:
+        check(z.read("zip_sixty_four-6.4.dist-info/METADATA") == info["zip_sixty_four-6.4-py3-none-any.whl"][1],
+              "the hand-made zip64 wheel is a zip Python reads")
     check(mds and mds[1].get("requires_dist") == ["alpha"] and mds[2].get("requires_dist") == ["beta"],
           "Requires-Dist through ranges")
     wl = [e for e in log if e["path"].startswith("/files/")]
@@ -256,6 +293,20 @@ try:
     log = stats(RURL)
     check(rc == 0 and j3["projects"] == j1["projects"] and len(log) == 4 and not any(e["conditional"] for e in log),
           "damaged cache entries are refetched whole: %s" % log)
+    # two processes filling one cache at once: both right, the cache whole
+    shared = os.path.join(TMP, "cache-shared")
+    names = ["alpha", "beta", "big-cd", "big-payload"] + ["many-%02d" % i for i in range(30)]
+    cmd = [BIN, "--json", "debug", "index", "--cache-dir", shared, "--index-url", RURL + "/simple/", "--metadata", *names]
+    env = dict(os.environ, HOME=os.path.join(TMP, "home"))
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for _ in range(3)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    check(all(p.returncode == 0 for p in procs), "three processes on one cache: %s" % [o[1] for o in outs])
+    vers = [[(p["metadata"] or {}).get("version") for p in json.loads(o[0])["projects"]] for o in outs if o[0]]
+    check(len(vers) == 3 and vers[0] == vers[1] == vers[2] and None not in vers[0], "... with the same answers")
+    rc, j, err, _ = ix("--offline", "--index-url", RURL + "/simple/", "--metadata", *names, cache=shared)
+    check(rc == 0 and j["stats"]["cache_hits"] == 2 * len(names), "... and a cache that answers everything offline: %r" % err)
+    check(not [f for d, _, fs in os.walk(shared) for f in fs if ".tmp." in f], "no temporary file left in the cache")
+    stats(RURL)
     # offline
     stop(rproc)
     rc, j4, err, _ = ix("--offline", "--index-url", RURL + "/simple/", "--metadata", "alpha", "beta", cache=cache)
@@ -285,6 +336,8 @@ try:
     rc, j, err, _, log, el = fault({"/simple/alpha/": {"status": [429], "retry_after": 3600}},
                                    "--timeout-ms", "20000", timeout=60)
     check(rc == 0 and el < 15, "a Retry-After of an hour is capped (10 s): %.1f s" % el)
+    rc, j, err, _, log, el = fault({"/simple/alpha/": {"status": [503], "retry_after": "Wed, 21 Oct 2015 07:28:00 GMT"}})
+    check(rc == 0 and len(log) == 2 and el < 5, "a Retry-After date in the past: retried at once (%.2f s)" % el)
     rc, j, err, _, log, el = fault({"/simple/alpha/": {"status": [503] * 10}}, "--retries", "2")
     check(rc == 4 and len(log) == 3 and "/simple/alpha/" in err and "HTTP 503" in err and "after 3 attempts" in err,
           "503 for good: a clear error after the retries: %r (%d requests)" % (err, len(log)))
@@ -425,11 +478,25 @@ try:
           ps[0]["files"][1]["sha256"] == hashlib.sha256(info[fn2][0]).hexdigest(), "file:// URLs with hashes")
     check(ps and ps[0]["metadata"]["version"] == "2.0" and ps[1]["metadata"]["requires_dist"] == ["alpha"],
           "METADATA read from the local wheels")
+    r = subprocess.run([BIN, "--json", "debug", "index", "--cache-dir", os.path.join(TMP, "c-rel"),
+                        "--find-links", "file://fl", "--find-links", "fl", "--merge-sources", "beta"],
+                       capture_output=True, text=True, cwd=TMP, timeout=60)
+    j = json.loads(r.stdout) if r.returncode == 0 else None
+    check(j and [f["url"] for f in files_of(j)] == ["file://" + FL + "/beta-1.5-py3-none-any.whl"],
+          "relative find-links folders (fl, file://fl): %r" % r.stderr)
     rc, j, err, _ = ix("--index-url", "file://" + MAIN + "/simple/", "--metadata", "alpha", "big-payload", "nope")
     ps = j["projects"] if j else []
     check(rc == 1 and ps[0]["files"][1]["url"] == "file://" + MAIN + "/files/" + fn2 and
           ps[0]["metadata"]["version"] == "2.0" and ps[1]["metadata"]["version"] == "3.0" and ps[2]["files"] is None,
           "a file:// index: %r" % err)
+    ZFL = os.path.join(TMP, "zfl")
+    os.makedirs(ZFL)
+    for fn in ("zip_sixty_four-6.4-py3-none-any.whl", "big_cd-1.0-py3-none-any.whl"):
+        with open(os.path.join(ZFL, fn), "wb") as f:
+            f.write(info[fn][0])
+    rc, j, err, _ = ix("--find-links", ZFL, "--metadata", "zip-sixty-four", "big-cd")
+    check(rc == 0 and [p["metadata"]["version"] for p in j["projects"]] == ["6.4", "1.0"],
+          "zip64 and a big central directory read from disk (no .metadata files): %r" % err)
     check(j and j["stats"]["requests"] == 0, "file:// needs no request")
     rc, j, err, _ = ix("--find-links", SIMPLE + "alpha/", "alpha")
     check(rc == 0 and [f["filename"] for f in files_of(j)] == ["alpha-1.0-py3-none-any.whl", "alpha-2.0-py3-none-any.whl"],

@@ -120,6 +120,17 @@ if os.path.exists(os.path.join(SAT, "pylock.jetson.toml")):
     check(all("x86_64" not in w["name"] for p in j.values() for w in p.get("wheels", [])),
           "jetson: no x86_64 wheel")
 
+# --dump: the failing h200 resolution as a scenario that replays with no index
+DUMP = os.path.join(TMP, "dump")
+os.makedirs(DUMP)
+rc, out, err = run(*lock_args(SAT, extra=["--target", "h200", "--dump", DUMP]))
+sc = os.path.join(DUMP, "scenario.h200.toml")
+check(rc == 1 and os.path.exists(sc), "--dump writes the failing target's scenario: %d %s%s" % (rc, out, err))
+if os.path.exists(sc):
+    rc2, out2, err2 = run("debug", "resolve", sc)
+    check(rc2 == 1 and "torchvision <0.17.0,>=0.16.0" in out2 + err2,
+          "the dumped scenario replays the same failure: %d %s%s" % (rc2, out2, err2))
+
 # the same inputs: byte-identical, reported unchanged
 before = {t: open(os.path.join(SAT, "pylock.%s.toml" % t), "rb").read() for t in ("a100", "t4")}
 rc, out, err = run(*lock_args(SAT, extra=["--target", "a100", "--target", "t4"]))
@@ -278,6 +289,22 @@ check(rc == 1 and "no solution" in out and "sm_37" in out and "Kepler" in out,
       "kepler: no solution naming sm_37 / Kepler: %d %s%s" % (rc, out, err))
 check(open(os.path.join(KEP, "pylock.k80.toml")).read() == "# the previous lock\n",
       "kepler: the previous lock untouched")
+
+# ---- CUDA-suffixed packages follow the driver rule too ------------------------------
+
+CS = os.path.join(TMP, "cuda-suffixed")
+os.makedirs(CS)
+with open(os.path.join(CS, "pyproject.toml"), "w") as f:
+    f.write('[project]\nname = "c"\nversion = "0"\ndependencies = ["nvidia-cudnn-cu12", "numpy"]\n'
+            '[tool.gpuenv.targets.old]\ngpu = "T4"\ndriver = "470.82.01"\npython = "3.12"\n'
+            'platform = "manylinux_2_28_x86_64"\n'
+            '[tool.gpuenv.targets.h200]\ngpu = "H200"\ndriver = "580.159.04"\npython = "3.12"\n'
+            'platform = "manylinux_2_28_x86_64"\n')
+rc, out, err = run(*lock_args(CS))
+check(rc == 1 and os.path.exists(os.path.join(CS, "pylock.h200.toml"))
+      and not os.path.exists(os.path.join(CS, "pylock.old.toml")),
+      "nvidia-cudnn-cu12: locked for the H200, refused on a CUDA 11 driver: %d %s%s" % (rc, out, err))
+check("built for CUDA 12" in out and "470.82.01" in out, "... and the explanation says why: %s" % out)
 
 # ---- bad input -----------------------------------------------------------------------
 
