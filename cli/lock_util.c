@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "gpuenv/facts.h"
 
@@ -22,18 +21,15 @@ static int project_probed_target(struct cli *cli, const char *verb, const char *
 		return cli_report(cli, CLI_EXIT_CANNOT);
 	if (gpuenv_target_from_facts(&cli->ctx, &pj->arena, facts, SIZE_MAX, &t->target) != 0)
 		return cli_report(cli, CLI_EXIT_CANNOT);
-	/* the probe does not record the C library yet: this machine's, when
-	 * the facts are this machine's */
-	if (!facts_path && !t->target.libc) {
-#ifdef _CS_GNU_LIBC_VERSION
-		char lv[64];
-		size_t n = confstr(_CS_GNU_LIBC_VERSION, lv, sizeof(lv));
-		if (n > 6 && n <= sizeof(lv) && !strncmp(lv, "glibc ", 6)) {
-			t->target.libc = "glibc";
-			t->target.libc_version = gpuenv_arena_strndup(&pj->arena, lv + 6, strlen(lv + 6));
-		}
-#endif
+	/* the wheel platform it supports, as a declared target would say it */
+	if (t->target.libc && !strcmp(t->target.libc, "glibc") && t->target.libc_version) {
+		unsigned a, b;
+		if (sscanf(t->target.libc_version, "%u.%u", &a, &b) == 2)
+			t->platform = gpuenv_arena_printf(&pj->arena, "manylinux_%u_%u_%s", a, b,
+				t->target.machine ? t->target.machine : "x86_64").ptr;
 	}
+	if (!t->platform && t->target.machine)
+		t->platform = gpuenv_arena_printf(&pj->arena, "linux_%s", t->target.machine).ptr;
 	t->name = "auto";
 	t->target.name = "auto";
 	t->torch_backend = pj->m.torch_backend ? pj->m.torch_backend : "auto";

@@ -106,6 +106,7 @@ GPUENV_API const char *gpuenv_facts_source(const gpuenv_facts_sources_t *s, cons
 
 typedef struct gpuenv_facts_host {
 	const char *hostname, *machine, *kernel, *root;
+	const char *libc, *libc_version; /* "glibc", "2.36"; NULL: not probed */
 } gpuenv_facts_host_t;
 
 typedef struct gpuenv_facts_warning {

@@ -611,6 +611,8 @@ int gpuenv_facts_decode(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const json_t *
 	f->host.machine = str(&d, host, "machine");
 	f->host.kernel = str(&d, host, "kernel");
 	f->host.root = str(&d, host, "root");
+	f->host.libc = str(&d, host, "libc");
+	f->host.libc_version = str(&d, host, "libc_version");
 	f->warnings = REC(&d, doc, "warnings", gpuenv_facts_warning_t, dec_warning, &f->nwarnings);
 	dec_driver(&d, obj(doc, "driver"), &f->driver);
 	{

@@ -83,6 +83,8 @@ int gpuenv_target_from_facts(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
 	out->os = "linux"; /* the probe runs on Linux only */
 	out->machine = f->host.machine;
 	out->kernel = f->host.kernel;
+	out->libc = f->host.libc;
+	out->libc_version = f->host.libc_version;
 	if (env == SIZE_MAX)
 		env = gpuenv_facts_active_env(f);
 	e = env < f->nenvs ? &f->envs[env] : NULL;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -279,6 +280,18 @@ static void host_json(gpuenv_ctx_t *ctx, json_t *obj)
 		set(h, "kernel", str_or_null(ctx, u.release));
 	}
 	set(h, "root", str_or_null(ctx, ctx->root && ctx->root[0] ? ctx->root : "/"));
+	/* the C library, for wheel tags (manylinux_X_Y): this process's, so
+	 * only when the probe looks at the machine it runs on */
+#ifdef _CS_GNU_LIBC_VERSION
+	if (!ctx->root || !ctx->root[0] || !strcmp(ctx->root, "/")) {
+		char lv[64];
+		size_t n = confstr(_CS_GNU_LIBC_VERSION, lv, sizeof(lv));
+		if (n > 6 && n <= sizeof(lv) && !strncmp(lv, "glibc ", 6)) {
+			set(h, "libc", str_or_null(ctx, "glibc"));
+			set(h, "libc_version", str_or_null(ctx, lv + 6));
+		}
+	}
+#endif
 	set(obj, "host", h);
 }
 

@@ -53,8 +53,9 @@ const char *gpuenv_project_inputs_hash(gpuenv_arena_t *arena, const gpuenv_manif
 	hash_str(&h, "lock-format", "gpuenv-pylock-1");
 	hash_str(&h, "manifest", m->inputs_hash);
 	hash_str(&h, "target", t->name);
-	if (x->origin && !strcmp(x->origin, "probe")) {
-		/* a probed machine: what the lock depends on of it */
+	if (!x->origin || strcmp(x->origin, "declared") != 0) {
+		/* a probed machine (or a snapshot of one): what the lock depends
+		 * on of it */
 		for (size_t i = 0; i < x->ngpus; i++) {
 			char cc[32];
 			snprintf(cc, sizeof(cc), "%d.%d", x->gpus[i].cc_major, x->gpus[i].cc_minor);

@@ -8,6 +8,7 @@
  * tags, requires-python, the hardware).  docs/resolver.md has the format. */
 #include "resolve_int.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,8 @@ typedef struct rep {
 	size_t nlines, cap;
 	uint32_t numbers;
 	bool *named; /* packages the explanation names */
+	uint8_t *chain; /* per incompatibility: 0 not looked at, 1 a chain, 2 not */
+	uint32_t *chain_dep; /* a chain's first dependency edge (its text) */
 	int err;
 } rep_t;
 
@@ -88,6 +91,8 @@ int rs_describe_set(const rs_solver_t *s, uint32_t pkg, const rs_word_t *set, gp
 	return 0;
 }
 
+static void chain_versions(rep_t *rp, uint32_t id, rs_word_t *set);
+
 static int term_str(rep_t *rp, const rs_term_t *t, gpuenv_buf_t *b)
 {
 	rp->named[rp->s->pkgs[t->pkg].base] = true;
@@ -134,6 +139,19 @@ static int inc_str(rep_t *rp, uint32_t id, gpuenv_buf_t *b)
 	}
 	default:
 		break;
+	}
+	if (rp->chain[id] == 1) {
+		const rs_inc_t *e = &s->incs[rp->chain_dep[id]];
+		const rs_pkg_t *f = &s->pkgs[e->dep_from];
+		rs_word_t *set = gpuenv_arena_calloc(&rp->s->mem, f->nwords ? f->nwords : 1, sizeof(rs_word_t));
+		if (!set)
+			return -ENOMEM;
+		chain_versions(rp, id, set);
+		rp->named[f->base] = true;
+		rp->named[s->pkgs[e->dep_to].base] = true;
+		if ((r = rs_describe_set(s, e->dep_from, set, b)))
+			return r;
+		return gpuenv_buf_printf(b, " depends on %s", e->dep_text);
 	}
 	/* derived: by its terms, the always-selected root left out */
 	const rs_term_t *pos[64], *neg[64];
@@ -191,9 +209,79 @@ static int inc_str(rep_t *rp, uint32_t id, gpuenv_buf_t *b)
 	return 0;
 }
 
-static bool derived(const rep_t *rp, uint32_t id)
+static bool is_dep(const rep_t *rp, uint32_t id)
 {
-	return rp->s->incs[id].kind == RS_INC_DERIVED;
+	return rp->s->incs[id].kind == RS_INC_DEP;
+}
+
+static bool same_edge(const rep_t *rp, uint32_t a, uint32_t b)
+{
+	const rs_inc_t *x = &rp->s->incs[a], *y = &rp->s->incs[b];
+	return x->dep_from == y->dep_from && x->dep_to == y->dep_to &&
+	       !strcmp(x->dep_text, y->dep_text);
+}
+
+/* A chain: a derived incompatibility, used once and cited by no line, made
+ * only of one dependency edge ("b V depends on c >=2") of several versions
+ * of one package.  pubgrub-rs gets the same from dependency ranges; here
+ * the explanation folds the chain into one clause, "b <=11.0 depends on
+ * c >=2", and treats it as an external fact.  Iterative: chains can be as
+ * long as a package has versions. */
+static bool is_chain(rep_t *rp, uint32_t id)
+{
+	const rs_solver_t *s = rp->s;
+	uint32_t x = id, edge = UINT32_MAX;
+
+	if (rp->chain[id])
+		return rp->chain[id] == 1;
+	for (;;) {
+		const rs_inc_t *inc = &s->incs[x];
+		if (inc->kind != RS_INC_DERIVED || rp->derivs[x] > 1 || rp->lineno[x])
+			break;
+		uint32_t a = inc->c1, b = inc->c2;
+		if (is_dep(rp, a) && is_dep(rp, b)) {
+			if (!same_edge(rp, a, b) || (edge != UINT32_MAX && !same_edge(rp, a, edge)))
+				break;
+			rp->chain[id] = 1;
+			rp->chain_dep[id] = a;
+			return true;
+		}
+		uint32_t ext = is_dep(rp, a) ? a : is_dep(rp, b) ? b : UINT32_MAX;
+		if (ext == UINT32_MAX || (edge != UINT32_MAX && !same_edge(rp, ext, edge)))
+			break;
+		edge = ext;
+		x = ext == a ? b : a;
+	}
+	rp->chain[id] = 2;
+	return false;
+}
+
+/* The versions of a chain's package it covers, into set. */
+static void chain_versions(rep_t *rp, uint32_t id, rs_word_t *set)
+{
+	const rs_solver_t *s = rp->s;
+	for (uint32_t x = id;;) {
+		const rs_inc_t *inc = &s->incs[x];
+		if (inc->kind == RS_INC_DEP) {
+			rs_set_bit(set, inc->dep_ver);
+			return;
+		}
+		uint32_t a = inc->c1, b = inc->c2;
+		if (is_dep(rp, a) && is_dep(rp, b)) {
+			rs_set_bit(set, s->incs[a].dep_ver);
+			rs_set_bit(set, s->incs[b].dep_ver);
+			return;
+		}
+		uint32_t ext = is_dep(rp, a) ? a : b;
+		rs_set_bit(set, s->incs[ext].dep_ver);
+		x = ext == a ? b : a;
+	}
+}
+
+/* Derived, for the layout of the explanation (a chain reads as a fact). */
+static bool derived(rep_t *rp, uint32_t id)
+{
+	return rp->s->incs[id].kind == RS_INC_DERIVED && !is_chain(rp, id);
 }
 
 /* Times each derived incompatibility is used; its causes counted once. */
@@ -209,7 +297,7 @@ static void count(rep_t *rp, uint32_t id)
 	stack[n++] = id;
 	while (n) {
 		uint32_t x = stack[--n];
-		if (!derived(rp, x))
+		if (rp->s->incs[x].kind != RS_INC_DERIVED)
 			continue;
 		if (rp->derivs[x]++)
 			continue;
@@ -259,7 +347,7 @@ static int cite(rep_t *rp, uint32_t id, gpuenv_buf_t *b)
 	return r;
 }
 
-static bool single_line(const rep_t *rp, uint32_t id)
+static bool single_line(rep_t *rp, uint32_t id)
 {
 	const rs_inc_t *inc = &rp->s->incs[id];
 	return !derived(rp, inc->c1) && !derived(rp, inc->c2);
@@ -267,7 +355,7 @@ static bool single_line(const rep_t *rp, uint32_t id)
 
 /* One derived cause without a line and one external: the derived one's
  * own line can be folded into this one. */
-static bool collapsible(const rep_t *rp, uint32_t id)
+static bool collapsible(rep_t *rp, uint32_t id)
 {
 	if (rp->derivs[id] > 1)
 		return false;
@@ -402,7 +490,9 @@ const char *rs_report(rs_solver_t *s, uint32_t failure)
 	rp.derivs = gpuenv_arena_calloc(&s->mem, s->nincs, sizeof(uint32_t));
 	rp.lineno = gpuenv_arena_calloc(&s->mem, s->nincs, sizeof(uint32_t));
 	rp.named = gpuenv_arena_calloc(&s->mem, s->npkgs, sizeof(bool));
-	if (!rp.derivs || !rp.lineno || !rp.named)
+	rp.chain = gpuenv_arena_calloc(&s->mem, s->nincs, 1);
+	rp.chain_dep = gpuenv_arena_calloc(&s->mem, s->nincs, sizeof(uint32_t));
+	if (!rp.derivs || !rp.lineno || !rp.named || !rp.chain || !rp.chain_dep)
 		goto nomem;
 	count(&rp, failure);
 	if (!rp.err)

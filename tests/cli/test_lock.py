@@ -290,6 +290,40 @@ check(rc == 1 and "no solution" in out and "sm_37" in out and "Kepler" in out,
 check(open(os.path.join(KEP, "pylock.k80.toml")).read() == "# the previous lock\n",
       "kepler: the previous lock untouched")
 
+# ---- no targets declared: one pylock.toml for the machine (a probe snapshot here) -------
+
+NT = os.path.join(TMP, "no-targets")
+os.makedirs(NT)
+with open(os.path.join(NT, "pyproject.toml"), "w") as f:
+    f.write('[project]\nname = "n"\nversion = "0"\ndependencies = ["torch", "torchvision", "numpy"]\n')
+snap = json.load(open(os.path.join(SRC, "docs", "hardware", "h200-2026-11-29", "probe.json")))
+snap["host"].update(libc="glibc", libc_version="2.39")  # the H200 machine's Ubuntu 24.04
+facts = os.path.join(TMP, "h200-facts.json")
+with open(facts, "w") as f:
+    json.dump(snap, f)
+rc, out, err = run(*lock_args(NT, extra=["--facts", facts]))
+check(rc == 0 and os.path.exists(os.path.join(NT, "pylock.toml")), "no targets: pylock.toml for the snapshot's "
+      "machine: %d %s%s" % (rc, out, err))
+if os.path.exists(os.path.join(NT, "pylock.toml")):
+    with open(os.path.join(NT, "pylock.toml"), "rb") as f:
+        lk = tomllib.load(f)
+    g, k = lk["tool"]["gpuenv"], pkgs(lk)
+    check(g["origin"] == "snapshot" and g["platform"] == "manylinux_2_39_x86_64" and g["python"].startswith("3.12"),
+          "no targets: the probed target's facts: %s" % g)
+    check(k["torch"]["version"].endswith("+cu130") and "cp312" in k["torch"]["wheels"][0]["name"],
+          "no targets: the H200 (driver 580) gets a cu130 build for its Python 3.12: %s" % k["torch"]["version"])
+    rc, out, _ = run("lock", "--project", NT, "--check", "--facts", facts)
+    check(rc == 0 and "fresh" in out, "no targets: --check fresh on the same machine: %s" % out)
+    snap["driver"]["version"] = "575.57.08"
+    with open(facts, "w") as f:
+        json.dump(snap, f)
+    rc, out, _ = run("lock", "--project", NT, "--check", "--facts", facts)
+    check(rc == 1 and "stale" in out, "no targets: another driver makes the lock stale: %s" % out)
+rc, out, _ = run("probe", "--json")
+host = json.loads(out).get("host", {}) if rc in (0, 1) and out.startswith("{") else {}
+check(host.get("libc") == "glibc" and re.match(r"^2\.\d+$", host.get("libc_version", "")),
+      "probe --json: host.libc and libc_version on this glibc machine: %s" % host)
+
 # ---- CUDA-suffixed packages follow the driver rule too ------------------------------
 
 CS = os.path.join(TMP, "cuda-suffixed")
