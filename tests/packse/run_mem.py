@@ -8,11 +8,12 @@ FILE --json` (the in-memory provider: no index, no wheels) and compared with
 its [expected] table: satisfiable, and when expected.packages is given, the
 exact set of name==version pairs.  One line per scenario,
     PASS name | FAIL name: reason | SKIP name: reason
-then `N passed, M failed, K skipped`.  A file NAME.explanation beside a
+then `N passed, M failed, K skipped`.  packse's JSON and YAML spellings
+are written as TOML first (YAML needs python3-yaml; without it they are
+skipped).  A file NAME.explanation beside a
 scenario holds its expected explanation, compared exactly (gpuenv's own
 fixtures in tests/fixtures/resolve).  Skipped: `universal = true` scenarios
-(gpuenv locks per target, never universally) and files in a format gpuenv
-does not read (JSON, YAML).  With --min-pass, the exit status is 1 when
+(gpuenv locks per target, never universally).  With --min-pass, the exit status is 1 when
 fewer than PCT percent of the scenarios that are not universal pass (a
 skip other than universal counts as not passing).  The fixture-wheel
 runner through `gpuenv lock` is tests/packse/run; this one checks the
@@ -23,6 +24,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import tomllib
 
 
@@ -39,16 +41,74 @@ def norm(name):
     return "".join(out)
 
 
-def check(gpuenv, path):
-    """(status, name, reason) for one scenario file."""
-    base = os.path.basename(path)
-    if not path.endswith(".toml"):
-        return "SKIP", base, "not TOML (gpuenv reads packse's TOML form; the same example is there as .toml)"
-    try:
+def toml_value(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return json.dumps(str(v))  # a version read as a number (YAML's 1.0)
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    raise ValueError(f"cannot write {type(v).__name__} {v!r} as TOML")
+
+
+def to_toml(d, prefix=""):
+    """packse's JSON / YAML spelling written as its TOML one (the same
+    tables and keys; JSON strings are TOML basic strings)."""
+    out, sub = [], []
+    for k, v in d.items():
+        key = json.dumps(str(k))
+        if isinstance(v, dict):
+            sub.append((prefix + key, v))
+        else:
+            out.append(f"{key} = {toml_value(v)}")
+    text = "\n".join(out) + "\n"
+    for p, v in sub:
+        text += f"\n[{p}]\n" + to_toml(v, p + ".")
+    return text
+
+
+def load(path):
+    """The scenarios in one file: TOML (gpuenv reads it itself), or JSON and
+    YAML (written as TOML for gpuenv first; YAML needs python3-yaml)."""
+    if path.endswith(".toml"):
         with open(path, "rb") as f:
-            sc = tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        return "FAIL", base, f"cannot read: {e}"
+            return [(tomllib.load(f), None)]
+    with open(path, encoding="utf-8") as f:
+        if path.endswith(".json"):
+            data = json.load(f)
+        else:
+            import yaml  # ImportError: reported as a skip
+            data = yaml.safe_load(f)
+    items = data if isinstance(data, list) else [data]
+    return [(sc, to_toml(sc)) for sc in items]
+
+
+def check(gpuenv, path):
+    """[(status, name, reason)] for one scenario file."""
+    base = os.path.basename(path)
+    try:
+        scs = load(path)
+    except ImportError:
+        return [("SKIP", base, "YAML, and python3-yaml is not installed")]
+    except (OSError, ValueError, tomllib.TOMLDecodeError) as e:
+        return [("FAIL", base, f"cannot read: {e}")]
+    res = []
+    for sc, text in scs:
+        if text is None:
+            res.append(check_one(gpuenv, path, sc, base))
+            continue
+        with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as t:
+            t.write(text)
+        try:
+            res.append(check_one(gpuenv, t.name, sc, base))
+        finally:
+            os.unlink(t.name)
+    return res
+
+
+def check_one(gpuenv, path, sc, base):
     name = sc.get("name", base)
     if sc.get("resolver_options", {}).get("universal"):
         return "SKIP", name, "universal: gpuenv locks per target, not for every environment at once"
@@ -108,15 +168,17 @@ def main():
     files.sort()
     counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
     universal = 0
+    total = 0
     for f in files:
-        st, name, why = check(a.gpuenv, f)
-        counts[st] += 1
-        if st == "SKIP" and why.startswith("universal"):
-            universal += 1
-        print(f"{st} {name}" + (f": {why}" if why else ""))
+        for st, name, why in check(a.gpuenv, f):
+            total += 1
+            counts[st] += 1
+            if st == "SKIP" and why.startswith("universal"):
+                universal += 1
+            print(f"{st} {name}" + (f": {why}" if why else ""))
     print(f"{counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped")
     if a.min_pass is not None:
-        considered = len(files) - universal
+        considered = total - universal
         pct = 100.0 * counts["PASS"] / considered if considered else 0.0
         print(f"{pct:.1f}% of {considered} scenarios that are not universal pass "
               f"(at least {a.min_pass:g}% needed)")
