@@ -195,6 +195,7 @@ struct torch_spec {
 	const gpuenv_specset_t *sets[MAX_TORCH_SPECS];
 	size_t n;
 	const char *text; /* "torch>=2.1.0,<3.0.0" for messages */
+	bool oom;	  /* a version could not be parsed for want of memory */
 };
 
 static bool version_in(struct torch_spec *ts, const char *text)
@@ -202,7 +203,10 @@ static bool version_in(struct torch_spec *ts, const char *text)
 	gpuenv_version_t v;
 	gpuenv_error_t keep = ts->ctx->err;
 
-	if (gpuenv_version_parse(ts->ctx, ts->arena, gpuenv_str(text), &v)) {
+	int r = gpuenv_version_parse(ts->ctx, ts->arena, gpuenv_str(text), &v);
+
+	if (r) {
+		ts->oom |= r == -ENOMEM; /* reported by the caller: never a silent "no" */
 		ts->ctx->err = keep;
 		return false;
 	}
@@ -589,8 +593,11 @@ static int backend_run(struct bk *B)
 		}
 		if (!strcmp(d->name, "torch") && B->spec.n < MAX_TORCH_SPECS && d->req.spec.n) {
 			B->spec.sets[B->spec.n++] = &d->req.spec;
-			gpuenv_buf_printf(&st, "%s", st.len ? " and " : "torch");
-			gpuenv_specset_format(&d->req.spec, &st);
+			if (gpuenv_buf_printf(&st, "%s", st.len ? " and " : "torch") ||
+				gpuenv_specset_format(&d->req.spec, &st)) {
+				gpuenv_buf_free(&st);
+				return gpuenv_oom(B->ctx, "the torch backend");
+			}
 		}
 		if (!d->source || !gpuenv_manifest_torch_index_package(d->name))
 			continue;
@@ -683,6 +690,8 @@ int gpuenv_manifest_backend(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpue
 		B->nkt = MAX_KT;
 	gpuenv_buf_init(&B->why, ctx, 16384);
 	r = backend_run(B);
+	if (B->spec.oom) /* whatever came of it, memory ran out on the way */
+		r = gpuenv_oom(ctx, "the torch backend");
 	gpuenv_buf_free(&B->why);
 	if (r) {
 		gpuenv_error_t e = ctx->err;

@@ -232,7 +232,11 @@ static const char *and_markers(mf_load_t *L, const char *const *ms, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		if (!ms[i])
 			continue;
-		gpuenv_buf_printf(&b, "%s(%s)", k++ ? " and " : "", ms[i]);
+		if (gpuenv_buf_printf(&b, "%s(%s)", k++ ? " and " : "", ms[i])) {
+			gpuenv_buf_free(&b);
+			gpuenv_oom(L->ctx, "the manifest");
+			return NULL;
+		}
 	}
 	if (k == 1 && b.data) {
 		/* one marker: as written */
@@ -947,8 +951,12 @@ static int poetry_table(mf_load_t *L, const gpuenv_toml_value_t *tv)
 		if (deps->type == GPUENV_TOML_TABLE && (x = gpuenv_toml_get(deps->u.tab, "python")) &&
 			!L->m->requires_python) {
 			const char *s;
-			if ((r = poetry_spec(L, x, "tool.poetry.dependencies.python", &s)))
+			if ((r = poetry_spec(L, x, "tool.poetry.dependencies.python", &s))) {
+				if (r == GPUENV_EUNSUPPORTED) /* a union: no Requires-Python can say it */
+					gpuenv_hint(L->ctx, "the project's Python range is one range here "
+							    "(\">=3.8,<4.0\"); or set [project] requires-python");
 				return r;
+			}
 			L->m->requires_python = s[0] ? s : NULL;
 		}
 		poetry_refines(L, nproject);

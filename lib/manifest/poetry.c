@@ -368,7 +368,11 @@ int gpuenv_manifest_python_marker(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpue
 		}
 	}
 	gpuenv_buf_free(&b);
-	if (r == -ENOMEM || r == GPUENV_ETOOBIG)
+	if (r == GPUENV_ETOOBIG && ctx->err.code != GPUENV_ETOOBIG)
+		return gpuenv_fail(ctx, r, NULL, 0, 0, "python constraint '%.*s': a clause of more than 150 "
+						      "characters", (int)(constraint.len > 100 ? 100 : constraint.len),
+			constraint.ptr);
+	if (r == -ENOMEM)
 		return gpuenv_oom(ctx, "a python marker");
 	return r;
 }

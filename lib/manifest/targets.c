@@ -62,7 +62,7 @@ static bool arch_ok(const char *a)
 }
 
 /* manylinux_X_Y_ARCH, musllinux_X_Y_ARCH, manylinux1/2010/2014_ARCH, linux_ARCH */
-static bool platform_parse(mf_load_t *L, const char *p, gpuenv_target_t *t)
+static bool platform_parse(mf_load_t *L, const char *p, gpuenv_target_t *t, bool *oom)
 {
 	static const struct {
 		const char *prefix, *glibc;
@@ -86,6 +86,8 @@ static bool platform_parse(mf_load_t *L, const char *p, gpuenv_target_t *t)
 		t->libc_version = gpuenv_arena_printf(L->arena, "%.*s.%.*s", (int)(u1 - a), a,
 			(int)(u2 - u1 - 1), u1 + 1).ptr;
 		t->machine = u2 + 1;
+		if (!t->libc_version)
+			*oom = true;
 		return t->libc_version && arch_ok(t->machine);
 	}
 	if (!strncmp(p, "linux_", 6)) {
@@ -300,7 +302,10 @@ static int target_load(mf_load_t *L, const gpuenv_toml_kv_t *kv, gpuenv_manifest
 			"\"musllinux_1_2_x86_64\", \"linux_aarch64\")", where);
 	if ((r = mf_cstr(L, plat, "platform", &mt->platform)))
 		return r;
-	if (!platform_parse(L, mt->platform, tg)) {
+	bool oom = false;
+	if (!platform_parse(L, mt->platform, tg, &oom)) {
+		if (oom)
+			return gpuenv_oom(L->ctx, "the manifest");
 		mf_err(L, GPUENV_ESYNTAX, plat->line, plat->col,
 			"%s platform = \"%s\": not a Linux wheel platform tag", where, mt->platform);
 		return gpuenv_hint(L->ctx, "manylinux_X_Y_ARCH (glibc X.Y), musllinux_X_Y_ARCH or linux_ARCH: "

@@ -266,6 +266,8 @@ static void test_poetry(void **state)
 	/* errors at the value, saying what is wrong */
 	expect_err("[tool.poetry.dependencies]\nfoo = \"^1.0 || ^2.0\"\n", GPUENV_EUNSUPPORTED, 2, 7, "union");
 	expect_err("[tool.poetry.dependencies]\nfoo = \">=banana\"\n", GPUENV_ESPEC, 2, 7, "banana");
+	expect_err("[tool.poetry.dependencies]\npython = \"~2.7 || ^3.6\"\n", GPUENV_EUNSUPPORTED, 2, 10,
+		"one range");
 	expect_err("[tool.poetry.dependencies]\nfoo = {version = \"1\", sorce = \"x\"}\n", GPUENV_ENOTFOUND, 2, 23,
 		"did you mean 'source'");
 	expect_err("[tool.poetry.dependencies]\nfoo = {git = \"https://x/y.git\"}\n", GPUENV_EUNSUPPORTED, 2, 8,
@@ -746,6 +748,12 @@ static void test_alloc_failures(void **state)
 		r = run_all(&c, text, len);
 		if (r != -ENOMEM || c.err.code != -ENOMEM)
 			fail_msg("allocation %ld of %ld failing: %d (%s)", i, total, r, c.err.msg);
+		/* that one alone: reported, never worked around into another answer */
+		testutil_alloc_reset(&t, i, true);
+		memset(&c.err, 0, sizeof(c.err));
+		r = run_all(&c, text, len);
+		if (r != -ENOMEM || c.err.code != -ENOMEM)
+			fail_msg("allocation %ld of %ld failing alone: %d (%s)", i, total, r, c.err.msg);
 	}
 	free(text);
 }
