@@ -101,8 +101,15 @@ class Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class Server(http.server.ThreadingHTTPServer):
+    # socketserver's default listen backlog is 5: a client that opens 16
+    # connections at once (gpuenv does) loses SYNs and waits a second for
+    # each retransmit, a cost no real index imposes
+    request_queue_size = 128
+
+
 def serve(directory):
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=directory))
+    httpd = Server(("127.0.0.1", 0), functools.partial(Quiet, directory=directory))
     httpd.daemon_threads = True
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     return httpd, "http://127.0.0.1:%d" % httpd.server_address[1]
