@@ -92,6 +92,9 @@ class Quiet(http.server.SimpleHTTPRequestHandler):
     requests answered 304), so warm runs of every tool can reuse their
     cache as they would against PyPI."""
     protocol_version = "HTTP/1.1"
+    # the handler writes headers and body in separate sends: with Nagle on,
+    # a keep-alive client (pip) waits out the delayed ACK, 40 ms a request
+    disable_nagle_algorithm = True
 
     def end_headers(self):
         self.send_header("Cache-Control", "max-age=600, public")
