@@ -67,6 +67,10 @@ typedef struct gpuenv_manifest_target {
 	const char *const *extras;
 	const char *torch_backend; /* "auto" (default), "cpu", "cu126", ... */
 	unsigned line;		  /* the table's line; 0 for the probed one */
+	/* the target's own canonical inputs (one line), which with the
+	 * manifest's common_inputs_hash make this target's lock inputs; NULL
+	 * for the probed one */
+	const char *inputs_line;
 } gpuenv_manifest_target_t;
 
 typedef struct gpuenv_manifest {
@@ -91,6 +95,9 @@ typedef struct gpuenv_manifest {
 	/* sha-256 (hex) of everything in the manifest that a lock depends
 	 * on, stable across formatting and comment changes */
 	const char *inputs_hash;
+	/* the same without the targets' lines: what every target's lock
+	 * shares (one target's edit leaves the others' locks fresh) */
+	const char *common_inputs_hash;
 } gpuenv_manifest_t;
 
 /* Load path.  kb checks the targets (unknown GPU names get the nearest KB

@@ -1073,25 +1073,39 @@ static int inputs_hash(mf_load_t *L)
 			m->sources[i].priority);
 		EMIT();
 	}
+	size_t ncommon = k;
 	for (size_t i = 0; !r && i < m->ntargets; i++) {
 		r = target_line(&b, &m->targets[i]);
 		EMIT();
+		if (!r) /* the loader's own array */
+			((gpuenv_manifest_target_t *)&m->targets[i])->inputs_line = lines[k - 1];
 	}
 #undef EMIT
 	gpuenv_buf_free(&b);
 	if (r)
 		return gpuenv_oom(L->ctx, "the inputs hash");
+	const char **common = gpuenv_arena_calloc(L->arena, ncommon ? ncommon : 1, sizeof(*common));
+	char *chex = gpuenv_arena_alloc(L->arena, 2 * GPUENV_SHA256_LEN + 1);
+	if (!common || !chex)
+		return gpuenv_oom(L->ctx, "the inputs hash");
+	memcpy(common, lines, ncommon * sizeof(*common));
 	qsort(lines, k, sizeof(*lines), line_cmp);
-	if (gpuenv_sha256_init(&h))
-		return gpuenv_oom(L->ctx, "the inputs hash");
-	for (size_t i = 0; i < k; i++) {
-		gpuenv_sha256_update(&h, lines[i], strlen(lines[i]));
-		gpuenv_sha256_update(&h, "\n", 1);
+	qsort(common, ncommon, sizeof(*common), line_cmp);
+	for (int pass = 0; pass < 2; pass++) {
+		const char **ls = pass ? common : lines;
+		size_t nl = pass ? ncommon : k;
+		if (gpuenv_sha256_init(&h))
+			return gpuenv_oom(L->ctx, "the inputs hash");
+		for (size_t i = 0; i < nl; i++) {
+			gpuenv_sha256_update(&h, ls[i], strlen(ls[i]));
+			gpuenv_sha256_update(&h, "\n", 1);
+		}
+		if (gpuenv_sha256_final(&h, d))
+			return gpuenv_oom(L->ctx, "the inputs hash");
+		gpuenv_hex(d, sizeof(d), pass ? chex : hex);
 	}
-	if (gpuenv_sha256_final(&h, d))
-		return gpuenv_oom(L->ctx, "the inputs hash");
-	gpuenv_hex(d, sizeof(d), hex);
 	L->m->inputs_hash = hex;
+	L->m->common_inputs_hash = chex;
 	return 0;
 }
 

@@ -51,7 +51,14 @@ const char *gpuenv_project_inputs_hash(gpuenv_arena_t *arena, const gpuenv_manif
 
 	gpuenv_sha256_init(&h);
 	hash_str(&h, "lock-format", "gpuenv-pylock-1");
-	hash_str(&h, "manifest", m->inputs_hash);
+	/* what every target shares, and this target's own line: editing
+	 * another target leaves this lock fresh */
+	if (m->common_inputs_hash && t->inputs_line) {
+		hash_str(&h, "manifest-common", m->common_inputs_hash);
+		hash_str(&h, "target-line", t->inputs_line);
+	} else {
+		hash_str(&h, "manifest", m->inputs_hash);
+	}
 	hash_str(&h, "target", t->name);
 	if (!x->origin || strcmp(x->origin, "declared") != 0) {
 		/* a probed machine (or a snapshot of one): what the lock depends

@@ -149,6 +149,11 @@ with open(os.path.join(SAT, "pyproject.toml"), "a") as f:
 rc, out, _ = run("lock", "--project", SAT, "--check", "--target", "t4")
 check(rc == 0, "--check: a comment leaves the lock fresh: %s" % out)
 text = open(os.path.join(SAT, "pyproject.toml")).read()
+with open(os.path.join(SAT, "pyproject.toml"), "w") as f:  # another target's driver
+    f.write(text.replace('driver = "535.104.05"', 'driver = "550.54.15"'))
+rc, out, _ = run("lock", "--project", SAT, "--check", "--target", "a100", "--target", "t4")
+check(rc == 1 and re.search(r"^a100: .* stale", out, re.M) and re.search(r"^t4: .* fresh", out, re.M),
+      "--check: editing a100's target makes a100 stale, leaves t4 fresh: %s" % out)
 with open(os.path.join(SAT, "pyproject.toml"), "w") as f:
     f.write(text.replace('pillow = ">=9.0"', 'pillow = ">=10.0"'))
 rc, out, _ = run("lock", "--project", SAT, "--check", "--target", "t4")
