@@ -65,6 +65,12 @@ GPUENV_API int gpuenv_fs_check_root(gpuenv_ctx_t *ctx);
  * the temporary file removed.  mode is the new file's permission bits. */
 GPUENV_API int gpuenv_fs_write_atomic(gpuenv_ctx_t *ctx, const char *path,
 	const void *data, size_t len, unsigned mode);
+/* As gpuenv_fs_write_atomic; GPUENV_FS_NOSYNC: atomic but not durable (no
+ * fsync of the file or the folder), for caches whose entries are checked
+ * on every read and fetched again when lost or torn. */
+#define GPUENV_FS_NOSYNC 1u
+GPUENV_API int gpuenv_fs_write_atomic_ex(gpuenv_ctx_t *ctx, const char *path,
+	const void *data, size_t len, unsigned mode, unsigned flags);
 
 /* Advisory lock (flock) on path, created if missing.  exclusive: writer lock;
  * wait: block until free, else GPUENV_ELOCKED when held elsewhere.  On

@@ -116,6 +116,13 @@ GPUENV_API int gpuenv_index_projects(gpuenv_index_t *ix, gpuenv_ctx_t *ctx,
 GPUENV_API int gpuenv_index_metadata(gpuenv_index_t *ix, gpuenv_ctx_t *ctx,
 	const gpuenv_index_file_t *const *files, size_t n, gpuenv_str_t *out);
 
+/* A URL without "user:password@" (for locks and messages), in arena;
+ * NULL when url is NULL or memory runs out. */
+GPUENV_API const char *gpuenv_url_public(gpuenv_arena_t *arena, const char *url);
+/* The local path of a file:// URL, percent-decoded, in arena; NULL when
+ * url is not one (or memory runs out). */
+GPUENV_API const char *gpuenv_file_url_path(gpuenv_arena_t *arena, const char *url);
+
 /* Counters (for --json and benchmarks) (contract). */
 typedef struct gpuenv_index_stats {
 	size_t requests, cache_hits, revalidated, not_modified;

@@ -140,9 +140,6 @@ GPUENV_API const char *gpuenv_project_inputs_hash(gpuenv_arena_t *arena, const g
 GPUENV_API const char *gpuenv_project_lock_name(gpuenv_arena_t *arena, const gpuenv_manifest_t *m,
 	const gpuenv_manifest_target_t *t);
 
-/* A URL without user:password@ (for locks and messages), in arena. */
-GPUENV_API const char *gpuenv_url_public(gpuenv_arena_t *arena, const char *url);
-
 /* The packages published per torch build on a torch index (torch,
  * torchvision, torchaudio, ...): routed to the target's build. */
 GPUENV_API bool gpuenv_project_torch_routed(const char *name);

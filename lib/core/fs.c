@@ -331,6 +331,12 @@ static int write_all(int fd, const char *p, size_t n)
 int gpuenv_fs_write_atomic(gpuenv_ctx_t *ctx, const char *path, const void *data,
 	size_t len, unsigned mode)
 {
+	return gpuenv_fs_write_atomic_ex(ctx, path, data, len, mode, 0);
+}
+
+int gpuenv_fs_write_atomic_ex(gpuenv_ctx_t *ctx, const char *path, const void *data,
+	size_t len, unsigned mode, unsigned flags)
+{
 	char tmp[PATH_MAX], dir[PATH_MAX];
 	const char *slash;
 	int fd, r;
@@ -344,7 +350,7 @@ int gpuenv_fs_write_atomic(gpuenv_ctx_t *ctx, const char *path, const void *data
 	r = write_all(fd, data, len);
 	if (!r && fchmod(fd, mode & 07777) != 0)
 		r = -errno;
-	if (!r && fsync(fd) != 0)
+	if (!r && !(flags & GPUENV_FS_NOSYNC) && fsync(fd) != 0)
 		r = -errno;
 	if (close(fd) != 0 && !r)
 		r = -errno;
@@ -354,6 +360,8 @@ int gpuenv_fs_write_atomic(gpuenv_ctx_t *ctx, const char *path, const void *data
 		unlink(tmp);
 		return gpuenv_fail(ctx, r, path, 0, 0, "cannot write: %s", strerror(-r));
 	}
+	if (flags & GPUENV_FS_NOSYNC)
+		return 0;
 	/* make the rename itself durable */
 	slash = strrchr(path, '/');
 	if (slash) {

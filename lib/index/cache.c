@@ -173,24 +173,21 @@ static int mkdirs(const char *path)
 	return 0;
 }
 
-/* A temporary file in the entry's folder renamed over the entry: atomic,
- * like gpuenv_fs_write_atomic, but without its two fsyncs.  A cache entry
- * needs atomicity, not durability: after a crash an entry that is lost or
- * torn fails its length or digest check and is fetched again, while the
- * fsyncs cost a cold lock of 200 entries more than a second on a disk. */
+/* An entry written atomically but without fsync (GPUENV_FS_NOSYNC): a
+ * cache entry needs atomicity, not durability; after a crash an entry that
+ * is lost or torn fails its length or digest check and is fetched again,
+ * while the fsyncs cost a cold lock of 200 entries more than a second on a
+ * disk.  The entry's folders are made on the first write into them. */
 static int write_entry(gpuenv_ctx_t *ctx, const char *path, const char *data, size_t len)
 {
-	char tmp[PATH_MAX];
-	int fd, r = 0;
+	gpuenv_error_t saved = ctx->err;
+	int r = gpuenv_fs_write_atomic_ex(ctx, path, data, len, 0644, GPUENV_FS_NOSYNC);
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp))
-		return gpuenv_fail(ctx, -ENAMETOOLONG, path, 0, 0, "cache path too long");
-	fd = mkstemp(tmp);
-	if (fd < 0 && errno == ENOENT) {
-		/* the first entry of its folder: make the folders */
+	if (r == -ENOENT) {
 		char dir[PATH_MAX];
 		const char *slash = strrchr(path, '/');
 		size_t n = slash ? (size_t)(slash - path) : 0;
+		ctx->err = saved;
 		if (n >= sizeof(dir))
 			return gpuenv_fail(ctx, -ENAMETOOLONG, path, 0, 0, "cache path too long");
 		memcpy(dir, path, n);
@@ -198,33 +195,10 @@ static int write_entry(gpuenv_ctx_t *ctx, const char *path, const char *data, si
 		if ((r = mkdirs(dir)))
 			return gpuenv_fail(ctx, r, dir, 0, 0, "cannot create the cache folder: %s",
 				strerror(-r));
-		snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path);
-		fd = mkstemp(tmp);
+		r = gpuenv_fs_write_atomic_ex(ctx, path, data, len, 0644, GPUENV_FS_NOSYNC);
 	}
-	if (fd < 0)
-		return gpuenv_fail(ctx, -errno, path, 0, 0, "cannot create a cache entry: %s",
-			strerror(errno));
-	while (len && !r) {
-		ssize_t w = write(fd, data, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			r = w < 0 ? -errno : -EIO;
-		else {
-			data += w;
-			len -= (size_t)w;
-		}
-	}
-	if (!r && fchmod(fd, 0644) != 0)
-		r = -errno;
-	if (close(fd) != 0 && !r)
-		r = -errno;
-	if (!r && rename(tmp, path) != 0)
-		r = -errno;
-	if (r) {
-		unlink(tmp);
+	if (r)
 		return gpuenv_fail(ctx, r, path, 0, 0, "cannot write a cache entry: %s", strerror(-r));
-	}
 	return 0;
 }
 

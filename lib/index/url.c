@@ -335,3 +335,13 @@ const char *ix_sha256_hex(gpuenv_arena_t *arena, gpuenv_str_t s)
 	out[64] = '\0';
 	return out;
 }
+
+const char *gpuenv_url_public(gpuenv_arena_t *arena, const char *url)
+{
+	return url ? ix_url_strip(arena, gpuenv_str(url), NULL, NULL).ptr : NULL;
+}
+
+const char *gpuenv_file_url_path(gpuenv_arena_t *arena, const char *url)
+{
+	return url ? ix_file_url_path(arena, url).ptr : NULL;
+}

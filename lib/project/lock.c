@@ -16,22 +16,6 @@
 
 #define LOCK_MAX_KBT 8
 
-const char *gpuenv_url_public(gpuenv_arena_t *arena, const char *url)
-{
-	const char *scheme, *auth, *at, *end;
-	if (!url)
-		return NULL;
-	if (!(scheme = strstr(url, "://")))
-		return url;
-	auth = scheme + 3;
-	end = auth + strcspn(auth, "/?#");
-	for (at = end; at > auth && at[-1] != '@'; at--)
-		;
-	if (at == auth)
-		return url;
-	return gpuenv_arena_printf(arena, "%.*s%s", (int)(auth - url), url, at).ptr;
-}
-
 static void hash_str(gpuenv_sha256_t *h, const char *key, const char *v)
 {
 	gpuenv_sha256_update(h, key, strlen(key) + 1);
@@ -101,36 +85,12 @@ static const char *lock_environment(gpuenv_arena_t *arena, const gpuenv_marker_e
 		env->python_version ? env->python_version : "3").ptr;
 }
 
-/* The path of a file:// URL, percent-decoded, in arena; NULL otherwise. */
-static const char *lock_file_path(gpuenv_arena_t *arena, const char *url)
-{
-	size_t n;
-	char *p, *q;
-	if (strncmp(url, "file://", 7) != 0)
-		return NULL;
-	url += 7;
-	n = strlen(url);
-	if (!(p = gpuenv_arena_alloc(arena, n + 1)))
-		return NULL;
-	for (q = p; *url; url++) {
-		int hi, lo;
-		if (*url == '%' && (hi = gpuenv_hex_digit(url[1])) >= 0 && (lo = gpuenv_hex_digit(url[2])) >= 0) {
-			*q++ = (char)(hi * 16 + lo);
-			url += 2;
-		} else {
-			*q++ = *url;
-		}
-	}
-	*q = '\0';
-	return p;
-}
-
 /* The sha256 of a local file:// wheel whose page gave none. */
 static const char *lock_file_sha256(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *url)
 {
 	unsigned char d[GPUENV_SHA256_LEN];
 	char hex[2 * GPUENV_SHA256_LEN + 1];
-	const char *path = lock_file_path(arena, url);
+	const char *path = gpuenv_file_url_path(arena, url);
 	if (!path)
 		return NULL;
 	if (gpuenv_sha256_file(ctx, path, d) != 0)
@@ -222,7 +182,7 @@ static int lock_build(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_pro
 		w->name = pf->file->filename;
 		w->url = gpuenv_url_public(arena, pf->file->url);
 		w->size = pf->file->size;
-		const char *local = w->size < 0 ? lock_file_path(arena, pf->file->url) : NULL;
+		const char *local = w->size < 0 ? gpuenv_file_url_path(arena, pf->file->url) : NULL;
 		struct stat sb;
 		if (local && stat(local, &sb) == 0)
 			w->size = (int64_t)sb.st_size;
