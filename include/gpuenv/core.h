@@ -183,6 +183,28 @@ GPUENV_API gpuenv_str_t gpuenv_arena_printf(gpuenv_arena_t *a, const char *fmt, 
 GPUENV_API gpuenv_str_t gpuenv_arena_vprintf(gpuenv_arena_t *a, const char *fmt, va_list ap);
 GPUENV_API void gpuenv_arena_free(gpuenv_arena_t *a);
 
+/* ---- a string-keyed hash map ---------------------------------------------
+ * Open addressing, FNV-1a.  Keys are not copied: they must outlive the map
+ * (arena copies).  Start from { .ctx = ctx } (zeroed otherwise). */
+typedef struct gpuenv_strmap_slot {
+	const char *key;
+	size_t klen;
+	uint64_t hash;
+	void *val;
+} gpuenv_strmap_slot_t;
+
+typedef struct gpuenv_strmap {
+	gpuenv_ctx_t *ctx;
+	gpuenv_strmap_slot_t *v;
+	size_t n, cap;
+} gpuenv_strmap_t;
+
+/* The value of key k (n bytes); *found says whether it is there. */
+GPUENV_API void *gpuenv_strmap_get(const gpuenv_strmap_t *m, const char *k, size_t n, bool *found);
+/* Set (or replace) the value of k.  0 or -ENOMEM (ctx->err set). */
+GPUENV_API int gpuenv_strmap_put(gpuenv_strmap_t *m, const char *k, size_t n, void *val);
+GPUENV_API void gpuenv_strmap_free(gpuenv_strmap_t *m);
+
 /* ---- growable buffers with a cap ---------------------------------------
  * data is always NUL-terminated (when non-NULL); len excludes the NUL.
  * Growth past max returns GPUENV_ETOOBIG and leaves the buffer unchanged. */

@@ -25,87 +25,6 @@
 #define DEFAULT_META_MAX ((size_t)16 << 20)
 #define DEFAULT_WHEEL_MAX ((uint64_t)2 << 30)
 
-/* ---- a string-keyed hash map (keys and values live in the arena) ------- */
-
-typedef struct slot {
-	const char *key;
-	size_t klen;
-	uint64_t hash;
-	void *val;
-} slot_t;
-
-typedef struct map {
-	gpuenv_ctx_t *ctx;
-	slot_t *v;
-	size_t n, cap;
-} map_t;
-
-static uint64_t hash_key(const char *k, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)k[i]) * 1099511628211ull;
-	return h;
-}
-
-static slot_t *map_slot(map_t *m, const char *k, size_t n, uint64_t h)
-{
-	for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		slot_t *s = &m->v[i];
-		if (!s->key || (s->hash == h && s->klen == n && !memcmp(s->key, k, n)))
-			return s;
-	}
-}
-
-static void *map_get(map_t *m, const char *k, size_t n, bool *found)
-{
-	slot_t *s;
-
-	*found = false;
-	if (!m->cap)
-		return NULL;
-	s = map_slot(m, k, n, hash_key(k, n));
-	*found = s->key != NULL;
-	return s->val;
-}
-
-/* k must outlive the map (an arena copy). */
-static int map_put(map_t *m, const char *k, size_t n, void *val)
-{
-	uint64_t h = hash_key(k, n);
-	slot_t *s;
-
-	if ((m->n + 1) * 2 > m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 64;
-		slot_t *v = gpuenv_calloc(m->ctx, cap, sizeof(*v)), *old = m->v;
-		if (!v)
-			return gpuenv_oom(m->ctx, "for the index client");
-		size_t oc = m->cap;
-		m->v = v;
-		m->cap = cap;
-		for (size_t i = 0; i < oc; i++)
-			if (old[i].key)
-				*map_slot(m, old[i].key, old[i].klen, old[i].hash) = old[i];
-		gpuenv_free(m->ctx, old);
-	}
-	s = map_slot(m, k, n, h);
-	if (!s->key)
-		m->n++;
-	s->key = k;
-	s->klen = n;
-	s->hash = h;
-	s->val = val;
-	return 0;
-}
-
-static void map_free(map_t *m)
-{
-	gpuenv_free(m->ctx, m->v);
-	m->v = NULL;
-	m->n = m->cap = 0;
-}
-
 /* ---- the client -------------------------------------------------------- */
 
 typedef struct src {
@@ -130,9 +49,9 @@ struct gpuenv_index {
 	ix_http_t http;
 	ix_cred_t *creds;
 	size_t ncreds;
-	map_t pages;   /* "<source index>\n<name>" -> project or NOT_THERE */
-	map_t answers; /* "<only_source>\n<name>" -> the answer */
-	map_t meta;    /* file URL -> gpuenv_str_t * */
+	gpuenv_strmap_t pages;   /* "<source index>\n<name>" -> project or NOT_THERE */
+	gpuenv_strmap_t answers; /* "<only_source>\n<name>" -> the answer */
+	gpuenv_strmap_t meta;    /* file URL -> gpuenv_str_t * */
 	gpuenv_index_stats_t stats;
 };
 
@@ -334,9 +253,9 @@ void gpuenv_index_close(gpuenv_index_t *ix)
 	if (!ix)
 		return;
 	ix_http_free(&ix->http);
-	map_free(&ix->pages);
-	map_free(&ix->answers);
-	map_free(&ix->meta);
+	gpuenv_strmap_free(&ix->pages);
+	gpuenv_strmap_free(&ix->answers);
+	gpuenv_strmap_free(&ix->meta);
 	gpuenv_ctx_t *ctx = ix->arena.ctx;
 	gpuenv_arena_free(&ix->arena);
 	gpuenv_free(ctx, ix);
@@ -693,7 +612,7 @@ typedef struct want {
 /* What (source s, name) is known to give; NULL with *job set when a page
  * must be fetched (a new job, or one of this round's). */
 static int lookup(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, size_t si, const char *name,
-	void **res, pjob_t ***jobs, size_t *njobs, size_t *capjobs, map_t *round)
+	void **res, pjob_t ***jobs, size_t *njobs, size_t *capjobs, gpuenv_strmap_t *round)
 {
 	src_t *s = &ix->src[si];
 	gpuenv_str_t key;
@@ -706,9 +625,9 @@ static int lookup(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, size_t si, const char *
 		key = gpuenv_arena_printf(&ix->arena, "%zu\n%s", si, name);
 		if (!key.ptr)
 			return gpuenv_oom(ctx, "for the index client");
-		v = map_get(&ix->pages, key.ptr, key.len, &found);
+		v = gpuenv_strmap_get(&ix->pages, key.ptr, key.len, &found);
 		if (!found) {
-			if ((r = fl_filter(ix, ctx, s, name, &v)) || (r = map_put(&ix->pages, key.ptr, key.len, v)))
+			if ((r = fl_filter(ix, ctx, s, name, &v)) || (r = gpuenv_strmap_put(&ix->pages, key.ptr, key.len, v)))
 				return r;
 		}
 		*res = v;
@@ -719,7 +638,7 @@ static int lookup(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, size_t si, const char *
 	key = gpuenv_arena_printf(&ix->arena, "%zu\n%s", si, kname);
 	if (!key.ptr)
 		return gpuenv_oom(ctx, "for the index client");
-	v = map_get(&ix->pages, key.ptr, key.len, &found);
+	v = gpuenv_strmap_get(&ix->pages, key.ptr, key.len, &found);
 	if (found) {
 		*res = v;
 		return 0;
@@ -746,13 +665,13 @@ static int lookup(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, size_t si, const char *
 			s->fl_loaded = true;
 			return lookup(ix, ctx, si, name, res, jobs, njobs, capjobs, round);
 		}
-		if ((r = map_put(&ix->pages, key.ptr, key.len, v)))
+		if ((r = gpuenv_strmap_put(&ix->pages, key.ptr, key.len, v)))
 			return r;
 		*res = v;
 		return 0;
 	}
 	/* a page to fetch: one job per (source, name) in a round */
-	v = map_get(round, key.ptr, key.len, &found);
+	v = gpuenv_strmap_get(round, key.ptr, key.len, &found);
 	if (found)
 		return 0;
 	pjob_t *pj = gpuenv_calloc(ctx, 1, sizeof(*pj));
@@ -775,7 +694,7 @@ static int lookup(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, size_t si, const char *
 	(*jobs)[(*njobs)++] = pj;
 	if (!pj->url)
 		return gpuenv_oom(ctx, "for the index client");
-	if ((r = map_put(round, key.ptr, key.len, pj)))
+	if ((r = gpuenv_strmap_put(round, key.ptr, key.len, pj)))
 		return r;
 	return page_prepare(pj, ctx);
 }
@@ -785,7 +704,7 @@ static int merge(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, const char *name, void *
 	const gpuenv_index_project_t **out)
 {
 	ix_files_t files = { ctx, NULL, 0, 0 };
-	map_t seen = { ctx, NULL, 0, 0 };
+	gpuenv_strmap_t seen = { .ctx = ctx };
 	const gpuenv_index_project_t *first = NULL;
 	gpuenv_index_project_t *p;
 	int r = 0;
@@ -799,10 +718,10 @@ static int merge(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, const char *name, void *
 		for (size_t i = 0; i < q->nfiles; i++) {
 			bool found;
 			gpuenv_index_file_t *f;
-			map_get(&seen, q->files[i].filename, strlen(q->files[i].filename), &found);
+			gpuenv_strmap_get(&seen, q->files[i].filename, strlen(q->files[i].filename), &found);
 			if (found)
 				continue;
-			if ((r = map_put(&seen, q->files[i].filename, strlen(q->files[i].filename), NULL)) ||
+			if ((r = gpuenv_strmap_put(&seen, q->files[i].filename, strlen(q->files[i].filename), NULL)) ||
 				!(f = ix_files_push(&files, q->page_url, &r)))
 				goto out;
 			*f = q->files[i];
@@ -822,7 +741,7 @@ static int merge(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, const char *name, void *
 	*out = p;
 out:
 	ix_files_free(&files);
-	map_free(&seen);
+	gpuenv_strmap_free(&seen);
 	return r;
 }
 
@@ -879,7 +798,7 @@ int gpuenv_index_projects(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, const char *con
 	want_t *w = gpuenv_calloc(ctx, n ? n : 1, sizeof(*w));
 	pjob_t **jobs = NULL;
 	size_t njobs = 0, capjobs = 0, pending = 0;
-	map_t round = { ctx, NULL, 0, 0 };
+	gpuenv_strmap_t round = { .ctx = ctx };
 	int r = 0;
 
 	if (!w)
@@ -902,7 +821,7 @@ int gpuenv_index_projects(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, const char *con
 		}
 		w[i].akey = ak.ptr;
 		w[i].aklen = ak.len;
-		void *v = map_get(&ix->answers, ak.ptr, ak.len, &found);
+		void *v = gpuenv_strmap_get(&ix->answers, ak.ptr, ak.len, &found);
 		if (found) {
 			out[i] = v;
 			w[i].finished = true;
@@ -945,7 +864,7 @@ int gpuenv_index_projects(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, const char *con
 			}
 			x->finished = true;
 			pending--;
-			if ((r = map_put(&ix->answers, x->akey, x->aklen, (void *)out[i])))
+			if ((r = gpuenv_strmap_put(&ix->answers, x->akey, x->aklen, (void *)out[i])))
 				goto out;
 		}
 		if (!pending)
@@ -966,7 +885,7 @@ int gpuenv_index_projects(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, const char *con
 			if (!r && pj->result) {
 				gpuenv_str_t key = gpuenv_arena_printf(&ix->arena, "%zu\n%s", si,
 					pj->name ? pj->name : "");
-				int pr = key.ptr ? map_put(&ix->pages, key.ptr, key.len, pj->result)
+				int pr = key.ptr ? gpuenv_strmap_put(&ix->pages, key.ptr, key.len, pj->result)
 						 : gpuenv_oom(ctx, "for the index client");
 				if (pr && !r)
 					r = pr;
@@ -982,7 +901,7 @@ int gpuenv_index_projects(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, const char *con
 			gpuenv_free(ctx, pj);
 		}
 		njobs = 0;
-		map_free(&round);
+		gpuenv_strmap_free(&round);
 		round.ctx = ctx;
 		if (r)
 			goto out;
@@ -993,7 +912,7 @@ out:
 		gpuenv_free(ctx, jobs[k]);
 	}
 	gpuenv_free(ctx, jobs);
-	map_free(&round);
+	gpuenv_strmap_free(&round);
 	gpuenv_free(ctx, w);
 	return r;
 }
@@ -1360,7 +1279,7 @@ int gpuenv_index_metadata(gpuenv_index_t *ix, gpuenv_ctx_t *ctx,
 	mjob_t **jobs = gpuenv_calloc(ctx, n ? n : 1, sizeof(*jobs));
 	ix_job_t **jv = gpuenv_calloc(ctx, n ? n : 1, sizeof(*jv));
 	size_t nj = 0;
-	map_t batch = { ctx, NULL, 0, 0 };
+	gpuenv_strmap_t batch = { ctx, NULL, 0, 0 };
 	int r = 0;
 
 	if (!jobs || !jv) {
@@ -1375,12 +1294,12 @@ int gpuenv_index_metadata(gpuenv_index_t *ix, gpuenv_ctx_t *ctx,
 			r = gpuenv_fail(ctx, GPUENV_EUSAGE, NULL, 0, 0, "a file without a URL");
 			goto out;
 		}
-		gpuenv_str_t *known = map_get(&ix->meta, f->url, strlen(f->url), &found);
+		gpuenv_str_t *known = gpuenv_strmap_get(&ix->meta, f->url, strlen(f->url), &found);
 		if (found) {
 			out[i] = *known;
 			continue;
 		}
-		map_get(&batch, f->url, strlen(f->url), &found);
+		gpuenv_strmap_get(&batch, f->url, strlen(f->url), &found);
 		if (found)
 			continue;
 		mjob_t *mj = gpuenv_calloc(ctx, 1, sizeof(*mj));
@@ -1392,7 +1311,7 @@ int gpuenv_index_metadata(gpuenv_index_t *ix, gpuenv_ctx_t *ctx,
 		jv[nj++] = &mj->job;
 		mj->ix = ix;
 		mj->f = f;
-		if ((r = map_put(&batch, f->url, strlen(f->url), mj)) || (r = meta_prepare(mj, ctx)))
+		if ((r = gpuenv_strmap_put(&batch, f->url, strlen(f->url), mj)) || (r = meta_prepare(mj, ctx)))
 			goto out;
 	}
 	if ((r = ix_http_run(&ix->http, ctx, jv, nj)))
@@ -1405,12 +1324,12 @@ int gpuenv_index_metadata(gpuenv_index_t *ix, gpuenv_ctx_t *ctx,
 			goto out;
 		}
 		*v = jobs[k]->result;
-		if ((r = map_put(&ix->meta, key, strlen(key), v)))
+		if ((r = gpuenv_strmap_put(&ix->meta, key, strlen(key), v)))
 			goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
 		bool found;
-		gpuenv_str_t *v = map_get(&ix->meta, files[i]->url, strlen(files[i]->url), &found);
+		gpuenv_str_t *v = gpuenv_strmap_get(&ix->meta, files[i]->url, strlen(files[i]->url), &found);
 		if (found)
 			out[i] = *v;
 	}
@@ -1423,6 +1342,6 @@ out:
 	}
 	gpuenv_free(ctx, jobs);
 	gpuenv_free(ctx, jv);
-	map_free(&batch);
+	gpuenv_strmap_free(&batch);
 	return r;
 }

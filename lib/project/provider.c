@@ -46,9 +46,7 @@ struct gpuenv_pv {
 	gpuenv_arena_t arena;
 	gpuenv_pv_opts_t o;
 	gpuenv_version_t python;
-	/* name -> project, open addressing */
-	struct pv_proj **slots;
-	size_t nslots, nprojs;
+	gpuenv_strmap_t projs; /* name -> struct pv_proj */
 	/* queues */
 	struct pv_proj **pq;
 	size_t npq, capq;
@@ -58,49 +56,14 @@ struct gpuenv_pv {
 	size_t queued_total;
 };
 
-static uint64_t pv_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
-}
-
-static int pv_grow(gpuenv_pv_t *pv)
-{
-	size_t n = pv->nslots ? pv->nslots * 2 : 256;
-	struct pv_proj **s = calloc(n, sizeof(*s));
-	if (!s)
-		return gpuenv_oom(pv->ctx, "the provider's package table");
-	for (size_t i = 0; i < pv->nslots; i++) {
-		struct pv_proj *p = pv->slots[i];
-		if (!p)
-			continue;
-		size_t j = pv_hash(p->name) & (n - 1);
-		while (s[j])
-			j = (j + 1) & (n - 1);
-		s[j] = p;
-	}
-	free(pv->slots);
-	pv->slots = s;
-	pv->nslots = n;
-	return 0;
-}
-
 /* The project entry of name (normalised), created when create is set. */
 static struct pv_proj *pv_proj(gpuenv_pv_t *pv, const char *name, bool create)
 {
-	if (pv->nslots) {
-		size_t j = pv_hash(name) & (pv->nslots - 1);
-		for (; pv->slots[j]; j = (j + 1) & (pv->nslots - 1))
-			if (!strcmp(pv->slots[j]->name, name))
-				return pv->slots[j];
-	}
-	if (!create)
-		return NULL;
-	if ((pv->nprojs + 1) * 2 > pv->nslots && pv_grow(pv) != 0)
-		return NULL;
-	struct pv_proj *p = gpuenv_arena_calloc(&pv->arena, 1, sizeof(*p));
+	bool found;
+	struct pv_proj *p = gpuenv_strmap_get(&pv->projs, name, strlen(name), &found);
+	if (found || !create)
+		return p;
+	p = gpuenv_arena_calloc(&pv->arena, 1, sizeof(*p));
 	char *nm = p ? gpuenv_arena_strndup(&pv->arena, name, strlen(name)) : NULL;
 	if (!nm) {
 		gpuenv_oom(pv->ctx, "the provider's package table");
@@ -113,11 +76,8 @@ static struct pv_proj *pv_proj(gpuenv_pv_t *pv, const char *name, bool create)
 			p->only_source = pv->o.route_sources[i];
 	if (!p->only_source && pv->o.torch_source && gpuenv_project_torch_routed(nm))
 		p->only_source = pv->o.torch_source;
-	size_t j = pv_hash(nm) & (pv->nslots - 1);
-	while (pv->slots[j])
-		j = (j + 1) & (pv->nslots - 1);
-	pv->slots[j] = p;
-	pv->nprojs++;
+	if (gpuenv_strmap_put(&pv->projs, nm, strlen(nm), p) != 0)
+		return NULL;
 	return p;
 }
 
@@ -679,6 +639,7 @@ int gpuenv_pv_new(gpuenv_ctx_t *ctx, const gpuenv_pv_opts_t *opts, gpuenv_pv_t *
 		return gpuenv_oom(ctx, "the provider");
 	pv->ctx = ctx;
 	pv->o = *opts;
+	pv->projs.ctx = ctx;
 	gpuenv_arena_init(&pv->arena, ctx, 0);
 	if (opts->python && gpuenv_version_parse(ctx, &pv->arena, gpuenv_str(opts->python), &pv->python) != 0) {
 		int rc = ctx->err.code;
@@ -693,7 +654,7 @@ void gpuenv_pv_free(gpuenv_pv_t *pv)
 {
 	if (!pv)
 		return;
-	free(pv->slots);
+	gpuenv_strmap_free(&pv->projs);
 	free(pv->pq);
 	free(pv->mq);
 	gpuenv_arena_free(&pv->arena);

@@ -316,6 +316,52 @@ static void test_oom_and_distance(void **state)
 	assert_int_equal(gpuenv_edit_distance(longs, "a"), SIZE_MAX);
 }
 
+
+/* The string map: many keys through growth, replacement, absent keys, a key
+ * that is a prefix of another, and a failed growth that leaves it usable. */
+static void test_strmap(void **state)
+{
+	(void)state;
+	gpuenv_ctx_t c;
+	gpuenv_strmap_t m;
+	static char keys[2000][16];
+	bool found;
+
+	gpuenv_ctx_init(&c);
+	m = (gpuenv_strmap_t){ .ctx = &c };
+	assert_null(gpuenv_strmap_get(&m, "x", 1, &found));
+	assert_false(found);
+	for (int i = 0; i < 2000; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "k%d", i);
+		assert_int_equal(gpuenv_strmap_put(&m, keys[i], strlen(keys[i]), (void *)(intptr_t)(i + 1)), 0);
+	}
+	assert_int_equal(m.n, 2000);
+	for (int i = 0; i < 2000; i++) {
+		assert_int_equal((intptr_t)gpuenv_strmap_get(&m, keys[i], strlen(keys[i]), &found), i + 1);
+		assert_true(found);
+	}
+	assert_int_equal(gpuenv_strmap_put(&m, keys[7], strlen(keys[7]), NULL), 0);
+	assert_int_equal(m.n, 2000);
+	assert_null(gpuenv_strmap_get(&m, keys[7], strlen(keys[7]), &found));
+	assert_true(found); /* present with a NULL value */
+	assert_null(gpuenv_strmap_get(&m, "k", 1, &found)); /* a prefix of k1 */
+	assert_false(found);
+	gpuenv_strmap_free(&m);
+	assert_int_equal(m.cap, 0);
+
+	testutil_alloc_t t;
+	testutil_alloc_reset(&t, 0, false);
+	c.mem = testutil_allocator(&t);
+	m = (gpuenv_strmap_t){ .ctx = &c };
+	assert_int_equal(gpuenv_strmap_put(&m, "a", 1, NULL), -ENOMEM);
+	assert_int_equal(c.err.code, -ENOMEM);
+	assert_false(gpuenv_strmap_get(&m, "a", 1, &found) || found);
+	testutil_alloc_reset(&t, TESTUTIL_NEVER, false);
+	assert_int_equal(gpuenv_strmap_put(&m, "a", 1, keys[0]), 0);
+	assert_ptr_equal(gpuenv_strmap_get(&m, "a", 1, &found), keys[0]);
+	gpuenv_strmap_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -330,6 +376,7 @@ int main(void)
 		cmocka_unit_test(test_sha256),
 		cmocka_unit_test(test_text_escape),
 		cmocka_unit_test(test_oom_and_distance),
+		cmocka_unit_test(test_strmap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
