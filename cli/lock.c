@@ -99,31 +99,22 @@ static int lock_sources(struct cli *cli, const struct cli_verb *verb, const stru
 
 /* The targets to lock: the named ones, or all. */
 static int lock_pick_targets(struct cli *cli, const struct cli_verb *verb, const struct lock_opts *o,
-	const gpuenv_manifest_target_t *all, size_t nall, const gpuenv_manifest_target_t **out, size_t *n)
+	struct cli_project *pj, const gpuenv_manifest_target_t ***outp, size_t *n)
 {
+	int st = 0;
+	size_t cap = o->ntargets ? o->ntargets : pj->ntargets;
+	const gpuenv_manifest_target_t **out = gpuenv_arena_calloc(&pj->arena, cap ? cap : 1, sizeof(*out));
+	*n = 0;
+	if (!(*outp = out))
+		return cli_report(cli, CLI_EXIT_CANNOT);
 	if (!o->ntargets) {
-		for (size_t i = 0; i < nall; i++)
-			out[i] = &all[i];
-		*n = nall;
+		for (size_t i = 0; i < pj->ntargets; i++)
+			out[(*n)++] = &pj->targets[i];
 		return 0;
 	}
-	*n = 0;
-	for (size_t j = 0; j < o->ntargets; j++) {
-		size_t i;
-		for (i = 0; i < nall; i++)
-			if (!strcmp(all[i].name, o->targets[j]))
-				break;
-		if (i == nall) {
-			const char *names[256];
-			size_t nn = nall < 256 ? nall : 256;
-			for (size_t q = 0; q < nn; q++)
-				names[q] = all[q].name;
-			const char *s = cli_suggest(o->targets[j], names, nn);
-			return cli_usage_error(cli, verb, "%s: --target: the project declares no target '%s'%s%s%s",
-				verb->name, o->targets[j], s ? " (did you mean '" : "", s ? s : "", s ? "'?)" : "");
-		}
-		out[(*n)++] = &all[i];
-	}
+	for (size_t j = 0; j < o->ntargets; j++)
+		if (!(out[(*n)++] = cli_project_target(cli, verb, pj, o->targets[j], &st)))
+			return st;
 	return 0;
 }
 
@@ -162,7 +153,6 @@ struct lock_ctx {
 	const gpuenv_kb_t *kb;
 	const char *dir;
 	json_t *json;
-	bool pre;
 	const struct lock_opts *o;
 };
 
@@ -172,7 +162,7 @@ static int lock_one(struct lock_ctx *lc, const gpuenv_manifest_target_t *t, cons
 {
 	struct cli *cli = lc->cli;
 	gpuenv_project_lock_req_t rq = { .m = lc->m, .t = t, .backend = bc, .torch_error = torch_error,
-		.torch_source = torch_source, .ix = lc->ix, .kb = lc->kb, .pre = lc->pre,
+		.torch_source = torch_source, .ix = lc->ix, .kb = lc->kb, .pre = lc->o->pre,
 		.only_binary = lc->o->only_binary, .nonly_binary = lc->o->nonly_binary,
 		.no_binary = lc->o->no_binary, .nno_binary = lc->o->nno_binary };
 	gpuenv_project_lock_out_t out;
@@ -401,7 +391,7 @@ static int cli_lock(struct cli *cli, const struct cli_verb *verb, int argc, char
 	struct cli_project pj;
 	gpuenv_index_source_t src[LOCK_MAX_SOURCES + LOCK_MAX_ARGS];
 	size_t nsrc = 0, npick = 0;
-	const gpuenv_manifest_target_t *pick[256];
+	const gpuenv_manifest_target_t **pick = NULL;
 	gpuenv_backend_choice_t *bc = NULL;
 	const char **terr = NULL, **tsrc = NULL;
 	gpuenv_index_t *ix = NULL;
@@ -412,7 +402,7 @@ static int cli_lock(struct cli *cli, const struct cli_verb *verb, int argc, char
 	if ((st = cli_project_open(cli, verb->name, o.project, o.facts_path, o.kb_dir, o.torch_index, &pj)) != 0)
 		goto out;
 	gpuenv_manifest_t *m = &pj.m;
-	if ((st = lock_pick_targets(cli, verb, &o, pj.targets, pj.ntargets, pick, &npick)) != 0)
+	if ((st = lock_pick_targets(cli, verb, &o, &pj, &pick, &npick)) != 0)
 		goto out;
 
 	if (o.check) {
@@ -484,7 +474,7 @@ static int cli_lock(struct cli *cli, const struct cli_verb *verb, int argc, char
 		goto out;
 	}
 	struct lock_ctx lc = { .cli = cli, .arena = &pj.arena, .m = m, .ix = ix, .kb = pj.kb, .dir = pj.dir,
-		.json = cli->json ? json_array() : NULL, .pre = o.pre, .o = &o };
+		.json = cli->json ? json_array() : NULL, .o = &o };
 	st = CLI_EXIT_OK;
 	for (size_t i = 0; i < npick; i++) {
 		int s = lock_one(&lc, pick[i], terr[i] ? NULL : &bc[i], terr[i], tsrc[i]);

@@ -102,3 +102,20 @@ const char *cli_err_text(struct cli *cli, gpuenv_arena_t *arena, bool with_hint)
 		s = gpuenv_arena_strndup(arena, buf, strlen(buf));
 	return s ? s : "out of memory";
 }
+
+const gpuenv_manifest_target_t *cli_project_target(struct cli *cli, const struct cli_verb *verb,
+	const struct cli_project *pj, const char *name, int *st)
+{
+	const char *names[256];
+	size_t n = pj->ntargets < 256 ? pj->ntargets : 256;
+
+	for (size_t i = 0; i < pj->ntargets; i++)
+		if (!strcmp(pj->targets[i].name, name))
+			return &pj->targets[i];
+	for (size_t i = 0; i < n; i++)
+		names[i] = pj->targets[i].name;
+	const char *s = cli_suggest(name, names, n);
+	*st = cli_usage_error(cli, verb, "%s: --target: the project declares no target '%s'%s%s%s", verb->name,
+		name, s ? " (did you mean '" : "", s ? s : "", s ? "'?)" : "");
+	return NULL;
+}

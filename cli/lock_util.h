@@ -27,6 +27,11 @@ int cli_project_open(struct cli *cli, const char *verb, const char *project, con
 	const char *kb_dir, const char *torch_index, struct cli_project *pj);
 void cli_project_close(struct cli_project *pj);
 
+/* The target called name, or NULL after a usage error (the declared
+ * targets' nearest name suggested) with *st its exit status. */
+const gpuenv_manifest_target_t *cli_project_target(struct cli *cli, const struct cli_verb *verb,
+	const struct cli_project *pj, const char *name, int *st);
+
 /* ctx->err as one line ("file:line:col: message"), with "; hint" when it
  * has one, in arena ("out of memory" when that fails). */
 const char *cli_err_text(struct cli *cli, gpuenv_arena_t *arena, bool with_hint);

@@ -159,30 +159,21 @@ static int cli_tree(struct cli *cli, const struct cli_verb *verb, int argc, char
 		return cli_usage_error(cli, verb, "%s: unexpected argument '%s'", verb->name, argv[optind]);
 	if ((st = cli_project_open(cli, verb->name, project, facts, NULL, NULL, &pj)) != 0)
 		goto out;
+	const gpuenv_manifest_target_t *only = NULL;
+	if (target && !(only = cli_project_target(cli, verb, &pj, target, &st)))
+		goto out;
 	json_t *arr = cli->json ? json_array() : NULL;
-	bool found = !target;
 	for (size_t i = 0; i < pj.ntargets; i++) {
-		if (target && strcmp(target, pj.targets[i].name) != 0)
+		if (only && only != &pj.targets[i])
 			continue;
-		found = true;
-		if (!arr && i && !target)
+		if (!arr && i && !only)
 			printf("\n");
 		int s = tree_one(cli, &pj, &pj.targets[i], arr);
 		if (s > st)
 			st = s;
 	}
-	if (!found) {
-		const char *names[256];
-		size_t n = pj.ntargets < 256 ? pj.ntargets : 256;
-		for (size_t i = 0; i < n; i++)
-			names[i] = pj.targets[i].name;
-		const char *s = cli_suggest(target, names, n);
-		st = cli_usage_error(cli, verb, "%s: --target: the project declares no target '%s'%s%s%s", verb->name,
-			target, s ? " (did you mean '" : "", s ? s : "", s ? "'?)" : "");
-		cli_json_drop(arr);
-	} else if (arr && cli_print_json(cli, arr) != 0) {
+	if (arr && cli_print_json(cli, arr) != 0)
 		st = CLI_EXIT_CANNOT;
-	}
 out:
 	cli_project_close(&pj);
 	return st;
