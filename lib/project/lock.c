@@ -100,43 +100,38 @@ static const char *lock_file_sha256(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, co
 }
 
 /* Why this torch-family wheel: its build, and for torch the knowledge
- * base's judgement of that exact build on the target's GPUs and driver. */
+ * base's judgement of that exact build on the target's GPUs and driver
+ * (kbt: the target's KB view, as the provider judged with). */
 static const char *lock_torch_reason(gpuenv_arena_t *arena, const gpuenv_project_lock_req_t *req,
-	const char *name, const char *version)
+	const gpuenv_kb_target_t *kbt, size_t nkbt, const char *name, const char *version)
 {
 	const gpuenv_kb_torch_variant_t *var = NULL;
-	gpuenv_kb_target_t kbt[LOCK_MAX_KBT];
 	gpuenv_buf_t b;
 	const char *out;
-	size_t n;
 
-	if (strcmp(name, "torch") != 0 || !req->kb || gpuenv_kb_torch_lookup(req->kb, gpuenv_str(version), &var) != 0
-		|| !var)
-		return gpuenv_arena_printf(arena, "build %s for target %s%s", req->backend->backend, req->t->name,
-			req->backend->user_pinned ? " (the project's source)" : "").ptr;
-	n = gpuenv_target_kb(req->kb, &req->t->target, kbt, LOCK_MAX_KBT);
-	if (n > LOCK_MAX_KBT)
-		n = LOCK_MAX_KBT;
 	gpuenv_buf_init(&b, arena->ctx, 1 << 16);
 	gpuenv_buf_printf(&b, "build %s for target %s%s", req->backend->backend, req->t->name,
 		req->backend->user_pinned ? " (the project's source)" : "");
-	for (size_t i = 0; i < n; i++) {
-		gpuenv_kb_torch_verdict_t vd;
-		if (gpuenv_kb_torch_check(req->kb, &kbt[i], var, arena, &vd) != 0)
-			break;
-		for (size_t k = 0; k < vd.n_reason; k++)
-			if (vd.reason[k].text)
-				gpuenv_buf_printf(&b, "; %s%s", vd.reason[k].verdict == GPUENV_KB_NO ? "no: "
-						: vd.reason[k].verdict == GPUENV_KB_UNKNOWN ? "unknown: " : "",
-					vd.reason[k].text);
-	}
+	if (!strcmp(name, "torch") && req->kb && gpuenv_kb_torch_lookup(req->kb, gpuenv_str(version), &var) == 0
+		&& var)
+		for (size_t i = 0; i < nkbt; i++) {
+			gpuenv_kb_torch_verdict_t vd;
+			if (gpuenv_kb_torch_check(req->kb, &kbt[i], var, arena, &vd) != 0)
+				break;
+			for (size_t k = 0; k < vd.n_reason; k++)
+				if (vd.reason[k].text)
+					gpuenv_buf_printf(&b, "; %s%s", vd.reason[k].verdict == GPUENV_KB_NO ? "no: "
+							: vd.reason[k].verdict == GPUENV_KB_UNKNOWN ? "unknown: " : "",
+						vd.reason[k].text);
+		}
 	out = b.data ? gpuenv_arena_strndup(arena, b.data, b.len) : NULL;
 	gpuenv_buf_free(&b);
 	return out;
 }
 
 static int lock_build(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_project_lock_req_t *req,
-	const gpuenv_marker_env_t *env, const gpuenv_resolution_t *res, gpuenv_lock_t *lock)
+	const gpuenv_kb_target_t *kbt, size_t nkbt, const gpuenv_marker_env_t *env,
+	const gpuenv_resolution_t *res, gpuenv_lock_t *lock)
 {
 	const gpuenv_manifest_target_t *t = req->t;
 	gpuenv_lock_package_t *pk = gpuenv_arena_calloc(arena, res->npkgs ? res->npkgs : 1, sizeof(*pk));
@@ -203,7 +198,7 @@ static int lock_build(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_pro
 			p->wheels = w;
 		}
 		if (req->backend && gpuenv_project_torch_routed(p->name))
-			p->reason = lock_torch_reason(arena, req, p->name, p->version);
+			p->reason = lock_torch_reason(arena, req, kbt, nkbt, p->name, p->version);
 	}
 	lock->npackages = res->npkgs;
 	lock->packages = pk;
@@ -349,7 +344,7 @@ int gpuenv_project_lock_target(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const g
 	}
 	if (rc)
 		goto out;
-	if ((rc = lock_build(ctx, arena, req, &env, &out->res, &out->lock)) != 0)
+	if ((rc = lock_build(ctx, arena, req, kbt, nkbt, &env, &out->res, &out->lock)) != 0)
 		goto out;
 	rc = gpuenv_pylock_write(ctx, &out->lock, &out->text);
 out:
