@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import tomllib
+import urllib.request
 
 BIN = os.environ["GPUENV_BIN"]
 SRC = os.environ.get("GPUENV_SRC", os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -185,12 +186,6 @@ with open(os.path.join(AUTO, "pyproject.toml"), "w") as f:
                 % (name, body))
 
 
-def kb_pick(gpu, driver):
-    rc, out, _ = run("kb", "torch", "--gpu", gpu, "--driver", driver, "--json")
-    j = json.loads(out)
-    return j
-
-
 proc, port = index_server.start(ROOT, "--max-age", "0")
 try:
     base = "http://127.0.0.1:%d" % port
@@ -225,10 +220,9 @@ try:
             check(v.endswith("+" + b), "auto %s: torch %s is a %s build" % (name, v, b))
 
     # warm: nothing changed, only revalidations (max-age 0), no wheel or metadata refetched
-    urllib_stats = __import__("urllib.request").request
-    urllib_stats.urlopen(base + "/_reset").read()
+    urllib.request.urlopen(base + "/_reset").read()
     rc, out, err = run(*lock_args(AUTO, **HTTP))
-    log = json.loads(urllib_stats.urlopen(base + "/_stats").read())["log"]
+    log = json.loads(urllib.request.urlopen(base + "/_stats").read())["log"]
     check(rc == 0 and out.count("(unchanged)") == 4, "auto warm: unchanged: %s%s" % (out, err))
     check(all(e["conditional"] for e in log) and not any(e["path"].endswith((".metadata", ".whl")) for e in log),
           "auto warm: only conditional page requests: %s" % [e for e in log if not e["conditional"]][:5])
