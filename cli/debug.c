@@ -26,6 +26,7 @@
 	X(sha256) \
 	X(pylock) \
 	X(resolve) \
+	X(download) \
 	X(txn)
 #define DEBUG_SUB_DECLARE(n) extern const struct cli_verb cli_verb_debug_##n;
 DEBUG_SUBS(DEBUG_SUB_DECLARE)
