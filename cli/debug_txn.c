@@ -241,7 +241,7 @@ static int cli_debug_txn(struct cli *cli, const struct cli_verb *verb, int argc,
 		const char *base = strrchr(installs[i], '/');
 		const char *dst = gpuenv_txn_stage_dir(T, base && base[1] ? base + 1 : installs[i]);
 		if (!dst)
-			st = cli_error(cli, CLI_EXIT_CANNOT, "out of memory");
+			st = cli_report(cli, CLI_EXIT_CANNOT);
 		else if (place_stage(cli, installs[i], dst, move) || gpuenv_txn_install(T, &cli->ctx, dst))
 			st = cli_report(cli, CLI_EXIT_CANNOT);
 	}

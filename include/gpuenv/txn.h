@@ -61,7 +61,9 @@ GPUENV_API int gpuenv_txn_begin(gpuenv_ctx_t *ctx, const gpuenv_scheme_t *scheme
 
 /* A fresh stage folder path for one distribution (not created: give it to
  * gpuenv_wheel_stage), under the transaction's folder on the venv's file
- * system.  Valid until commit or abort.  NULL on out of memory. */
+ * system.  Valid until commit or abort.  NULL on out of memory, or (added
+ * by the txn part) when the stage area cannot be made (a full disk): then
+ * the error is recorded in the context given to gpuenv_txn_begin. */
 GPUENV_API const char *gpuenv_txn_stage_dir(gpuenv_txn_t *txn, const char *name);
 
 /* Plan the removal of an installed distribution: every file its RECORD

@@ -1000,6 +1000,8 @@ const char *gpuenv_txn_stage_dir(gpuenv_txn_t *T, const char *name)
 	if (!T->stage_err && (T->stage_err = ensure_dir(T, T->ctx, TXN_DIR)) == 0 &&
 		mkdirat(T->vfd, STAGE_DIR, 0755) != 0 && errno != EEXIST)
 		T->stage_err = sys_fail(T->ctx, T, -errno, STAGE_DIR, "cannot make the folder");
+	if (T->stage_err)
+		return NULL; /* the reason is in the context's error */
 	for (const char *p = name ? name : ""; *p && k + 1 < sizeof(clean); p++)
 		clean[k++] = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
 					(*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '_'
@@ -1008,6 +1010,8 @@ const char *gpuenv_txn_stage_dir(gpuenv_txn_t *T, const char *name)
 	clean[k] = 0;
 	gpuenv_str_t s = gpuenv_arena_printf(&T->arena, "%s/" STAGE_DIR "/%u-%s", T->prefix,
 		T->nstage++, k ? clean : "dist");
+	if (!s.ptr)
+		gpuenv_oom(T->ctx, "stage folder");
 	return s.ptr;
 }
 
