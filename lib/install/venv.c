@@ -16,6 +16,7 @@
 #include "gpuenv/venv.h"
 
 #include "gpuenv/fs.h"
+#include "gpuenv/install.h" /* the scheme filled here */
 #include "gpuenv/pycfg.h"
 
 #include <dirent.h>
@@ -49,11 +50,12 @@ static const char *absolute(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, const char *di
 		return NULL;
 	}
 	if (dir[0] == '/') {
-		if (strlen(dir) >= sizeof(buf)) {
+		size_t n = strlen(dir);
+		if (n >= sizeof(buf)) {
 			gpuenv_fail(ctx, -ENAMETOOLONG, dir, 0, 0, "path too long");
 			return NULL;
 		}
-		strcpy(buf, dir);
+		memcpy(buf, dir, n + 1);
 	} else {
 		char cwd[PATH_MAX];
 		if (!getcwd(cwd, sizeof(cwd))) {
