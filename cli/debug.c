@@ -26,7 +26,8 @@
 	X(index) \
 	X(sha256) \
 	X(pylock) \
-	X(resolve)
+	X(resolve) \
+	X(download)
 #define DEBUG_SUB_DECLARE(n) extern const struct cli_verb cli_verb_debug_##n;
 DEBUG_SUBS(DEBUG_SUB_DECLARE)
 #define DEBUG_SUB_ROW(n) &cli_verb_debug_##n,
