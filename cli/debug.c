@@ -26,6 +26,8 @@
 	X(sha256) \
 	X(pylock) \
 	X(resolve) \
+	X(download) \
+	X(txn) \
 	X(wheel_install)
 #define DEBUG_SUB_DECLARE(n) extern const struct cli_verb cli_verb_debug_##n;
 DEBUG_SUBS(DEBUG_SUB_DECLARE)
@@ -85,6 +87,7 @@ const struct cli_verb cli_verb_debug = {
 		"  sha256            FILE... -> SHA-256 digests\n"
 		"  pylock            FILE -> the PEP 751 lock re-written (or --json), strictly read\n"
 		"  resolve           SCENARIO.toml -> the resolution (packse format, no index)\n"
+		"  txn               one transaction on a venv: remove, install stage folders, recover\n"
 		"  wheel-install     WHEEL -> an unpacked tree, a stage, a venv (installer tests)\n",
 };
 

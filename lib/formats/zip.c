@@ -211,7 +211,7 @@ static void limits_fill(gpuenv_zip_limits_t *l, const gpuenv_zip_limits_t *in)
 	if (!l->max_entry)
 		l->max_entry = (uint64_t)8 << 30;
 	if (!l->max_ratio)
-		l->max_ratio = 200;
+		l->max_ratio = 1000;
 }
 
 /* Where the central directory is: the end record, zip64's when needed. */
@@ -319,7 +319,7 @@ int gpuenv_zip_open(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *file, 
 	uint64_t size, const gpuenv_zip_limits_t *lim, gpuenv_zip_t *out)
 {
 	const unsigned char *d = data;
-	uint64_t cd_off, cd_size, count, total = 0;
+	uint64_t cd_off = 0, cd_size = 0, count = 0, total = 0;
 	gpuenv_strmap_t names = { .ctx = ctx };
 	span_t *spans = NULL;
 	size_t *tmp = NULL;
@@ -456,7 +456,7 @@ int gpuenv_zip_open(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *file, 
 		}
 		if ((r = gpuenv_strmap_put(&names, e->name.ptr, e->name.len, e)))
 			goto done;
-		uint64_t dend;
+		uint64_t dend = 0;
 		if ((r = check_local(ctx, out, e, cd_off, &dend)))
 			goto done;
 		spans[i] = (span_t){ e->lho, dend, i };

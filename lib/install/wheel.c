@@ -1126,51 +1126,6 @@ int gpuenv_wheel_tree_load(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char 
 
 /* ---- staging ---------------------------------------------------------------- */
 
-/* TEMPORARY: a hardlink-or-copy stand-in for gpuenv_link_file until
- * lib/install/link.c (the cache part) lands on main; then this goes and
- * stage_link calls gpuenv_link_file. */
-static int stage_link(gpuenv_ctx_t *ctx, int src_dirfd, const char *src, int dst_dirfd,
-	const char *dst, unsigned perm, int mode, int *used)
-{
-	char buf[1 << 16];
-	int in, outfd, r = 0;
-
-	if (mode != GPUENV_LINK_COPY && linkat(src_dirfd, src, dst_dirfd, dst, 0) == 0) {
-		*used = GPUENV_LINK_HARDLINK;
-		return 0;
-	}
-	if (mode == GPUENV_LINK_HARDLINK || (errno != EXDEV && errno != EPERM && errno != EMLINK &&
-						    mode != GPUENV_LINK_COPY))
-		return gpuenv_fail(ctx, -errno, src, 0, 0, "cannot link to %s: %s", dst, strerror(errno));
-	in = openat(src_dirfd, src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (in < 0)
-		return gpuenv_fail(ctx, -errno, src, 0, 0, "cannot read: %s", strerror(errno));
-	outfd = openat(dst_dirfd, dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, perm);
-	if (outfd < 0) {
-		r = -errno;
-		close(in);
-		return gpuenv_fail(ctx, r, dst, 0, 0, "cannot create: %s", strerror(-r));
-	}
-	for (;;) {
-		ssize_t n = read(in, buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			r = n < 0 ? -errno : 0;
-			break;
-		}
-		if ((r = write_all(outfd, buf, (size_t)n)))
-			break;
-	}
-	close(in);
-	if (close(outfd) != 0 && !r)
-		r = -errno;
-	if (r)
-		return gpuenv_fail(ctx, r, dst, 0, 0, "cannot copy %s: %s", src, strerror(-r));
-	*used = GPUENV_LINK_COPY;
-	return 0;
-}
-
 typedef struct row {
 	const char *path; /* relative to the site folder */
 	const unsigned char *sha256; /* NULL: no hash and size (RECORD, .pyc) */
@@ -1185,7 +1140,7 @@ typedef struct stage {
 	const gpuenv_stage_opts_t *opts;
 	const char *stage_dir;
 	int stagefd, treefd;
-	dirstack_t ds;
+	dirstack_t ds, src; /* the stage's folders (made), the tree's (opened) */
 	int lib_key;
 	const char *rel[GPUENV_SCHEME_N]; /* scheme dir relative to the site folder, "" for it */
 	bool used_key[GPUENV_SCHEME_N];
@@ -1452,7 +1407,13 @@ static int place_files(stage_t *s)
 				continue;
 			}
 		}
-		if ((r = stage_link(s->ctx, s->treefd, f->path, dirfd, base, f->perm,
+		const char *sbase;
+		int sfd;
+		/* the source by its folder's descriptor too: one component to
+		 * look up per file instead of the whole path */
+		if ((r = ds_dir(&s->src, f->path, dir_len(f->path, strlen(f->path), &sbase), &sfd)))
+			return r;
+		if ((r = gpuenv_link_file(s->ctx, sfd, sbase, dirfd, base, f->perm,
 			     s->opts ? s->opts->link_mode : GPUENV_LINK_AUTO, &used)))
 			return r;
 		if (used > s->weakest)
@@ -1859,6 +1820,7 @@ int gpuenv_wheel_stage(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_wh
 		goto done;
 	}
 	ds_init(&s.ds, ctx, s.stagefd, true, stage_dir);
+	ds_init(&s.src, ctx, s.treefd, false, tree_dir);
 	if (opts && opts->compile) {
 		char cwd[PATH_MAX];
 		gpuenv_str_t abs = stage_dir[0] == '/' ? gpuenv_arena_printf(arena, "%s", stage_dir)
@@ -1896,6 +1858,7 @@ int gpuenv_wheel_stage(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_wh
 	out->link_mode_used = s.weakest;
 done_ds:
 	ds_close(&s.ds);
+	ds_close(&s.src);
 done:
 	if (s.stagefd >= 0)
 		close(s.stagefd);

@@ -459,9 +459,10 @@ static void test_hostile(void **state)
 	w_write(&w);
 	refused(&w, GPUENV_EFORMAT, "foo/extra.py");
 
-	/* a bomb: 8 MiB of zeros, 1000:1, honestly declared, and the same
-	 * declaring 100 bytes (found while inflating) */
-	size_t big = (size_t)8 << 20;
+	/* a bomb: 72 MiB of zeros, ~1030:1 (over the 1000:1 cap, which holds
+	 * above 64 MiB), honestly declared, and the same declaring 100 bytes
+	 * (found while inflating) */
+	size_t big = (size_t)72 << 20;
 	char *zeros = calloc(1, big + 1);
 	w_base(&w);
 	w.e[w.n++] = (zent_t){ .name = "foo/zeros", .data = (unsigned char *)zeros, .len = big,
