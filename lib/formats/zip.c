@@ -289,10 +289,10 @@ static int check_local(gpuenv_ctx_t *ctx, const gpuenv_zip_t *z, gpuenv_zip_entr
 	if (!(e->flags & F_DESCRIPTOR) || lcrc || lus || lcs) {
 		if (lcrc != e->crc || lus != e->usize || lcs != e->csize)
 			return fail_entry(ctx, GPUENV_EFORMAT, file, e->name,
-				"the local header's CRC or sizes (%llu/%llu) differ from the central "
-				"directory's (%llu/%llu)",
-				(unsigned long long)lcs, (unsigned long long)lus,
-				(unsigned long long)e->csize, (unsigned long long)e->usize);
+				"the local header's CRC-32 and sizes (%08x, %llu/%llu) differ from the "
+				"central directory's (%08x, %llu/%llu)",
+				(unsigned)lcrc, (unsigned long long)lcs, (unsigned long long)lus,
+				(unsigned)e->crc, (unsigned long long)e->csize, (unsigned long long)e->usize);
 	}
 	e->data_off = e->lho + 30 + nl + xl;
 	if (e->csize > cd_off - e->data_off)

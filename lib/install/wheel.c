@@ -206,6 +206,23 @@ static void rm_tree(const char *path)
 	rm_at(AT_FDCWD, path, 0, &err, what, sizeof(what));
 }
 
+/* Make path (it must not exist) and open it: the descriptor, or -errno
+ * recorded.  *created says whether there is something to remove. */
+static int new_folder(gpuenv_ctx_t *ctx, const char *path, const char *what, bool *created)
+{
+	int fd;
+
+	if (mkdir(path, 0755) != 0)
+		return gpuenv_fail(ctx, -errno, path, 0, 0, "cannot create the %s folder: %s", what,
+			strerror(errno));
+	*created = true;
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return gpuenv_fail(ctx, -errno, path, 0, 0, "cannot open the %s folder: %s", what,
+			strerror(errno));
+	return fd;
+}
+
 static int write_all(int fd, const void *p, size_t n)
 {
 	const char *c = p;
@@ -1012,16 +1029,8 @@ int gpuenv_wheel_unpack(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *wh
 		r = gpuenv_oom(ctx, NULL);
 		goto done;
 	}
-	if (mkdir(tree_dir, 0755) != 0) {
-		r = gpuenv_fail(ctx, -errno, tree_dir, 0, 0, "cannot create the tree folder: %s",
-			strerror(errno));
-		goto done;
-	}
-	created = true;
-	treefd = open(tree_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (treefd < 0) {
-		r = gpuenv_fail(ctx, -errno, tree_dir, 0, 0, "cannot open the tree folder: %s",
-			strerror(errno));
+	if ((treefd = new_folder(ctx, tree_dir, "tree", &created)) < 0) {
+		r = treefd;
 		goto done;
 	}
 	if ((r = unpack_files(&u, treefd, tree_dir)) || (r = write_manifest(&u, treefd)))
@@ -1807,16 +1816,8 @@ int gpuenv_wheel_stage(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_wh
 		r = gpuenv_fail(ctx, -errno, tree_dir, 0, 0, "cannot open the tree: %s", strerror(errno));
 		goto done;
 	}
-	if (mkdir(stage_dir, 0755) != 0) {
-		r = gpuenv_fail(ctx, -errno, stage_dir, 0, 0, "cannot create the stage folder: %s",
-			strerror(errno));
-		goto done;
-	}
-	created = true;
-	s.stagefd = open(stage_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (s.stagefd < 0) {
-		r = gpuenv_fail(ctx, -errno, stage_dir, 0, 0, "cannot open the stage folder: %s",
-			strerror(errno));
+	if ((s.stagefd = new_folder(ctx, stage_dir, "stage", &created)) < 0) {
+		r = s.stagefd;
 		goto done;
 	}
 	ds_init(&s.ds, ctx, s.stagefd, true, stage_dir);

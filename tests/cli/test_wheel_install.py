@@ -206,7 +206,7 @@ with tempfile.TemporaryDirectory() as tmp:
 # name -> None (installs as pip does), ("refused", why gpuenv says, why pip
 # says or None when pip installs it), or ("tags", ...) for wheels pip refuses
 # on this platform only (tags are sync's and the lock's to check)
-PIPW = os.path.join(SHARED, "testdata", "pip-wheels")
+PIPW = os.path.realpath(os.path.join(SHARED, "testdata", "pip-wheels"))
 REFUSED = {
     "brokenwheel-1.0-py2.py3-none-any.whl": ("does not name the wheel's project", "does not start with"),
     "corruptwheel-1.0-py2.py3-none-any.whl": ("not a readable zip", "is invalid"),

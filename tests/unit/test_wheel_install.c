@@ -42,6 +42,7 @@ typedef struct zent {
 	const char *lname;  /* the local header's name; NULL: name */
 	uint32_t crc_xor;   /* flipped in the local header's CRC */
 	uint32_t lie_usize; /* declared uncompressed size, 0: the truth */
+	uint32_t csize_add; /* added to the compressed size in both headers */
 } zent_t;
 
 typedef struct zbuf {
@@ -112,7 +113,7 @@ static void zip_write(const char *path, const zent_t *e, size_t n)
 		z16(&b, 0);
 		z16(&b, 0x21);
 		z32(&b, crc ^ e[i].crc_xor);
-		z32(&b, (uint32_t)clen);
+		z32(&b, (uint32_t)clen + e[i].csize_add);
 		z32(&b, us);
 		z16(&b, (uint32_t)strlen(ln));
 		z16(&b, 0);
@@ -126,7 +127,7 @@ static void zip_write(const char *path, const zent_t *e, size_t n)
 		z16(&cd, 0);
 		z16(&cd, 0x21);
 		z32(&cd, crc);
-		z32(&cd, (uint32_t)clen);
+		z32(&cd, (uint32_t)clen + e[i].csize_add);
 		z32(&cd, us);
 		z16(&cd, (uint32_t)strlen(e[i].name));
 		z16(&cd, 0);
@@ -446,6 +447,12 @@ static void test_hostile(void **state)
 	w.e[0].crc_xor = 0x10;
 	w_write(&w);
 	refused(&w, GPUENV_EFORMAT, "foo/__init__.py");
+
+	/* the first entry's data reaches over the next one's header */
+	w_base(&w);
+	w.e[0].csize_add = 20;
+	w_write(&w);
+	refused(&w, GPUENV_EFORMAT, "foo-1.0.dist-info/METADATA");
 
 	w_base(&w);
 	w_add(&w, "foo/mod.py", "X = 1\n");
