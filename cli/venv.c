@@ -73,14 +73,12 @@ static int cli_venv(struct cli *cli, const struct cli_verb *verb, int argc, char
 	}
 	st = CLI_EXIT_OK;
 	if (cli->json) {
-		const char *const *d = v.scheme.dirs;
-		json_t *scheme = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}",
-			"purelib", cli_json_text(cli, d[GPUENV_SCHEME_PURELIB], strlen(d[GPUENV_SCHEME_PURELIB])),
-			"platlib", cli_json_text(cli, d[GPUENV_SCHEME_PLATLIB], strlen(d[GPUENV_SCHEME_PLATLIB])),
-			"scripts", cli_json_text(cli, d[GPUENV_SCHEME_SCRIPTS], strlen(d[GPUENV_SCHEME_SCRIPTS])),
-			"data", cli_json_text(cli, d[GPUENV_SCHEME_DATA], strlen(d[GPUENV_SCHEME_DATA])),
-			"headers", cli_json_text(cli, d[GPUENV_SCHEME_HEADERS], strlen(d[GPUENV_SCHEME_HEADERS])),
-			"python", cli_json_text(cli, v.scheme.python, strlen(v.scheme.python)));
+		json_t *scheme = json_object();
+		for (int k = 0; scheme && k < GPUENV_SCHEME_N; k++)
+			json_object_set_new(scheme, gpuenv_scheme_key_name(k),
+				cli_json_text(cli, v.scheme.dirs[k], strlen(v.scheme.dirs[k])));
+		if (scheme)
+			json_object_set_new(scheme, "python", cli_json_text(cli, v.scheme.python, strlen(v.scheme.python)));
 		json_t *j = json_pack("{s:o, s:s, s:o, s:o, s:o, s:o}", "venv", cli_json_text(cli, v.root, strlen(v.root)),
 			"action", v.action, "python", cli_python_json(cli, &py),
 			"site_packages", cli_json_text(cli, v.site, strlen(v.site)),
