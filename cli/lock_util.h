@@ -93,6 +93,39 @@ int cli_lock_targets(struct cli *cli, const struct cli_verb *verb, const struct 
 const char *cli_lock_check_one(struct cli *cli, gpuenv_arena_t *arena, const gpuenv_manifest_t *m,
 	const gpuenv_manifest_target_t *t, const char *path, const char **detail);
 
+/* ---- sync, shared with run (cli/sync.c) --------------------------------- */
+
+struct cli_sync_opts {
+	const struct cli_verb *verb;
+	struct cli_lock_opts lo;
+	const char *target, *venv_dir, *python;
+	const char *with[CLI_LOCK_MAX_ARGS];
+	size_t nwith;
+	int link_mode;
+	bool dry_run, locked, compile, reinstall, no_wait;
+	bool quiet; /* run: only changes are reported, on stderr */
+	/* filled while syncing */
+	const char *auto_reason, *foreign;
+	bool locked_now, created_venv;
+};
+
+#define CLI_SYNC_OPTIONS \
+	{ "target", required_argument, NULL, 't' }, \
+	{ "venv", required_argument, NULL, 'V' }, \
+	{ "python", required_argument, NULL, 'y' }, \
+	{ "with", required_argument, NULL, 'W' }, \
+	{ "locked", no_argument, NULL, 'L' }, \
+	{ "compile", no_argument, NULL, 'm' }, \
+	{ "reinstall", no_argument, NULL, 'R' }, \
+	{ "no-wait", no_argument, NULL, 'N' }, \
+	{ "link-mode", required_argument, NULL, 'l' }
+
+int cli_sync_opt(struct cli *cli, int c, char *arg, struct cli_sync_opts *o, int *exit_st);
+
+/* Sync as the options say; *venv_root (malloc'd, caller frees; may stay
+ * NULL) is the venv synced.  The exit status. */
+int cli_sync_do(struct cli *cli, struct cli_sync_opts *o, const char **venv_root);
+
 /* ctx->err as one line ("file:line:col: message"), with "; hint" when it
  * has one, in arena ("out of memory" when that fails). */
 const char *cli_err_text(struct cli *cli, gpuenv_arena_t *arena, bool with_hint);

@@ -19,6 +19,8 @@
 	X(kb) \
 	X(lock) \
 	X(tree) \
+	X(sync) \
+	X(run) \
 	X(debug)
 #define CLI_VERB_DECLARE(n) extern const struct cli_verb cli_verb_##n;
 CLI_VERBS(CLI_VERB_DECLARE)
