@@ -25,7 +25,9 @@
 	X(index) \
 	X(sha256) \
 	X(pylock) \
-	X(resolve)
+	X(resolve) \
+	X(download) \
+	X(txn)
 #define DEBUG_SUB_DECLARE(n) extern const struct cli_verb cli_verb_debug_##n;
 DEBUG_SUBS(DEBUG_SUB_DECLARE)
 #define DEBUG_SUB_ROW(n) &cli_verb_debug_##n,
@@ -83,7 +85,8 @@ const struct cli_verb cli_verb_debug = {
 		"  index             NAME... -> the files an index offers (and METADATA)\n"
 		"  sha256            FILE... -> SHA-256 digests\n"
 		"  pylock            FILE -> the PEP 751 lock re-written (or --json), strictly read\n"
-		"  resolve           SCENARIO.toml -> the resolution (packse format, no index)\n",
+		"  resolve           SCENARIO.toml -> the resolution (packse format, no index)\n"
+		"  txn               one transaction on a venv: remove, install stage folders, recover\n",
 };
 
 const struct cli_verb cli_verb_debug_sha256 = {

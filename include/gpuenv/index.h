@@ -130,6 +130,45 @@ typedef struct gpuenv_index_stats {
 } gpuenv_index_stats_t;
 GPUENV_API void gpuenv_index_get_stats(const gpuenv_index_t *ix, gpuenv_index_stats_t *out);
 
+/* ---- downloads (lib/index/download.c; added after the contract) --------
+ * Whole files (wheels) streamed to disk over the client's transfers: in
+ * parallel, retried as every transfer is, with the client's credentials
+ * (a source's userinfo or environment, ~/.netrc; the URL's own userinfo
+ * first), hashed while the bytes arrive. */
+typedef struct gpuenv_download {
+	/* asked */
+	const char *url;    /* http(s):// or file:// (userinfo allowed, never shown) */
+	const char *name;   /* for messages (the file name); NULL: the URL's last segment */
+	int fd;		    /* the destination, open for writing at offset 0 and
+			       empty, or -1: path is created (O_EXCL, 0644) */
+	const char *path;   /* with fd -1; removed again when the download fails */
+	const char *sha256; /* 64 hex digits, required: a mismatch is an error */
+	int64_t size;	    /* expected bytes, -1: unknown (a mismatch is an error) */
+	uint64_t max_bytes; /* cap; 0: the client's max_wheel_bytes (2 GiB by default) */
+	/* answered */
+	uint64_t bytes;		/* written */
+	int err;		/* 0, or this download's failure ... */
+	gpuenv_error_t error;	/* ... and its story */
+} gpuenv_download_t;
+
+typedef struct gpuenv_download_opts {
+	unsigned max_parallel; /* 0: the client's */
+	/* called on the calling thread while bytes arrive: downloads done of
+	 * n, bytes so far of total_bytes (the sum of the known sizes, 0 when
+	 * none is known) */
+	void (*progress)(void *arg, size_t done, size_t n, uint64_t bytes, uint64_t total_bytes);
+	void *progress_arg;
+} gpuenv_download_opts_t;
+
+/* Download dl[0..n) (every one is tried; each gets its own err).  ix may
+ * be NULL for file:// URLs only.  With the client's offline option an
+ * http(s) URL is refused (GPUENV_ENOTFOUND, "--offline").  A body whose
+ * sha256 differs from dl->sha256 is GPUENV_EFORMAT naming the URL and both
+ * hashes; a body over the cap or the expected size GPUENV_ETOOBIG.
+ * 0, or the first failure (in the order given) in ctx->err. */
+GPUENV_API int gpuenv_index_download(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, gpuenv_download_t *dl,
+	size_t n, const gpuenv_download_opts_t *opts);
+
 #ifdef __cplusplus
 }
 #endif

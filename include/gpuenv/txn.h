@@ -44,6 +44,9 @@ typedef struct gpuenv_txn_report {
 	bool rolled_forward; /* ... and completed (else rolled back) */
 	size_t renames;	     /* renames this call did */
 	size_t removed_files; /* files of removed distributions */
+	/* added by the txn part: */
+	size_t ops;	     /* operations in the journal of this call's commit
+			        (or of the recovered one); 0: nothing to do */
 } gpuenv_txn_report_t;
 
 enum {
@@ -58,7 +61,9 @@ GPUENV_API int gpuenv_txn_begin(gpuenv_ctx_t *ctx, const gpuenv_scheme_t *scheme
 
 /* A fresh stage folder path for one distribution (not created: give it to
  * gpuenv_wheel_stage), under the transaction's folder on the venv's file
- * system.  Valid until commit or abort.  NULL on out of memory. */
+ * system.  Valid until commit or abort.  NULL on out of memory, or (added
+ * by the txn part) when the stage area cannot be made (a full disk): then
+ * the error is recorded in the context given to gpuenv_txn_begin. */
 GPUENV_API const char *gpuenv_txn_stage_dir(gpuenv_txn_t *txn, const char *name);
 
 /* Plan the removal of an installed distribution: every file its RECORD
@@ -88,6 +93,65 @@ GPUENV_API void gpuenv_txn_abort(gpuenv_txn_t *txn);
  * the lock).  0 when there was none or it was recovered. */
 GPUENV_API int gpuenv_txn_recover(gpuenv_ctx_t *ctx, const char *venv_root, unsigned flags,
 	gpuenv_txn_report_t *rep);
+
+/* ---- the journal (added by the txn part; docs/install.md, "Transactions
+ * and crash safety") ------------------------------------------------------
+ * VENV/.gpuenv/txn/journal, text, one operation a line, paths relative to
+ * the venv with the bytes ' ', '%', controls and DEL written %XX:
+ *
+ *   gpuenv-txn 1
+ *   mkdir include/site/python3.12
+ *   mv lib/python3.12/site-packages/torch .gpuenv/txn/trash/1
+ *   mv .gpuenv/txn/stage/0-torch/platlib/torch lib/python3.12/site-packages/torch
+ *   commit 3 SHA256-HEX-OF-THE-LINES-ABOVE
+ *   rollback                      (only after an error in the commit)
+ *
+ * Every mv has exactly one side in the transaction folder: a source under
+ * .gpuenv/txn/stage/ (done once that source is gone) or a destination
+ * under .gpuenv/txn/trash/ (done once that destination exists), so each
+ * step can be judged done or not from the disk alone. */
+#define GPUENV_TXN_JOURNAL_MAX ((size_t)256 << 20)
+#define GPUENV_TXN_PATH_MAX 4096
+
+enum gpuenv_txn_op_kind {
+	GPUENV_TXN_MKDIR = 1, /* dst made (a missing scheme folder) */
+	GPUENV_TXN_MOVE = 2,  /* src renamed to dst (dst absent) */
+};
+
+typedef struct gpuenv_txn_op {
+	int kind;
+	const char *src; /* MOVE only */
+	const char *dst;
+} gpuenv_txn_op_t;
+
+enum gpuenv_txn_state {
+	GPUENV_TXN_UNFINISHED = 0, /* no commit mark (a torn tail is allowed) */
+	GPUENV_TXN_COMMITTED = 1,  /* commit mark, checksum right: roll forward */
+	GPUENV_TXN_ROLLBACK = 2,   /* committed, then marked for roll back */
+};
+
+typedef struct gpuenv_txn_journal {
+	int state;
+	size_t nops;
+	gpuenv_txn_op_t *ops;
+	unsigned torn_line; /* UNFINISHED: the line where the readable part ends
+			       (a torn or missing tail), 0: none */
+} gpuenv_txn_journal_t;
+
+/* Read a journal (text of len bytes; file names it in messages).  A
+ * journal without its commit mark is UNFINISHED: the ops read up to the
+ * first line that is incomplete or does not parse (a crash while it was
+ * written).  A journal with a commit mark must be exact: the count and the
+ * checksum must match, every line parse, nothing but "rollback" follow;
+ * anything else is GPUENV_EFORMAT with the line ("damaged journal"), and a
+ * header of another version GPUENV_EUNSUPPORTED. */
+GPUENV_API int gpuenv_txn_journal_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
+	const char *file, gpuenv_str_t text, gpuenv_txn_journal_t *out);
+
+/* Append the journal of ops (header, ops, commit mark) to out.
+ * GPUENV_EFORMAT for a path the parser would refuse. */
+GPUENV_API int gpuenv_txn_journal_format(gpuenv_ctx_t *ctx, const gpuenv_txn_op_t *ops,
+	size_t nops, gpuenv_buf_t *out);
 
 #ifdef __cplusplus
 }

@@ -248,6 +248,16 @@ fail:
 	return r;
 }
 
+ix_http_t *ix_client_http(gpuenv_index_t *ix)
+{
+	return &ix->http;
+}
+
+const gpuenv_index_opts_t *ix_client_opts(const gpuenv_index_t *ix)
+{
+	return &ix->o;
+}
+
 void gpuenv_index_close(gpuenv_index_t *ix)
 {
 	if (!ix)

@@ -186,6 +186,8 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
 	ix_req_t *r = &job->req;
 	size_t len = size * n;
 
+	if (r->sink) /* a download: the bytes of a 200 go to disk, others are dropped */
+		return r->status != 200 || r->sink(r, p, len, r->sink_arg) ? len : 0;
 	/* a server that ignores Range sends the whole file: take it, under
 	 * the whole-file cap, and let the job notice the 200 */
 	if (r->range[0] && r->status == 200 && r->max_full > r->max)
@@ -291,7 +293,7 @@ static int start(ix_http_t *h, gpuenv_ctx_t *ctx, ix_job_t *job)
 	} else {
 		curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
 	}
-	if ((c = cred_for(h, r->url))) {
+	if ((c = r->cred) || (c = cred_for(h, r->url))) {
 		curl_easy_setopt(e, CURLOPT_USERNAME, c->user);
 		curl_easy_setopt(e, CURLOPT_PASSWORD, c->pass ? c->pass : "");
 	} else {

@@ -28,7 +28,8 @@ typedef struct ix_http {
 } ix_http_t;
 
 /* One request and its answer. */
-typedef struct ix_req {
+typedef struct ix_req ix_req_t;
+struct ix_req {
 	/* asked */
 	const char *url; /* without credentials */
 	char range[64];	 /* "" or "bytes=..." */
@@ -37,6 +38,13 @@ typedef struct ix_req {
 	size_t max;	 /* body cap */
 	size_t max_full; /* body cap when a range is answered with the whole file */
 	bool slow_ok;	 /* a big download: a stall timeout, not a total one */
+	/* downloads (download.c): a 200 body goes to sink instead of body
+	 * (false stops the transfer; the sink keeps its own story), and
+	 * cred, when set, is this request's credentials (a URL's userinfo)
+	 * before the sources' */
+	bool (*sink)(ix_req_t *r, const char *p, size_t n, void *arg);
+	void *sink_arg;
+	const ix_cred_t *cred;
 	/* answered */
 	long status;
 	gpuenv_buf_t body;
@@ -53,7 +61,7 @@ typedef struct ix_req {
 	bool toobig;
 	char errbuf[CURL_ERROR_SIZE];
 	struct curl_slist *headers;
-} ix_req_t;
+};
 
 typedef struct ix_job ix_job_t;
 struct ix_job {
@@ -81,5 +89,9 @@ void ix_req_reset(ix_req_t *r, gpuenv_ctx_t *ctx);
 void ix_req_free(ix_req_t *r);
 /* Record err / the story of ctx->err as the job's failure; returns err. */
 int ix_job_fail(ix_job_t *job, gpuenv_ctx_t *ctx, int err);
+
+/* The client's engine and options (client.c), for download.c. */
+ix_http_t *ix_client_http(gpuenv_index_t *ix);
+const gpuenv_index_opts_t *ix_client_opts(const gpuenv_index_t *ix);
 
 #endif

@@ -1,0 +1,368 @@
+/* Downloads of whole files (include/gpuenv/index.h, "downloads"): the
+ * bytes go straight to the destination as they arrive (a sink on the
+ * transfer engine's request, http.c), hashed on the way, so a 2 GB wheel
+ * is never held in memory and its hash is known when the last byte lands.
+ *
+ * A retried transfer (a 503, a body cut short) starts its file and its
+ * hash again: the sink notices that the bytes belong to a new attempt.
+ * file:// URLs are read on the calling thread through the same writer. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gpuenv/hash.h"
+#include "gpuenv/fs.h"
+
+#include "http.h"
+#include "index_int.h"
+
+#define DEFAULT_MAX ((uint64_t)2 << 30)
+#define PROGRESS_STEP ((uint64_t)1 << 20)
+
+typedef struct dl_run {
+	const gpuenv_download_opts_t *opts;
+	size_t done, n;
+	uint64_t bytes, total, last_report;
+} dl_run_t;
+
+typedef struct djob {
+	ix_job_t job;
+	gpuenv_download_t *d;
+	dl_run_t *run;
+	const char *url;  /* without userinfo */
+	const char *name; /* for messages */
+	const char *sha;  /* the expected sha256, lower case */
+	int fd;
+	bool own_fd, hashing;
+	gpuenv_sha256_t h;
+	unsigned attempt; /* the request attempt the bytes so far belong to */
+	uint64_t bytes, cap;
+	int werr; /* the sink's failure: -errno of a write, GPUENV_ETOOBIG */
+	ix_cred_t cred;
+} djob_t;
+
+static void report(dl_run_t *run, bool force)
+{
+	if (!run->opts || !run->opts->progress)
+		return;
+	if (!force && run->bytes - run->last_report < PROGRESS_STEP)
+		return;
+	run->last_report = run->bytes;
+	run->opts->progress(run->opts->progress_arg, run->done, run->n, run->bytes, run->total);
+}
+
+/* Start the file and the hash again (a new attempt, or the first). */
+static int restart(djob_t *j)
+{
+	if (j->bytes) {
+		if (ftruncate(j->fd, 0) < 0 || lseek(j->fd, 0, SEEK_SET) < 0)
+			return -errno;
+		j->run->bytes -= j->bytes;
+		j->bytes = 0;
+	}
+	if (j->hashing)
+		gpuenv_sha256_final(&j->h, (unsigned char[GPUENV_SHA256_LEN]){ 0 });
+	j->hashing = gpuenv_sha256_init(&j->h) == 0;
+	return j->hashing ? 0 : -ENOMEM;
+}
+
+/* Bytes to the file and the hash; 0 or the sink's failure (kept in werr). */
+static int put(djob_t *j, const char *p, size_t n)
+{
+	if (j->bytes + n > j->cap || (j->d->size >= 0 && j->bytes + n > (uint64_t)j->d->size))
+		return j->werr = GPUENV_ETOOBIG;
+	for (size_t w = 0; w < n;) {
+		ssize_t k = write(j->fd, p + w, n - w);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return j->werr = -errno;
+		w += (size_t)k;
+	}
+	gpuenv_sha256_update(&j->h, p, n);
+	j->bytes += n;
+	j->run->bytes += n;
+	report(j->run, false);
+	return 0;
+}
+
+static bool sink(ix_req_t *r, const char *p, size_t n, void *arg)
+{
+	djob_t *j = arg;
+
+	if (j->attempt != r->attempts) {
+		j->attempt = r->attempts;
+		if ((j->werr = restart(j)))
+			return false;
+	}
+	return put(j, p, n) == 0;
+}
+
+static int sink_fail(djob_t *j, gpuenv_ctx_t *ctx)
+{
+	if (j->werr == GPUENV_ETOOBIG) {
+		if (j->d->size >= 0 && (uint64_t)j->d->size < j->cap)
+			gpuenv_fail(ctx, GPUENV_ETOOBIG, j->url, 0, 0, "%s is larger than the %lld bytes "
+				"expected", j->name, (long long)j->d->size);
+		else
+			gpuenv_fail(ctx, GPUENV_ETOOBIG, j->url, 0, 0, "%s is larger than the limit of "
+				"%llu bytes", j->name, (unsigned long long)j->cap);
+		return gpuenv_hint(ctx, "the lock or the index gives another size than the server "
+					"serves; check the source");
+	}
+	gpuenv_fail(ctx, j->werr, j->d->path ? j->d->path : j->url, 0, 0, "cannot write %s: %s",
+		j->name, j->werr == -ENOMEM ? "out of memory" : strerror(-j->werr));
+	if (j->werr == -ENOSPC || j->werr == -EDQUOT)
+		return gpuenv_hint(ctx, "free some space (`gpuenv cache prune` frees unused cache entries)");
+	return j->werr;
+}
+
+/* All bytes are in: the size and the hash decide. */
+static int finish(djob_t *j, gpuenv_ctx_t *ctx)
+{
+	unsigned char dg[GPUENV_SHA256_LEN];
+	char got[2 * GPUENV_SHA256_LEN + 1];
+
+	gpuenv_sha256_final(&j->h, dg);
+	j->hashing = false;
+	gpuenv_hex(dg, sizeof(dg), got);
+	j->d->bytes = j->bytes;
+	if (j->d->size >= 0 && j->bytes != (uint64_t)j->d->size) {
+		gpuenv_fail(ctx, GPUENV_EFORMAT, j->url, 0, 0, "%s has %llu bytes, expected %lld", j->name,
+			(unsigned long long)j->bytes, (long long)j->d->size);
+		return gpuenv_hint(ctx, "the lock or the index is wrong, or the server serves other bytes: "
+					"check the source, then lock again");
+	}
+	if (strcmp(got, j->sha)) {
+		gpuenv_fail(ctx, GPUENV_EFORMAT, j->url, 0, 0,
+			"hash mismatch for %s: expected sha256 %s, got %s", j->name, j->sha, got);
+		return gpuenv_hint(ctx, "the lock or the index is wrong, or a proxy serves other bytes: "
+					"check the source, then lock again");
+	}
+	j->job.done = true;
+	return 0;
+}
+
+static int answer_one(djob_t *j, gpuenv_ctx_t *ctx)
+{
+	ix_req_t *r = &j->job.req;
+	int e;
+
+	if (j->werr)
+		return sink_fail(j, ctx);
+	if (r->err) {
+		ctx->err = r->error;
+		return r->err;
+	}
+	if (r->status != 200) {
+		gpuenv_fail(ctx, r->status == 404 || r->status == 410 ? GPUENV_ENOTFOUND : -EIO, j->url,
+			0, 0, "HTTP %ld for %s", r->status, j->name);
+		return gpuenv_hint(ctx, "the file is not on the server (any more): lock again");
+	}
+	if (j->attempt != r->attempts) { /* an empty body */
+		j->attempt = r->attempts;
+		if ((e = restart(j))) {
+			j->werr = e;
+			return sink_fail(j, ctx);
+		}
+	}
+	return finish(j, ctx);
+}
+
+static int answer(ix_job_t *job, gpuenv_ctx_t *ctx)
+{
+	djob_t *j = (djob_t *)job;
+	int r = answer_one(j, ctx);
+
+	j->run->done++;
+	report(j->run, true);
+	return r;
+}
+
+static int copy_local(djob_t *j, gpuenv_ctx_t *ctx, const char *path)
+{
+	char buf[256 * 1024];
+	int in, r = 0;
+
+	if ((in = gpuenv_fs_open_regular(ctx, AT_FDCWD, path, NULL)) < 0)
+		return in;
+	if ((r = restart(j))) {
+		close(in);
+		j->werr = r;
+		return sink_fail(j, ctx);
+	}
+	for (;;) {
+		ssize_t n = read(in, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = gpuenv_fail(ctx, -errno, path, 0, 0, "cannot read %s: %s", j->name, strerror(errno));
+			break;
+		}
+		if (n == 0)
+			break;
+		if (put(j, buf, (size_t)n)) {
+			r = sink_fail(j, ctx);
+			break;
+		}
+	}
+	close(in);
+	return r ? r : finish(j, ctx);
+}
+
+static int prepare(djob_t *j, gpuenv_index_t *ix, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
+	bool *remote)
+{
+	gpuenv_download_t *d = j->d;
+	gpuenv_str_t user, pass, pub;
+
+	*remote = false;
+	if (!d->url)
+		return gpuenv_fail(ctx, GPUENV_EUSAGE, NULL, 0, 0, "a download without a URL");
+	pub = ix_url_strip(arena, gpuenv_str(d->url), &user, &pass);
+	if (!pub.ptr)
+		return gpuenv_oom(ctx, "for a download");
+	j->url = pub.ptr;
+	j->name = d->name;
+	if (!j->name) {
+		gpuenv_str_t b = ix_url_basename(arena, pub);
+		j->name = b.ptr && b.len ? b.ptr : j->url;
+	}
+	if (!d->sha256 || !(j->sha = ix_sha256_hex(arena, gpuenv_str(d->sha256))))
+		return gpuenv_fail(ctx, GPUENV_EUSAGE, j->url, 0, 0, "%s: a download needs a sha256 of "
+			"64 hex digits (got %s)", j->name, d->sha256 ? d->sha256 : "none");
+	j->cap = d->max_bytes ? d->max_bytes : ix ? ix_client_opts(ix)->max_wheel_bytes : DEFAULT_MAX;
+	if (!ix_file_url_path(arena, j->url).ptr) {
+		if (strncmp(j->url, "http://", 7) && strncmp(j->url, "https://", 8))
+			return gpuenv_fail(ctx, GPUENV_EUNSUPPORTED, j->url, 0, 0, "%s: only http(s):// and "
+				"file:// URLs can be downloaded", j->name);
+		if (!ix) {
+			gpuenv_fail(ctx, GPUENV_EUSAGE, j->url, 0, 0, "%s needs a download, and no index "
+				"client is open", j->name);
+			return gpuenv_hint(ctx, "give the index (--index-url) so gpuenv can fetch it");
+		}
+		if (ix_client_opts(ix)->offline) {
+			gpuenv_fail(ctx, GPUENV_ENOTFOUND, j->url, 0, 0, "%s is not in the cache, and "
+				"--offline forbids downloading it", j->name);
+			return gpuenv_hint(ctx, "run once without --offline to fetch it");
+		}
+		*remote = true;
+		if (user.len) {
+			j->cred.prefix = (char *)j->url;
+			j->cred.user = (char *)user.ptr;
+			j->cred.pass = (char *)(pass.ptr ? pass.ptr : "");
+		}
+	}
+	if (d->fd >= 0) {
+		j->fd = d->fd;
+	} else if (!d->path) {
+		return gpuenv_fail(ctx, GPUENV_EUSAGE, j->url, 0, 0, "%s: no destination", j->name);
+	} else if ((j->fd = open(d->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0) {
+		return gpuenv_fail(ctx, -errno, d->path, 0, 0, "cannot create the download of %s: %s",
+			j->name, strerror(errno));
+	} else {
+		j->own_fd = true;
+	}
+	if (*remote) {
+		ix_req_t *r = &j->job.req;
+		ix_req_reset(r, ctx);
+		r->url = j->url;
+		r->max = 64 << 10; /* the body of an error answer (dropped) */
+		r->slow_ok = true;
+		r->sink = sink;
+		r->sink_arg = j;
+		r->cred = user.len ? &j->cred : NULL;
+		j->job.answer = answer;
+		j->job.want = true;
+	}
+	return 0;
+}
+
+int gpuenv_index_download(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, gpuenv_download_t *dl,
+	size_t n, const gpuenv_download_opts_t *opts)
+{
+	gpuenv_arena_t arena;
+	dl_run_t run = { .opts = opts, .n = n };
+	djob_t *jobs = gpuenv_calloc(ctx, n ? n : 1, sizeof(*jobs));
+	ix_job_t **jv = gpuenv_calloc(ctx, n ? n : 1, sizeof(*jv));
+	size_t nremote = 0;
+	int first = 0;
+
+	gpuenv_arena_init(&arena, ctx, 0);
+	if (!jobs || !jv) {
+		gpuenv_free(ctx, jobs);
+		gpuenv_free(ctx, jv);
+		return gpuenv_oom(ctx, "for downloads");
+	}
+	for (size_t i = 0; i < n; i++) {
+		dl[i].bytes = 0;
+		dl[i].err = 0;
+		if (dl[i].size > 0)
+			run.total += (uint64_t)dl[i].size;
+	}
+	for (size_t i = 0; i < n; i++) {
+		djob_t *j = &jobs[i];
+		bool remote;
+		int r;
+		j->d = &dl[i];
+		j->run = &run;
+		j->fd = -1;
+		if ((r = prepare(j, ix, ctx, &arena, &remote))) {
+			ix_job_fail(&j->job, ctx, r);
+			run.done++;
+			continue;
+		}
+		if (remote) {
+			jv[nremote++] = &j->job;
+			continue;
+		}
+		if ((r = copy_local(j, ctx, ix_file_url_path(&arena, j->url).ptr)))
+			ix_job_fail(&j->job, ctx, r);
+		run.done++;
+		report(&run, true);
+	}
+	if (nremote) {
+		ix_http_t *h = ix_client_http(ix);
+		void (*saved_progress)(void *, size_t, size_t, uint64_t) = h->progress;
+		unsigned saved_parallel = h->max_parallel;
+		gpuenv_error_t saved_err = ctx->err;
+		/* the index's page progress is not this; the downloads report bytes */
+		h->progress = NULL;
+		if (opts && opts->max_parallel)
+			h->max_parallel = opts->max_parallel;
+		ix_http_run(h, ctx, jv, nremote);
+		h->progress = saved_progress;
+		h->max_parallel = saved_parallel;
+		ctx->err = saved_err;
+		for (size_t k = 0; k < nremote; k++)
+			h->stats->bytes += ((djob_t *)jv[k])->bytes;
+	}
+	for (size_t i = 0; i < n; i++) {
+		djob_t *j = &jobs[i];
+		if (j->hashing)
+			gpuenv_sha256_final(&j->h, (unsigned char[GPUENV_SHA256_LEN]){ 0 });
+		if (j->job.err) {
+			dl[i].err = j->job.err;
+			dl[i].error = j->job.error;
+			if (!first) {
+				first = j->job.err;
+				ctx->err = j->job.error;
+			}
+		}
+		if (j->own_fd) {
+			close(j->fd);
+			if (j->job.err)
+				unlink(dl[i].path);
+		}
+		if (j->job.req.body.ctx)
+			ix_req_free(&j->job.req);
+	}
+	gpuenv_free(ctx, jobs);
+	gpuenv_free(ctx, jv);
+	gpuenv_arena_free(&arena);
+	return first;
+}
