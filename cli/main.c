@@ -21,6 +21,7 @@
 	X(tree) \
 	X(sync) \
 	X(run) \
+	X(venv) \
 	X(debug)
 #define CLI_VERB_DECLARE(n) extern const struct cli_verb cli_verb_##n;
 CLI_VERBS(CLI_VERB_DECLARE)

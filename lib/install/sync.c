@@ -60,9 +60,8 @@ static int pkg_applies(gpuenv_sync_t *s, const gpuenv_lock_package_t *p, bool *y
 		return 0;
 	if (gpuenv_marker_parse(s->ctx, s->arena, gpuenv_str(p->marker), &m) != 0 ||
 		gpuenv_marker_eval(s->ctx, m, s->o.env, yes) != 0) {
-		char why[512];
-		snprintf(why, sizeof(why), "marker \"%s\": %s", p->marker, s->ctx->err.msg);
-		return pkg_fail(s, p, GPUENV_EMARKER, why);
+		const char *why = gpuenv_arena_printf(s->arena, "marker \"%s\": %s", p->marker, s->ctx->err.msg).ptr;
+		return pkg_fail(s, p, GPUENV_EMARKER, why ? why : "a marker that cannot be read");
 	}
 	return 0;
 }
