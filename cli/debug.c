@@ -27,7 +27,8 @@
 	X(pylock) \
 	X(resolve) \
 	X(download) \
-	X(txn)
+	X(txn) \
+	X(cache_get)
 #define DEBUG_SUB_DECLARE(n) extern const struct cli_verb cli_verb_debug_##n;
 DEBUG_SUBS(DEBUG_SUB_DECLARE)
 #define DEBUG_SUB_ROW(n) &cli_verb_debug_##n,
