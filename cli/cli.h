@@ -117,4 +117,8 @@ struct gpuenv_verdict;
 /* One verdict as doctor prints it; label replaces the severity word. */
 void cli_print_verdict(struct cli *cli, const struct gpuenv_verdict *v, const char *label);
 
+/* venv and debug pythons (cli/venv.c): one interpreter as JSON */
+struct gpuenv_python;
+json_t *cli_python_json(struct cli *cli, const struct gpuenv_python *py);
+
 #endif

@@ -20,6 +20,7 @@
 	X(gpus) \
 	X(libs) \
 	X(pyenv) \
+	X(pythons) \
 	X(ldd) \
 	X(manifest) \
 	X(index) \
@@ -81,6 +82,7 @@ const struct cli_verb cli_verb_debug = {
 		"  gpus              the driver and GPU facts alone (NVML, libcuda, sysfs)\n"
 		"  libs              CUDA toolkits and NVIDIA library copies with versions\n"
 		"  pyenv             Python environments, GPU frameworks, what they load\n"
+		"  pythons           the Python interpreters found (PATH, pyenv, /usr/bin), versions\n"
 		"  ldd               the dynamic loader's choices for a binary, emulated\n"
 		"  manifest          pyproject.toml as gpuenv reads it: targets, torch builds\n"
 		"  index             NAME... -> the files an index offers (and METADATA)\n"

@@ -19,6 +19,7 @@
 	X(kb) \
 	X(lock) \
 	X(tree) \
+	X(venv) \
 	X(cache) \
 	X(debug)
 #define CLI_VERB_DECLARE(n) extern const struct cli_verb cli_verb_##n;

@@ -34,10 +34,14 @@ typedef struct gpuenv_python {
 	const char *home;   /* the folder of the real binary (pyvenv.cfg home) */
 } gpuenv_python_t;
 
-/* Find an interpreter.  want: NULL (the newest found), "3.12" / "3.12.1" /
+/* Find an interpreter.  want: NULL (the newest found; a free-threaded
+ * build only when no other fits), "3.12" / "3.12.1" /
  * "python3.12" (a version or a name, looked up on PATH, in pyenv's
  * versions ($PYENV_ROOT or ~/.pyenv) and /usr/bin, in that order of
  * preference), or a path (contains '/': that file, which must run).
+ * "3.13t" / "python3.13t" ask for a free-threaded build (and "3.13" for
+ * one that is not).  /usr/bin is looked for under ctx->root when that is
+ * set (test trees); the found paths then include the root.
  * fits: a PEP 440 specifier set ("==3.12.*", ">=3.10,<3.13"; NULL: any)
  * the version must satisfy; the first interpreter in preference order that
  * fits wins.  found/nfound (may be NULL): every interpreter seen, in
@@ -54,6 +58,10 @@ typedef struct gpuenv_venv {
 	gpuenv_scheme_t scheme;	 /* where wheels install */
 	const char *site;	 /* = scheme.dirs[GPUENV_SCHEME_PURELIB] */
 	const char *bin;	 /* = scheme.dirs[GPUENV_SCHEME_SCRIPTS] */
+	/* what gpuenv_venv_create did: "created", "completed" (a create that
+	 * was killed half way), "cleared" (CLEAR: emptied and made again),
+	 * "kept" (already a venv of that Python); NULL from gpuenv_venv_open */
+	const char *action;
 } gpuenv_venv_t;
 
 enum {

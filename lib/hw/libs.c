@@ -62,7 +62,7 @@ int gpuenv_libfamily_of(gpuenv_str_t fn)
 	/* "NAME.so" or "NAME.so.N[.N...]" (not "libnccl.so.2.txt") */
 	for (size_t i = 0; i + 3 <= fn.len; i++)
 		if (memcmp(fn.ptr + i, ".so", 3) == 0 && (i + 3 == fn.len || (fn.ptr[i + 3] == '.' &&
-			stack_is_dotted(gpuenv_str_n(fn.ptr + i + 4, fn.len - i - 4), false)))) {
+			gpuenv_dotted_valid(gpuenv_str_n(fn.ptr + i + 4, fn.len - i - 4), false)))) {
 			base = i;
 			break;
 		}
@@ -370,7 +370,7 @@ static int header_version(struct scan *S, const char *incdir, int fam, gpuenv_st
 		long v[4];
 		size_t nv = 0;
 		for (; nv < 4 && hs[i].m[nv]; nv++)
-			if (!stack_header_int(S->buf.data, S->buf.len, hs[i].m[nv], &v[nv]))
+			if (!gpuenv_cdefine_int(S->buf.data, S->buf.len, hs[i].m[nv], &v[nv]))
 				break;
 		if (nv == 0 || (nv < 4 && hs[i].m[nv]))
 			continue;
@@ -379,7 +379,7 @@ static int header_version(struct scan *S, const char *incdir, int fam, gpuenv_st
 		else if (nv == 4)
 			*ver = gpuenv_arena_printf(S->a, "%ld.%ld.%ld.%ld", v[0], v[1], v[2], v[3]);
 		else {
-			gpuenv_str_t suf = hs[i].suffix ? stack_header_str(S->buf.data, S->buf.len, hs[i].suffix)
+			gpuenv_str_t suf = hs[i].suffix ? gpuenv_cdefine_str(S->buf.data, S->buf.len, hs[i].suffix)
 							: GPUENV_STR_NULL;
 			*ver = gpuenv_arena_printf(S->a, "%ld.%ld.%ld" GPUENV_STR_FMT, v[0], v[1], v[2],
 				GPUENV_STR_ARG(suf.ptr ? suf : GPUENV_STR_LIT("")));
@@ -532,7 +532,7 @@ static gpuenv_str_t so_version(gpuenv_str_t name, bool need_dot)
 	for (size_t i = 0; i + 4 <= name.len; i++)
 		if (memcmp(name.ptr + i, ".so.", 4) == 0) {
 			gpuenv_str_t v = gpuenv_str_n(name.ptr + i + 4, name.len - i - 4);
-			return stack_is_dotted(v, need_dot) ? v : GPUENV_STR_NULL;
+			return gpuenv_dotted_valid(v, need_dot) ? v : GPUENV_STR_NULL;
 		}
 	return GPUENV_STR_NULL;
 }
@@ -588,7 +588,7 @@ static int finish_copy(struct scan *S, struct copyx *x, const gpuenv_toolkit_t *
 		while (k > 0 && ((d.ptr[k - 1] >= '0' && d.ptr[k - 1] <= '9') || d.ptr[k - 1] == '.'))
 			k--;
 		gpuenv_str_t v = gpuenv_str_n(d.ptr + k, d.len - k);
-		if (k > 0 && (d.ptr[k - 1] == '_' || d.ptr[k - 1] == '.') && stack_is_dotted(v, true)) {
+		if (k > 0 && (d.ptr[k - 1] == '_' || d.ptr[k - 1] == '.') && gpuenv_dotted_valid(v, true)) {
 			if ((r = add_version(S, x, v, GPUENV_VSRC_VERDEF, d)))
 				return r;
 			break;

@@ -24,6 +24,7 @@
 #include "gpuenv/fs.h"
 
 #include "gpuenv/env.h"
+#include "gpuenv/pycfg.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -72,24 +73,6 @@ const char *gpuenv_fw_kind_name(int kind)
 }
 
 /* ---- small parsers --------------------------------------------------------- */
-
-/* `key = value` lines of pyvenv.cfg (value trimmed), or a NULL slice. */
-static gpuenv_str_t cfg_get(const char *text, size_t len, const char *key)
-{
-	gpuenv_str_t rest = gpuenv_str_n(text, len);
-
-	while (rest.ptr) {
-		gpuenv_str_t line;
-		rest = gpuenv_str_split(rest, '\n', &line);
-		gpuenv_str_t k, v = gpuenv_str_split(line, '=', &k);
-		if (!v.ptr)
-			continue;
-		k = gpuenv_str_trim(k);
-		if (gpuenv_str_ieq(k, gpuenv_str(key)))
-			return gpuenv_str_trim(v);
-	}
-	return GPUENV_STR_NULL;
-}
 
 /* A simple Python assignment `NAME[: annotation] = 'str' | "str" | None |
  * True | False` at the start of a line.  found: the name is assigned;
@@ -230,7 +213,7 @@ static gpuenv_str_t xy_of(gpuenv_arena_t *a, gpuenv_str_t v)
 	while (n < v.len && v.ptr[n] >= '0' && v.ptr[n] <= '9')
 		n++;
 	gpuenv_str_t xy = gpuenv_str_n(v.ptr, n);
-	return stack_is_dotted(xy, true) ? gpuenv_arena_str(a, xy) : GPUENV_STR_NULL;
+	return gpuenv_dotted_valid(xy, true) ? gpuenv_arena_str(a, xy) : GPUENV_STR_NULL;
 }
 
 /* The pythonX.Y folder under prefix/lib: the highest one that has
@@ -250,7 +233,7 @@ static gpuenv_str_t xy_from_lib(struct penv *P, const char *prefix)
 		if (strncmp(e->d_name, "python3.", 8) != 0)
 			continue;
 		v = gpuenv_str(e->d_name + 6);
-		if (!stack_is_dotted(v, true))
+		if (!gpuenv_dotted_valid(v, true))
 			continue;
 		unsigned long minor = strtoul(e->d_name + 8, NULL, 10);
 		gpuenv_str_t sp = gpuenv_arena_printf(P->a, "%s/%s/site-packages", lib.ptr, e->d_name);
@@ -279,7 +262,7 @@ static gpuenv_str_t version_from_path(struct penv *P, gpuenv_pyenv_t *env, gpuen
 			while (v[n] && v[n] != '/')
 				n++;
 			gpuenv_str_t s = gpuenv_str_n(v, n);
-			if (stack_is_dotted(s, true)) {
+			if (gpuenv_dotted_valid(s, true)) {
 				*origin = env->real_interpreter;
 				return stack_strdup(P->a, v, n);
 			}
@@ -297,7 +280,7 @@ static gpuenv_str_t version_from_path(struct penv *P, gpuenv_pyenv_t *env, gpuen
 			size_t n = 0;
 			while (v[n] && v[n] != '-')
 				n++;
-			if (stack_is_dotted(gpuenv_str_n(v, n), true)) {
+			if (gpuenv_dotted_valid(gpuenv_str_n(v, n), true)) {
 				found = stack_strdup(P->a, v, n);
 				*origin = stack_join(P->a, cm.ptr, e->d_name);
 				break;
@@ -313,7 +296,7 @@ static gpuenv_str_t version_from_path(struct penv *P, gpuenv_pyenv_t *env, gpuen
 static int fill_version(struct penv *P, gpuenv_pyenv_t *env, gpuenv_str_t cfgver, gpuenv_str_t cfgpath)
 {
 	/* 1. pyvenv.cfg */
-	if (cfgver.ptr && stack_is_dotted(cfgver, true)) {
+	if (cfgver.ptr && gpuenv_dotted_valid(cfgver, true)) {
 		env->python.text = cfgver;
 		env->python.src = GPUENV_VSRC_PYVENV_CFG;
 		env->python.origin = cfgpath;
@@ -324,7 +307,7 @@ static int fill_version(struct penv *P, gpuenv_pyenv_t *env, gpuenv_str_t cfgver
 	if (!env->python_xy.ptr && env->real_interpreter.ptr) {
 		const char *b = strrchr(env->real_interpreter.ptr, '/');
 		b = b ? b + 1 : env->real_interpreter.ptr;
-		if (strncmp(b, "python", 6) == 0 && stack_is_dotted(gpuenv_str(b + 6), true))
+		if (strncmp(b, "python", 6) == 0 && gpuenv_dotted_valid(gpuenv_str(b + 6), true))
 			env->python_xy = xy_of(P->a, gpuenv_str(b + 6));
 	}
 	if (!env->python_xy.ptr)
@@ -339,7 +322,7 @@ static int fill_version(struct penv *P, gpuenv_pyenv_t *env, gpuenv_str_t cfgver
 	if (env->python_xy.ptr) {
 		gpuenv_str_t pl = gpuenv_arena_printf(P->a, "%s/include/python%s/patchlevel.h", inst, env->python_xy.ptr);
 		if (pl.ptr && stack_read_head(P->ctx, pl.ptr, STACK_TEXT_MAX, &P->buf) == 0 && P->buf.len) {
-			gpuenv_str_t v = stack_header_str(P->buf.data, P->buf.len, "PY_VERSION");
+			gpuenv_str_t v = gpuenv_cdefine_str(P->buf.data, P->buf.len, "PY_VERSION");
 			if (v.ptr) {
 				env->python.text = gpuenv_arena_str(P->a, v);
 				env->python.src = GPUENV_VSRC_HEADER;
@@ -772,19 +755,12 @@ static int build_env(struct penv *P, int found_by, const char *interp, const cha
 			size_t clen = P->buf.len;
 			if (!cfg)
 				return -ENOMEM;
-			gpuenv_str_t home = cfg_get(cfg, clen, "home");
-			gpuenv_str_t inc = cfg_get(cfg, clen, "include-system-site-packages");
-			cfgver = cfg_get(cfg, clen, "version");
-			if (!cfgver.ptr)
-				cfgver = cfg_get(cfg, clen, "version_info"); /* uv */
-			if (cfgver.ptr) {
-				/* uv writes "3.12.3" too; drop any "+..." or candidate suffix */
-				size_t k = 0;
-				while (k < cfgver.len && ((cfgver.ptr[k] >= '0' && cfgver.ptr[k] <= '9') ||
-					cfgver.ptr[k] == '.'))
-					k++;
-				cfgver = gpuenv_arena_str(P->a, gpuenv_str_n(cfgver.ptr, k));
-			}
+			gpuenv_str_t text = gpuenv_str_n(cfg, clen);
+			gpuenv_str_t home = gpuenv_pycfg_get(text, "home");
+			gpuenv_str_t inc = gpuenv_pycfg_get(text, "include-system-site-packages");
+			cfgver = gpuenv_pycfg_version(text);
+			if (cfgver.ptr)
+				cfgver = gpuenv_arena_str(P->a, cfgver);
 			env->system_site_packages = inc.ptr && gpuenv_str_ieq(inc, GPUENV_STR_LIT("true"));
 			if (home.ptr && home.len && home.ptr[0] == '/') {
 				/* home is the base interpreter's folder (its bin/) */

@@ -1,17 +1,17 @@
 /* What the stack backends offer each other and the orchestrator (stack.c):
  * the per-probe ELF cache and loader of loader.c, the probe entry points
  * with a warning sink.  Not installed.  File layers, each calling only
- * those below: stack_text.c, stack_util.c; ldcache.c, toolkit.c; loader.c;
+ * those below: stack_util.c (and lib/formats' cdefine.c); ldcache.c, toolkit.c; loader.c;
  * pyenv.c; libs.c; stack.c; stack_json.c, probe.c. */
 #ifndef GPUENV_STACK_INT_H
 #define GPUENV_STACK_INT_H
 
+#include "gpuenv/cdefine.h"
 #include "gpuenv/libs.h"
 #include "gpuenv/loader.h"
 #include "gpuenv/pep440.h"
 #include "gpuenv/pyenv.h"
 #include "gpuenv/toolkit.h"
-#include "stack_text.h"
 #include "stack_util.h"
 
 /* ELF facts read once per probe: the loader emulations of every framework

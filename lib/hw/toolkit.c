@@ -92,7 +92,7 @@ static int read_version_txt(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, const char *di
 	size_t n = 0;
 	while (p[n] && ((p[n] >= '0' && p[n] <= '9') || p[n] == '.'))
 		n++;
-	if (!stack_is_dotted(gpuenv_str_n(p, n), true))
+	if (!gpuenv_dotted_valid(gpuenv_str_n(p, n), true))
 		return 0;
 	tk->version.text = stack_strdup(a, p, n);
 	tk->version.src = GPUENV_VSRC_VERSION_TXT;
@@ -117,7 +117,7 @@ static int read_cuda_h(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, gpuenv_str_t incdir
 			return -ENOMEM;
 		if (stack_read_head(ctx, path.ptr, STACK_TEXT_MAX, buf) != 0 || !buf->data)
 			continue;
-		if (!stack_header_int(buf->data, buf->len, srcs[i].macro, &v) || v <= 0)
+		if (!gpuenv_cdefine_int(buf->data, buf->len, srcs[i].macro, &v) || v <= 0)
 			continue;
 		tk->version.text = gpuenv_arena_printf(a, "%ld.%ld", v / 1000, (v % 1000) / 10);
 		tk->version.src = GPUENV_VSRC_HEADER;

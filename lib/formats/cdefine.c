@@ -1,7 +1,7 @@
-/* stack_text.c: the text parsers of the stack probe: "#define NAME value"
- * in C headers (cudnn_version.h, nccl.h, cuda.h, patchlevel.h) and
- * version-shaped strings.  Pure functions over bytes. */
-#include "stack_text.h"
+/* cdefine.c: "#define NAME value" in C headers (cudnn_version.h, nccl.h,
+ * cuda.h, patchlevel.h) and version-shaped strings.  Pure functions over
+ * bytes (gpuenv/cdefine.h). */
+#include "gpuenv/cdefine.h"
 
 #include <string.h>
 
@@ -44,7 +44,7 @@ static gpuenv_str_t header_value(const char *text, size_t len, const char *name)
 	return GPUENV_STR_NULL;
 }
 
-bool stack_header_int(const char *text, size_t len, const char *name, long *out)
+bool gpuenv_cdefine_int(const char *text, size_t len, const char *name, long *out)
 {
 	gpuenv_str_t v = header_value(text, len, name);
 	uint64_t n;
@@ -61,7 +61,7 @@ bool stack_header_int(const char *text, size_t len, const char *name, long *out)
 	return true;
 }
 
-gpuenv_str_t stack_header_str(const char *text, size_t len, const char *name)
+gpuenv_str_t gpuenv_cdefine_str(const char *text, size_t len, const char *name)
 {
 	gpuenv_str_t v = header_value(text, len, name);
 
@@ -70,7 +70,7 @@ gpuenv_str_t stack_header_str(const char *text, size_t len, const char *name)
 	return GPUENV_STR_NULL;
 }
 
-bool stack_is_dotted(gpuenv_str_t s, bool need_dot)
+bool gpuenv_dotted_valid(gpuenv_str_t s, bool need_dot)
 {
 	bool dot = false, digit = false;
 
