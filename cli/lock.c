@@ -171,6 +171,8 @@ static int lock_one(struct lock_ctx *lc, const gpuenv_manifest_target_t *t, cons
 	const char *status, *err = NULL;
 	int st = CLI_EXIT_OK;
 	gpuenv_buf_t old;
+	/* sync locking first: its own output stays on stdout */
+	FILE *out_f = lc->o->quiet_json ? stderr : stdout;
 
 	gpuenv_buf_init(&old, &cli->ctx, 64u << 20);
 	if (rc == GPUENV_ENOSOLUTION) {
@@ -225,24 +227,24 @@ static int lock_one(struct lock_ctx *lc, const gpuenv_manifest_target_t *t, cons
 		}
 	} else {
 		if (rc == 0) {
-			printf("%s: %zu package%s", t->name, out.res.npkgs, out.res.npkgs == 1 ? "" : "s");
+			fprintf(out_f, "%s: %zu package%s", t->name, out.res.npkgs, out.res.npkgs == 1 ? "" : "s");
 			if (torch)
-				printf(", torch %s", torch);
+				fprintf(out_f, ", torch %s", torch);
 			if (bc && torch)
-				printf(" (build %s%s)", bc->backend, bc->user_pinned ? ", the project's source" : "");
-			printf(" -> %s (%s) in %.2f s\n", name, status, secs);
+				fprintf(out_f, " (build %s%s)", bc->backend, bc->user_pinned ? ", the project's source" : "");
+			fprintf(out_f, " -> %s (%s) in %.2f s\n", name, status, secs);
 			if (bc && torch && bc->reason && cli->verbose >= 0) {
-				printf("  why %s: ", bc->backend);
+				fprintf(out_f, "  why %s: ", bc->backend);
 				for (const char *r = bc->reason; *r; r++) {
-					putchar(*r);
+					fputc(*r, out_f);
 					if (*r == '\n' && r[1])
-						fputs("    ", stdout);
+						fputs("    ", out_f);
 				}
-				putchar('\n');
+				fputc('\n', out_f);
 			}
 		}
 		if (rc == GPUENV_ENOSOLUTION) {
-			printf("%s: no solution; %s left as it was\n%s\n", t->name, name,
+			fprintf(out_f, "%s: no solution; %s left as it was\n%s\n", t->name, name,
 				out.res.explanation ? out.res.explanation : "");
 		}
 		if (err) {

@@ -213,7 +213,7 @@ static int open_venv(struct cli *cli, struct cli_sync_opts *o, struct cli_projec
 		return cli_report(cli, CLI_EXIT_CANNOT);
 	o->created_venv = true;
 	if (!o->quiet && !cli->json)
-		fprintf(stderr, "created %s (Python %s, %s)\n", dir, py.version, py.path);
+		fprintf(stderr, "created %s (Python %s, %s)\n", dir, py.version, py.real ? py.real : py.path);
 	return 0;
 }
 

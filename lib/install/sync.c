@@ -91,7 +91,9 @@ static int pkg_wheel(gpuenv_sync_t *s, const gpuenv_lock_package_t *p, const gpu
 		long r;
 		if (gpuenv_wheel_name_parse(s->ctx, s->arena, gpuenv_str(p->wheels[i].name), 0, &wn) != 0)
 			return s->ctx->err.code;
-		if (strcmp(wn.normalized.ptr, p->name) != 0 || (p->version && !same_version(s, wn.version_text.ptr, p->version))) {
+		const char *wver = gpuenv_arena_strndup(s->arena, wn.version_text.ptr, wn.version_text.len);
+		if (wn.normalized.len != strlen(p->name) || memcmp(wn.normalized.ptr, p->name, wn.normalized.len) != 0 ||
+			(p->version && !same_version(s, wver, p->version))) {
 			gpuenv_fail(s->ctx, GPUENV_EFORMAT, s->o.lock_path, 0, 0, "%s %s: the wheel %s is of another "
 				"package or version", p->name, p->version ? p->version : "", p->wheels[i].name);
 			return gpuenv_hint(s->ctx, "the lock was edited by hand or is damaged: run gpuenv lock again");

@@ -209,7 +209,7 @@ if PIP:
         with open(os.path.join(d, "INSTALLER")) as f:
             check(f.read().strip() == "gpuenv", "INSTALLER says gpuenv")
         # REQUESTED for direct dependencies only
-        want = mkwheel.normalize(os.path.basename(d).rsplit("-", 1)[0]) in ("alpha", "delta-pkg")
+        want = mkwheel.normalize(os.path.basename(d)[:-len(".dist-info")].rsplit("-", 1)[0]) in ("alpha", "delta-pkg")
         check(os.path.exists(os.path.join(d, "REQUESTED")) == want, "REQUESTED in %s: %s" % (d, want))
         check(not os.path.exists(os.path.join(d, "direct_url.json")), "no direct_url.json for an index install")
 
@@ -397,7 +397,7 @@ else:
         check(rc == 4 and ("No space left" in err or "no space" in err.lower()), "full disk: %d %s" % (rc, err))
         check(installed(FV) == {"beta": "1.0"}, "full disk: the old set stays: %r" % installed(FV))
         after = subprocess.run(["find", FV, "-type", "f"], capture_output=True, text=True).stdout
-        check(sorted(before.split()) == sorted(x for x in after.split() if "/.gpuenv/" not in x),
+        check(sorted(x for x in before.split() if "/.gpuenv/" not in x) == sorted(x for x in after.split() if "/.gpuenv/" not in x),
               "full disk: no file of the failed sync is left in the venv")
         check(record_ok(FV) == [], "full disk: RECORD still matches")
     finally:
