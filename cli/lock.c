@@ -103,27 +103,33 @@ static int lock_pick_targets(struct cli *cli, const struct cli_verb *verb, const
 
 /* --check: is the lock on disk there and made from these inputs? */
 const char *cli_lock_check_one(struct cli *cli, gpuenv_arena_t *arena, const gpuenv_manifest_t *m,
-	const gpuenv_manifest_target_t *t, const char *path, const char **detail)
+	const gpuenv_manifest_target_t *t, const char *path, const char **detail, gpuenv_lock_t *lkp)
 {
 	gpuenv_buf_t b;
 	gpuenv_lock_t lk;
 	const char *st;
 	gpuenv_buf_init(&b, &cli->ctx, 64u << 20);
 	*detail = NULL;
-	if (gpuenv_fs_read(&cli->ctx, path, 64u << 20, &b) != 0) {
+	if (lkp && lkp->lock_version) {
+		lk = *lkp; /* read already */
+	} else if (gpuenv_fs_read(&cli->ctx, path, 64u << 20, &b) != 0) {
 		st = cli->ctx.err.code == -ENOENT ? "missing" : "unreadable";
 		*detail = cli_err_text(cli, arena, true);
 		gpuenv_error_clear(&cli->ctx);
+		goto out;
 	} else if (gpuenv_pylock_parse(&cli->ctx, arena, path, (gpuenv_str_t){ b.data, b.len }, &lk) != 0) {
 		st = "unreadable";
 		*detail = cli_err_text(cli, arena, true);
 		gpuenv_error_clear(&cli->ctx);
-	} else {
-		const char *want = gpuenv_project_inputs_hash(arena, m, t);
-		st = lk.target.inputs_hash && want && !strcmp(lk.target.inputs_hash, want) ? "fresh" : "stale";
-		if (!strcmp(st, "stale"))
-			*detail = "the manifest or the target changed since the lock was written";
+		goto out;
 	}
+	if (lkp)
+		*lkp = lk;
+	const char *want = gpuenv_project_inputs_hash(arena, m, t);
+	st = lk.target.inputs_hash && want && !strcmp(lk.target.inputs_hash, want) ? "fresh" : "stale";
+	if (!strcmp(st, "stale"))
+		*detail = "the manifest or the target changed since the lock was written";
+out:
 	gpuenv_buf_free(&b);
 	return st;
 }
@@ -480,7 +486,7 @@ static int cli_lock(struct cli *cli, const struct cli_verb *verb, int argc, char
 		for (size_t i = 0; i < npick; i++) {
 			const char *name = gpuenv_project_lock_name(&pj.arena, m, pick[i]);
 			const char *path = gpuenv_arena_printf(&pj.arena, "%s/%s", pj.dir, name).ptr, *detail;
-			const char *s = cli_lock_check_one(cli, &pj.arena, m, pick[i], path, &detail);
+			const char *s = cli_lock_check_one(cli, &pj.arena, m, pick[i], path, &detail, NULL);
 			if (strcmp(s, "fresh") != 0)
 				st = CLI_EXIT_FAIL;
 			if (arr)

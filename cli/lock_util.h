@@ -8,6 +8,7 @@
 #include "gpuenv/kb.h"
 #include "gpuenv/index.h"
 #include "gpuenv/manifest.h"
+#include "gpuenv/pylock.h"
 
 struct cli_project {
 	gpuenv_arena_t arena;
@@ -89,9 +90,11 @@ int cli_lock_targets(struct cli *cli, const struct cli_verb *verb, const struct 
 	struct cli_project *pj, const gpuenv_manifest_target_t *const *pick, size_t npick, gpuenv_index_t **ix_out);
 
 /* "fresh", "stale", "missing" or "unreadable" for a target's lock at path
- * (*detail: why, or NULL). */
+ * (*detail: why, or NULL).  lk (may be NULL): a lock read already (its
+ * lock_version set) is judged as it is; otherwise the one read is stored
+ * there (lock_version NULL when none could be read). */
 const char *cli_lock_check_one(struct cli *cli, gpuenv_arena_t *arena, const gpuenv_manifest_t *m,
-	const gpuenv_manifest_target_t *t, const char *path, const char **detail);
+	const gpuenv_manifest_target_t *t, const char *path, const char **detail, gpuenv_lock_t *lk);
 
 /* ---- sync, shared with run (cli/sync.c) --------------------------------- */
 
@@ -106,6 +109,8 @@ struct cli_sync_opts {
 	bool quiet; /* run: only changes are reported, on stderr */
 	/* filled while syncing */
 	const char *auto_reason, *foreign;
+	const char *lk_path; /* the lock read last (pick_target's), by path */
+	gpuenv_lock_t lk;
 	bool locked_now, created_venv;
 };
 

@@ -57,18 +57,24 @@ static int machine_target(struct cli *cli, const struct cli_sync_opts *o, gpuenv
 	return 0;
 }
 
-/* The CUDA of a target's locked torch build, when its lock says. */
-static const char *locked_cuda(struct cli *cli, struct cli_project *pj, const gpuenv_manifest_target_t *t,
-	char *buf, size_t bufsz)
+/* The CUDA of a target's locked torch build, when its lock says; the lock
+ * read is kept for ensure_lock. */
+static const char *locked_cuda(struct cli *cli, struct cli_sync_opts *o, struct cli_project *pj,
+	const gpuenv_manifest_target_t *t, char *buf, size_t bufsz)
 {
 	gpuenv_buf_t b;
-	gpuenv_lock_t lk;
 	const char *path = gpuenv_arena_printf(&pj->arena, "%s/%s", pj->dir, gpuenv_project_lock_name(&pj->arena,
 		&pj->m, t)).ptr, *out = NULL;
 	gpuenv_buf_init(&b, &cli->ctx, GPUENV_PYLOCK_MAX_SIZE);
+	memset(&o->lk, 0, sizeof(o->lk));
+	o->lk_path = NULL;
 	if (path && gpuenv_fs_read(&cli->ctx, path, GPUENV_PYLOCK_MAX_SIZE, &b) == 0 &&
-		gpuenv_pylock_parse(&cli->ctx, &pj->arena, path, (gpuenv_str_t){ b.data, b.len }, &lk) == 0)
-		out = gpuenv_fit_backend_cuda(lk.target.backend, buf, bufsz);
+		gpuenv_pylock_parse(&cli->ctx, &pj->arena, path, (gpuenv_str_t){ b.data, b.len }, &o->lk) == 0) {
+		out = gpuenv_fit_backend_cuda(o->lk.target.backend, buf, bufsz);
+		o->lk_path = path;
+	} else {
+		memset(&o->lk, 0, sizeof(o->lk));
+	}
 	gpuenv_error_clear(&cli->ctx);
 	gpuenv_buf_free(&b);
 	return out;
@@ -83,7 +89,7 @@ static int pick_auto(struct cli *cli, struct cli_sync_opts *o, struct cli_projec
 	if (!fits)
 		return cli_report(cli, CLI_EXIT_CANNOT);
 	for (size_t i = 0; i < pj->ntargets; i++) {
-		const char *cuda = locked_cuda(cli, pj, &pj->targets[i], cb, sizeof(cb));
+		const char *cuda = locked_cuda(cli, o, pj, &pj->targets[i], cb, sizeof(cb));
 		if (gpuenv_target_fit(&cli->ctx, &pj->arena, pj->kb, machine, &pj->targets[i].target, cuda, &fits[i]) != 0)
 			return cli_report(cli, CLI_EXIT_CANNOT);
 		if (fits[i].verdict != GPUENV_KB_NO && (best == SIZE_MAX || fits[i].score > fits[best].score))
@@ -127,7 +133,7 @@ static int pick_target(struct cli *cli, struct cli_sync_opts *o, struct cli_proj
 	gpuenv_fit_t fit;
 	char cb[32];
 	if (gpuenv_target_fit(&cli->ctx, &pj->arena, pj->kb, &machine, &(*out)->target,
-		    locked_cuda(cli, pj, *out, cb, sizeof(cb)), &fit) != 0)
+		    locked_cuda(cli, o, pj, *out, cb, sizeof(cb)), &fit) != 0)
 		return cli_report(cli, CLI_EXIT_CANNOT);
 	if (fit.verdict == GPUENV_KB_NO) {
 		o->foreign = fit.reasons[0];
@@ -145,25 +151,31 @@ static int ensure_lock(struct cli *cli, struct cli_sync_opts *o, struct cli_proj
 {
 	const char *name = gpuenv_project_lock_name(&pj->arena, &pj->m, t), *detail;
 	const char *path = gpuenv_arena_printf(&pj->arena, "%s/%s", pj->dir, name).ptr;
-	const char *state = cli_lock_check_one(cli, &pj->arena, &pj->m, t, path, &detail);
+	gpuenv_lock_t seen;
+	memset(&seen, 0, sizeof(seen));
+	if (o->lk_path && !strcmp(o->lk_path, path))
+		seen = o->lk; /* read by pick_target */
+	const char *state = cli_lock_check_one(cli, &pj->arena, &pj->m, t, path, &detail, &seen);
 	gpuenv_buf_t b;
 	int st;
 
 	*lock_path = path;
-	if (strcmp(state, "fresh") != 0) {
-		if (o->locked) {
-			fprintf(stderr, "%s: %s: %s is %s%s%s\nhint: run gpuenv lock --target %s, and commit the lock "
-					"(--locked refuses to lock)\n", cli->prog, o->verb->name, path, state,
-				detail ? ": " : "", detail ? detail : "", t->name);
-			return CLI_EXIT_FAIL;
-		}
-		if (!o->quiet && !cli->json)
-			fprintf(stderr, "%s is %s: locking target %s first\n", name, state, t->name);
-		o->lo.quiet_json = true;
-		if ((st = cli_lock_targets(cli, o->verb, &o->lo, pj, &t, 1, ix)) != 0)
-			return st;
-		o->locked_now = true;
+	if (!strcmp(state, "fresh")) {
+		*lk = seen;
+		return 0;
 	}
+	if (o->locked) {
+		fprintf(stderr, "%s: %s: %s is %s%s%s\nhint: run gpuenv lock --target %s, and commit the lock "
+				"(--locked refuses to lock)\n", cli->prog, o->verb->name, path, state,
+			detail ? ": " : "", detail ? detail : "", t->name);
+		return CLI_EXIT_FAIL;
+	}
+	if (!o->quiet && !cli->json)
+		fprintf(stderr, "%s is %s: locking target %s first\n", name, state, t->name);
+	o->lo.quiet_json = true;
+	if ((st = cli_lock_targets(cli, o->verb, &o->lo, pj, &t, 1, ix)) != 0)
+		return st;
+	o->locked_now = true;
 	gpuenv_buf_init(&b, &cli->ctx, GPUENV_PYLOCK_MAX_SIZE);
 	if (gpuenv_fs_read(&cli->ctx, path, GPUENV_PYLOCK_MAX_SIZE, &b) != 0 ||
 		gpuenv_pylock_parse(&cli->ctx, &pj->arena, path, (gpuenv_str_t){ b.data, b.len }, lk) != 0) {
