@@ -14,11 +14,13 @@
 
 static gpuenv_ctx_t ctx;
 static gpuenv_kb_t *kb;
+static gpuenv_arena_t arena; /* the reasons of every judgement, freed at the end */
 
 static int setup(void **state)
 {
 	(void)state;
 	gpuenv_ctx_init(&ctx);
+	gpuenv_arena_init(&arena, &ctx, 0);
 	return gpuenv_kb_load(&ctx, NULL, &kb);
 }
 
@@ -26,6 +28,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	gpuenv_kb_free(kb);
+	gpuenv_arena_free(&arena);
 	return 0;
 }
 
@@ -60,14 +63,10 @@ static gpuenv_target_t declared(const gpuenv_target_gpu_t *g, const char *driver
 
 static gpuenv_fit_t judge(const gpuenv_target_t *m, const gpuenv_target_t *w, const char *cuda_build)
 {
-	gpuenv_arena_t a;
 	gpuenv_fit_t f;
-	gpuenv_arena_init(&a, &ctx, 0);
-	assert_int_equal(gpuenv_target_fit(&ctx, &a, kb, m, w, cuda_build, &f), 0);
+	assert_int_equal(gpuenv_target_fit(&ctx, &arena, kb, m, w, cuda_build, &f), 0);
 	for (size_t i = 0; i < f.nreasons; i++)
 		assert_non_null(f.reasons[i]);
-	/* the reasons outlive the test only as far as the verdict: copy none */
-	gpuenv_arena_free(&a);
 	return f;
 }
 
