@@ -3,9 +3,11 @@
 #include "gpuenv/sync.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gpuenv/pep440.h"
 #include "gpuenv/wheel.h"
@@ -30,19 +32,24 @@ const gpuenv_sync_plan_t *gpuenv_sync_plan(const gpuenv_sync_t *s)
 	return &s->plan;
 }
 
-static bool same_version(gpuenv_sync_t *s, const char *a, const char *b)
+static bool same_version_ctx(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *a, const char *b)
 {
 	gpuenv_version_t va, vb;
 	if (!a || !b)
 		return false;
 	if (!strcmp(a, b))
 		return true;
-	if (gpuenv_version_parse(s->ctx, s->arena, gpuenv_str(a), &va) != 0 ||
-		gpuenv_version_parse(s->ctx, s->arena, gpuenv_str(b), &vb) != 0) {
-		gpuenv_error_clear(s->ctx);
+	if (gpuenv_version_parse(ctx, arena, gpuenv_str(a), &va) != 0 ||
+		gpuenv_version_parse(ctx, arena, gpuenv_str(b), &vb) != 0) {
+		gpuenv_error_clear(ctx);
 		return false;
 	}
 	return gpuenv_version_cmp(&va, &vb) == 0;
+}
+
+static bool same_version(gpuenv_sync_t *s, const char *a, const char *b)
+{
+	return same_version_ctx(s->ctx, s->arena, a, b);
 }
 
 static int pkg_fail(gpuenv_sync_t *s, const gpuenv_lock_package_t *p, int code, const char *what)
@@ -253,17 +260,18 @@ static bool is_requested(const gpuenv_sync_t *s, const char *name)
 }
 
 /* PEP 610 for an archive: its URL and hash. */
-static const char *direct_url(gpuenv_sync_t *s, const gpuenv_lock_file_t *f)
+static const char *direct_url(gpuenv_sync_t *s, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
+	const gpuenv_lock_file_t *f)
 {
 	gpuenv_buf_t b;
 	const char *out = NULL;
 	const char *url = f->url;
 	if (!url && f->path) /* a path: its file:// URL */
-		url = gpuenv_arena_printf(s->arena, "file://%s%s%s", f->path[0] == '/' ? "" : s->o.lock_dir,
+		url = gpuenv_arena_printf(arena, "file://%s%s%s", f->path[0] == '/' ? "" : s->o.lock_dir,
 			f->path[0] == '/' ? "" : "/", f->path).ptr;
 	if (!url)
 		return NULL;
-	gpuenv_buf_init(&b, s->ctx, 1u << 20);
+	gpuenv_buf_init(&b, ctx, 1u << 20);
 	gpuenv_buf_puts(&b, "{\"url\": \"");
 	for (const char *c = url; *c; c++) {
 		if (*c == '"' || *c == '\\')
@@ -273,7 +281,7 @@ static const char *direct_url(gpuenv_sync_t *s, const gpuenv_lock_file_t *f)
 	gpuenv_buf_printf(&b, "\", \"archive_info\": {\"hash\": \"sha256=%s\", \"hashes\": {\"sha256\": \"%s\"}}}\n",
 		f->sha256, f->sha256);
 	if (b.data)
-		out = gpuenv_arena_strndup(s->arena, b.data, b.len);
+		out = gpuenv_arena_strndup(arena, b.data, b.len);
 	gpuenv_buf_free(&b);
 	return out;
 }
@@ -308,38 +316,106 @@ static int commit_reqs(gpuenv_sync_t *s, gpuenv_cache_req_t *reqs)
 	return 0;
 }
 
-/* Stage one package from its cache entry into the transaction. */
-static int commit_stage(gpuenv_sync_t *s, const gpuenv_sync_action_t *a, const gpuenv_cache_entry_t *e,
-	gpuenv_sync_result_t *res)
+/* One package to stage: its action, cache entry and stage folder. */
+struct stage_job {
+	const gpuenv_sync_action_t *a;
+	const gpuenv_cache_entry_t *e;
+	const char *stage;
+	size_t nfiles;
+	int link_mode_used;
+	int rc;
+	gpuenv_error_t err;
+};
+
+struct stage_pool {
+	gpuenv_sync_t *s;
+	struct stage_job *jobs;
+	size_t n;
+	size_t next; /* under mu */
+	bool failed;
+	pthread_mutex_t mu;
+};
+
+/* Check the tree is the package's and stage it (any thread: its own
+ * context and arena). */
+static int stage_one(gpuenv_sync_t *s, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, struct stage_job *j)
 {
-	gpuenv_ctx_t *ctx = s->ctx;
-	const char *stage = gpuenv_txn_stage_dir(s->txn, a->name);
+	const gpuenv_sync_action_t *a = j->a;
+	const gpuenv_cache_entry_t *e = j->e;
 	gpuenv_stage_opts_t so = { .link_mode = s->o.link_mode, .installer = "gpuenv",
 		.requested = is_requested(s, a->name), .compile = s->o.compile };
 	gpuenv_staged_t st;
 	char norm[256];
 	int r;
-	if (!stage)
-		return gpuenv_oom(ctx, "the sync");
 	gpuenv_name_normalize_to(gpuenv_str(e->tree.name), norm, sizeof(norm));
-	if (strcmp(norm, a->name) != 0 || !same_version(s, e->tree.version, a->new_version)) {
+	if (strcmp(norm, a->name) != 0 || !same_version_ctx(ctx, arena, e->tree.version, a->new_version)) {
 		gpuenv_fail(ctx, GPUENV_EFORMAT, s->o.lock_path, 0, 0, "%s %s: the wheel's METADATA says %s %s",
 			a->name, a->new_version ? a->new_version : "", e->tree.name, e->tree.version);
 		return gpuenv_hint(ctx, "the lock or the index is wrong about this file: lock again");
 	}
-	if (a->pkg->archive && !(so.direct_url_json = direct_url(s, a->file)))
+	if (a->pkg->archive && !(so.direct_url_json = direct_url(s, ctx, arena, a->file)))
 		return gpuenv_oom(ctx, "the sync");
-	if ((r = gpuenv_wheel_stage(ctx, s->arena, &e->tree, e->tree_dir, &s->o.venv->scheme, stage, &so, &st)) != 0)
+	if ((r = gpuenv_wheel_stage(ctx, arena, &e->tree, e->tree_dir, &s->o.venv->scheme, j->stage, &so, &st)) != 0)
 		return r;
-	if ((r = gpuenv_txn_install(s->txn, ctx, stage)) != 0)
-		return r;
-	res->installed++;
-	res->files += st.nfiles;
-	if (st.link_mode_used > res->link_mode_used)
-		res->link_mode_used = st.link_mode_used;
-	res->downloaded += e->downloaded;
-	res->unpacked += e->unpacked;
-	res->repaired += e->repaired;
+	j->nfiles = st.nfiles;
+	j->link_mode_used = st.link_mode_used;
+	return 0;
+}
+
+static void *stage_worker(void *arg)
+{
+	struct stage_pool *p = arg;
+	gpuenv_ctx_t ctx = *p->s->ctx;
+	gpuenv_arena_t arena;
+	gpuenv_error_clear(&ctx);
+	gpuenv_arena_init(&arena, &ctx, 0);
+	for (;;) {
+		pthread_mutex_lock(&p->mu);
+		size_t i = p->failed ? p->n : p->next++;
+		pthread_mutex_unlock(&p->mu);
+		if (i >= p->n)
+			break;
+		struct stage_job *j = &p->jobs[i];
+		if ((j->rc = stage_one(p->s, &ctx, &arena, j)) != 0) {
+			j->err = ctx.err;
+			gpuenv_error_clear(&ctx);
+			pthread_mutex_lock(&p->mu);
+			p->failed = true;
+			pthread_mutex_unlock(&p->mu);
+		}
+	}
+	gpuenv_arena_free(&arena);
+	return NULL;
+}
+
+#define SYNC_MAX_THREADS 16
+
+/* Stage every job, on up to one thread per CPU (a venv's files are
+ * mostly folders and links: the kernel's work, which spreads over cores);
+ * the first failure in plan order is the one reported. */
+static int stage_all(gpuenv_sync_t *s, struct stage_job *jobs, size_t n)
+{
+	struct stage_pool p = { .s = s, .jobs = jobs, .n = n };
+	pthread_t th[SYNC_MAX_THREADS];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nt = cpus < 1 ? 1 : (size_t)cpus, started = 0;
+	if (nt > SYNC_MAX_THREADS)
+		nt = SYNC_MAX_THREADS;
+	if (nt > n)
+		nt = n;
+	pthread_mutex_init(&p.mu, NULL);
+	for (size_t i = 1; i < nt; i++)
+		if (pthread_create(&th[started], NULL, stage_worker, &p) == 0)
+			started++;
+	stage_worker(&p); /* this thread works too */
+	for (size_t i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	pthread_mutex_destroy(&p.mu);
+	for (size_t i = 0; i < n; i++)
+		if (jobs[i].rc) {
+			s->ctx->err = jobs[i].err;
+			return jobs[i].rc;
+		}
 	return 0;
 }
 
@@ -351,6 +427,7 @@ int gpuenv_sync_commit(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t *
 	size_t nreq = 0, k = 0;
 	gpuenv_cache_req_t *reqs = NULL;
 	gpuenv_cache_entry_t *ents = NULL;
+	struct stage_job *jobs = NULL;
 	int r;
 
 	memset(res, 0, sizeof(*res));
@@ -361,7 +438,8 @@ int gpuenv_sync_commit(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t *
 	if (nreq) {
 		reqs = gpuenv_arena_calloc(s->arena, nreq, sizeof(*reqs));
 		ents = gpuenv_arena_calloc(s->arena, nreq, sizeof(*ents));
-		if (!reqs || !ents)
+		jobs = gpuenv_arena_calloc(s->arena, nreq, sizeof(*jobs));
+		if (!reqs || !ents || !jobs)
 			return gpuenv_oom(ctx, "the sync");
 		if ((r = commit_reqs(s, reqs)) != 0)
 			return r;
@@ -371,13 +449,36 @@ int gpuenv_sync_commit(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t *
 	res->link_mode_used = s->o.link_mode;
 	for (size_t i = 0; i < pl->n; i++) {
 		const gpuenv_sync_action_t *a = &pl->actions[i];
+		if (!installs(a->op))
+			continue;
+		jobs[k] = (struct stage_job){ .a = a, .e = &ents[k], .stage = gpuenv_txn_stage_dir(s->txn, a->name) };
+		if (!jobs[k].stage)
+			return gpuenv_oom(ctx, "the sync");
+		k++;
+	}
+	if (nreq && (r = stage_all(s, jobs, nreq)) != 0)
+		return r;
+	k = 0;
+	for (size_t i = 0; i < pl->n; i++) {
+		const gpuenv_sync_action_t *a = &pl->actions[i];
 		if (a->dist && a->op != GPUENV_SYNC_KEEP) {
 			if ((r = gpuenv_txn_remove(s->txn, ctx, a->dist)) != 0)
 				return r;
 			res->removed++;
 		}
-		if (installs(a->op) && (r = commit_stage(s, a, &ents[k++], res)) != 0)
+		if (!installs(a->op))
+			continue;
+		struct stage_job *j = &jobs[k];
+		const gpuenv_cache_entry_t *e = &ents[k++];
+		if ((r = gpuenv_txn_install(s->txn, ctx, j->stage)) != 0)
 			return r;
+		res->installed++;
+		res->files += j->nfiles;
+		if (j->link_mode_used > res->link_mode_used)
+			res->link_mode_used = j->link_mode_used;
+		res->downloaded += e->downloaded;
+		res->unpacked += e->unpacked;
+		res->repaired += e->repaired;
 	}
 	r = gpuenv_txn_commit(s->txn, ctx, &res->txn);
 	s->txn = NULL; /* commit frees it in every case */
