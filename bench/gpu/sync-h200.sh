@@ -26,9 +26,9 @@ PYXY=$($VPY -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
 GLIBC=$(ldd --version | head -1 | sed 's/.* //')
 PLAT="manylinux_$(echo "$GLIBC" | tr . _)_$(uname -m)"
-t0=$(date +%s.%N)
+t0=$(date +%s%N)
 python3 "$HERE/repack_env.py" "$SITE" "$W/index" > "$OUT/repack.txt" 2>&1
-echo "repack: $(echo "$(date +%s.%N) - $t0" | bc) s" >> "$OUT/machine.txt"
+echo "repack: $(( ($(date +%s%N) - t0) / 1000000 )) ms" >> "$OUT/machine.txt"
 du -sh "$W/index/files" >> "$OUT/machine.txt"
 P="$W/project"; mkdir -p "$P"
 cat > "$P/pyproject.toml" <<EOT
@@ -71,7 +71,7 @@ echo "lock exit $?" >> "$OUT/lock.txt"
 cp "$P"/pylock.*.toml "$OUT/" 2>/dev/null
 "$BIN" sync --project "$P" --venv "$V" --python "$BASEPY" --dry-run $IDX --cache-dir "$C" > "$OUT/auto-dry-run.txt" 2>&1
 echo "exit $?" >> "$OUT/auto-dry-run.txt"
-tm() { s=$(date +%s.%N); "$@"; rc=$?; e=$(date +%s.%N); echo "$(echo "$e - $s" | bc) s (exit $rc): $*" | sed "s|$W|W|g"; }
+tm() { s=$(date +%s%N); "$@"; rc=$?; e=$(date +%s%N); echo "$(( (e - s) / 1000000 )) ms (exit $rc): $*" | sed "s|$W|W|g"; }
 {
   rm -rf "$C" "$V"; sync
   tm "$BIN" sync --project "$P" --venv "$V" --python "$BASEPY" --locked --cache-dir "$C"
