@@ -13,7 +13,7 @@ set -u
 BIN=$(readlink -f "$1"); OUT=$2; mkdir -p "$OUT"
 HERE=$(cd "$(dirname "$0")" && pwd)
 W=/tmp/gpuenv-sync-h200; rm -rf "$W"; mkdir -p "$W"
-VPY=/opt/torch/.venv/bin/python
+VPY=${VPY:-/opt/torch/.venv/bin/python}   # (VPY, DRIVER, DEPS: for a dry run elsewhere)
 SITE=$($VPY -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 BASEPY=$($VPY -c 'import sys; print(sys._base_executable)')
 PYXY=$($VPY -c 'import sys; print("%d.%d" % sys.version_info[:2])')
@@ -23,7 +23,7 @@ PYXY=$($VPY -c 'import sys; print("%d.%d" % sys.version_info[:2])')
   "$BIN" --version
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 } > "$OUT/machine.txt" 2>&1
-DRIVER=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)
+DRIVER=${DRIVER:-$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)}
 GLIBC=$(ldd --version | head -1 | sed 's/.* //')
 PLAT="manylinux_$(echo "$GLIBC" | tr . _)_$(uname -m)"
 t0=$(date +%s%N)
@@ -35,7 +35,7 @@ cat > "$P/pyproject.toml" <<EOT
 [project]
 name = "h200-sync"
 version = "0.1"
-dependencies = ["torch"]
+dependencies = [${DEPS:-"torch"}]
 
 [tool.gpuenv]
 torch-backend = "auto"
