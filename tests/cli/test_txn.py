@@ -194,6 +194,24 @@ try:
           "hostile RECORD: %s" % r.stderr)
     check(snapshot(v) == before and txn_clean(v), "hostile RECORD: nothing changed")
 
+    # a torch-sized package goes with a few renames: every folder it owns
+    # completely (byte-compiled files included) moves whole
+    big = make_stage(stages, "big", "1.0", {"platlib/big/m%d/s%d/f%d.py" % (d // 20, d, f): "x"
+                                            for d in range(100) for f in range(30)})
+    r = txn(v, "--install", big, "--move")
+    check(r.returncode == 0, "big: exit %d %s" % (r.returncode, r.stderr))
+    for d in range(0, 100, 7):
+        pc = os.path.join(v, SITE, "big", "m%d" % (d // 20), "s%d" % d, "__pycache__")
+        os.makedirs(pc)
+        for f in range(3):
+            open(os.path.join(pc, "f%d.cpython-312.pyc" % f), "w").close()
+            open(os.path.join(pc, "f%d.cpython-311.opt-2.pyc" % f), "w").close()
+    r = txn(v, "--remove", "big", "--json")
+    c = json.loads(r.stdout)["commit"] if r.returncode == 0 else {}
+    check(c.get("renames") == 2 and c.get("removed_files") == 3000 + 2 + 15 * 6,
+          "big: 3000 files and their .pyc in 2 renames: %r %s" % (c, r.stderr))
+    check(not os.path.exists(os.path.join(v, SITE, "big")), "big: gone")
+
     # ---- the crash matrix -----------------------------------------------------
     def old_venv(path):
         make_venv(path)
@@ -239,6 +257,27 @@ try:
     for point in ("after-journal", "before-cleanup"):
         was_new, rep = trial("crash-" + point, {"GPUENV_TEST_TXN_CRASH_AT": point})
         check(was_new, "crash at %s: the new set" % point)
+    # a damaged journal: an error that says what to do, the venv untouched
+    venv = os.path.join(work, "damaged")
+    shutil.copytree(template, venv, symlinks=True)
+    r = txn(venv, *NEW, env={"GPUENV_TEST_TXN_CRASH_AT": str(nops // 2)})
+    jp = os.path.join(venv, ".gpuenv", "txn", "journal")
+    with open(jp) as f:
+        text = f.read()
+    with open(jp, "w") as f:
+        f.write(text.replace("trash/0", "trash/9", 1))
+    before = snapshot(venv)
+    r = subprocess.run([BIN, "debug", "txn", "--prefix", venv, "--recover"], capture_output=True,
+                       text=True, timeout=60)
+    check(r.returncode == 4 and "damaged transaction journal" in r.stderr and
+          "does not match" in r.stderr and "recreate the venv" in r.stderr,
+          "damaged journal: %s" % r.stderr)
+    check(snapshot(venv) == before and os.path.exists(jp), "damaged journal: nothing touched")
+    r = txn(venv, "--remove", "foo")
+    check(r.returncode == 4 and "damaged transaction journal" in r.stderr,
+          "a transaction on a venv with a damaged journal is refused: %s" % r.stderr)
+    shutil.rmtree(venv)
+
     # an error in the middle of the commit: rolled back in the process
     for n in (0, nops // 2, nops - 1):
         was_new, rep = trial("fail-%d" % n, {"GPUENV_TEST_TXN_FAIL_AT": str(n)}, expect_rc=4)
