@@ -29,7 +29,8 @@
 	X(resolve) \
 	X(download) \
 	X(txn) \
-	X(cache_get)
+	X(cache_get) \
+	X(wheel_install)
 #define DEBUG_SUB_DECLARE(n) extern const struct cli_verb cli_verb_debug_##n;
 DEBUG_SUBS(DEBUG_SUB_DECLARE)
 #define DEBUG_SUB_ROW(n) &cli_verb_debug_##n,
@@ -89,7 +90,8 @@ const struct cli_verb cli_verb_debug = {
 		"  sha256            FILE... -> SHA-256 digests\n"
 		"  pylock            FILE -> the PEP 751 lock re-written (or --json), strictly read\n"
 		"  resolve           SCENARIO.toml -> the resolution (packse format, no index)\n"
-		"  txn               one transaction on a venv: remove, install stage folders, recover\n",
+		"  txn               one transaction on a venv: remove, install stage folders, recover\n"
+		"  wheel-install     WHEEL -> an unpacked tree, a stage, a venv (installer tests)\n",
 };
 
 const struct cli_verb cli_verb_debug_sha256 = {

@@ -73,6 +73,11 @@ GPUENV_API const char *gpuenv_link_mode_name(int mode);
 GPUENV_API int gpuenv_link_file(gpuenv_ctx_t *ctx, int src_dirfd, const char *src, int dst_dirfd,
 	const char *dst, unsigned perm, int mode, int *used);
 
+/* Remove path and everything under it, following no symbolic link (a
+ * failed unpack or stage, a pruned tree).  0, or -errno of the first thing
+ * that could not be removed, recorded with its path. */
+GPUENV_API int gpuenv_install_remove(gpuenv_ctx_t *ctx, const char *path);
+
 /* ---- unpacked trees (lib/install/wheel.c, the "wheel" part) ------------ */
 
 #define GPUENV_TREE_MANIFEST ".gpuenv-tree"
@@ -144,6 +149,15 @@ GPUENV_API int gpuenv_wheel_unpack(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
  * GPUENV_ENOTFOUND when there is no manifest (an incomplete tree). */
 GPUENV_API int gpuenv_wheel_tree_load(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
 	const char *tree_dir, bool check, gpuenv_wheel_tree_t *out);
+
+/* Parse a tree manifest's text (what gpuenv_wheel_tree_load reads; file
+ * names it in messages).  The manifest lives in the user's cache and is
+ * read as untrusted: every path is checked as a zip entry name is, the
+ * files must be sorted and unique, every field well formed.  Slices point
+ * into a copy in the arena.  GPUENV_EFORMAT (with the line) or
+ * GPUENV_ETOOBIG. */
+GPUENV_API int gpuenv_wheel_tree_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
+	const char *file, gpuenv_str_t text, gpuenv_wheel_tree_t *out);
 
 typedef struct gpuenv_stage_opts {
 	int link_mode;		     /* enum gpuenv_link_mode */

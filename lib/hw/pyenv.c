@@ -136,44 +136,19 @@ static gpuenv_str_t which(struct penv *P, const char *name, const char *skip)
 	return GPUENV_STR_NULL;
 }
 
-/* A pyenv shim is a shell script in .../shims/: follow $PYENV_VERSION or
- * $PYENV_ROOT/version to .../versions/V/bin/NAME.  "system" (or nothing)
- * means the next interpreter on $PATH. */
+/* A pyenv shim: the binary it runs (gpuenv_pyenv_shim_target); one that
+ * stands for "system" runs the next interpreter on $PATH. */
 static gpuenv_str_t follow_shim(struct penv *P, gpuenv_str_t interp)
 {
-	gpuenv_str_t dir = stack_dirname(P->a, interp.ptr);
-	const char *base = strrchr(interp.ptr, '/');
-	gpuenv_str_t version = GPUENV_STR_NULL;
+	bool is_shim;
+	const char *t = gpuenv_pyenv_shim_target(P->ctx, P->a, P->ctx->root, interp.ptr, &is_shim);
 
-	if (!dir.ptr || !base || !gpuenv_str_endswith(dir, "/shims"))
+	if (t)
+		return gpuenv_str(t);
+	if (!is_shim)
 		return interp;
-	if (stack_read_head(P->ctx, interp.ptr, 2, &P->buf) != 0 || P->buf.len < 2 ||
-		memcmp(P->buf.data, "#!", 2) != 0)
-		return interp;
-	base++;
-	const char *root = gpuenv_ctx_getenv(P->ctx, "PYENV_ROOT");
-	gpuenv_str_t rootdir = root && root[0] ? stack_strdup(P->a, root, strlen(root))
-					       : stack_dirname(P->a, dir.ptr);
-	const char *pv = gpuenv_ctx_getenv(P->ctx, "PYENV_VERSION");
-	if (pv && pv[0]) {
-		gpuenv_str_t first;
-		gpuenv_str_split(gpuenv_str(pv), ':', &first);
-		version = gpuenv_arena_str(P->a, gpuenv_str_trim(first));
-	} else if (rootdir.ptr) {
-		gpuenv_str_t vf = stack_join(P->a, rootdir.ptr, "version");
-		if (vf.ptr && stack_read_head(P->ctx, vf.ptr, 4096, &P->buf) == 0 && P->buf.len) {
-			gpuenv_str_t first;
-			gpuenv_str_t t = gpuenv_str_trim(gpuenv_str_n(P->buf.data, P->buf.len));
-			gpuenv_str_split(t, '\n', &first);
-			version = gpuenv_arena_str(P->a, gpuenv_str_trim(first));
-		}
-	}
-	if (version.len && !gpuenv_str_eq_cstr(version, "system") && rootdir.ptr) {
-		gpuenv_str_t real = gpuenv_arena_printf(P->a, "%s/versions/%s/bin/%s", rootdir.ptr, version.ptr, base);
-		if (real.ptr && is_exec_file(P->ctx, real.ptr))
-			return real;
-	}
-	gpuenv_str_t next = which(P, base, dir.ptr);
+	gpuenv_str_t dir = stack_dirname(P->a, interp.ptr);
+	gpuenv_str_t next = dir.ptr ? which(P, strrchr(interp.ptr, '/') + 1, dir.ptr) : GPUENV_STR_NULL;
 	return next.ptr ? next : interp;
 }
 

@@ -356,65 +356,6 @@ static int start_python(struct finder *F, struct cand *c)
 
 /* ---- candidates ---------------------------------------------------------------- */
 
-/* The pyenv versions a shim runs: $PYENV_VERSION, else the first
- * .python-version from the current folder up, else $PYENV_ROOT/version
- * (each "V1:V2" or lines); "system" stands for the next interpreter on
- * $PATH (which the scan finds by itself). */
-static const char *pyenv_versions(struct finder *F)
-{
-	const char *pv = gpuenv_ctx_getenv(F->ctx, "PYENV_VERSION");
-	if (pv && pv[0])
-		return gpuenv_arena_strndup(F->a, pv, strlen(pv));
-	char cwd[PATH_MAX];
-	if (getcwd(cwd, sizeof(cwd))) {
-		for (size_t depth = 0; depth < 64; depth++) {
-			const char *f = gpuenv_arena_printf(F->a, "%s/.python-version", cwd[1] ? cwd : "").ptr;
-			if (f && read_small(F, f))
-				return gpuenv_arena_strndup(F->a, F->buf.data, F->buf.len);
-			char *sl = strrchr(cwd, '/');
-			if (!sl || sl == cwd)
-				break;
-			*sl = '\0';
-		}
-	}
-	const char *vf = gpuenv_arena_printf(F->a, "%s/version", F->pyenv_root).ptr;
-	if (vf && read_small(F, vf))
-		return gpuenv_arena_strndup(F->a, F->buf.data, F->buf.len);
-	return NULL;
-}
-
-/* A pyenv shim (a script in .../shims/) -> the binary it would run, or
- * NULL when it would run none of pyenv's versions. */
-static const char *resolve_shim(struct finder *F, const char *path)
-{
-	const char *dir = dir_of(F->a, path);
-	if (!dir || !gpuenv_str_endswith(gpuenv_str(dir), "/shims"))
-		return path;
-	if (!read_small(F, path) || F->buf.len < 2 || memcmp(F->buf.data, "#!", 2) != 0)
-		return path;
-	const char *vers = pyenv_versions(F);
-	const char *name = base_of(path);
-	for (gpuenv_str_t rest = vers ? gpuenv_str(vers) : GPUENV_STR_NULL; rest.ptr;) {
-		gpuenv_str_t v;
-		const char *sep = strpbrk(rest.ptr, ":\n");
-		if (sep) {
-			v = gpuenv_str_n(rest.ptr, (size_t)(sep - rest.ptr));
-			rest = gpuenv_str(sep + 1);
-		} else {
-			v = rest;
-			rest = GPUENV_STR_NULL;
-		}
-		v = gpuenv_str_trim(v);
-		if (!v.len || gpuenv_str_eq_cstr(v, "system") || memchr(v.ptr, '/', v.len))
-			continue;
-		const char *p = gpuenv_arena_printf(F->a, "%s/versions/" GPUENV_STR_FMT "/bin/%s", F->pyenv_root,
-			GPUENV_STR_ARG(v), name).ptr;
-		if (p && access(p, X_OK) == 0)
-			return p;
-	}
-	return NULL;
-}
-
 /* Add the interpreter at path (found_by) unless its real binary is
  * already there.  0, or -ENOMEM. */
 static int add(struct finder *F, const char *path, const char *found_by)
@@ -424,7 +365,10 @@ static int add(struct finder *F, const char *path, const char *found_by)
 
 	if (F->n >= FIND_MAX)
 		return 0;
-	const char *run = resolve_shim(F, path);
+	bool is_shim;
+	const char *run = gpuenv_pyenv_shim_target(F->ctx, F->a, NULL, path, &is_shim);
+	if (!run && !is_shim)
+		run = path;
 	if (!run || !realpath(run, real) || stat(real, &st) != 0 || !S_ISREG(st.st_mode) ||
 		!(st.st_mode & 0111))
 		return 0;
@@ -784,9 +728,24 @@ static int not_found(struct finder *F, const struct want *w, const char *fits)
 		}
 		gpuenv_error_clear(F->ctx);
 	}
+	/* a --python that does not fit, and one found that does: name it */
+	const struct cand *alt = NULL;
+	if (w->kind == WANT_PATH && fits && fits[0]) {
+		gpuenv_specset_t set;
+		struct want any = { .kind = WANT_ANY };
+		if (gpuenv_specset_parse(F->ctx, F->a, gpuenv_str(fits), &set) == 0)
+			for (size_t i = 1; i < F->n && !alt; i++) {
+				bool ok = false;
+				if (judge(F, &F->v[i], &any, &set, &ok) == 0 && ok)
+					alt = &F->v[i];
+			}
+		gpuenv_error_clear(F->ctx);
+	}
 	gpuenv_fail(F->ctx, GPUENV_ENOTFOUND, NULL, 0, 0, "%s", b.data ? b.data : "no Python interpreter found");
 	gpuenv_buf_free(&b);
-	if (hy)
+	if (alt)
+		gpuenv_hint(F->ctx, "--python %s (%s) fits", tilde(F, alt->py.path), alt->py.version);
+	else if (hy)
 		gpuenv_hint(F->ctx, "install one (`pyenv install %u.%u`, `apt install python%u.%u`) or name one with --python PATH",
 			hx, hy, hx, hy);
 	else

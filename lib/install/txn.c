@@ -360,17 +360,20 @@ static int fsync_at(int dirfd, const char *rel)
 	return r;
 }
 
-/* Remove rel (under dirfd) and everything below it; a missing one is fine. */
-static int rm_tree(int dirfd, const char *rel)
+/* Remove rel (under dirfd) and everything below it; a missing one is fine.
+ * is_dir: known to be a folder (readdir said so): no unlink tried first. */
+static int rm_tree_at(int dirfd, const char *rel, bool is_dir)
 {
 	int fd, r = 0;
 	DIR *d;
 	struct dirent *e;
 
-	if (unlinkat(dirfd, rel, 0) == 0 || errno == ENOENT)
-		return 0;
-	if (errno != EISDIR && errno != EPERM)
-		return -errno;
+	if (!is_dir) {
+		if (unlinkat(dirfd, rel, 0) == 0 || errno == ENOENT)
+			return 0;
+		if (errno != EISDIR && errno != EPERM)
+			return -errno;
+	}
 	fd = openat(dirfd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -388,7 +391,7 @@ static int rm_tree(int dirfd, const char *rel)
 				r = -errno;
 			continue;
 		}
-		int rr = rm_tree(fd, e->d_name);
+		int rr = rm_tree_at(fd, e->d_name, e->d_type == DT_DIR);
 		if (rr && !r)
 			r = rr;
 	}
@@ -396,6 +399,11 @@ static int rm_tree(int dirfd, const char *rel)
 	if (unlinkat(dirfd, rel, AT_REMOVEDIR) != 0 && errno != ENOENT && !r)
 		r = -errno;
 	return r;
+}
+
+static int rm_tree(int dirfd, const char *rel)
+{
+	return rm_tree_at(dirfd, rel, false);
 }
 
 struct dent {
@@ -724,6 +732,7 @@ static int op_fail(gpuenv_ctx_t *ctx, gpuenv_txn_t *T, const gpuenv_txn_op_t *op
 struct hooks {
 	long crash_at;	     /* -1: none */
 	bool journal_half, after_journal, before_cleanup;
+	bool rollback_half; /* "rollback-half": in the roll back of an error */
 	long fail_at;	     /* GPUENV_TEST_TXN_FAIL_AT: op that fails with EIO */
 	unsigned long step_us;
 };
@@ -743,6 +752,7 @@ static void hooks_read(gpuenv_ctx_t *ctx, struct hooks *h)
 		h->journal_half = !strcmp(c, "journal-half");
 		h->after_journal = !strcmp(c, "after-journal");
 		h->before_cleanup = !strcmp(c, "before-cleanup");
+		h->rollback_half = !strcmp(c, "rollback-half");
 	}
 	if (f && gpuenv_str_to_u64(gpuenv_str(f), &v) && v < LONG_MAX)
 		h->fail_at = (long)v;
@@ -804,9 +814,13 @@ static int mark_rollback(gpuenv_txn_t *T, gpuenv_ctx_t *ctx)
 
 /* Undo every done operation of ops, last first (judged from the disk). */
 static int rollback_all(gpuenv_txn_t *T, gpuenv_ctx_t *ctx, const gpuenv_txn_op_t *ops,
-	size_t nops, size_t *undone)
+	size_t nops, size_t *undone, long crash_at, unsigned long step_us)
 {
 	for (size_t i = nops; i-- > 0;) {
+		if (crash_at == (long)i)
+			crash();
+		if (step_us)
+			usleep((useconds_t)step_us);
 		int d = op_done(T, &ops[i]), r;
 		if (d < 0)
 			return op_fail(ctx, T, &ops[i], i, d, "rolling back");
@@ -890,9 +904,21 @@ static int txn_recover(gpuenv_txn_t *T, gpuenv_ctx_t *ctx, gpuenv_txn_report_t *
 		r = finish(T, ctx, NULL, 0);
 		goto out;
 	}
+	/* the test hooks of a recovery: a crash before op N, a sleep before each */
+	struct hooks h;
+	hooks_read(ctx, &h);
+	long crash_at = -1;
+	const char *c = gpuenv_ctx_getenv(ctx, "GPUENV_TEST_TXN_RECOVER_CRASH_AT");
+	uint64_t v;
+	if (c && gpuenv_str_to_u64(gpuenv_str(c), &v) && v < LONG_MAX)
+		crash_at = (long)v;
 	if (j.state == GPUENV_TXN_COMMITTED) {
 		size_t i;
 		for (i = 0; i < j.nops; i++) {
+			if (crash_at == (long)i)
+				crash();
+			if (h.step_us)
+				usleep((useconds_t)h.step_us);
 			int d = op_done(T, &j.ops[i]);
 			if (d < 0 || (!d && (d = op_do(T, &j.ops[i])) != 0)) {
 				r = op_fail(ctx, T, &j.ops[i], i, d, "rolling forward");
@@ -916,7 +942,7 @@ static int txn_recover(gpuenv_txn_t *T, gpuenv_ctx_t *ctx, gpuenv_txn_report_t *
 	}
 	gpuenv_error_t err = ctx->err;
 	int first = r;
-	r = rollback_all(T, ctx, j.ops, j.nops, &rep->renames);
+	r = rollback_all(T, ctx, j.ops, j.nops, &rep->renames, crash_at, h.step_us);
 	if (r) {
 		rollback_failed(ctx, T);
 		goto out;
@@ -1606,6 +1632,8 @@ int gpuenv_txn_commit(gpuenv_txn_t *T, gpuenv_ctx_t *ctx, gpuenv_txn_report_t *r
 	gpuenv_error_t err = ctx->err;
 	int rr = mark_rollback(T, ctx);
 	for (size_t k = i; !rr && k-- > 0;) {
+		if (h.rollback_half && k == i / 2)
+			crash();
 		if ((rr = op_undo(T, &T->ops[k]))) {
 			op_fail(ctx, T, &T->ops[k], k, rr, "rolling back");
 			break;

@@ -42,9 +42,9 @@ def txn(venv, *args, env=None, **kw):
                           capture_output=True, text=True, env=e, timeout=120, **kw)
 
 
-def recover(venv):
+def recover(venv, env=None):
     r = subprocess.run([BIN, "debug", "txn", "--prefix", venv, "--recover", "--json"],
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=120, env=env)
     check(r.returncode == 0, "recover: exit %d %s" % (r.returncode, r.stderr))
     return json.loads(r.stdout)["recovery"] if r.returncode == 0 else {}
 
@@ -254,7 +254,7 @@ try:
     span = time.monotonic() - t0
     shutil.rmtree(probe)
     rng = random.Random(9)
-    landed = {"old": 0, "new": 0, "mid": 0}
+    landed = {"old": 0, "new": 0, "mid": 0, "recovery killed": 0}
     for i in range(100):
         venv = os.path.join(work, "kill-%d" % i)
         shutil.copytree(template, venv, symlinks=True)
@@ -266,6 +266,14 @@ try:
         p.wait()
         if os.path.exists(os.path.join(venv, ".gpuenv", "txn", "journal")):
             landed["mid"] += 1
+            if i % 2:
+                # the recovery killed too, somewhere in its roll forward
+                p = subprocess.Popen([BIN, "debug", "txn", "--prefix", venv, "--recover"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=e)
+                time.sleep(rng.uniform(0, span * 0.5))
+                p.send_signal(signal.SIGKILL)
+                p.wait()
+                landed["recovery killed"] += 1
         recover(venv)
         s = snapshot(venv)
         if not check(s == old or s == new, "kill %d: neither old nor new: %r" %
@@ -274,7 +282,8 @@ try:
         landed["new" if s == new else "old"] += 1
         check(txn_clean(venv), "kill %d: the transaction area is empty" % i)
         shutil.rmtree(venv)
-    print("kill -9 trials: %(old)d old, %(new)d new, %(mid)d inside a commit" % landed)
+    print("kill -9 trials: %(old)d old, %(new)d new, %(mid)d inside a commit, "
+          "%(recovery killed)d recoveries killed too" % landed)
     check(landed["mid"] >= 10, "too few kills landed inside a commit (%r)" % landed)
 
     # ---- two transactions on one venv ---------------------------------------

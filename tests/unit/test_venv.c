@@ -315,6 +315,9 @@ static void test_find_fits(void **state)
 	assert_int_equal(gpuenv_python_find(&f->ctx, &f->a, at(f, "usr/bin/python3"), "==3.12.*", &py, NULL, NULL),
 		GPUENV_ENOTFOUND);
 	assert_non_null(strstr(f->ctx.err.msg, "is Python 3.10.4 (patchlevel.h), which does not fit ==3.12.*"));
+	char hint[600];
+	snprintf(hint, sizeof(hint), "--python %s (3.12.1) fits", at(f, "pyenv/shims/python3"));
+	assert_string_equal(f->ctx.err.hint, hint);
 }
 
 static void test_find_not_found(void **state)
