@@ -29,8 +29,8 @@
 	X(resolve) \
 	X(download) \
 	X(txn) \
-	X(wheel_install) \
-	X(cache_get)
+	X(cache_get) \
+	X(wheel_install)
 #define DEBUG_SUB_DECLARE(n) extern const struct cli_verb cli_verb_debug_##n;
 DEBUG_SUBS(DEBUG_SUB_DECLARE)
 #define DEBUG_SUB_ROW(n) &cli_verb_debug_##n,

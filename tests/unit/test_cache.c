@@ -370,7 +370,7 @@ static void test_cache_get(void **state)
 	reqs[NWHEELS] = reqs[3]; /* the same wheel twice */
 	assert_int_equal(gpuenv_cache_get(c, &ctx, &arena, NULL, reqs, NWHEELS + 1, NULL, &prog, out), 0);
 	for (int i = 0; i < NWHEELS; i++) {
-		char want[400];
+		char want[1024];
 		snprintf(want, sizeof(want), "%s/trees/%.2s/%s", cdir, shas[i], shas[i]);
 		assert_string_equal(out[i].tree_dir, want);
 		assert_true(out[i].downloaded && out[i].unpacked && !out[i].repaired);
