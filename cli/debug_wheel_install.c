@@ -2,8 +2,8 @@
  * gpuenv_wheel_tree_load of a tree already there) and gpuenv_wheel_stage,
  * and with --prefix the staged folders moved into the venv.  The move is a
  * plain rename, for tests only: sync's transaction (txn.h) is the real one.
- * The scheme is derived here from --prefix and the Python version (read
- * from PREFIX/pyvenv.cfg, or --python-xy). */
+ * The scheme is the venv's (gpuenv_venv_open); with --stage alone, one is
+ * made up from --python-xy under a prefix that does not exist. */
 #include "cli.h"
 
 #include <dirent.h>
@@ -16,6 +16,7 @@
 
 #include "gpuenv/fs.h"
 #include "gpuenv/install.h"
+#include "gpuenv/venv.h"
 
 static int mkdir_p(char *path)
 {
@@ -72,38 +73,6 @@ static int move_into(int src, int dst, int depth)
 	}
 	closedir(d);
 	return r;
-}
-
-/* "3.12" from PREFIX/pyvenv.cfg's version (or version_info) line. */
-static bool venv_xy(const char *prefix, char *out, size_t outsz)
-{
-	char path[4096], line[512];
-	FILE *f;
-	bool ok = false;
-
-	snprintf(path, sizeof(path), "%s/pyvenv.cfg", prefix);
-	if (!(f = fopen(path, "r")))
-		return false;
-	while (!ok && fgets(line, sizeof(line), f)) {
-		char *eq = strchr(line, '=');
-		if (!eq)
-			continue;
-		size_t kl = strcspn(line, " =");
-		if (!((kl == 7 && !strncmp(line, "version", 7)) ||
-			    (kl == 12 && !strncmp(line, "version_info", 12))))
-			continue;
-		char *v = eq + 1;
-		while (*v == ' ')
-			v++;
-		char *dot = strchr(v, '.');
-		if (!dot)
-			continue;
-		size_t l = strspn(dot + 1, "0123456789");
-		snprintf(out, outsz, "%.*s", (int)(dot - v) + 1 + (int)l, v);
-		ok = l > 0;
-	}
-	fclose(f);
-	return ok;
 }
 
 static const char *dup_printf(gpuenv_arena_t *a, const char *fmt, const char *x, const char *y)
@@ -163,24 +132,13 @@ static int cli_debug_wheel_install(struct cli *cli, const struct cli_verb *verb,
 	int status = CLI_EXIT_OK, r;
 
 	gpuenv_arena_init(&arena, &cli->ctx, 0);
+	gpuenv_venv_t venv;
 	if (prefix_arg) {
-		char cwd[2048];
-		if (prefix_arg[0] != '/' && getcwd(cwd, sizeof(cwd)))
-			snprintf(prefix, sizeof(prefix), "%s/%s", cwd, prefix_arg);
-		else
-			snprintf(prefix, sizeof(prefix), "%s", prefix_arg);
-		gpuenv_fs_tidy_path(prefix);
-		size_t pl = strlen(prefix);
-		if (pl > 1 && prefix[pl - 1] == '/')
-			prefix[pl - 1] = '\0';
-		if (xy_arg)
-			snprintf(xy, sizeof(xy), "%s", xy_arg);
-		else if (!venv_xy(prefix, xy, sizeof(xy))) {
-			status = cli_usage_error(cli, verb,
-				"%s: %s/pyvenv.cfg has no version: give --python-xy X.Y", verb->name,
-				prefix);
+		if (gpuenv_venv_open(&cli->ctx, &arena, prefix_arg, &venv)) {
+			status = cli_report(cli, CLI_EXIT_FAIL);
 			goto out;
 		}
+		snprintf(prefix, sizeof(prefix), "%s", venv.root);
 	}
 	if (!tree_dir) {
 		const char *tmpdir = gpuenv_ctx_getenv(&cli->ctx, "TMPDIR");
@@ -218,17 +176,25 @@ static int cli_debug_wheel_install(struct cli *cli, const struct cli_verb *verb,
 	}
 	if (prefix[0] || stage_dir) {
 		gpuenv_scheme_t sc = { 0 };
-		const char *p = prefix[0] ? prefix : "/nonexistent-prefix";
-		if (!xy[0])
+		if (prefix[0]) {
+			sc = venv.scheme;
+		} else {
+			const char *p = "/nonexistent-prefix";
 			snprintf(xy, sizeof(xy), "%s", xy_arg ? xy_arg : "3");
-		sc.prefix = p;
-		sc.python_xy = xy;
-		sc.dirs[GPUENV_SCHEME_PURELIB] = dup_printf(&arena, "%s/lib/python%s/site-packages", p, xy);
-		sc.dirs[GPUENV_SCHEME_PLATLIB] = sc.dirs[GPUENV_SCHEME_PURELIB];
-		sc.dirs[GPUENV_SCHEME_SCRIPTS] = dup_printf(&arena, "%s/bin%s", p, "");
-		sc.dirs[GPUENV_SCHEME_DATA] = p;
-		sc.dirs[GPUENV_SCHEME_HEADERS] = dup_printf(&arena, "%s/include/site/python%s", p, xy);
-		sc.python = python ? python : dup_printf(&arena, "%s/bin/python%s", p, "");
+			sc.prefix = p;
+			sc.python_xy = xy;
+			sc.dirs[GPUENV_SCHEME_PURELIB] =
+				dup_printf(&arena, "%s/lib/python%s/site-packages", p, xy);
+			sc.dirs[GPUENV_SCHEME_PLATLIB] = sc.dirs[GPUENV_SCHEME_PURELIB];
+			sc.dirs[GPUENV_SCHEME_SCRIPTS] = dup_printf(&arena, "%s/bin%s", p, "");
+			sc.dirs[GPUENV_SCHEME_DATA] = p;
+			sc.dirs[GPUENV_SCHEME_HEADERS] =
+				dup_printf(&arena, "%s/include/site/python%s", p, xy);
+			sc.python = dup_printf(&arena, "%s/bin/python%s", p, "");
+		}
+		if (python)
+			sc.python = python;
+		const char *p = sc.prefix;
 		if (!stage_dir)
 			stage_dir = dup_printf(&arena, "%s/.gpuenv-stage-%s", p, tree.dist_info);
 		gpuenv_stage_opts_t so = {
@@ -320,7 +286,8 @@ const struct cli_verb cli_verb_debug_wheel_install = {
 		"                    for tests; sync's transaction is the real one)\n"
 		"  --sha256 HEX      the wheel's expected sha256, checked before anything is written\n"
 		"  --python PATH     the interpreter for shebangs (default VENV/bin/python)\n"
-		"  --python-xy X.Y   the Python version (default: VENV/pyvenv.cfg's)\n"
+		"  --python-xy X.Y   with --stage and no --prefix: the Python version of the\n"
+		"                    made-up scheme (under /nonexistent-prefix)\n"
 		"  --compile         byte-compile the staged .py files (python -m compileall)\n"
 		"  --requested       write REQUESTED\n"
 		"  --installer NAME  INSTALLER's content (default gpuenv)\n"

@@ -83,6 +83,38 @@ GPUENV_API int gpuenv_zip_extract(gpuenv_ctx_t *ctx, const gpuenv_zip_t *z,
 GPUENV_API int gpuenv_zip_read(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_zip_t *z,
 	const gpuenv_zip_entry_t *e, size_t max, gpuenv_str_t *out);
 
+/* ---- pieces for a reader that sees the archive in ranges --------------
+ * (lib/index reads a remote wheel's METADATA by HTTP ranges with these;
+ * gpuenv_zip_open is built on them too.) */
+
+typedef struct gpuenv_zip_end {
+	uint64_t cd_off, cd_size, count; /* the central directory */
+	uint64_t end_at;   /* offset of the end record (zip64's, once read) */
+	uint64_t end64_at; /* not 0: the zip64 end record still to be read
+			      there (56 bytes) with gpuenv_zip_end64 */
+} gpuenv_zip_end_t;
+
+/* The end record in tail[0..n), the file's bytes from tail_off on (its
+ * last 64 KiB + 42 hold it).  exact: nothing may follow the record's
+ * comment (the installer's rule); otherwise trailing bytes are allowed.
+ * GPUENV_EFORMAT "not a readable wheel: ...", GPUENV_EUNSUPPORTED. */
+GPUENV_API int gpuenv_zip_end(gpuenv_ctx_t *ctx, const char *file, const void *tail, size_t n,
+	uint64_t tail_off, bool exact, gpuenv_zip_end_t *out);
+/* The zip64 end record rec[0..n) (read at out->end64_at) into out. */
+GPUENV_API int gpuenv_zip_end64(gpuenv_ctx_t *ctx, const char *file, const void *rec, size_t n,
+	gpuenv_zip_end_t *out);
+/* The central directory entry at p[0..n) into e (the name as stored, less
+ * a trailing '/'; sizes and offset with zip64's extra field applied; the
+ * unix mode) and its length into *len.  No name, local header or cap
+ * check: gpuenv_zip_open does those. */
+GPUENV_API int gpuenv_zip_cd_entry(gpuenv_ctx_t *ctx, const char *file, const void *p, size_t n,
+	gpuenv_zip_entry_t *e, size_t *len);
+
+/* The length of the local header at p[0..n) (30 bytes, the name and the
+ * extra field: where the entry's data starts); 0 when p does not start
+ * with a local header's signature or is shorter than 30 bytes. */
+GPUENV_API uint64_t gpuenv_zip_local_len(const void *p, size_t n);
+
 /* Is this a name gpuenv writes to disk (the name rules above)?  0, or
  * GPUENV_EFORMAT with "FILE: NAME: why" recorded (file may be NULL). */
 GPUENV_API int gpuenv_zip_check_name(gpuenv_ctx_t *ctx, const char *file, gpuenv_str_t name);

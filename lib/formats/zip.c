@@ -74,7 +74,7 @@ static int fail_entry(gpuenv_ctx_t *ctx, int code, const char *file, gpuenv_str_
 
 static int fail_zip(gpuenv_ctx_t *ctx, const char *file, const char *what)
 {
-	return gpuenv_fail(ctx, GPUENV_EFORMAT, file, 0, 0, "not a readable zip: %s", what);
+	return gpuenv_fail(ctx, GPUENV_EFORMAT, file, 0, 0, "not a readable wheel: %s", what);
 }
 
 int gpuenv_zip_check_name(gpuenv_ctx_t *ctx, const char *file, gpuenv_str_t name)
@@ -214,46 +214,126 @@ static void limits_fill(gpuenv_zip_limits_t *l, const gpuenv_zip_limits_t *in)
 		l->max_ratio = 1000;
 }
 
-/* Where the central directory is: the end record, zip64's when needed. */
-static int find_cd(gpuenv_ctx_t *ctx, const char *file, const unsigned char *d, uint64_t size,
-	uint64_t *cd_off, uint64_t *cd_size, uint64_t *count)
+int gpuenv_zip_end(gpuenv_ctx_t *ctx, const char *file, const void *tail, size_t n,
+	uint64_t tail_off, bool exact, gpuenv_zip_end_t *out)
 {
-	uint64_t p, end_of_cd;
+	const unsigned char *d = tail;
+	size_t p;
 
-	if (size < 22)
+	memset(out, 0, sizeof(*out));
+	if (n < 22)
 		return fail_zip(ctx, file, "shorter than a zip's end record");
-	for (p = size - 22;; p--) {
-		if (le32(d + p) == SIG_EOCD && p + 22 + le16(d + p + 20) == size)
+	for (p = n - 22;; p--) {
+		if (le32(d + p) == SIG_EOCD &&
+			(exact ? p + 22 + le16(d + p + 20) == n : p + 22 + le16(d + p + 20) <= n))
 			break;
-		if (p == 0 || size - p >= 22 + 65535)
-			return fail_zip(ctx, file, "no end-of-central-directory record at the end");
+		if (p == 0 || n - p >= 22 + 65535)
+			return fail_zip(ctx, file, exact ? "no end-of-central-directory record at the end"
+						       : "no end-of-central-directory record");
 	}
 	if (le16(d + p + 4) != 0 || le16(d + p + 6) != 0)
 		return gpuenv_fail(ctx, GPUENV_EUNSUPPORTED, file, 0, 0,
 			"a zip split over several disks");
-	*count = le16(d + p + 10);
-	*cd_size = le32(d + p + 12);
-	*cd_off = le32(d + p + 16);
-	end_of_cd = p;
-	if (*count == 0xffff || *cd_size == 0xffffffffu || *cd_off == 0xffffffffu) {
+	out->count = le16(d + p + 10);
+	out->cd_size = le32(d + p + 12);
+	out->cd_off = le32(d + p + 16);
+	out->end_at = tail_off + p;
+	if (out->count == 0xffff || out->cd_size == 0xffffffffu || out->cd_off == 0xffffffffu) {
+		/* zip64: the locator sits just before the end record */
 		if (p < 20 || le32(d + p - 20) != SIG_LOC64)
 			return fail_zip(ctx, file, "a zip64 end record without its locator");
-		uint64_t at = le64(d + p - 12);
-		if (at > p - 20 || p - 20 - at < 56 || le32(d + at) != SIG_EOCD64)
+		out->end64_at = le64(d + p - 12);
+		if (out->end64_at > out->end_at - 20 || out->end_at - 20 - out->end64_at < 56)
 			return fail_zip(ctx, file, "a bad zip64 end record");
-		if (le32(d + at + 16) != 0 || le32(d + at + 20) != 0)
-			return gpuenv_fail(ctx, GPUENV_EUNSUPPORTED, file, 0, 0,
-				"a zip split over several disks");
-		*count = le64(d + at + 32);
-		*cd_size = le64(d + at + 40);
-		*cd_off = le64(d + at + 48);
-		end_of_cd = at;
 	}
-	/* strict: the central directory ends where the end record starts (no
-	 * data prepended or slipped in between, as a self-extractor has) */
-	if (*cd_off > end_of_cd || end_of_cd - *cd_off != *cd_size)
-		return fail_zip(ctx, file, "the central directory does not end at the end record");
 	return 0;
+}
+
+int gpuenv_zip_end64(gpuenv_ctx_t *ctx, const char *file, const void *rec, size_t n,
+	gpuenv_zip_end_t *out)
+{
+	const unsigned char *d = rec;
+
+	if (n < 56 || le32(d) != SIG_EOCD64)
+		return fail_zip(ctx, file, "a bad zip64 end record");
+	if (le32(d + 16) != 0 || le32(d + 20) != 0)
+		return gpuenv_fail(ctx, GPUENV_EUNSUPPORTED, file, 0, 0,
+			"a zip split over several disks");
+	out->count = le64(d + 32);
+	out->cd_size = le64(d + 40);
+	out->cd_off = le64(d + 48);
+	out->end_at = out->end64_at;
+	out->end64_at = 0;
+	return 0;
+}
+
+int gpuenv_zip_cd_entry(gpuenv_ctx_t *ctx, const char *file, const void *p, size_t n,
+	gpuenv_zip_entry_t *e, size_t *len)
+{
+	const unsigned char *c = p;
+	bool bad;
+
+	memset(e, 0, sizeof(*e));
+	if (n < 46 || le32(c) != SIG_CENTRAL)
+		return fail_zip(ctx, file, "a central directory entry is missing or cut short");
+	size_t nl = le16(c + 28), xl = le16(c + 30), cl = le16(c + 32);
+	if (n - 46 < nl + xl + cl)
+		return fail_zip(ctx, file, "a central directory entry runs past its end");
+	e->name = gpuenv_str_n((const char *)c + 46, nl);
+	e->flags = (uint16_t)le16(c + 8);
+	e->method = (uint16_t)le16(c + 10);
+	e->crc = le32(c + 16);
+	e->csize = le32(c + 20);
+	e->usize = le32(c + 24);
+	e->lho = le32(c + 42);
+	if (le16(c + 34) != 0 && le16(c + 34) != 0xffff)
+		return gpuenv_fail(ctx, GPUENV_EUNSUPPORTED, file, 0, 0, "a zip split over several disks");
+	zip64_extra(c + 46 + nl, xl, &e->usize, &e->csize, &e->lho, &bad);
+	if (bad || e->usize == 0xffffffffu || e->csize == 0xffffffffu || e->lho == 0xffffffffu)
+		return fail_entry(ctx, GPUENV_EFORMAT, file, e->name,
+			"a missing or malformed zip64 extra field");
+	if (nl && e->name.ptr[nl - 1] == '/') {
+		e->is_dir = true;
+		e->name.len--;
+	}
+	/* st_mode in the high half: unix and OS X write it, and so do some
+	 * tools that say "MS-DOS" (pip reads it whatever the system says, so
+	 * a symlink is looked for whatever it says) */
+	e->mode = le32(c + 38) >> 16;
+	*len = 46 + nl + xl + cl;
+	return 0;
+}
+
+/* Where the central directory is, strictly: nothing after the end record,
+ * and the central directory ends where the end record starts (no data
+ * prepended or slipped in between, as a self-extractor has). */
+static int find_cd(gpuenv_ctx_t *ctx, const char *file, const unsigned char *d, uint64_t size,
+	uint64_t *cd_off, uint64_t *cd_size, uint64_t *count)
+{
+	uint64_t tail_off = size > 22 + 65535 + 20 ? size - (22 + 65535 + 20) : 0;
+	gpuenv_zip_end_t e;
+	int r;
+
+	if ((r = gpuenv_zip_end(ctx, file, d + tail_off, (size_t)(size - tail_off), tail_off, true, &e)))
+		return r;
+	if (e.end64_at && (r = gpuenv_zip_end64(ctx, file, d + e.end64_at,
+				   (size_t)(size - e.end64_at), &e)))
+		return r;
+	if (e.cd_off > e.end_at || e.end_at - e.cd_off != e.cd_size)
+		return fail_zip(ctx, file, "the central directory does not end at the end record");
+	*cd_off = e.cd_off;
+	*cd_size = e.cd_size;
+	*count = e.count;
+	return 0;
+}
+
+uint64_t gpuenv_zip_local_len(const void *p, size_t n)
+{
+	const unsigned char *l = p;
+
+	if (n < 30 || le32(l) != SIG_LOCAL)
+		return 0;
+	return 30 + (uint64_t)le16(l + 26) + le16(l + 28);
 }
 
 /* Check one entry's local header against the central one; sets data_off. */
@@ -349,61 +429,27 @@ int gpuenv_zip_open(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *file, 
 	uint64_t at = cd_off;
 	for (size_t i = 0; i < count; i++) {
 		gpuenv_zip_entry_t *e = &out->entries[i];
-		if (cd_off + cd_size - at < 46 || le32(d + at) != SIG_CENTRAL) {
-			r = fail_zip(ctx, file, "a central directory entry is missing or cut short");
+		size_t len;
+		if ((r = gpuenv_zip_cd_entry(ctx, file, d + at, (size_t)(cd_off + cd_size - at), e, &len)))
 			goto done;
-		}
-		const unsigned char *c = d + at;
-		size_t nl = le16(c + 28), xl = le16(c + 30), cl = le16(c + 32);
-		if (cd_off + cd_size - at < 46 + nl + xl + cl) {
-			r = fail_zip(ctx, file, "a central directory entry runs past its end");
-			goto done;
-		}
-		e->name = gpuenv_str_n((const char *)c + 46, nl);
-		e->flags = (uint16_t)le16(c + 8);
-		e->method = (uint16_t)le16(c + 10);
-		e->crc = le32(c + 16);
-		e->csize = le32(c + 20);
-		e->usize = le32(c + 24);
-		e->lho = le32(c + 42);
-		uint32_t ext = le32(c + 38);
-		bool bad;
-		if (le16(c + 34) != 0 && le16(c + 34) != 0xffff) {
-			r = gpuenv_fail(ctx, GPUENV_EUNSUPPORTED, file, 0, 0,
-				"a zip split over several disks");
-			goto done;
-		}
-		zip64_extra(c + 46 + nl, xl, &e->usize, &e->csize, &e->lho, &bad);
-		if (bad || e->usize == 0xffffffffu || e->csize == 0xffffffffu || e->lho == 0xffffffffu) {
-			r = fail_entry(ctx, GPUENV_EFORMAT, file, e->name,
-				"a missing or malformed zip64 extra field");
-			goto done;
-		}
-		at += 46 + nl + xl + cl;
-		if (nl && e->name.ptr[nl - 1] == '/') {
-			e->is_dir = true;
-			e->name.len--;
-		}
+		at += len;
 		if ((r = gpuenv_zip_check_name(ctx, file, e->name)))
 			goto done;
-		/* st_mode in the high half: unix and OS X write it, and so do
-		 * some tools that say "MS-DOS" (pip reads it whatever the
-		 * system says, so a symlink is looked for whatever it says) */
-		if (ext >> 16) {
-			e->mode = ext >> 16;
-			uint32_t fmt = e->mode & S_IFMT;
-			if (fmt == S_IFLNK) {
-				r = fail_entry(ctx, GPUENV_EFORMAT, file, e->name,
-					"a symbolic link (wheels hold files only)");
-				goto done;
-			}
-			if (fmt && fmt != S_IFREG && fmt != S_IFDIR) {
-				r = fail_entry(ctx, GPUENV_EFORMAT, file, e->name,
-					"a device, FIFO or socket (wheels hold files only)");
-				goto done;
-			}
-			if (fmt == S_IFDIR)
-				e->is_dir = true;
+		uint32_t fmt = e->mode & S_IFMT;
+		if (fmt == S_IFLNK) {
+			r = fail_entry(ctx, GPUENV_EFORMAT, file, e->name,
+				"a symbolic link (wheels hold files only)");
+			goto done;
+		}
+		if (fmt == S_IFDIR && !e->is_dir) {
+			r = fail_entry(ctx, GPUENV_EFORMAT, file, e->name,
+				"a folder whose name does not end with '/'");
+			goto done;
+		}
+		if (fmt && fmt != S_IFREG && fmt != S_IFDIR) {
+			r = fail_entry(ctx, GPUENV_EFORMAT, file, e->name,
+				"a device, FIFO or socket (wheels hold files only)");
+			goto done;
 		}
 		if (e->flags & (F_ENCRYPTED | F_STRONG)) {
 			r = fail_entry(ctx, GPUENV_EUNSUPPORTED, file, e->name, "an encrypted entry");

@@ -2,7 +2,9 @@
  * end-of-central-directory record in the last 64 KiB, the central directory
  * (often inside that same tail), then the local header and compressed data
  * of *.dist-info/METADATA, inflated with zlib.  The same machine reads a
- * wheel on disk with pread, so every path shares one zip reader. */
+ * wheel on disk with pread, so every path shares one zip reader; the
+ * records themselves are parsed, and the data inflated and checked, by the
+ * strict zip reader's pieces (gpuenv/zip.h), the installer's too. */
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -10,25 +12,11 @@
 #include <zlib.h>
 
 #include "gpuenv/pep440.h"
+#include "gpuenv/zip.h"
 
 #include "index_int.h"
 
 enum { Z_TAIL, Z_EOCD64, Z_CD, Z_LOCAL, Z_DONE };
-
-static uint32_t le16(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8;
-}
-
-static uint32_t le32(const unsigned char *p)
-{
-	return le16(p) | le16(p + 2) << 16;
-}
-
-static uint64_t le64(const unsigned char *p)
-{
-	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
-}
 
 static int corrupt(gpuenv_ctx_t *ctx, const ix_zip_t *z, const char *what)
 {
@@ -88,42 +76,19 @@ static bool names_project(gpuenv_str_t dir, const char *want_name)
 static int inflate_entry(gpuenv_ctx_t *ctx, ix_zip_t *z, gpuenv_arena_t *arena,
 	const unsigned char *data, gpuenv_str_t *out)
 {
-	char *buf;
-	z_stream s;
-	int zr;
+	gpuenv_zip_t zz = { .file = z->file, .data = data, .size = z->csize };
+	gpuenv_zip_entry_t e = { .name = GPUENV_STR_LIT("METADATA"), .csize = z->csize,
+		.usize = z->usize, .crc = z->crc, .method = (uint16_t)z->method };
+	int r;
 
-	if (z->usize > z->max)
-		return gpuenv_fail(ctx, GPUENV_ETOOBIG, z->file, 0, 0,
-			"METADATA of %llu bytes is larger than the limit of %zu bytes",
-			(unsigned long long)z->usize, z->max);
-	buf = gpuenv_arena_alloc(arena, (size_t)z->usize + 1);
-	if (!buf)
-		return gpuenv_oom(ctx, "for a wheel's METADATA");
-	if (z->method == 0) {
-		if (z->csize != z->usize)
-			return corrupt(ctx, z, "a stored METADATA whose sizes differ");
-		memcpy(buf, data, (size_t)z->usize);
-	} else if (z->method == 8) {
-		memset(&s, 0, sizeof(s));
-		if (inflateInit2(&s, -MAX_WBITS) != Z_OK)
-			return gpuenv_oom(ctx, "for zlib");
-		s.next_in = (unsigned char *)(uintptr_t)data;
-		s.avail_in = (uInt)z->csize;
-		s.next_out = (unsigned char *)buf;
-		s.avail_out = (uInt)z->usize;
-		zr = inflate(&s, Z_FINISH);
-		inflateEnd(&s);
-		if (zr != Z_STREAM_END || s.total_out != z->usize)
-			return corrupt(ctx, z, "METADATA does not inflate to its size");
-	} else {
+	if (z->method != 0 && z->method != 8)
 		return gpuenv_fail(ctx, GPUENV_EUNSUPPORTED, z->file, 0, 0,
 			"METADATA is compressed with zip method %u (only stored and deflate are read)",
 			z->method);
-	}
-	if (crc32(0, (const unsigned char *)buf, (uInt)z->usize) != z->crc)
-		return corrupt(ctx, z, "METADATA fails its CRC-32");
-	buf[z->usize] = '\0';
-	*out = gpuenv_str_n(buf, (size_t)z->usize);
+	if (z->method == 0 && z->csize != z->usize)
+		return corrupt(ctx, z, "a stored METADATA whose sizes differ");
+	if ((r = gpuenv_zip_read(ctx, arena, &zz, &e, z->max, out)))
+		return r;
 	z->step = Z_DONE;
 	return 0;
 }
@@ -132,65 +97,35 @@ static int inflate_entry(gpuenv_ctx_t *ctx, ix_zip_t *z, gpuenv_arena_t *arena,
 static int scan_cd(gpuenv_ctx_t *ctx, ix_zip_t *z, const unsigned char *cd, size_t n)
 {
 	size_t i = 0, found = 0, matched = 0;
-	uint64_t best_lho = 0, best_cs = 0, best_us = 0;
-	uint32_t best_crc = 0;
-	unsigned best_m = 0;
+	gpuenv_zip_entry_t best = { 0 };
+	int r;
 
-	while (i + 46 <= n && le32(cd + i) == 0x02014b50) {
-		const unsigned char *e = cd + i;
-		size_t nl = le16(e + 28), xl = le16(e + 30), cl = le16(e + 32);
-		uint64_t cs = le32(e + 20), us = le32(e + 24), lho = le32(e + 42);
-		if (i + 46 + nl + xl + cl > n)
-			return corrupt(ctx, z, "a central directory entry runs past its end");
-		gpuenv_str_t name = gpuenv_str_n((const char *)e + 46, nl), dir;
-		gpuenv_str_t rest = gpuenv_str_split(name, '/', &dir);
-		if (rest.ptr && gpuenv_str_eq_cstr(rest, "METADATA") &&
-			gpuenv_str_endswith(dir, ".dist-info")) {
-			/* zip64 sizes and offset, in this order, for the fields at ~0 */
-			const unsigned char *x = e + 46 + nl, *xe = x + xl;
-			while (x + 4 <= xe) {
-				size_t id = le16(x), sz = le16(x + 2);
-				const unsigned char *v = x + 4;
-				if (v + sz > xe)
-					break;
-				if (id == 1) {
-					const unsigned char *ve = v + sz;
-					if (us == 0xffffffffu && v + 8 <= ve) {
-						us = le64(v);
-						v += 8;
-					}
-					if (cs == 0xffffffffu && v + 8 <= ve) {
-						cs = le64(v);
-						v += 8;
-					}
-					if (lho == 0xffffffffu && v + 8 <= ve)
-						lho = le64(v);
-				}
-				x += 4 + sz;
-			}
-			bool m = z->want_name && names_project(dir, z->want_name);
-			found++;
-			if (m)
-				matched++;
-			if (m || found == 1) {
-				best_lho = lho;
-				best_cs = cs;
-				best_us = us;
-				best_crc = le32(e + 16);
-				best_m = le16(e + 10);
-			}
-		}
-		i += 46 + nl + xl + cl;
+	while (i < n) {
+		gpuenv_zip_entry_t e;
+		size_t len;
+		if ((r = gpuenv_zip_cd_entry(ctx, z->file, cd + i, n - i, &e, &len)))
+			return r;
+		i += len;
+		gpuenv_str_t dir, rest = gpuenv_str_split(e.name, '/', &dir);
+		if (e.is_dir || !rest.ptr || !gpuenv_str_eq_cstr(rest, "METADATA") ||
+			!gpuenv_str_endswith(dir, ".dist-info"))
+			continue;
+		bool m = z->want_name && names_project(dir, z->want_name);
+		found++;
+		if (m)
+			matched++;
+		if (m || found == 1)
+			best = e;
 	}
 	if (!found)
 		return corrupt(ctx, z, "no *.dist-info/METADATA in the wheel");
 	if (matched != 1 && found > 1)
 		return corrupt(ctx, z, "more than one *.dist-info/METADATA and none names the project");
-	z->lho = best_lho;
-	z->csize = best_cs;
-	z->usize = best_us;
-	z->crc = best_crc;
-	z->method = best_m;
+	z->lho = best.lho;
+	z->csize = best.csize;
+	z->usize = best.usize;
+	z->crc = best.crc;
+	z->method = best.method;
 	if (z->csize > z->max || z->usize > z->max)
 		return gpuenv_fail(ctx, GPUENV_ETOOBIG, z->file, 0, 0,
 			"METADATA of %llu bytes is larger than the limit of %zu bytes",
@@ -203,9 +138,9 @@ static int local(gpuenv_ctx_t *ctx, ix_zip_t *z, gpuenv_arena_t *arena, const un
 	uint64_t have, gpuenv_str_t *out)
 {
 	if (p && have >= 30) {
-		if (le32(p) != 0x04034b50)
+		uint64_t start = gpuenv_zip_local_len(p, (size_t)have);
+		if (!start)
 			return corrupt(ctx, z, "METADATA's local header is missing");
-		uint64_t start = 30 + (uint64_t)le16(p + 26) + le16(p + 28);
 		if (start + z->csize <= have)
 			return inflate_entry(ctx, z, arena, p + start, out);
 		if (z->step == Z_LOCAL && z->want_len >= start + z->csize)
@@ -246,33 +181,35 @@ static int locate_cd(gpuenv_ctx_t *ctx, ix_zip_t *z, gpuenv_arena_t *arena, gpue
 	return after_cd(ctx, z, arena, out);
 }
 
+static int end64(gpuenv_ctx_t *ctx, ix_zip_t *z, gpuenv_arena_t *arena, const void *rec, size_t n,
+	uint64_t at, gpuenv_str_t *out)
+{
+	gpuenv_zip_end_t e = { .end64_at = at };
+	int r;
+
+	if ((r = gpuenv_zip_end64(ctx, z->file, rec, n, &e)))
+		return r;
+	z->cd_size = e.cd_size;
+	z->cd_off = e.cd_off;
+	return locate_cd(ctx, z, arena, out);
+}
+
 static int tail(gpuenv_ctx_t *ctx, ix_zip_t *z, gpuenv_arena_t *arena, gpuenv_str_t *out)
 {
-	const unsigned char *d = (const unsigned char *)z->keep.data;
-	size_t n = z->keep.len, p;
+	gpuenv_zip_end_t e;
+	int r;
 
-	if (n < 22)
-		return corrupt(ctx, z, "shorter than a zip's end record");
-	for (p = n - 22;; p--) {
-		if (le32(d + p) == 0x06054b50 && p + 22 + le16(d + p + 20) <= n)
-			break;
-		if (p == 0 || n - p > 22 + 65535)
-			return corrupt(ctx, z, "no zip end-of-central-directory record");
-	}
-	z->cd_size = le32(d + p + 12);
-	z->cd_off = le32(d + p + 16);
-	if (z->cd_size == 0xffffffffu || z->cd_off == 0xffffffffu || le16(d + p + 10) == 0xffff) {
-		/* zip64: the locator sits just before the end record */
-		if (p < 20 || le32(d + p - 20) != 0x07064b50)
-			return corrupt(ctx, z, "a zip64 end record without its locator");
-		uint64_t at = le64(d + p - 12);
-		const unsigned char *e = kept(z, at, 56);
-		if (!e)
-			return want(z, Z_EOCD64, at, 56);
-		if (le32(e) != 0x06064b50)
-			return corrupt(ctx, z, "a bad zip64 end record");
-		z->cd_size = le64(e + 40);
-		z->cd_off = le64(e + 48);
+	/* trailing bytes after the end record are allowed here, as zipfile
+	 * allows them: this only reads METADATA (the installer is strict) */
+	if ((r = gpuenv_zip_end(ctx, z->file, z->keep.data, z->keep.len, z->keep_off, false, &e)))
+		return r;
+	z->cd_size = e.cd_size;
+	z->cd_off = e.cd_off;
+	if (e.end64_at) {
+		const unsigned char *p = kept(z, e.end64_at, 56);
+		if (!p)
+			return want(z, Z_EOCD64, e.end64_at, 56);
+		return end64(ctx, z, arena, p, 56, e.end64_at, out);
 	}
 	return locate_cd(ctx, z, arena, out);
 }
@@ -297,11 +234,7 @@ int ix_zip_feed(ix_zip_t *z, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, uint64_t 
 			return corrupt(ctx, z, "the server sent a range that is not the file's end");
 		return tail(ctx, z, arena, out);
 	case Z_EOCD64:
-		if (len < 56 || le32((const unsigned char *)data) != 0x06064b50)
-			return corrupt(ctx, z, "a bad zip64 end record");
-		z->cd_size = le64((const unsigned char *)data + 40);
-		z->cd_off = le64((const unsigned char *)data + 48);
-		return locate_cd(ctx, z, arena, out);
+		return end64(ctx, z, arena, data, len, z->want_off, out);
 	case Z_CD:
 		if (len < z->cd_size)
 			return corrupt(ctx, z, "the central directory is cut short");

@@ -209,7 +209,7 @@ with tempfile.TemporaryDirectory() as tmp:
 PIPW = os.path.realpath(os.path.join(SHARED, "testdata", "pip-wheels"))
 REFUSED = {
     "brokenwheel-1.0-py2.py3-none-any.whl": ("does not name the wheel's project", "does not start with"),
-    "corruptwheel-1.0-py2.py3-none-any.whl": ("not a readable zip", "is invalid"),
+    "corruptwheel-1.0-py2.py3-none-any.whl": ("not a readable wheel", "is invalid"),
     "invalid.whl": ("invalid wheel file name", "not a valid wheel filename"),
     "priority-1.0-py2.py3-none-any.whl": ("an empty file", "is invalid"),
     "invalid_version-2010i-py3-none-any.whl": ("not a PEP 440 version", None),
