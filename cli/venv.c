@@ -73,10 +73,16 @@ static int cli_venv(struct cli *cli, const struct cli_verb *verb, int argc, char
 	}
 	st = CLI_EXIT_OK;
 	if (cli->json) {
-		json_t *j = json_pack("{s:o, s:s, s:o, s:o, s:o}", "venv", cli_json_text(cli, v.root, strlen(v.root)),
+		json_t *scheme = json_object();
+		for (int k = 0; scheme && k < GPUENV_SCHEME_N; k++)
+			json_object_set_new(scheme, gpuenv_scheme_key_name(k),
+				cli_json_text(cli, v.scheme.dirs[k], strlen(v.scheme.dirs[k])));
+		if (scheme)
+			json_object_set_new(scheme, "python", cli_json_text(cli, v.scheme.python, strlen(v.scheme.python)));
+		json_t *j = json_pack("{s:o, s:s, s:o, s:o, s:o, s:o}", "venv", cli_json_text(cli, v.root, strlen(v.root)),
 			"action", v.action, "python", cli_python_json(cli, &py),
 			"site_packages", cli_json_text(cli, v.site, strlen(v.site)),
-			"bin", cli_json_text(cli, v.bin, strlen(v.bin)));
+			"bin", cli_json_text(cli, v.bin, strlen(v.bin)), "scheme", scheme ? scheme : json_null());
 		if (!j || cli_print_json(cli, j) != 0)
 			st = cli_error(cli, CLI_EXIT_CANNOT, "venv: the JSON could not be written");
 	} else {
@@ -99,7 +105,7 @@ const struct cli_verb cli_verb_venv = {
 		"                 default: the first python3 on PATH (`gpuenv debug pythons` lists them)\n"
 		"  --clear        empty DIR first (everything in it is removed) and make the venv again\n"
 		"  --copies       copy the interpreter instead of linking to it\n"
-		"  --json         the venv, the interpreter and the install folders\n"
+		"  --json         the venv, the interpreter and the install scheme (where wheels go)\n"
 		"\n"
 		"An existing venv of the same Python X.Y is kept as it is; one of another\n"
 		"Python, or a folder that is not a venv, is refused (unless --clear).\n"

@@ -153,6 +153,8 @@ static int setup(void **state)
 	put(f, "opt/custom/lib/python3.8/os.py", "", 0644);
 	/* a "python" nothing on disk describes: started */
 	interp(f, "opt/started/bin/python", "started", "3 7 9 final 0 -");
+	/* a free-threaded build that only says so when started */
+	interp(f, "opt/ftstart/bin/python", "ftstart", "3 14 0 candidate 2 t");
 	/* python3.11 by name only; started only when a question needs 3.11.Z */
 	interp(f, "opt/xy/bin/python3.11", "xy", "3 11 5 final 0 -");
 	/* /usr/bin (under ctx->root): python3 -> python3.10, patchlevel.h */
@@ -163,8 +165,8 @@ static int setup(void **state)
 	put(f, "usr/bin/python3-config", "#!/bin/sh\n", 0755);
 
 	snprintf(f->path, sizeof(f->path), "%s/venvs/v/bin:%s/pyenv/shims:%s/opt/py39/bin:%s/opt/custom/bin:"
-		"%s/opt/started/bin:%s/opt/xy/bin:relative/bin", f->root, f->root, f->root, f->root, f->root,
-		f->root);
+		"%s/opt/started/bin:%s/opt/xy/bin:relative/bin:%s/opt/ftstart/bin", f->root, f->root, f->root, f->root,
+		f->root, f->root, f->root);
 	setvar(f, "PATH", f->path);
 	snprintf(f->vars[0], sizeof(f->vars[0]), "%s", at(f, "pyenv"));
 	snprintf(f->vars[1], sizeof(f->vars[1]), "%s", at(f, "home"));
@@ -203,7 +205,8 @@ static void test_find_list(void **state)
 	assert_int_equal(gpuenv_python_find(&f->ctx, &f->a, NULL, NULL, &py, &n, &all), 0);
 	/* preference order: PATH (in its order), pyenv, /usr/bin; one per binary */
 	const char *order[] = { "venvs/v/bin/python", "pyenv/shims/python3", "opt/custom/bin/python",
-		"opt/started/bin/python", "opt/xy/bin/python3.11", "pyenv/versions/3.13.0t/bin/python3.13t",
+		"opt/started/bin/python", "opt/xy/bin/python3.11", "opt/ftstart/bin/python",
+		"pyenv/versions/3.13.0t/bin/python3.13t",
 		"usr/bin/python3" };
 	assert_int_equal(n, sizeof(order) / sizeof(order[0]));
 	for (size_t i = 0; i < n; i++)
@@ -224,6 +227,10 @@ static void test_find_list(void **state)
 	assert_string_equal(p->version_source, "lib/pythonX.Y");
 	p = by_path(all, n, at(f, "opt/started/bin/python"));
 	assert_string_equal(p->version, "3.7.9");
+	assert_string_equal(p->version_source, "started");
+	p = by_path(all, n, at(f, "opt/ftstart/bin/python"));
+	assert_string_equal(p->version, "3.14.0rc2");
+	assert_true(p->free_threaded);
 	assert_string_equal(p->version_source, "started");
 	p = by_path(all, n, at(f, "opt/xy/bin/python3.11"));
 	assert_string_equal(p->version, "3.11");
@@ -327,12 +334,27 @@ static void test_find_not_found(void **state)
 	size_t n;
 
 	assert_int_equal(gpuenv_python_find(&f->ctx, &f->a, NULL, ">=3.14", &py, &n, &all), GPUENV_ENOTFOUND);
-	assert_int_equal(n, 7); /* the list still comes back */
+	assert_int_equal(n, 8); /* the list still comes back */
 	const char *m = f->ctx.err.msg;
 	assert_non_null(strstr(m, "no Python interpreter fits >=3.14; found: "));
+	/* each one with its version, in order, until the message is full
+	 * (ctx->err.msg is 512 bytes): then ", and N more" */
+	size_t shown = 0;
+	const char *pos = m;
 	char want[600];
-	snprintf(want, sizeof(want), "%s (3.10.4)", at(f, "usr/bin/python3"));
-	assert_non_null(strstr(m, want));
+	for (size_t i = 0; i < n; i++) {
+		snprintf(want, sizeof(want), "%s (%s", all[i].path, all[i].version);
+		const char *hit = strstr(pos, want);
+		if (!hit)
+			break;
+		pos = hit + strlen(want);
+		shown++;
+	}
+	assert_true(shown >= 4);
+	if (shown < n) {
+		snprintf(want, sizeof(want), ", and %zu more", n - shown);
+		assert_non_null(strstr(m, want));
+	}
 	snprintf(want, sizeof(want), "%s (3.13.0, free-threaded)", at(f, "pyenv/versions/3.13.0t/bin/python3.13t"));
 	assert_non_null(strstr(m, want));
 	snprintf(want, sizeof(want), "%s (3.9.7)", at(f, "venvs/v/bin/python"));
