@@ -12,7 +12,7 @@
 set -u
 BIN=$(readlink -f "$1"); OUT=$2; mkdir -p "$OUT"
 HERE=$(cd "$(dirname "$0")" && pwd)
-W=/tmp/gpuenv-sync-h200; rm -rf "$W"; mkdir -p "$W"
+W=/tmp/gpuenv-sync-h200; mkdir -p "$W"; (cd "$W" && rm -rf project venv cache lock-cache pipvenv pipcache)   # the index is kept: a rerun skips the repack
 VPY=${VPY:-/opt/torch/.venv/bin/python}   # (VPY, DRIVER, DEPS: for a dry run elsewhere)
 SITE=$($VPY -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 BASEPY=$($VPY -c 'import sys; print(sys._base_executable)')
@@ -27,15 +27,16 @@ DRIVER=${DRIVER:-$(nvidia-smi --query-gpu=driver_version --format=csv,noheader |
 GLIBC=$(ldd --version | head -1 | sed 's/.* //')
 PLAT="manylinux_$(echo "$GLIBC" | tr . _)_$(uname -m)"
 t0=$(date +%s%N)
-python3 "$HERE/repack_env.py" "$SITE" "$W/index" > "$OUT/repack.txt" 2>&1
+[ -d "$W/index/simple" ] || python3 "$HERE/repack_env.py" "$SITE" "$W/index" > "$OUT/repack.txt" 2>&1
 echo "repack: $(( ($(date +%s%N) - t0) / 1000000 )) ms" >> "$OUT/machine.txt"
 du -sh "$W/index/files" >> "$OUT/machine.txt"
 P="$W/project"; mkdir -p "$P"
+[ -n "${DEPS:-}" ] || DEPS='"torch"'
 cat > "$P/pyproject.toml" <<EOT
 [project]
 name = "h200-sync"
 version = "0.1"
-dependencies = [${DEPS:-"torch"}]
+dependencies = [$DEPS]
 
 [tool.gpuenv]
 torch-backend = "auto"
