@@ -122,7 +122,7 @@ def main():
         if not os.path.exists(os.path.join(site, di, "WHEEL")):
             continue
         n = norm(di[:-len(".dist-info")].rsplit("-", 1)[0])
-        if only and n not in only or n in ("pip", "setuptools", "wheel"):
+        if only and n not in only or n == "pip":
             continue
         p = repack(site, di, files_dir)
         projects.setdefault(p[0], []).append(p)
