@@ -13,6 +13,7 @@
 #include "gpuenv/facts.h"
 #include "gpuenv/fit.h"
 #include "gpuenv/fs.h"
+#include "gpuenv/hw.h"
 #include "gpuenv/pep508.h"
 #include "gpuenv/probe.h"
 #include "gpuenv/project.h"
@@ -30,9 +31,37 @@ static double now_s(void)
 
 /* ---- which target: --target NAME, or the one this machine is ------------ */
 
+/* What the light probe leaves out, from the KB: a GPU's compute capability
+ * by its name, the newest CUDA the driver runs by its version. */
+static int machine_from_kb(struct cli *cli, const gpuenv_kb_t *kb, gpuenv_arena_t *arena, gpuenv_target_t *t)
+{
+	gpuenv_target_gpu_t *g = t->ngpus ? gpuenv_arena_calloc(arena, t->ngpus, sizeof(*g)) : NULL;
+	if (t->ngpus && !g)
+		return cli_report(cli, CLI_EXIT_CANNOT);
+	for (size_t i = 0; i < t->ngpus; i++) {
+		gpuenv_kb_gpu_match_t m;
+		g[i] = t->gpus[i];
+		if (g[i].cc_major < 0 && g[i].name && gpuenv_kb_gpu_find(kb, g[i].name, &m, 1) == 1 &&
+			m.gpu->cc.n >= 2) {
+			g[i].cc_major = (int)m.gpu->cc.part[0];
+			g[i].cc_minor = (int)m.gpu->cc.part[1];
+		}
+	}
+	if (t->ngpus)
+		t->gpus = g;
+	gpuenv_kb_ver_t dv;
+	if (!t->driver_cuda && t->driver && gpuenv_kb_ver_parse(gpuenv_str(t->driver), &dv)) {
+		gpuenv_kb_driver_max_t mx;
+		gpuenv_kb_driver_max_cuda(kb, &dv, &mx);
+		if (mx.ga && mx.ga->cuda.n >= 2)
+			t->driver_cuda = gpuenv_arena_printf(arena, "%u.%u", mx.ga->cuda.part[0], mx.ga->cuda.part[1]).ptr;
+	}
+	return 0;
+}
+
 /* This machine's hardware: a light probe (GPUs, driver, host), or --facts. */
-static int machine_target(struct cli *cli, const struct cli_sync_opts *o, gpuenv_arena_t *arena,
-	gpuenv_target_t *out)
+static int machine_target(struct cli *cli, const struct cli_sync_opts *o, const gpuenv_kb_t *kb,
+	gpuenv_arena_t *arena, gpuenv_target_t *out)
 {
 	const gpuenv_facts_t *facts = NULL;
 	int st;
@@ -43,7 +72,10 @@ static int machine_target(struct cli *cli, const struct cli_sync_opts *o, gpuenv
 		gpuenv_probe_opts_t po;
 		json_t *doc = NULL;
 		gpuenv_probe_opts_init(&po);
+		/* sysfs and procfs only: NVML's start alone costs more than a
+		 * no-op sync may (the KB gives what it would have added) */
 		po.flags |= GPUENV_PROBE_NO_PYTHON | GPUENV_PROBE_NO_FATBIN | GPUENV_PROBE_NO_LIBS;
+		po.hw.flags |= GPUENV_HW_NO_NVML | GPUENV_HW_NO_LIBCUDA;
 		po.version = GPUENV_VERSION;
 		if (gpuenv_probe_facts_json(&cli->ctx, &po, &doc) != 0 || !doc)
 			return cli_report(cli, CLI_EXIT_CANNOT);
@@ -54,7 +86,7 @@ static int machine_target(struct cli *cli, const struct cli_sync_opts *o, gpuenv
 	}
 	if (gpuenv_target_from_facts(&cli->ctx, arena, facts, SIZE_MAX, out) != 0)
 		return cli_report(cli, CLI_EXIT_CANNOT);
-	return 0;
+	return machine_from_kb(cli, kb, arena, out);
 }
 
 /* The CUDA of a target's locked torch build, when its lock says; the lock
@@ -125,7 +157,7 @@ static int pick_target(struct cli *cli, struct cli_sync_opts *o, struct cli_proj
 	}
 	if (!want_auto && !(*out = cli_project_target(cli, o->verb, pj, o->target, &st)))
 		return st;
-	if ((st = machine_target(cli, o, &pj->arena, &machine)) != 0)
+	if ((st = machine_target(cli, o, pj->kb, &pj->arena, &machine)) != 0)
 		return st;
 	if (want_auto)
 		return pick_auto(cli, o, pj, &machine, out);
@@ -221,6 +253,14 @@ static int open_venv(struct cli *cli, struct cli_sync_opts *o, struct cli_projec
 	if (gpuenv_python_find(&cli->ctx, &pj->arena, o->python ? o->python : want_xy, fits[0] ? fits : NULL, &py,
 		    NULL, NULL) != 0)
 		return cli_report(cli, CLI_EXIT_FAIL);
+	if (o->dry_run) { /* nothing is made: the plan is against an empty venv */
+		memset(venv, 0, sizeof(*venv));
+		venv->root = dir;
+		venv->python = py;
+		if (!o->quiet && !cli->json)
+			printf("would create %s (Python %s, %s)\n", dir, py.version, py.real ? py.real : py.path);
+		return 0;
+	}
 	if (gpuenv_venv_create(&cli->ctx, &pj->arena, dir, &py, 0, venv) != 0)
 		return cli_report(cli, CLI_EXIT_CANNOT);
 	o->created_venv = true;

@@ -88,8 +88,10 @@ typedef struct gpuenv_sync_result {
 
 typedef struct gpuenv_sync gpuenv_sync_t;
 
-/* Lock the venv, recover, plan.  0 with *out (free with gpuenv_sync_end),
- * or an error (ctx->err: the package, the lock, what is wrong, the fix). */
+/* Lock the venv, recover, plan.  A venv whose site is NULL (not made yet,
+ * for a dry run) is planned as empty, with nothing locked; commit refuses.
+ * 0 with *out (free with gpuenv_sync_end), or an error (ctx->err: the
+ * package, the lock, what is wrong, the fix). */
 GPUENV_API int gpuenv_sync_begin(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_sync_opts_t *opts,
 	gpuenv_sync_t **out);
 GPUENV_API const gpuenv_sync_plan_t *gpuenv_sync_plan(const gpuenv_sync_t *s);

@@ -218,12 +218,15 @@ int gpuenv_sync_begin(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_syn
 	s->ctx = ctx;
 	s->arena = arena;
 	s->o = *opts;
-	if ((r = gpuenv_txn_begin(ctx, &opts->venv->scheme, opts->wait ? GPUENV_TXN_WAIT : 0, &s->plan.recovery,
-		     &s->txn)) != 0)
-		return r;
-	site = gpuenv_str(opts->venv->site);
-	if ((r = gpuenv_env_read(ctx, arena, &site, 1, NULL, &s->installed)) != 0)
-		goto fail;
+	/* a venv not made yet (a dry run): nothing to lock or read */
+	if (opts->venv->site) {
+		if ((r = gpuenv_txn_begin(ctx, &opts->venv->scheme, opts->wait ? GPUENV_TXN_WAIT : 0,
+			     &s->plan.recovery, &s->txn)) != 0)
+			return r;
+		site = gpuenv_str(opts->venv->site);
+		if ((r = gpuenv_env_read(ctx, arena, &site, 1, NULL, &s->installed)) != 0)
+			goto fail;
+	}
 	for (size_t i = 0; i < s->installed.nproblems; i++)
 		gpuenv_log(ctx, 1, "%s", s->installed.problems[i].ptr);
 	if (opts->lock->requires_python && opts->venv->python.version) {

@@ -281,6 +281,7 @@ T2 = project("proj-targets", ["beta"], {"cpu": {"gpu": "none"},
                                        "h200": {"gpu": "H200", "driver": "580.159.04"}})
 rc, out, err = sync(T2, os.path.join(TMP, "venv-t2"), "--dry-run")
 check(rc == 0 and "target cpu" in out, "auto on a machine without GPU picks cpu: %d %s%s" % (rc, out, err))
+check("would create " in out and not os.path.exists(os.path.join(TMP, "venv-t2")), "a dry run makes no venv: " + out)
 rc, out, err = sync(T2, os.path.join(TMP, "venv-t2"), "--dry-run", "--facts", H200_FACTS)
 check(rc == 0 and "target h200" in out, "auto on an H200 snapshot picks h200: %d %s%s" % (rc, out, err))
 T3 = project("proj-t3", ["beta"], {"a100": {"gpu": "A100", "driver": "535.104.05"}})
