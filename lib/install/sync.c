@@ -455,8 +455,8 @@ int gpuenv_sync_commit(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t *
 		if (!installs(a->op))
 			continue;
 		jobs[k] = (struct stage_job){ .a = a, .e = &ents[k], .stage = gpuenv_txn_stage_dir(s->txn, a->name) };
-		if (!jobs[k].stage)
-			return gpuenv_oom(ctx, "the sync");
+		if (!jobs[k].stage) /* a full disk says so; else memory ran out */
+			return ctx->err.code ? ctx->err.code : gpuenv_oom(ctx, "the sync");
 		k++;
 	}
 	if (nreq && (r = stage_all(s, jobs, nreq)) != 0)
