@@ -29,6 +29,7 @@
 	X(resolve) \
 	X(download) \
 	X(txn) \
+	X(cache_get) \
 	X(wheel_install)
 #define DEBUG_SUB_DECLARE(n) extern const struct cli_verb cli_verb_debug_##n;
 DEBUG_SUBS(DEBUG_SUB_DECLARE)

@@ -130,14 +130,28 @@ static void dbg_free(struct dbg *d)
 	free(d->sizes);
 }
 
-/* The last path segment of a URL, without query or fragment (for names). */
+/* The last path segment of a URL, without query or fragment, percent-
+ * decoded (the file name). */
 static const char *url_name(gpuenv_arena_t *arena, const char *url)
 {
-	size_t end = strcspn(url, "?#"), start = end;
+	size_t end = strcspn(url, "?#"), start = end, n = 0;
 
 	while (start && url[start - 1] != '/')
 		start--;
-	return gpuenv_arena_strndup(arena, url + start, end - start);
+	char *out = gpuenv_arena_alloc(arena, end - start + 1);
+	for (size_t i = start; out && i < end; i++) {
+		int hi, lo;
+		if (url[i] == '%' && i + 2 < end && (hi = gpuenv_hex_digit(url[i + 1])) >= 0 &&
+			(lo = gpuenv_hex_digit(url[i + 2])) >= 0) {
+			out[n++] = (char)(hi * 16 + lo);
+			i += 2;
+		} else {
+			out[n++] = url[i];
+		}
+	}
+	if (out)
+		out[n] = '\0';
+	return out;
 }
 
 static void dl_progress(void *arg, size_t done, size_t n, uint64_t bytes, uint64_t total)
@@ -216,4 +230,95 @@ const struct cli_verb cli_verb_debug_download = {
 		"                      $XDG_CACHE_HOME/gpuenv)\n" DBG_OPTS_HELP
 		"URLs are http(s):// or file://; SIZE, when given, must match too.\n"
 		"A failed download is reported and removed; exit 4 when any failed.\n",
+};
+
+static void get_progress(void *arg, const char *phase, size_t done, size_t n, uint64_t bytes,
+	uint64_t total)
+{
+	(void)arg;
+	if (!strcmp(phase, "download"))
+		dl_progress(arg, done, n, bytes, total);
+	else
+		fprintf(stderr, "%s %zu/%zu\n", phase, done, n);
+}
+
+static int cli_debug_cache_get(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+{
+	struct dbg d;
+	gpuenv_index_t *ix = NULL;
+	gpuenv_cache_t *c = NULL;
+	gpuenv_cache_req_t *reqs = NULL;
+	gpuenv_cache_entry_t *out = NULL;
+	gpuenv_arena_t arena;
+	int status = CLI_EXIT_OK;
+
+	gpuenv_arena_init(&arena, &cli->ctx, 0);
+	if ((status = dbg_parse(cli, verb, argc, argv, false, &d)) != 0)
+		goto done;
+	reqs = calloc(d.n, sizeof(*reqs));
+	out = calloc(d.n, sizeof(*out));
+	if (!reqs || !out) {
+		status = cli_error(cli, CLI_EXIT_CANNOT, "%s: out of memory", verb->name);
+		goto done;
+	}
+	for (size_t i = 0; i < d.n; i++) {
+		bool is_url = strstr(d.urls[i], "://") != NULL;
+		reqs[i] = (gpuenv_cache_req_t){ .name = url_name(&arena, d.urls[i]),
+			.url = is_url ? d.urls[i] : NULL, .path = is_url ? NULL : d.urls[i],
+			.sha256 = d.shas[i], .size = d.sizes[i] };
+	}
+	if (gpuenv_cache_open(&cli->ctx, d.cache_dir, &c) != 0) {
+		status = cli_report(cli, CLI_EXIT_CANNOT);
+		goto done;
+	}
+	/* the index client's HTTP cache beside the cache's entries */
+	d.o.cache_dir = gpuenv_cache_dir(c);
+	if (gpuenv_index_open(&cli->ctx, &d.o, &ix) != 0) {
+		status = cli_report(cli, CLI_EXIT_CANNOT);
+		goto done;
+	}
+	gpuenv_cache_progress_t prog = { .fn = get_progress };
+	if (gpuenv_cache_get(c, &cli->ctx, &arena, ix, reqs, d.n, NULL, d.progress ? &prog : NULL,
+		    out) != 0) {
+		status = cli_report(cli, CLI_EXIT_CANNOT);
+		goto done;
+	}
+	json_t *arr = cli->json ? json_array() : NULL;
+	for (size_t i = 0; i < d.n; i++) {
+		const gpuenv_cache_entry_t *e = &out[i];
+		if (arr) {
+			json_array_append_new(arr, json_pack("{s:o, s:o, s:s?, s:s?, s:I, s:b, s:b, s:b}",
+				"name", cli_json_text(cli, reqs[i].name, strlen(reqs[i].name)),
+				"tree_dir", cli_json_text(cli, e->tree_dir, strlen(e->tree_dir)),
+				"project", e->tree.name, "version", e->tree.version,
+				"files", (json_int_t)e->tree.nfiles, "downloaded", e->downloaded,
+				"unpacked", e->unpacked, "repaired", e->repaired));
+			continue;
+		}
+		printf("%s %s files=%zu%s%s%s\n", reqs[i].name, e->tree_dir, e->tree.nfiles,
+			e->downloaded ? " downloaded" : "", e->unpacked ? " unpacked" : "",
+			e->repaired ? " repaired" : "");
+	}
+	if (arr && cli_print_json(cli, arr) != CLI_EXIT_OK)
+		status = CLI_EXIT_CANNOT;
+done:
+	gpuenv_index_close(ix);
+	gpuenv_cache_close(c);
+	gpuenv_arena_free(&arena);
+	free(reqs);
+	free(out);
+	dbg_free(&d);
+	return status;
+}
+
+const struct cli_verb cli_verb_debug_cache_get = {
+	.name = "cache-get",
+	.run = cli_debug_cache_get,
+	.summary = "checked trees of wheels from the global cache (lib/install/cache.c)",
+	.usage = "gpuenv debug cache-get [OPTIONS] URL|PATH=SHA256[:SIZE]...",
+	.help = "  --cache-dir DIR     the cache (default: GPUENV_CACHE_DIR, else\n"
+		"                      $XDG_CACHE_HOME/gpuenv)\n" DBG_OPTS_HELP
+		"Prints each wheel's tree folder, its file count, and whether it was\n"
+		"downloaded, unpacked or repaired (a damaged entry replaced) in this run.\n"
+		"Exit 4 when a wheel could not be had.\n",
 };

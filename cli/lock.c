@@ -14,23 +14,6 @@
 #include "gpuenv/project.h"
 #include "lock_util.h"
 
-#define LOCK_MAX_SOURCES 64
-#define LOCK_MAX_ARGS 64
-
-struct lock_opts {
-	const char *project, *facts_path, *kb_dir, *cache_dir, *index_url, *torch_index, *dump_dir;
-	const char *targets[LOCK_MAX_ARGS];
-	size_t ntargets;
-	const char *source_urls[LOCK_MAX_ARGS]; /* NAME=URL */
-	size_t nsource_urls;
-	const char *find_links[LOCK_MAX_ARGS];
-	size_t nfind_links;
-	const char *only_binary[LOCK_MAX_ARGS], *no_binary[LOCK_MAX_ARGS];
-	size_t nonly_binary, nno_binary;
-	bool check, offline, pre;
-	unsigned retries, timeout_s;
-};
-
 static double now_s(void)
 {
 	struct timespec ts;
@@ -50,18 +33,18 @@ static void progress(void *arg, size_t done, size_t total, uint64_t bytes)
 /* The sources the index client asks: the manifest's with the command
  * line's replacements, find-links folders first, the torch builds' indexes
  * last (explicit). */
-static int lock_sources(struct cli *cli, const struct cli_verb *verb, const struct lock_opts *o,
+int cli_lock_sources(struct cli *cli, const struct cli_verb *verb, const struct cli_lock_opts *o,
 	const gpuenv_manifest_t *m, gpuenv_arena_t *arena, gpuenv_index_source_t *src, size_t *n)
 {
 	size_t k = 0;
-	for (size_t i = 0; i < o->nfind_links && k < LOCK_MAX_SOURCES; i++) {
+	for (size_t i = 0; i < o->nfind_links && k < CLI_LOCK_MAX_SOURCES; i++) {
 		const char *p = o->find_links[i];
 		src[k++] = (gpuenv_index_source_t){ .name = gpuenv_arena_printf(arena, "find-links-%zu", i + 1).ptr,
 			.url = strstr(p, "://") ? p : gpuenv_arena_printf(arena, "file://%s", p).ptr,
 			.priority = GPUENV_SOURCE_PRIMARY, .find_links = true };
 	}
 	bool replaced = false;
-	for (size_t i = 0; i < m->nsources && k < LOCK_MAX_SOURCES; i++) {
+	for (size_t i = 0; i < m->nsources && k < CLI_LOCK_MAX_SOURCES; i++) {
 		src[k] = m->sources[i];
 		if (o->index_url && src[k].priority == GPUENV_SOURCE_DEFAULT) {
 			src[k].url = o->index_url;
@@ -69,7 +52,7 @@ static int lock_sources(struct cli *cli, const struct cli_verb *verb, const stru
 		}
 		k++;
 	}
-	if (o->index_url && !replaced && k < LOCK_MAX_SOURCES)
+	if (o->index_url && !replaced && k < CLI_LOCK_MAX_SOURCES)
 		src[k++] = (gpuenv_index_source_t){ .name = "index-url", .url = o->index_url,
 			.priority = GPUENV_SOURCE_DEFAULT };
 	for (size_t j = 0; j < o->nsource_urls; j++) {
@@ -83,7 +66,7 @@ static int lock_sources(struct cli *cli, const struct cli_verb *verb, const stru
 				&& !memcmp(src[i].name, o->source_urls[j], (size_t)(eq - o->source_urls[j])))
 				break;
 		if (i == k) {
-			const char *names[LOCK_MAX_SOURCES];
+			const char *names[CLI_LOCK_MAX_SOURCES];
 			for (i = 0; i < k; i++)
 				names[i] = src[i].name;
 			char *nm = gpuenv_arena_strndup(arena, o->source_urls[j], (size_t)(eq - o->source_urls[j]));
@@ -98,7 +81,7 @@ static int lock_sources(struct cli *cli, const struct cli_verb *verb, const stru
 }
 
 /* The targets to lock: the named ones, or all. */
-static int lock_pick_targets(struct cli *cli, const struct cli_verb *verb, const struct lock_opts *o,
+static int lock_pick_targets(struct cli *cli, const struct cli_verb *verb, const struct cli_lock_opts *o,
 	struct cli_project *pj, const gpuenv_manifest_target_t ***outp, size_t *n)
 {
 	int st = 0;
@@ -119,28 +102,34 @@ static int lock_pick_targets(struct cli *cli, const struct cli_verb *verb, const
 }
 
 /* --check: is the lock on disk there and made from these inputs? */
-static const char *lock_check_one(struct cli *cli, gpuenv_arena_t *arena, const gpuenv_manifest_t *m,
-	const gpuenv_manifest_target_t *t, const char *path, const char **detail)
+const char *cli_lock_check_one(struct cli *cli, gpuenv_arena_t *arena, const gpuenv_manifest_t *m,
+	const gpuenv_manifest_target_t *t, const char *path, const char **detail, gpuenv_lock_t *lkp)
 {
 	gpuenv_buf_t b;
 	gpuenv_lock_t lk;
 	const char *st;
 	gpuenv_buf_init(&b, &cli->ctx, 64u << 20);
 	*detail = NULL;
-	if (gpuenv_fs_read(&cli->ctx, path, 64u << 20, &b) != 0) {
+	if (lkp && lkp->lock_version) {
+		lk = *lkp; /* read already */
+	} else if (gpuenv_fs_read(&cli->ctx, path, 64u << 20, &b) != 0) {
 		st = cli->ctx.err.code == -ENOENT ? "missing" : "unreadable";
 		*detail = cli_err_text(cli, arena, true);
 		gpuenv_error_clear(&cli->ctx);
+		goto out;
 	} else if (gpuenv_pylock_parse(&cli->ctx, arena, path, (gpuenv_str_t){ b.data, b.len }, &lk) != 0) {
 		st = "unreadable";
 		*detail = cli_err_text(cli, arena, true);
 		gpuenv_error_clear(&cli->ctx);
-	} else {
-		const char *want = gpuenv_project_inputs_hash(arena, m, t);
-		st = lk.target.inputs_hash && want && !strcmp(lk.target.inputs_hash, want) ? "fresh" : "stale";
-		if (!strcmp(st, "stale"))
-			*detail = "the manifest or the target changed since the lock was written";
+		goto out;
 	}
+	if (lkp)
+		*lkp = lk;
+	const char *want = gpuenv_project_inputs_hash(arena, m, t);
+	st = lk.target.inputs_hash && want && !strcmp(lk.target.inputs_hash, want) ? "fresh" : "stale";
+	if (!strcmp(st, "stale"))
+		*detail = "the manifest or the target changed since the lock was written";
+out:
 	gpuenv_buf_free(&b);
 	return st;
 }
@@ -153,7 +142,7 @@ struct lock_ctx {
 	const gpuenv_kb_t *kb;
 	const char *dir;
 	json_t *json;
-	const struct lock_opts *o;
+	const struct cli_lock_opts *o;
 };
 
 /* Lock one target; returns the exit status it earns. */
@@ -188,6 +177,8 @@ static int lock_one(struct lock_ctx *lc, const gpuenv_manifest_target_t *t, cons
 	const char *status, *err = NULL;
 	int st = CLI_EXIT_OK;
 	gpuenv_buf_t old;
+	/* sync locking first: its own output stays on stdout */
+	FILE *out_f = lc->o->quiet_json ? stderr : stdout;
 
 	gpuenv_buf_init(&old, &cli->ctx, 64u << 20);
 	if (rc == GPUENV_ENOSOLUTION) {
@@ -242,24 +233,24 @@ static int lock_one(struct lock_ctx *lc, const gpuenv_manifest_target_t *t, cons
 		}
 	} else {
 		if (rc == 0) {
-			printf("%s: %zu package%s", t->name, out.res.npkgs, out.res.npkgs == 1 ? "" : "s");
+			fprintf(out_f, "%s: %zu package%s", t->name, out.res.npkgs, out.res.npkgs == 1 ? "" : "s");
 			if (torch)
-				printf(", torch %s", torch);
+				fprintf(out_f, ", torch %s", torch);
 			if (bc && torch)
-				printf(" (build %s%s)", bc->backend, bc->user_pinned ? ", the project's source" : "");
-			printf(" -> %s (%s) in %.2f s\n", name, status, secs);
+				fprintf(out_f, " (build %s%s)", bc->backend, bc->user_pinned ? ", the project's source" : "");
+			fprintf(out_f, " -> %s (%s) in %.2f s\n", name, status, secs);
 			if (bc && torch && bc->reason && cli->verbose >= 0) {
-				printf("  why %s: ", bc->backend);
+				fprintf(out_f, "  why %s: ", bc->backend);
 				for (const char *r = bc->reason; *r; r++) {
-					putchar(*r);
+					fputc(*r, out_f);
 					if (*r == '\n' && r[1])
-						fputs("    ", stdout);
+						fputs("    ", out_f);
 				}
-				putchar('\n');
+				fputc('\n', out_f);
 			}
 		}
 		if (rc == GPUENV_ENOSOLUTION) {
-			printf("%s: no solution; %s left as it was\n%s\n", t->name, name,
+			fprintf(out_f, "%s: no solution; %s left as it was\n%s\n", t->name, name,
 				out.res.explanation ? out.res.explanation : "");
 		}
 		if (err) {
@@ -280,7 +271,7 @@ static int lock_format_control(struct cli *cli, const char **list, size_t *n, ch
 {
 	(void)cli;
 	for (char *save = NULL, *tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (*n == LOCK_MAX_ARGS || !*tok)
+		if (*n == CLI_LOCK_MAX_ARGS || !*tok)
 			return -1;
 		if (strcmp(tok, ":all:") != 0) {
 			if (!gpuenv_name_is_valid(gpuenv_str(tok)))
@@ -298,82 +289,83 @@ static int opt_fail(int *exit_st, int st)
 	return -1;
 }
 
+int cli_lock_opt(struct cli *cli, const struct cli_verb *verb, int c, char *arg, struct cli_lock_opts *o,
+	int *exit_st)
+{
+	uint64_t u;
+	switch (c) {
+	case 'p': o->project = arg; break;
+	case 'o': o->offline = true; break;
+	case 'P': o->pre = true; break;
+	case 'B':
+	case 'S':
+		if (lock_format_control(cli, c == 'B' ? o->only_binary : o->no_binary,
+			    c == 'B' ? &o->nonly_binary : &o->nno_binary, arg) != 0)
+			return opt_fail(exit_st, cli_usage_error(cli, verb, "%s: --%s wants NAME[,NAME...] or "
+				":all:, not '%s'", verb->name, c == 'B' ? "only-binary" : "no-binary", arg));
+		break;
+	case 'i': o->index_url = arg; break;
+	case 's':
+		if (o->nsource_urls == CLI_LOCK_MAX_ARGS)
+			return opt_fail(exit_st, cli_usage_error(cli, verb, "%s: too many --source-url options", verb->name));
+		o->source_urls[o->nsource_urls++] = arg;
+		break;
+	case 'T': o->torch_index = arg; break;
+	case 'f':
+		if (o->nfind_links == CLI_LOCK_MAX_ARGS)
+			return opt_fail(exit_st, cli_usage_error(cli, verb, "%s: too many --find-links options", verb->name));
+		o->find_links[o->nfind_links++] = arg;
+		break;
+	case 'C': o->cache_dir = arg; break;
+	case 'F': o->facts_path = arg; break;
+	case 'k': o->kb_dir = arg; break;
+	case 'r':
+	case 'w':
+		if (!gpuenv_str_to_u64(gpuenv_str(arg), &u) || !u || u > (c == 'r' ? 20 : 3600))
+			return opt_fail(exit_st, cli_usage_error(cli, verb, "%s: --%s wants %s, not '%s'", verb->name,
+				c == 'r' ? "retries" : "timeout", c == 'r' ? "1 to 20" : "1 to 3600 seconds", arg));
+		if (c == 'r')
+			o->retries = (unsigned)u;
+		else
+			o->timeout_s = (unsigned)u;
+		break;
+	default:
+		return 0;
+	}
+	return 1;
+}
+
 /* 0 to go on, or -1 with *exit_st the exit status (help printed, a usage
  * error). */
 static int lock_parse_opts(struct cli *cli, const struct cli_verb *verb, int argc, char **argv,
-	struct lock_opts *o, int *exit_st)
+	struct cli_lock_opts *o, int *exit_st)
 {
 	static const struct option opts[] = {
-		{ "project", required_argument, NULL, 'p' },
+		CLI_LOCK_OPTIONS,
 		{ "target", required_argument, NULL, 't' },
 		{ "all", no_argument, NULL, 'a' },
 		{ "check", no_argument, NULL, 'c' },
-		{ "offline", no_argument, NULL, 'o' },
-		{ "index-url", required_argument, NULL, 'i' },
-		{ "source-url", required_argument, NULL, 's' },
-		{ "torch-index", required_argument, NULL, 'T' },
-		{ "find-links", required_argument, NULL, 'f' },
-		{ "cache-dir", required_argument, NULL, 'C' },
-		{ "facts", required_argument, NULL, 'F' },
-		{ "kb-dir", required_argument, NULL, 'k' },
-		{ "retries", required_argument, NULL, 'r' },
-		{ "pre", no_argument, NULL, 'P' },
 		{ "dump", required_argument, NULL, 'D' },
-		{ "only-binary", required_argument, NULL, 'B' },
-		{ "no-binary", required_argument, NULL, 'S' },
-		{ "timeout", required_argument, NULL, 'w' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
-	uint64_t u;
+	int c, h;
 	*exit_st = CLI_EXIT_USAGE;
 	while ((c = cli_getopt(cli, verb, argc, argv, "", opts, exit_st)) != -1) {
-		switch (c) {
-		case CLI_OPT_EXIT:
+		if (c == CLI_OPT_EXIT)
 			return -1;
-		case 'p': o->project = optarg; break;
+		if ((h = cli_lock_opt(cli, verb, c, optarg, o, exit_st)) < 0)
+			return -1;
+		if (h)
+			continue;
+		switch (c) {
 		case 't':
-			if (o->ntargets == LOCK_MAX_ARGS)
+			if (o->ntargets == CLI_LOCK_MAX_ARGS)
 				return opt_fail(exit_st, cli_usage_error(cli, verb, "%s: too many --target options", verb->name));
 			o->targets[o->ntargets++] = optarg;
 			break;
 		case 'a': break;
 		case 'c': o->check = true; break;
-		case 'o': o->offline = true; break;
-		case 'P': o->pre = true; break;
 		case 'D': o->dump_dir = optarg; break;
-		case 'B':
-		case 'S':
-			if (lock_format_control(cli, c == 'B' ? o->only_binary : o->no_binary,
-				    c == 'B' ? &o->nonly_binary : &o->nno_binary, optarg) != 0)
-				return opt_fail(exit_st, cli_usage_error(cli, verb, "%s: --%s wants NAME[,NAME...] or "
-					":all:, not '%s'", verb->name, c == 'B' ? "only-binary" : "no-binary", optarg));
-			break;
-		case 'i': o->index_url = optarg; break;
-		case 's':
-			if (o->nsource_urls == LOCK_MAX_ARGS)
-				return opt_fail(exit_st, cli_usage_error(cli, verb, "%s: too many --source-url options", verb->name));
-			o->source_urls[o->nsource_urls++] = optarg;
-			break;
-		case 'T': o->torch_index = optarg; break;
-		case 'f':
-			if (o->nfind_links == LOCK_MAX_ARGS)
-				return opt_fail(exit_st, cli_usage_error(cli, verb, "%s: too many --find-links options", verb->name));
-			o->find_links[o->nfind_links++] = optarg;
-			break;
-		case 'C': o->cache_dir = optarg; break;
-		case 'F': o->facts_path = optarg; break;
-		case 'k': o->kb_dir = optarg; break;
-		case 'r':
-		case 'w':
-			if (!gpuenv_str_to_u64(gpuenv_str(optarg), &u) || !u || u > (c == 'r' ? 20 : 3600))
-				return opt_fail(exit_st, cli_usage_error(cli, verb, "%s: --%s wants %s, not '%s'", verb->name,
-					c == 'r' ? "retries" : "timeout", c == 'r' ? "1 to 20" : "1 to 3600 seconds", optarg));
-			if (c == 'r')
-				o->retries = (unsigned)u;
-			else
-				o->timeout_s = (unsigned)u;
-			break;
 		default:
 			return opt_fail(exit_st, cli_usage_error(cli, verb, "%s: unexpected option", verb->name));
 		}
@@ -385,15 +377,98 @@ static int lock_parse_opts(struct cli *cli, const struct cli_verb *verb, int arg
 	return 0;
 }
 
-static int cli_lock(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+int cli_lock_index_open(struct cli *cli, const struct cli_verb *verb, const struct cli_lock_opts *o,
+	struct cli_project *pj, const gpuenv_index_source_t *extra, size_t nextra, gpuenv_index_t **ix)
 {
-	struct lock_opts o = { 0 };
-	struct cli_project pj;
-	gpuenv_index_source_t src[LOCK_MAX_SOURCES + LOCK_MAX_ARGS];
-	size_t nsrc = 0, npick = 0;
-	const gpuenv_manifest_target_t **pick = NULL;
+	gpuenv_index_source_t *src = gpuenv_arena_calloc(&pj->arena, CLI_LOCK_MAX_SOURCES + CLI_LOCK_MAX_ARGS + nextra,
+		sizeof(*src));
+	size_t nsrc = 0;
+	int st;
+	*ix = NULL;
+	if (!src)
+		return cli_report(cli, CLI_EXIT_CANNOT);
+	if ((st = cli_lock_sources(cli, verb, o, &pj->m, &pj->arena, src, &nsrc)) != 0)
+		return st;
+	for (size_t i = 0; i < nextra; i++)
+		src[nsrc++] = extra[i];
+	gpuenv_index_opts_t io = { .sources = src, .nsources = nsrc, .cache_dir = o->cache_dir,
+		.offline = o->offline, .timeout_ms = o->timeout_s * 1000 };
+	io.retries = o->retries;
+	if (isatty(STDERR_FILENO) && !cli->json && cli->verbose >= 0)
+		io.progress = progress;
+	if (gpuenv_index_open(&cli->ctx, &io, ix) != 0)
+		return cli_report(cli, CLI_EXIT_CANNOT);
+	return 0;
+}
+
+int cli_lock_targets(struct cli *cli, const struct cli_verb *verb, const struct cli_lock_opts *o,
+	struct cli_project *pj, const gpuenv_manifest_target_t *const *pick, size_t npick, gpuenv_index_t **ix_out)
+{
+	gpuenv_index_source_t src[CLI_LOCK_MAX_SOURCES + CLI_LOCK_MAX_ARGS];
+	size_t nsrc = 0, nextra = 0;
 	gpuenv_backend_choice_t *bc = NULL;
 	const char **terr = NULL, **tsrc = NULL;
+	gpuenv_index_t *ix = NULL;
+	gpuenv_manifest_t *m = &pj->m;
+	int st;
+
+	*ix_out = NULL;
+	/* the sources' names first: a torch build's index may be one of them */
+	if ((st = cli_lock_sources(cli, verb, o, m, &pj->arena, src, &nsrc)) != 0)
+		return st;
+	bc = gpuenv_arena_calloc(&pj->arena, npick ? npick : 1, sizeof(*bc));
+	terr = gpuenv_arena_calloc(&pj->arena, npick ? npick : 1, sizeof(*terr));
+	tsrc = gpuenv_arena_calloc(&pj->arena, npick ? npick : 1, sizeof(*tsrc));
+	gpuenv_index_source_t *extra = gpuenv_arena_calloc(&pj->arena, npick ? npick : 1, sizeof(*extra));
+	if (!bc || !terr || !tsrc || !extra)
+		return cli_report(cli, CLI_EXIT_CANNOT);
+	/* every target's torch build first: their indexes are sources too */
+	for (size_t i = 0; i < npick; i++) {
+		if (gpuenv_manifest_backend(&cli->ctx, &pj->arena, m, pick[i], pj->kb, &bc[i]) != 0) {
+			if (cli->ctx.err.code == -ENOMEM)
+				return cli_report(cli, CLI_EXIT_CANNOT);
+			terr[i] = cli_err_text(cli, &pj->arena, true);
+			gpuenv_error_clear(&cli->ctx);
+			continue;
+		}
+		if (bc[i].user_pinned) {
+			tsrc[i] = bc[i].source;
+			continue;
+		}
+		size_t k;
+		for (k = 0; k < nsrc + nextra; k++) {
+			const gpuenv_index_source_t *x = k < nsrc ? &src[k] : &extra[k - nsrc];
+			if (x->url && bc[i].index_url && !strcmp(x->url, bc[i].index_url))
+				break;
+		}
+		if (k == nsrc + nextra)
+			extra[nextra++] = (gpuenv_index_source_t){
+				.name = gpuenv_arena_printf(&pj->arena, "torch-%s", bc[i].backend).ptr,
+				.url = bc[i].index_url, .priority = GPUENV_SOURCE_EXPLICIT };
+		tsrc[i] = k < nsrc ? src[k].name : extra[k - nsrc].name;
+	}
+	if ((st = cli_lock_index_open(cli, verb, o, pj, extra, nextra, &ix)) != 0)
+		return st;
+	struct lock_ctx lc = { .cli = cli, .arena = &pj->arena, .m = m, .ix = ix, .kb = pj->kb, .dir = pj->dir,
+		.json = cli->json && !o->quiet_json ? json_array() : NULL, .o = o };
+	st = CLI_EXIT_OK;
+	for (size_t i = 0; i < npick; i++) {
+		int s = lock_one(&lc, pick[i], terr[i] ? NULL : &bc[i], terr[i], tsrc[i]);
+		if (s > st)
+			st = s;
+	}
+	if (lc.json && cli_print_json(cli, lc.json) != 0)
+		st = CLI_EXIT_CANNOT;
+	*ix_out = ix;
+	return st;
+}
+
+static int cli_lock(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+{
+	struct cli_lock_opts o = { 0 };
+	struct cli_project pj;
+	size_t npick = 0;
+	const gpuenv_manifest_target_t **pick = NULL;
 	gpuenv_index_t *ix = NULL;
 	int st;
 
@@ -411,7 +486,7 @@ static int cli_lock(struct cli *cli, const struct cli_verb *verb, int argc, char
 		for (size_t i = 0; i < npick; i++) {
 			const char *name = gpuenv_project_lock_name(&pj.arena, m, pick[i]);
 			const char *path = gpuenv_arena_printf(&pj.arena, "%s/%s", pj.dir, name).ptr, *detail;
-			const char *s = lock_check_one(cli, &pj.arena, m, pick[i], path, &detail);
+			const char *s = cli_lock_check_one(cli, &pj.arena, m, pick[i], path, &detail, NULL);
 			if (strcmp(s, "fresh") != 0)
 				st = CLI_EXIT_FAIL;
 			if (arr)
@@ -424,65 +499,7 @@ static int cli_lock(struct cli *cli, const struct cli_verb *verb, int argc, char
 			st = CLI_EXIT_CANNOT;
 		goto out;
 	}
-
-	if ((st = lock_sources(cli, verb, &o, m, &pj.arena, src, &nsrc)) != 0)
-		goto out;
-	bc = gpuenv_arena_calloc(&pj.arena, npick ? npick : 1, sizeof(*bc));
-	terr = gpuenv_arena_calloc(&pj.arena, npick ? npick : 1, sizeof(*terr));
-	tsrc = gpuenv_arena_calloc(&pj.arena, npick ? npick : 1, sizeof(*tsrc));
-	if (!bc || !terr || !tsrc) {
-		st = cli_report(cli, CLI_EXIT_CANNOT);
-		goto out;
-	}
-	/* every target's torch build first: their indexes are sources too */
-	for (size_t i = 0; i < npick; i++) {
-		if (gpuenv_manifest_backend(&cli->ctx, &pj.arena, m, pick[i], pj.kb, &bc[i]) != 0) {
-			if (cli->ctx.err.code == -ENOMEM) {
-				st = cli_report(cli, CLI_EXIT_CANNOT);
-				goto out;
-			}
-			terr[i] = cli_err_text(cli, &pj.arena, true);
-			gpuenv_error_clear(&cli->ctx);
-			continue;
-		}
-		if (bc[i].user_pinned) {
-			tsrc[i] = bc[i].source;
-			continue;
-		}
-		size_t k;
-		for (k = 0; k < nsrc; k++)
-			if (src[k].url && bc[i].index_url && !strcmp(src[k].url, bc[i].index_url))
-				break;
-		if (k == nsrc) {
-			if (nsrc == sizeof(src) / sizeof(src[0])) {
-				st = cli_error(cli, CLI_EXIT_CANNOT, "%s: too many sources", verb->name);
-				goto out;
-			}
-			src[nsrc++] = (gpuenv_index_source_t){
-				.name = gpuenv_arena_printf(&pj.arena, "torch-%s", bc[i].backend).ptr,
-				.url = bc[i].index_url, .priority = GPUENV_SOURCE_EXPLICIT };
-		}
-		tsrc[i] = src[k].name;
-	}
-	gpuenv_index_opts_t io = { .sources = src, .nsources = nsrc, .cache_dir = o.cache_dir,
-		.offline = o.offline, .timeout_ms = o.timeout_s * 1000 };
-	io.retries = o.retries;
-	if (isatty(STDERR_FILENO) && !cli->json && cli->verbose >= 0)
-		io.progress = progress;
-	if (gpuenv_index_open(&cli->ctx, &io, &ix) != 0) {
-		st = cli_report(cli, CLI_EXIT_CANNOT);
-		goto out;
-	}
-	struct lock_ctx lc = { .cli = cli, .arena = &pj.arena, .m = m, .ix = ix, .kb = pj.kb, .dir = pj.dir,
-		.json = cli->json ? json_array() : NULL, .o = &o };
-	st = CLI_EXIT_OK;
-	for (size_t i = 0; i < npick; i++) {
-		int s = lock_one(&lc, pick[i], terr[i] ? NULL : &bc[i], terr[i], tsrc[i]);
-		if (s > st)
-			st = s;
-	}
-	if (lc.json && cli_print_json(cli, lc.json) != 0)
-		st = CLI_EXIT_CANNOT;
+	st = cli_lock_targets(cli, verb, &o, &pj, pick, npick, &ix);
 out:
 	gpuenv_index_close(ix);
 	cli_project_close(&pj);

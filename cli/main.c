@@ -19,7 +19,10 @@
 	X(kb) \
 	X(lock) \
 	X(tree) \
+	X(sync) \
+	X(run) \
 	X(venv) \
+	X(cache) \
 	X(debug)
 #define CLI_VERB_DECLARE(n) extern const struct cli_verb cli_verb_##n;
 CLI_VERBS(CLI_VERB_DECLARE)

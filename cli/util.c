@@ -110,7 +110,12 @@ int cli_getopt(struct cli *cli, const struct cli_verb *verb, int argc, char **ar
 	all[n++] = (struct option){ "json", no_argument, NULL, 0x1001 };
 	all[n] = (struct option){ NULL, 0, NULL, 0 };
 	/* leading ':' makes getopt report a missing argument as ':' */
-	snprintf(shorts, sizeof(shorts), ":%sh", shortopts ? shortopts : "");
+	/* a leading '+' (stop at the first argument that is not an option,
+	 * as `run -- CMD` needs) goes before it */
+	if (shortopts && shortopts[0] == '+')
+		snprintf(shorts, sizeof(shorts), "+:%sh", shortopts + 1);
+	else
+		snprintf(shorts, sizeof(shorts), ":%sh", shortopts ? shortopts : "");
 
 	opterr = 0;
 	c = getopt_long(argc, argv, shorts, all, &idx);

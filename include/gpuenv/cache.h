@@ -40,6 +40,11 @@ typedef struct gpuenv_cache gpuenv_cache_t;
 GPUENV_API int gpuenv_cache_open(gpuenv_ctx_t *ctx, const char *dir, gpuenv_cache_t **out);
 GPUENV_API void gpuenv_cache_close(gpuenv_cache_t *c);
 GPUENV_API const char *gpuenv_cache_dir(const gpuenv_cache_t *c);
+/* The default folder (added): gpuenv_index_cache_dir (GPUENV_CACHE_DIR,
+ * else $XDG_CACHE_HOME/gpuenv, else $HOME/.cache/gpuenv), the index
+ * client's default too.  With a dir other than the default, give the index
+ * client gpuenv_cache_dir() as its cache_dir, so both stay together. */
+GPUENV_API int gpuenv_cache_default_dir(gpuenv_ctx_t *ctx, char *out, size_t outsz);
 
 /* One wheel a sync needs. */
 typedef struct gpuenv_cache_req {

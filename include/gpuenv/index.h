@@ -74,7 +74,8 @@ typedef struct gpuenv_index gpuenv_index_t;
 typedef struct gpuenv_index_opts {
 	const gpuenv_index_source_t *sources; /* in declaration order */
 	size_t nsources;
-	const char *cache_dir; /* NULL: $XDG_CACHE_HOME/gpuenv or ~/.cache/gpuenv */
+	const char *cache_dir; /* NULL: gpuenv_index_cache_dir() (GPUENV_CACHE_DIR,
+				  $XDG_CACHE_HOME/gpuenv or ~/.cache/gpuenv) */
 	bool offline;	       /* the cache only */
 	/* false (default): the first source, by priority, that has a
 	 * package is the only one asked for it; true: merge all (pip's
@@ -130,6 +131,13 @@ typedef struct gpuenv_index_stats {
 } gpuenv_index_stats_t;
 GPUENV_API void gpuenv_index_get_stats(const gpuenv_index_t *ix, gpuenv_index_stats_t *out);
 
+/* gpuenv's cache folder (added after the contract): GPUENV_CACHE_DIR, else
+ * $XDG_CACHE_HOME/gpuenv (an absolute XDG_CACHE_HOME only), else
+ * $HOME/.cache/gpuenv, into out.  The index client's HTTP cache (http-v1/)
+ * and the global cache of wheels and trees (gpuenv/cache.h) share it.
+ * 0, GPUENV_ENOTFOUND (none set) or -ENAMETOOLONG, recorded. */
+GPUENV_API int gpuenv_index_cache_dir(gpuenv_ctx_t *ctx, char *out, size_t outsz);
+
 /* ---- downloads (lib/index/download.c; added after the contract) --------
  * Whole files (wheels) streamed to disk over the client's transfers: in
  * parallel, retried as every transfer is, with the client's credentials
@@ -138,6 +146,7 @@ GPUENV_API void gpuenv_index_get_stats(const gpuenv_index_t *ix, gpuenv_index_st
 typedef struct gpuenv_download {
 	/* asked */
 	const char *url;    /* http(s):// or file:// (userinfo allowed, never shown) */
+	const char *src_path; /* with url NULL: a local file (a lock's path entry) */
 	const char *name;   /* for messages (the file name); NULL: the URL's last segment */
 	int fd;		    /* the destination, open for writing at offset 0 and
 			       empty, or -1: path is created (O_EXCL, 0644) */

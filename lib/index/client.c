@@ -70,22 +70,38 @@ static void warn_only(gpuenv_ctx_t *ctx, const gpuenv_error_t *saved)
 	ctx->err = *saved;
 }
 
-static int cache_root(gpuenv_ctx_t *ctx, const char *dir, char *out, size_t outsz)
+int gpuenv_index_cache_dir(gpuenv_ctx_t *ctx, char *out, size_t outsz)
 {
-	const char *x = gpuenv_ctx_getenv(ctx, "XDG_CACHE_HOME"), *home;
+	const char *v = gpuenv_ctx_getenv(ctx, "GPUENV_CACHE_DIR"), *home;
 	int n;
 
-	if (dir && dir[0])
-		n = snprintf(out, outsz, "%s/http-v1", dir);
-	else if (x && x[0] == '/')
-		n = snprintf(out, outsz, "%s/gpuenv/http-v1", x);
-	else if ((home = gpuenv_ctx_getenv(ctx, "HOME")) && home[0])
-		n = snprintf(out, outsz, "%s/.cache/gpuenv/http-v1", home);
+	if (v && v[0])
+		n = snprintf(out, outsz, "%s", v);
+	else if ((v = gpuenv_ctx_getenv(ctx, "XDG_CACHE_HOME")) && v[0] == '/')
+		n = snprintf(out, outsz, "%s/gpuenv", v);
+	else if ((v = home = gpuenv_ctx_getenv(ctx, "HOME")) && home[0])
+		n = snprintf(out, outsz, "%s/.cache/gpuenv", home);
 	else {
 		gpuenv_fail(ctx, GPUENV_ENOTFOUND, NULL, 0, 0,
-			"no cache folder: neither XDG_CACHE_HOME nor HOME is set");
-		return gpuenv_hint(ctx, "set one, or give a cache folder");
+			"no cache folder: none of GPUENV_CACHE_DIR, XDG_CACHE_HOME and HOME is set");
+		return gpuenv_hint(ctx, "set GPUENV_CACHE_DIR, or give a cache folder (--cache-dir)");
 	}
+	if (n < 0 || (size_t)n >= outsz)
+		return gpuenv_fail(ctx, -ENAMETOOLONG, v, 0, 0, "cache path too long");
+	return 0;
+}
+
+static int cache_root(gpuenv_ctx_t *ctx, const char *dir, char *out, size_t outsz)
+{
+	char def[PATH_MAX];
+	int r, n;
+
+	if (!dir || !dir[0]) {
+		if ((r = gpuenv_index_cache_dir(ctx, def, sizeof(def))))
+			return r;
+		dir = def;
+	}
+	n = snprintf(out, outsz, "%s/http-v1", dir);
 	if (n < 0 || (size_t)n >= outsz)
 		return gpuenv_fail(ctx, -ENAMETOOLONG, dir, 0, 0, "cache path too long");
 	return 0;

@@ -36,6 +36,7 @@ typedef struct djob {
 	const char *url;  /* without userinfo */
 	const char *name; /* for messages */
 	const char *sha;  /* the expected sha256, lower case */
+	const char *local; /* a file:// URL's path, or src_path; NULL: remote */
 	int fd;
 	bool own_fd, hashing;
 	gpuenv_sha256_t h;
@@ -221,9 +222,16 @@ static int prepare(djob_t *j, gpuenv_index_t *ix, gpuenv_ctx_t *ctx, gpuenv_aren
 	gpuenv_str_t user, pass, pub;
 
 	*remote = false;
-	if (!d->url)
+	if (!d->url && !d->src_path)
 		return gpuenv_fail(ctx, GPUENV_EUSAGE, NULL, 0, 0, "a download without a URL");
-	pub = ix_url_strip(arena, gpuenv_str(d->url), &user, &pass);
+	if (!d->url) {
+		user = pass = GPUENV_STR_NULL;
+		pub = gpuenv_arena_str(arena, gpuenv_str(d->src_path));
+		j->local = pub.ptr;
+	} else {
+		pub = ix_url_strip(arena, gpuenv_str(d->url), &user, &pass);
+		j->local = pub.ptr ? ix_file_url_path(arena, pub.ptr).ptr : NULL;
+	}
 	if (!pub.ptr)
 		return gpuenv_oom(ctx, "for a download");
 	j->url = pub.ptr;
@@ -236,7 +244,7 @@ static int prepare(djob_t *j, gpuenv_index_t *ix, gpuenv_ctx_t *ctx, gpuenv_aren
 		return gpuenv_fail(ctx, GPUENV_EUSAGE, j->url, 0, 0, "%s: a download needs a sha256 of "
 			"64 hex digits (got %s)", j->name, d->sha256 ? d->sha256 : "none");
 	j->cap = d->max_bytes ? d->max_bytes : ix ? ix_client_opts(ix)->max_wheel_bytes : DEFAULT_MAX;
-	if (!ix_file_url_path(arena, j->url).ptr) {
+	if (!j->local) {
 		if (strncmp(j->url, "http://", 7) && strncmp(j->url, "https://", 8))
 			return gpuenv_fail(ctx, GPUENV_EUNSUPPORTED, j->url, 0, 0, "%s: only http(s):// and "
 				"file:// URLs can be downloaded", j->name);
@@ -320,7 +328,7 @@ int gpuenv_index_download(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, gpuenv_download
 			jv[nremote++] = &j->job;
 			continue;
 		}
-		if ((r = copy_local(j, ctx, ix_file_url_path(&arena, j->url).ptr)))
+		if ((r = copy_local(j, ctx, j->local)))
 			ix_job_fail(&j->job, ctx, r);
 		run.done++;
 		report(&run, true);

@@ -117,18 +117,20 @@ static int copy_rw(int in, int out, off_t from)
 	}
 }
 
-static int fill_clone(int in, int out, off_t size)
+static int fill_clone(int in, int out, off_t size, int *mode)
 {
 	(void)size;
+	*mode = GPUENV_LINK_REFLINK;
 	return ioctl(out, FICLONE, in) < 0 ? -errno : 0;
 }
 
 /* copy_file_range until the size fstat gave, then read/write whatever
  * remains (a file that grew, or a kernel or file system that cannot) */
-static int fill_copy(int in, int out, off_t size)
+static int fill_copy(int in, int out, off_t size, int *mode)
 {
 	off_t done = 0;
 
+	*mode = GPUENV_LINK_COPY;
 	while (done < size) {
 		ssize_t n = copy_file_range(in, NULL, out, NULL, (size_t)(size - done), 0);
 		if (n < 0 && errno == EINTR)
@@ -146,9 +148,28 @@ static int fill_copy(int in, int out, off_t size)
 	return copy_rw(in, out, done);
 }
 
-/* dst as a new file (perm) filled from src by fill; removed on failure. */
+/* errors after which auto tries the next mode: the file systems differ, or
+ * this one cannot do it (hardlinks refused: protected_hardlinks' EPERM,
+ * EMLINK; no clone support) */
+static bool fall_back(int err)
+{
+	return err == -EXDEV || err == -EPERM || err == -EMLINK || err == -EOPNOTSUPP ||
+		err == -ENOTTY || err == -EINVAL || err == -ENOSYS;
+}
+
+/* auto past the hardlink: a clone, else a copy into the same new file
+ * (no second create and unlink per file across file systems) */
+static int fill_auto(int in, int out, off_t size, int *mode)
+{
+	int r = fill_clone(in, out, size, mode);
+
+	return r && fall_back(r) ? fill_copy(in, out, size, mode) : r;
+}
+
+/* dst as a new file (perm) filled from src by fill (*mode: the mode it
+ * used); removed on failure. */
 static int new_file(int src_dirfd, const char *src, int dst_dirfd, const char *dst, unsigned perm,
-	int (*fill)(int in, int out, off_t size))
+	int (*fill)(int in, int out, off_t size, int *mode), int *mode)
 {
 	struct stat st;
 	int in, out, r;
@@ -159,22 +180,13 @@ static int new_file(int src_dirfd, const char *src, int dst_dirfd, const char *d
 		close(in);
 		return out;
 	}
-	r = fill(in, out, st.st_size);
+	r = fill(in, out, st.st_size, mode);
 	close(in);
 	if (close(out) < 0 && !r)
 		r = -errno;
 	if (r)
 		unlinkat(dst_dirfd, dst, 0);
 	return r;
-}
-
-/* errors after which auto tries the next mode: the file systems differ, or
- * this one cannot do it (hardlinks refused: protected_hardlinks' EPERM,
- * EMLINK; no clone support) */
-static bool fall_back(int err)
-{
-	return err == -EXDEV || err == -EPERM || err == -EMLINK || err == -EOPNOTSUPP ||
-		err == -ENOTTY || err == -EINVAL || err == -ENOSYS;
 }
 
 int gpuenv_link_file(gpuenv_ctx_t *ctx, int src_dirfd, const char *src, int dst_dirfd,
@@ -190,11 +202,11 @@ int gpuenv_link_file(gpuenv_ctx_t *ctx, int src_dirfd, const char *src, int dst_
 			return link_fail(ctx, -errno, "hardlink", src, dst);
 		break;
 	case GPUENV_LINK_REFLINK:
-		if ((r = new_file(src_dirfd, src, dst_dirfd, dst, perm, fill_clone)))
+		if ((r = new_file(src_dirfd, src, dst_dirfd, dst, perm, fill_clone, &mode)))
 			return link_fail(ctx, r, "reflink", src, dst);
 		break;
 	case GPUENV_LINK_COPY:
-		if ((r = new_file(src_dirfd, src, dst_dirfd, dst, perm, fill_copy)))
+		if ((r = new_file(src_dirfd, src, dst_dirfd, dst, perm, fill_copy, &mode)))
 			return link_fail(ctx, r, "copy", src, dst);
 		break;
 	case GPUENV_LINK_AUTO:
@@ -205,15 +217,8 @@ int gpuenv_link_file(gpuenv_ctx_t *ctx, int src_dirfd, const char *src, int dst_
 		r = -errno;
 		if (!fall_back(r))
 			return link_fail(ctx, r, "hardlink", src, dst);
-		if ((r = new_file(src_dirfd, src, dst_dirfd, dst, perm, fill_clone)) == 0) {
-			mode = GPUENV_LINK_REFLINK;
-			break;
-		}
-		if (!fall_back(r))
-			return link_fail(ctx, r, "reflink", src, dst);
-		if ((r = new_file(src_dirfd, src, dst_dirfd, dst, perm, fill_copy)))
-			return link_fail(ctx, r, "copy", src, dst);
-		mode = GPUENV_LINK_COPY;
+		if ((r = new_file(src_dirfd, src, dst_dirfd, dst, perm, fill_auto, &mode)))
+			return link_fail(ctx, r, mode == GPUENV_LINK_COPY ? "copy" : "reflink", src, dst);
 		break;
 	default:
 		return gpuenv_fail(ctx, GPUENV_EUSAGE, NULL, 0, 0, "unknown link mode %d", mode);

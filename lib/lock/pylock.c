@@ -737,7 +737,7 @@ static int r_get(struct rd *r, const gpuenv_toml_table_t *t, const char *prefix,
 	*out = NULL;
 	if (!v)
 		return 0;
-	int e = gpuenv_toml_expect(&r->doc, v, type, rwh(r, prefix, key));
+	int e = v->type == type ? 0 : gpuenv_toml_expect(&r->doc, v, type, rwh(r, prefix, key));
 	if (!e)
 		*out = v;
 	return e;
@@ -774,7 +774,13 @@ static int r_str(struct rd *r, const gpuenv_toml_table_t *t, const char *prefix,
 	}
 	if (vout)
 		*vout = v;
-	return r_cstr(r, v, rwh(r, prefix, key), out);
+	/* the key's name is formatted only for a message: a lock has
+	 * thousands of strings */
+	if (memchr(v->u.str.ptr, '\0', v->u.str.len))
+		return r_cstr(r, v, rwh(r, prefix, key), out);
+	if (!(*out = gpuenv_arena_strndup(r->arena, v->u.str.ptr, v->u.str.len)))
+		return gpuenv_oom(r->ctx, NULL);
+	return 0;
 }
 
 static int r_strs(struct rd *r, const gpuenv_toml_table_t *t, const char *prefix, const char *key,
@@ -795,6 +801,11 @@ static int r_strs(struct rd *r, const gpuenv_toml_table_t *t, const char *prefix
 	for (uint32_t i = 0; i < v->u.arr->len; i++) {
 		const gpuenv_toml_value_t *it = v->u.arr->items[i];
 		char iw[280];
+		if (it->type == GPUENV_TOML_STRING && !memchr(it->u.str.ptr, '\0', it->u.str.len)) {
+			if (!(items[i] = gpuenv_arena_strndup(r->arena, it->u.str.ptr, it->u.str.len)))
+				return gpuenv_oom(r->ctx, NULL);
+			continue;
+		}
 		snprintf(iw, sizeof(iw), "%s[%u]", what, i);
 		if ((e = gpuenv_toml_expect(&r->doc, it, GPUENV_TOML_STRING, iw)) ||
 			(e = r_cstr(r, it, iw, &items[i])))

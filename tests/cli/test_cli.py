@@ -104,8 +104,9 @@ check(rrows == {v: m for v, (_, m) in codes.items()}, "README exit table = cli.h
 blocks = {m.group(1): norm(m.group(2))
           for m in re.finditer(r"^`gpuenv ([a-z -]+) --help`:\n\n```\n(.*?)```", doc, re.M | re.S)}
 
-verbs = ["probe", "doctor", "preflight", "diagnose", "kb", "lock", "tree", "venv", "debug"]
+verbs = ["probe", "doctor", "preflight", "diagnose", "kb", "lock", "tree", "sync", "run", "venv", "cache", "debug"]
 subs = {"kb": ["torch", "driver", "gpu", "image", "sources"],
+        "cache": ["dir", "size", "prune", "clean"],
         "debug": ["toml-decode", "toml-encode", "version-sort", "specifier", "marker",
                   "requirement", "wheel-name", "wheel-tags", "metadata", "fatbin", "gpus",
                   "libs", "pyenv", "pythons", "ldd", "sha256", "pylock"]}
@@ -150,7 +151,7 @@ if os.path.exists("/dev/full"):
             ["diagnose", log], ["diagnose", "--json", log], ["kb", "gpu", "H100"],
             ["kb", "gpu", "--json", "H100"], ["kb", "sources"],
             ["probe", "--gpus-only", "--root", os.path.join(SRC, "tests", "fixtures", "hw", "h200")],
-            ["debug", "version-sort"]]
+            ["debug", "version-sort"], ["cache", "dir", "--cache-dir", "/x"]]
     for args in runs:
         with open("/dev/full", "w") as full:
             p = subprocess.run([BIN, *args], stdout=full, stderr=subprocess.PIPE, text=True,

@@ -8,16 +8,21 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "gpuenv/cache.h"
 #include "gpuenv/core.h"
+#include "gpuenv/hash.h"
 #include "gpuenv/install.h"
 
 #include "testutil.h"
@@ -258,6 +263,289 @@ static void test_cross_fs(void **state)
 	assert_int_equal(umount2(mnt, MNT_DETACH), 0);
 }
 
+
+/* ---- the cache ------------------------------------------------------------- */
+
+struct fake_env {
+	const char *names[4], *values[4];
+};
+
+static const char *fake_getenv(void *ud, const char *name)
+{
+	struct fake_env *e = ud;
+	for (int i = 0; i < 4 && e->names[i]; i++)
+		if (!strcmp(e->names[i], name))
+			return e->values[i];
+	return NULL;
+}
+
+static void test_default_dir(void **state)
+{
+	(void)state;
+	struct fake_env e = { { "GPUENV_CACHE_DIR", "XDG_CACHE_HOME", "HOME" }, { "/c", "/x", "/h" } };
+	gpuenv_ctx_t c;
+	char out[64];
+
+	gpuenv_ctx_init(&c);
+	c.getenv = fake_getenv;
+	c.getenv_ud = &e;
+	assert_int_equal(gpuenv_cache_default_dir(&c, out, sizeof(out)), 0);
+	assert_string_equal(out, "/c");
+	e.values[0] = "";
+	assert_int_equal(gpuenv_cache_default_dir(&c, out, sizeof(out)), 0);
+	assert_string_equal(out, "/x/gpuenv");
+	e.values[1] = "relative/xdg"; /* the XDG spec: relative paths are ignored */
+	assert_int_equal(gpuenv_cache_default_dir(&c, out, sizeof(out)), 0);
+	assert_string_equal(out, "/h/.cache/gpuenv");
+	e.values[2] = NULL;
+	assert_int_equal(gpuenv_cache_default_dir(&c, out, sizeof(out)), GPUENV_ENOTFOUND);
+	assert_non_null(strstr(c.err.msg, "GPUENV_CACHE_DIR"));
+	e.values[0] = "/a/very/long/path/that/does/not/fit/in/the/output/buffer/of/sixty-four";
+	assert_int_equal(gpuenv_cache_default_dir(&c, out, sizeof(out)), -ENAMETOOLONG);
+}
+
+/* A fixture wheel from tests/fixtures/mkwheel.py: its path and sha256. */
+static void make_wheel(const char *name, const char *version, char *path, size_t pathsz,
+	char sha[65])
+{
+	char cmd[1024];
+	const char *src = getenv("GPUENV_SRC");
+	unsigned char d[GPUENV_SHA256_LEN];
+
+	snprintf(cmd, sizeof(cmd), "python3 '%s/tests/fixtures/mkwheel.py' wheel '%s/w' %s %s >/dev/null",
+		src ? src : ".", tmp, name, version);
+	assert_int_equal(system(cmd), 0);
+	snprintf(path, pathsz, "%s/w/%s-%s-py3-none-any.whl", tmp, name, version);
+	assert_int_equal(gpuenv_sha256_file(&ctx, path, d), 0);
+	gpuenv_hex(d, sizeof(d), sha);
+}
+
+struct progress_log {
+	size_t calls, last_done, last_n;
+	bool unpack_seen, download_seen;
+};
+
+static void on_progress(void *arg, const char *phase, size_t done, size_t n, uint64_t bytes,
+	uint64_t total)
+{
+	struct progress_log *p = arg;
+	(void)bytes;
+	(void)total;
+	p->calls++;
+	if (!strcmp(phase, "unpack")) {
+		p->unpack_seen = true;
+		p->last_done = done;
+		p->last_n = n;
+	} else {
+		assert_string_equal(phase, "download");
+		p->download_seen = true;
+	}
+}
+
+#define NWHEELS 10
+
+static void test_cache_get(void **state)
+{
+	(void)state;
+	char cdir[300], paths[NWHEELS][300], shas[NWHEELS][65], name[NWHEELS][64];
+	gpuenv_cache_req_t reqs[NWHEELS + 1];
+	gpuenv_cache_entry_t out[NWHEELS + 1];
+	gpuenv_cache_t *c;
+	gpuenv_arena_t arena;
+	struct progress_log pl = { 0 };
+	gpuenv_cache_progress_t prog = { on_progress, &pl };
+
+	gpuenv_arena_init(&arena, &ctx, 0);
+	snprintf(cdir, sizeof(cdir), "%s/cache/deep/er", tmp);
+	assert_int_equal(gpuenv_cache_open(&ctx, cdir, &c), 0);
+	assert_string_equal(gpuenv_cache_dir(c), cdir);
+	for (int i = 0; i < NWHEELS; i++) {
+		char pkg[16];
+		snprintf(pkg, sizeof(pkg), "pkg%d", i);
+		make_wheel(pkg, "1.0", paths[i], sizeof(paths[i]), shas[i]);
+		snprintf(name[i], sizeof(name[i]), "%s-1.0-py3-none-any.whl", pkg);
+		reqs[i] = (gpuenv_cache_req_t){ .name = name[i], .path = paths[i], .sha256 = shas[i],
+			.size = -1 };
+	}
+	reqs[NWHEELS] = reqs[3]; /* the same wheel twice */
+	assert_int_equal(gpuenv_cache_get(c, &ctx, &arena, NULL, reqs, NWHEELS + 1, NULL, &prog, out), 0);
+	for (int i = 0; i < NWHEELS; i++) {
+		char want[1024];
+		snprintf(want, sizeof(want), "%s/trees/%.2s/%s", cdir, shas[i], shas[i]);
+		assert_string_equal(out[i].tree_dir, want);
+		assert_true(out[i].downloaded && out[i].unpacked && !out[i].repaired);
+		assert_string_equal(out[i].tree.wheel_sha256, shas[i]);
+		assert_string_equal(out[i].tree.version, "1.0");
+		assert_true(out[i].tree.nfiles >= 4);
+	}
+	assert_string_equal(out[NWHEELS].tree_dir, out[3].tree_dir);
+	assert_false(out[NWHEELS].downloaded || out[NWHEELS].unpacked);
+	assert_true(pl.unpack_seen && pl.download_seen);
+	assert_int_equal(pl.last_done, NWHEELS);
+	assert_int_equal(pl.last_n, NWHEELS);
+
+	/* warm: nothing to do */
+	assert_int_equal(gpuenv_cache_get(c, &ctx, &arena, NULL, reqs, NWHEELS, NULL, NULL, out), 0);
+	for (int i = 0; i < NWHEELS; i++)
+		assert_false(out[i].downloaded || out[i].unpacked || out[i].repaired);
+
+	/* a damaged tree: unpacked again from the cached wheel */
+	char f[600];
+	snprintf(f, sizeof(f), "%s/pkg2/__init__.py", out[2].tree_dir);
+	write_file(AT_FDCWD, f, "changed = True\n", 15, 0644);
+	/* a damaged wheel and a damaged tree: fetched again (from the path) */
+	snprintf(f, sizeof(f), "%s/wheels/%.2s/%s/%s", cdir, shas[5], shas[5], name[5]);
+	write_file(AT_FDCWD, f, "not a zip", 9, 0644);
+	snprintf(f, sizeof(f), "%s/" GPUENV_TREE_MANIFEST, out[5].tree_dir);
+	assert_int_equal(unlink(f), 0);
+	assert_int_equal(gpuenv_cache_get(c, &ctx, &arena, NULL, reqs, NWHEELS, NULL, NULL, out), 0);
+	for (int i = 0; i < NWHEELS; i++) {
+		bool d = i == 5, u = i == 2 || i == 5;
+		assert_int_equal(out[i].downloaded, d);
+		assert_int_equal(out[i].unpacked, u);
+		assert_int_equal(out[i].repaired, u);
+	}
+	size_t len;
+	snprintf(f, sizeof(f), "%s/pkg2/__init__.py", out[2].tree_dir);
+	char *p = read_file(AT_FDCWD, f, &len);
+	assert_memory_equal(p, "__version__", 11);
+	free(p);
+
+	/* a wheel whose bytes are not a wheel (its hash right): the unpack's
+	 * error, naming it, carried back from its thread; nothing left in tmp/ */
+	char bad[300], badsha[65];
+	unsigned char dg[GPUENV_SHA256_LEN];
+	snprintf(bad, sizeof(bad), "%s/w/broken-1.0-py3-none-any.whl", tmp);
+	write_file(AT_FDCWD, bad, "PK\x03\x04 truncated", 14, 0644);
+	assert_int_equal(gpuenv_sha256_file(&ctx, bad, dg), 0);
+	gpuenv_hex(dg, sizeof(dg), badsha);
+	reqs[0] = (gpuenv_cache_req_t){ .name = "broken-1.0-py3-none-any.whl", .path = bad,
+		.sha256 = badsha, .size = -1 };
+	assert_int_equal(gpuenv_cache_get(c, &ctx, &arena, NULL, reqs, NWHEELS, NULL, NULL, out),
+		GPUENV_EFORMAT);
+	assert_true(strstr(ctx.err.msg, "broken-1.0") || strstr(ctx.err.file, "broken-1.0"));
+	snprintf(f, sizeof(f), "%s/tmp", cdir);
+	DIR *d = opendir(f);
+	assert_non_null(d);
+	struct dirent *e;
+	while ((e = readdir(d)))
+		assert_true(e->d_name[0] == '.');
+	closedir(d);
+	snprintf(f, sizeof(f), "%s/trees/%.2s/%s", cdir, badsha, badsha);
+	assert_int_equal(access(f, F_OK), -1);
+
+	/* requests refused before any work */
+	gpuenv_cache_req_t r1 = { .name = "x/../y.whl", .path = bad, .sha256 = badsha, .size = -1 };
+	assert_int_equal(gpuenv_cache_get(c, &ctx, &arena, NULL, &r1, 1, NULL, NULL, out), GPUENV_EUSAGE);
+	assert_non_null(strstr(ctx.err.msg, "not a wheel file name"));
+	r1 = (gpuenv_cache_req_t){ .name = "y-1.0-py3-none-any.whl", .path = bad, .sha256 = "abc", .size = -1 };
+	assert_int_equal(gpuenv_cache_get(c, &ctx, &arena, NULL, &r1, 1, NULL, NULL, out), GPUENV_EUSAGE);
+	assert_non_null(strstr(ctx.err.msg, "64 hex digits"));
+	r1 = (gpuenv_cache_req_t){ .name = "y-1.0-py3-none-any.whl", .sha256 = badsha, .size = -1 };
+	assert_int_equal(gpuenv_cache_get(c, &ctx, &arena, NULL, &r1, 1, NULL, NULL, out), GPUENV_EUSAGE);
+	/* an http URL without an index client */
+	r1 = (gpuenv_cache_req_t){ .name = "y-1.0-py3-none-any.whl", .url = "https://h/y-1.0-py3-none-any.whl",
+		.sha256 = badsha, .size = -1 };
+	assert_int_equal(gpuenv_cache_get(c, &ctx, &arena, NULL, &r1, 1, NULL, NULL, out), GPUENV_EUSAGE);
+	assert_non_null(strstr(ctx.err.msg, "no index client"));
+	/* upper-case hex is the same hash */
+	for (char *q = shas[1]; *q; q++)
+		if (*q >= 'a' && *q <= 'f')
+			*q = (char)(*q - 32);
+	reqs[1].sha256 = shas[1];
+	assert_int_equal(gpuenv_cache_get(c, &ctx, &arena, NULL, &reqs[1], 1, NULL, NULL, out), 0);
+	assert_false(out[0].downloaded || out[0].unpacked);
+
+	gpuenv_cache_close(c);
+	gpuenv_arena_free(&arena);
+}
+
+static void test_cache_prune_clean(void **state)
+{
+	(void)state;
+	char cdir[300], path[300], sha[65], f[700];
+	gpuenv_cache_t *c, *other;
+	gpuenv_cache_entry_t out[1];
+	gpuenv_cache_usage_t u;
+	gpuenv_arena_t arena;
+	uint64_t freed = 7;
+	struct stat st;
+
+	gpuenv_arena_init(&arena, &ctx, 0);
+	snprintf(cdir, sizeof(cdir), "%s/cache", tmp);
+	assert_int_equal(gpuenv_cache_open(&ctx, cdir, &c), 0);
+	assert_int_equal(gpuenv_cache_size(c, &ctx, &u), 0);
+	assert_true(u.wheels == 0 && u.trees == 0 && u.wheel_bytes == 0 && u.tree_bytes == 0);
+	make_wheel("solo", "2.0", path, sizeof(path), sha);
+	gpuenv_cache_req_t req = { .name = "solo-2.0-py3-none-any.whl", .path = path, .sha256 = sha, .size = -1 };
+	assert_int_equal(gpuenv_cache_get(c, &ctx, &arena, NULL, &req, 1, NULL, NULL, out), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(gpuenv_cache_size(c, &ctx, &u), 0);
+	assert_int_equal(u.wheels, 1);
+	assert_int_equal(u.wheel_bytes, (uint64_t)st.st_size);
+	assert_int_equal(u.trees, 1);
+	uint64_t tree_bytes = 0;
+	for (size_t i = 0; i < out[0].tree.nfiles; i++)
+		tree_bytes += out[0].tree.files[i].size;
+	snprintf(f, sizeof(f), "%s/" GPUENV_TREE_MANIFEST, out[0].tree_dir);
+	struct stat ms;
+	assert_int_equal(stat(f, &ms), 0);
+	assert_int_equal(u.tree_bytes, tree_bytes + (uint64_t)ms.st_size);
+
+	/* used just now: prune keeps it */
+	assert_int_equal(gpuenv_cache_prune(c, &ctx, 3600, false, &freed), 0);
+	assert_int_equal(freed, 0);
+	/* another user holds the cache: prune and clean refuse without wait */
+	assert_int_equal(gpuenv_cache_open(&ctx, cdir, &other), 0);
+	assert_int_equal(gpuenv_cache_prune(c, &ctx, 0, false, &freed), GPUENV_ELOCKED);
+	assert_int_equal(gpuenv_cache_clean(c, &ctx, false, &freed), GPUENV_ELOCKED);
+	assert_non_null(strstr(ctx.err.msg, "in use by another gpuenv"));
+	/* ... and the shared lock is still ours: a third user can come, an
+	 * exclusive one from outside cannot */
+	snprintf(f, sizeof(f), "%s/.lock", cdir);
+	int fd = open(f, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), -1);
+	gpuenv_cache_close(other);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), -1); /* c still holds it shared */
+	close(fd);
+
+	/* unused for an hour: pruned, the bytes counted */
+	struct timespec old[2] = { { time(NULL) - 7200, 0 }, { time(NULL) - 7200, 0 } };
+	snprintf(f, sizeof(f), "%s/wheels/%.2s/%s/.used", cdir, sha, sha);
+	assert_int_equal(utimensat(AT_FDCWD, f, old, 0), 0);
+	snprintf(f, sizeof(f), "%s.used", out[0].tree_dir);
+	assert_int_equal(utimensat(AT_FDCWD, f, old, 0), 0);
+	assert_int_equal(gpuenv_cache_prune(c, &ctx, 3600, false, &freed), 0);
+	assert_int_equal(freed, (uint64_t)st.st_size + u.tree_bytes);
+	assert_int_equal(access(out[0].tree_dir, F_OK), -1);
+	assert_int_equal(gpuenv_cache_size(c, &ctx, &u), 0);
+	assert_true(u.wheels == 0 && u.trees == 0);
+
+	/* clean: everything, the HTTP cache too */
+	assert_int_equal(gpuenv_cache_get(c, &ctx, &arena, NULL, &req, 1, NULL, NULL, out), 0);
+	snprintf(f, sizeof(f), "%s/http-v1", cdir);
+	assert_int_equal(mkdir(f, 0755), 0);
+	snprintf(f, sizeof(f), "%s/http-v1/entry", cdir);
+	write_file(AT_FDCWD, f, "0123456789", 10, 0644);
+	assert_int_equal(gpuenv_cache_size(c, &ctx, &u), 0);
+	assert_int_equal(u.http_bytes, 10);
+	assert_int_equal(gpuenv_cache_clean(c, &ctx, false, &freed), 0);
+	assert_int_equal(freed, u.wheel_bytes + u.tree_bytes + 10);
+	assert_int_equal(gpuenv_cache_size(c, &ctx, &u), 0);
+	assert_true(u.wheels == 0 && u.trees == 0 && u.http_bytes == 0 && u.other_bytes == 0);
+	/* and it works after */
+	assert_int_equal(gpuenv_cache_get(c, &ctx, &arena, NULL, &req, 1, NULL, NULL, out), 0);
+	assert_true(out[0].unpacked);
+	gpuenv_cache_close(c);
+
+	/* a folder that cannot be made */
+	assert_int_equal(gpuenv_cache_open(&ctx, "/proc/no/cache", &c), -ENOENT);
+	assert_non_null(strstr(ctx.err.file, "/proc/no"));
+	assert_null(c);
+	gpuenv_arena_free(&arena);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -265,6 +553,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hardlink_and_copy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reflink, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cross_fs, setup, teardown),
+		cmocka_unit_test(test_default_dir),
+		cmocka_unit_test_setup_teardown(test_cache_get, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cache_prune_clean, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""gpuenv sync against pip install on one set of real-sized wheels (bench/install.sh runs this).
+
+The wheels: ../shared/tools/mkindex.py --payload over ../shared/corpus/local-env
+(real METADATA, every file RECORD lists at its real size: about 208 MB in 28.5k
+files once installed).  The project: [project] dependencies = the top-level set
+(../shared/tools/toplevel.py), one target (no GPU, Python 3.11, this machine's
+manylinux platform), locked once by gpuenv (not timed) against the folder as a
+file:// index.  Both tools install exactly the lock's 92 packages, with the
+interpreter of pip 23.2.1 (/root/.pyenv/versions/3.11.7):
+
+  gpuenv cold   gpuenv sync --locked into a venv that does not exist yet (gpuenv
+                makes it: its time is included) with an empty --cache-dir
+  gpuenv warm   the same with the cache of a previous run kept (wheels and their
+                unpacked trees: files are hardlinked into the venv)
+  gpuenv no-op  gpuenv sync --locked again on the synced venv
+  pip           pip install --no-deps --no-index --find-links FILES --no-compile
+                -r the lock's pins (pip's best case: nothing to resolve), into a
+                fresh `python -m venv --without-pip` venv made before the clock
+                starts, with an empty --cache-dir (pip caches nothing it
+                installs from local files, so warm is the same)
+
+Prints medians (min-max) per case and the ratios pip / gpuenv.
+"""
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.dirname(HERE)
+SHARED = os.path.join(SRC, "..", "shared")
+PIP_PY = "/root/.pyenv/versions/3.11.7/bin/python"
+
+
+def this_platform():
+    import platform
+    lib, ver = platform.libc_ver()
+    major, minor = (ver.split(".") + ["0"])[:2] if lib == "glibc" else ("2", "28")
+    return "manylinux_%s_%s_%s" % (major, minor, platform.machine())
+
+
+def timed(cmd, env=None):
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    dt = time.monotonic() - t0
+    if p.returncode != 0:
+        sys.exit("failed (%d): %s\n%s%s" % (p.returncode, " ".join(cmd), p.stdout[-2000:], p.stderr[-2000:]))
+    return dt, p.stdout
+
+
+def fmt(xs):
+    return "%.3f s (%.3f-%.3f)" % (statistics.median(xs), min(xs), max(xs))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("-n", type=int, default=3)
+    ap.add_argument("--gpuenv", default=os.path.join(SRC, "build", "gpuenv"))
+    ap.add_argument("--keep", help="work folder to keep (default: a temporary one)")
+    a = ap.parse_args()
+    work = a.keep or tempfile.mkdtemp(prefix="gpuenv-bench-install-")
+    os.makedirs(work, exist_ok=True)
+    corpus = os.path.join(SHARED, "corpus", "local-env")
+    idx = os.path.join(work, "index")
+    if not os.path.isdir(os.path.join(idx, "simple")):
+        subprocess.run([sys.executable, os.path.join(SHARED, "tools", "mkindex.py"), corpus, idx, "--payload"],
+                       check=True, capture_output=True)
+    top = subprocess.run([sys.executable, os.path.join(SHARED, "tools", "toplevel.py"), corpus], check=True,
+                         capture_output=True, text=True).stdout.split()
+    proj = os.path.join(work, "project")
+    os.makedirs(proj, exist_ok=True)
+    with open(os.path.join(proj, "pyproject.toml"), "w") as f:
+        f.write('[project]\nname = "bench-install"\nversion = "0"\ndependencies = [%s]\n\n'
+                '[tool.gpuenv.targets.local]\ngpu = "none"\npython = "3.11"\nplatform = "%s"\n'
+                % (", ".join('"%s"' % t for t in top), this_platform()))
+    url = "file://%s/simple/" % idx
+    timed([a.gpuenv, "lock", "--project", proj, "--index-url", url, "--cache-dir", os.path.join(work, "lock-cache")])
+    with open(os.path.join(proj, "pylock.local.toml"), "rb") as f:
+        pkgs = tomllib.load(f)["packages"]
+    pins = os.path.join(work, "pins.txt")
+    with open(pins, "w") as f:
+        f.write("".join("%s==%s\n" % (p["name"], p["version"]) for p in pkgs))
+    print("set: %d packages locked from %s" % (len(pkgs), idx))
+
+    res = {k: [] for k in ("gpuenv cold", "gpuenv warm", "gpuenv no-op", "pip")}
+    venv = os.path.join(work, "venv")
+    gcache = os.path.join(work, "gpuenv-cache")
+    sync = [a.gpuenv, "sync", "--project", proj, "--venv", venv, "--python", PIP_PY, "--locked",
+            "--cache-dir", gcache]
+    env = dict(os.environ)
+    env.pop("VIRTUAL_ENV", None)
+    for i in range(a.n):
+        # cold: no cache, no venv
+        shutil.rmtree(gcache, ignore_errors=True)
+        shutil.rmtree(venv, ignore_errors=True)
+        subprocess.run(["sync"])
+        dt, out = timed(sync, env)
+        res["gpuenv cold"].append(dt)
+        if i == 0:
+            print("gpuenv:", out.strip())
+        # no-op
+        dt, _ = timed(sync, env)
+        res["gpuenv no-op"].append(dt)
+        # warm: the cache kept, a fresh venv
+        shutil.rmtree(venv)
+        subprocess.run(["sync"])
+        dt, _ = timed(sync, env)
+        res["gpuenv warm"].append(dt)
+        # pip
+        shutil.rmtree(venv)
+        subprocess.run([PIP_PY, "-m", "venv", "--without-pip", venv], check=True)
+        pcache = os.path.join(work, "pip-cache")
+        shutil.rmtree(pcache, ignore_errors=True)
+        subprocess.run(["sync"])
+        dt, _ = timed([PIP_PY, "-m", "pip", "--python", os.path.join(venv, "bin", "python"),
+                       "--disable-pip-version-check", "install", "--no-deps", "--no-index", "--find-links",
+                       os.path.join(idx, "files"), "--no-compile", "--cache-dir", pcache, "-r", pins], env)
+        res["pip"].append(dt)
+        print("run %d: %s" % (i + 1, ", ".join("%s %.3f" % (k, v[-1]) for k, v in res.items())), flush=True)
+    print()
+    for k, v in res.items():
+        print("%-13s %s" % (k, fmt(v)))
+    p = statistics.median(res["pip"])
+    print("ratio pip / gpuenv cold: %.1fx, warm: %.1fx" % (p / statistics.median(res["gpuenv cold"]),
+                                                          p / statistics.median(res["gpuenv warm"])))
+    print("no-op re-sync: %.1f ms" % (1000 * statistics.median(res["gpuenv no-op"])))
+    if not a.keep:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+/* gpuenv sync: make a venv hold exactly what a lock names.
+ *
+ *   gpuenv_sync_begin: lock the venv (gpuenv/txn.h: a pending transaction
+ *     is recovered first), read what is installed, plan: install, upgrade
+ *     (another version, or another build: "2.11.0+cu130" vs "+cpu"),
+ *     remove (installed, not in the lock), keep;
+ *   gpuenv_sync_commit: the wheels the plan needs from the cache
+ *     (gpuenv/cache.h: fetched, hash-checked, unpacked once), staged
+ *     (gpuenv/install.h) and committed as one transaction;
+ *   gpuenv_sync_end: release the venv (a plan not committed is dropped).
+ *
+ * The lock's packages are the ones whose marker holds in env; each must
+ * have a wheel the venv's interpreter supports (tags), or a clear error
+ * names the package and the tags.  sdist, directory and VCS entries are
+ * refused with the way out (source builds are not there yet). */
+#ifndef GPUENV_SYNC_H
+#define GPUENV_SYNC_H
+
+#include "gpuenv/cache.h"
+#include "gpuenv/core.h"
+#include "gpuenv/env.h"
+#include "gpuenv/index.h"
+#include "gpuenv/install.h"
+#include "gpuenv/pep508.h"
+#include "gpuenv/pylock.h"
+#include "gpuenv/txn.h"
+#include "gpuenv/venv.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct gpuenv_tagset;
+
+typedef struct gpuenv_sync_opts {
+	const gpuenv_lock_t *lock;
+	const char *lock_path;		 /* for messages */
+	const char *lock_dir;		 /* relative path entries start here */
+	const gpuenv_venv_t *venv;
+	const gpuenv_marker_env_t *env;	 /* the venv's interpreter on this machine */
+	const struct gpuenv_tagset *tags; /* the wheel tags it supports */
+	/* direct dependencies (normalised names): REQUESTED is written for them */
+	const char *const *requested;
+	size_t nrequested;
+	int link_mode;	/* enum gpuenv_link_mode */
+	bool compile;	/* byte-compile (pip's --compile) */
+	bool reinstall; /* reinstall every package even when the version matches */
+	bool wait;	/* wait for another gpuenv working on the venv */
+	const gpuenv_unpack_limits_t *limits; /* NULL: the defaults */
+} gpuenv_sync_opts_t;
+
+enum gpuenv_sync_op {
+	GPUENV_SYNC_KEEP = 0,
+	GPUENV_SYNC_INSTALL = 1,
+	GPUENV_SYNC_UPGRADE = 2, /* another version or build replaces the installed one */
+	GPUENV_SYNC_REINSTALL = 3,
+	GPUENV_SYNC_REMOVE = 4,
+};
+
+GPUENV_API const char *gpuenv_sync_op_name(int op);
+
+typedef struct gpuenv_sync_action {
+	int op;				   /* enum gpuenv_sync_op */
+	const char *name;		   /* normalised */
+	const char *old_version;	   /* installed, NULL: none */
+	const char *new_version;	   /* locked, NULL: removal */
+	const gpuenv_lock_package_t *pkg;  /* NULL: removal */
+	const gpuenv_lock_file_t *file;	   /* the wheel chosen */
+	const gpuenv_env_dist_t *dist;	   /* the installed one, NULL: none */
+} gpuenv_sync_action_t;
+
+typedef struct gpuenv_sync_plan {
+	size_t n;
+	const gpuenv_sync_action_t *actions; /* by name */
+	size_t count[5];		     /* per enum gpuenv_sync_op */
+	size_t nskipped;		     /* lock packages whose marker is false */
+	gpuenv_txn_report_t recovery;	     /* what begin recovered */
+} gpuenv_sync_plan_t;
+
+typedef struct gpuenv_sync_result {
+	size_t installed, removed; /* distributions */
+	size_t downloaded, unpacked, repaired;
+	size_t files;		/* files placed */
+	uint64_t bytes;		/* downloaded */
+	int link_mode_used;	/* the weakest mode a file needed */
+	gpuenv_txn_report_t txn;
+} gpuenv_sync_result_t;
+
+typedef struct gpuenv_sync gpuenv_sync_t;
+
+/* Lock the venv, recover, plan.  A venv whose site is NULL (not made yet,
+ * for a dry run) is planned as empty, with nothing locked; commit refuses.
+ * 0 with *out (free with gpuenv_sync_end), or an error (ctx->err: the
+ * package, the lock, what is wrong, the fix). */
+GPUENV_API int gpuenv_sync_begin(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_sync_opts_t *opts,
+	gpuenv_sync_t **out);
+GPUENV_API const gpuenv_sync_plan_t *gpuenv_sync_plan(const gpuenv_sync_t *s);
+
+/* Carry the plan out: wheels through cache (ix may be NULL when nothing
+ * needs a download), staged, committed.  On error the venv is as it was. */
+GPUENV_API int gpuenv_sync_commit(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t *ix,
+	const gpuenv_cache_progress_t *progress, gpuenv_sync_result_t *res);
+
+/* Release the venv; an uncommitted plan is dropped.  NULL is fine. */
+GPUENV_API void gpuenv_sync_end(gpuenv_sync_t *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

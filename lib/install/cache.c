@@ -1,0 +1,980 @@
+/* The global cache (include/gpuenv/cache.h; docs/install.md, "Cache").
+ *
+ *   <dir>/wheels/<aa>/<sha256>/<file name>   a wheel whose hash matched
+ *   <dir>/wheels/<aa>/<sha256>/.used         its stamp (mtime: last use)
+ *   <dir>/trees/<aa>/<sha256>/               its unpacked tree (manifest last)
+ *   <dir>/trees/<aa>/<sha256>.used           the tree's stamp
+ *   <dir>/tmp/                               entries being made
+ *   <dir>/http-v1/                           the index client's HTTP cache
+ *   <dir>/.lock                              flock: shared while used,
+ *                                            exclusive for prune / clean
+ *
+ * An entry is made complete under tmp/ and renamed into place; when the
+ * rename finds the name taken, another process was quicker and its entry
+ * (complete, because it too arrived by rename) is used, ours dropped.  A
+ * damaged entry is first renamed into tmp/ (out of every reader's way) and
+ * removed there.
+ *
+ * gpuenv_cache_get: (1) each tree is checked (gpuenv_wheel_tree_load with
+ * check: a stat per file); (2) a missing tree's wheel is looked up, and
+ * downloaded when it is not cached (one batch, in parallel); (3) unpacking
+ * runs on a few threads, each with its own copy of the context and its own
+ * arena: a cached wheel's hash is checked first (a damaged one is fetched
+ * again in a second round), a fresh download's was checked as it arrived,
+ * and gpuenv_wheel_unpack checks it once more before it writes; (4) the new
+ * trees are read into the caller's arena on the calling thread. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpuenv/cache.h"
+#include "gpuenv/fs.h"
+#include "gpuenv/hash.h"
+
+#define STAMP ".used"
+#define HTTP_DIR "http-v1" /* lib/index/cache.c's folder */
+#define MAX_THREADS 8
+
+struct gpuenv_cache {
+	gpuenv_ctx_t *ctx; /* the opener's, for memory */
+	char *dir;
+	int dirfd, lockfd;
+	unsigned long seq; /* temporary names (atomic) */
+};
+
+/* ---- the folder ------------------------------------------------------------ */
+
+int gpuenv_cache_default_dir(gpuenv_ctx_t *ctx, char *out, size_t outsz)
+{
+	return gpuenv_index_cache_dir(ctx, out, outsz);
+}
+
+/* mkdir -p */
+static int mkdirs(gpuenv_ctx_t *ctx, const char *path)
+{
+	char p[PATH_MAX];
+
+	if ((size_t)snprintf(p, sizeof(p), "%s", path) >= sizeof(p))
+		return gpuenv_fail(ctx, -ENAMETOOLONG, path, 0, 0, "cache path too long");
+	for (char *s = p + 1;; s++) {
+		if (*s != '/' && *s)
+			continue;
+		char c = *s;
+		*s = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return gpuenv_fail(ctx, -errno, p, 0, 0, "cannot create the cache folder: %s",
+				strerror(errno));
+		if (!c)
+			return 0;
+		*s = c;
+	}
+}
+
+int gpuenv_cache_open(gpuenv_ctx_t *ctx, const char *dir, gpuenv_cache_t **out)
+{
+	char def[PATH_MAX], lock[PATH_MAX + 8];
+	gpuenv_cache_t *c;
+	int r;
+
+	*out = NULL;
+	if (!dir || !dir[0]) {
+		if ((r = gpuenv_cache_default_dir(ctx, def, sizeof(def))))
+			return r;
+		dir = def;
+	}
+	if ((r = mkdirs(ctx, dir)))
+		return r;
+	if (!(c = gpuenv_calloc(ctx, 1, sizeof(*c))) || !(c->dir = gpuenv_strndup(ctx, dir, strlen(dir)))) {
+		gpuenv_free(ctx, c);
+		return gpuenv_oom(ctx, "for the cache");
+	}
+	c->ctx = ctx;
+	c->lockfd = -1;
+	if ((c->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		r = gpuenv_fail(ctx, -errno, dir, 0, 0, "cannot open the cache folder: %s", strerror(errno));
+		goto fail;
+	}
+	static const char *const subs[] = { "wheels", "trees", "tmp" };
+	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
+		if (mkdirat(c->dirfd, subs[i], 0755) < 0 && errno != EEXIST) {
+			r = gpuenv_fail(ctx, -errno, dir, 0, 0, "cannot create %s/%s: %s", dir, subs[i],
+				strerror(errno));
+			goto fail;
+		}
+	snprintf(lock, sizeof(lock), "%s/.lock", dir);
+	/* a prune or clean holds it for a moment: wait */
+	if ((r = gpuenv_fs_lock(ctx, lock, false, true, &c->lockfd)))
+		goto fail;
+	*out = c;
+	return 0;
+fail:
+	gpuenv_cache_close(c);
+	return r;
+}
+
+void gpuenv_cache_close(gpuenv_cache_t *c)
+{
+	if (!c)
+		return;
+	gpuenv_fs_unlock(c->lockfd);
+	if (c->dirfd >= 0)
+		close(c->dirfd);
+	gpuenv_free(c->ctx, c->dir);
+	gpuenv_free(c->ctx, c);
+}
+
+const char *gpuenv_cache_dir(const gpuenv_cache_t *c)
+{
+	return c->dir;
+}
+
+/* ---- helpers ----------------------------------------------------------------- */
+
+/* A fresh name under tmp/ ("tmp/<pid>-<seq>-<what>"). */
+static void tmp_name(gpuenv_cache_t *c, const char *what, char *out, size_t outsz)
+{
+	unsigned long k = __atomic_fetch_add(&c->seq, 1, __ATOMIC_RELAXED);
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	snprintf(out, outsz, "tmp/%ld-%lu-%lx-%s", (long)getpid(), k, (unsigned long)ts.tv_nsec, what);
+}
+
+/* The folder name (relative to dirfd) for readdir, or NULL (errno set). */
+static DIR *open_dir(int at, const char *name)
+{
+	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (!d && fd >= 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+	}
+	return d;
+}
+
+/* Remove name (relative to dirfd) and everything below it; *freed gets the
+ * bytes of files whose last link went (NULL: not counted).  0 or -errno. */
+static int rm_tree(int at, const char *name, uint64_t *freed)
+{
+	struct stat st;
+
+	if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode)) {
+		if (unlinkat(at, name, 0) < 0)
+			return errno == ENOENT ? 0 : -errno;
+		if (freed && st.st_nlink <= 1)
+			*freed += (uint64_t)st.st_size;
+		return 0;
+	}
+	DIR *d = open_dir(at, name);
+	if (!d)
+		return -errno;
+	int fd = dirfd(d), r = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		int k = rm_tree(fd, e->d_name, freed);
+		if (k && !r)
+			r = k;
+	}
+	closedir(d);
+	if (unlinkat(at, name, AT_REMOVEDIR) < 0 && errno != ENOENT && !r)
+		r = -errno;
+	return r;
+}
+
+/* Move a damaged or unwanted entry out of the readers' way, then remove it. */
+static void discard(gpuenv_cache_t *c, const char *rel)
+{
+	char t[128];
+
+	tmp_name(c, "discard", t, sizeof(t));
+	if (renameat(c->dirfd, rel, c->dirfd, t) == 0)
+		rm_tree(c->dirfd, t, NULL);
+	else if (errno != ENOENT)
+		rm_tree(c->dirfd, rel, NULL);
+}
+
+/* Refresh (or make) a stamp: its mtime and atime say when it was used. */
+static void touch(int at, const char *rel)
+{
+	if (utimensat(at, rel, NULL, 0) == 0 || errno != ENOENT)
+		return;
+	int fd = openat(at, rel, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		close(fd);
+}
+
+static bool is_hex64(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i]; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return i == 64;
+}
+
+/* ---- get ---------------------------------------------------------------------- */
+
+enum { S_DONE, S_FETCH, S_UNPACK_CACHED, S_UNPACK_FRESH, S_ALIAS };
+
+typedef struct item {
+	const gpuenv_cache_req_t *req;
+	char sha[65];
+	char wheel_dir[96];   /* wheels/aa/sha */
+	char wheel_rel[400];  /* wheels/aa/sha/name */
+	char tree_rel[96];    /* trees/aa/sha */
+	int state;
+	size_t alias;	      /* S_ALIAS: the item with the same hash */
+	bool refetched;       /* fetched again after its cached wheel was damaged */
+	bool tree_new;	      /* a tree this call renamed into place, or found made */
+	int err;
+	gpuenv_error_t error;
+} item_t;
+
+typedef struct pool {
+	gpuenv_cache_t *c;
+	const gpuenv_ctx_t *ctx;
+	const gpuenv_unpack_limits_t *lim;
+	item_t *items;
+	size_t *todo, ntodo, next, done, skipped;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+} pool_t;
+
+static int name_check(gpuenv_ctx_t *ctx, const gpuenv_cache_req_t *q)
+{
+	size_t n = q->name ? strlen(q->name) : 0;
+
+	if (!n || n > 255 || strchr(q->name, '/') || q->name[0] == '.' || n < 5 ||
+		strcmp(q->name + n - 4, ".whl")) {
+		gpuenv_fail(ctx, GPUENV_EUSAGE, NULL, 0, 0, "not a wheel file name: '%s'",
+			q->name ? q->name : "");
+		return gpuenv_hint(ctx, "the cache holds wheels (NAME-VERSION-TAGS.whl)");
+	}
+	return 0;
+}
+
+/* An item's wheel, checked: 0, or a damaged (or missing) wheel: 1. */
+static int wheel_intact(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, item_t *it)
+{
+	char path[PATH_MAX];
+	unsigned char d[GPUENV_SHA256_LEN];
+	char hex[65];
+	gpuenv_error_t saved = ctx->err;
+
+	snprintf(path, sizeof(path), "%s/%s", c->dir, it->wheel_rel);
+	if (gpuenv_sha256_file(ctx, path, d) != 0) {
+		ctx->err = saved;
+		return 1;
+	}
+	gpuenv_hex(d, sizeof(d), hex);
+	return strcmp(hex, it->sha) ? 1 : 0;
+}
+
+static int mkdir_parent(int at, const char *rel)
+{
+	char p[128];
+	const char *slash = strrchr(rel, '/');
+
+	snprintf(p, sizeof(p), "%.*s", (int)(slash - rel), rel);
+	return mkdirat(at, p, 0755) < 0 && errno != EEXIST ? -errno : 0;
+}
+
+/* Rename the complete entry t (under tmp/) to rel.  When rel is taken,
+ * another process was first: its entry is used and t dropped, unless it
+ * lacks what marks it complete (need, relative to rel), then it is
+ * replaced.  0 or -errno. */
+static int enter(gpuenv_cache_t *c, const char *t, const char *rel, const char *need)
+{
+	char p[PATH_MAX];
+	int r;
+
+	if ((r = mkdir_parent(c->dirfd, rel)))
+		goto fail;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if (renameat(c->dirfd, t, c->dirfd, rel) == 0)
+			return 0;
+		if (errno != EEXIST && errno != ENOTEMPTY) {
+			r = -errno;
+			goto fail;
+		}
+		snprintf(p, sizeof(p), "%s/%s", rel, need);
+		if (faccessat(c->dirfd, p, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+			break;
+		discard(c, rel);
+	}
+	rm_tree(c->dirfd, t, NULL);
+	return 0;
+fail:
+	rm_tree(c->dirfd, t, NULL);
+	return r;
+}
+
+/* Unpack one item's wheel into tmp/, then rename the tree into place. */
+static int unpack_one(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, const gpuenv_unpack_limits_t *lim,
+	item_t *it)
+{
+	char t[128], tpath[PATH_MAX], wpath[PATH_MAX];
+	gpuenv_arena_t arena;
+	gpuenv_wheel_tree_t tree;
+	int r;
+
+	if (it->state == S_UNPACK_CACHED && wheel_intact(c, ctx, it)) {
+		it->state = S_FETCH; /* damaged: fetched again in the next round */
+		discard(c, it->wheel_dir);
+		return 0;
+	}
+	tmp_name(c, "tree", t, sizeof(t));
+	snprintf(tpath, sizeof(tpath), "%s/%s", c->dir, t);
+	snprintf(wpath, sizeof(wpath), "%s/%s", c->dir, it->wheel_rel);
+	gpuenv_arena_init(&arena, ctx, 0);
+	r = gpuenv_wheel_unpack(ctx, &arena, wpath, it->req->name, it->sha, tpath, lim, &tree);
+	gpuenv_arena_free(&arena);
+	if (r)
+		return r;
+	if ((r = enter(c, t, it->tree_rel, GPUENV_TREE_MANIFEST)))
+		return gpuenv_fail(ctx, r, c->dir, 0, 0, "cannot move the tree of %s into %s: %s",
+			it->req->name, it->tree_rel, strerror(-r));
+	it->state = S_DONE;
+	it->tree_new = true;
+	return 0;
+}
+
+static void *worker(void *arg)
+{
+	pool_t *p = arg;
+	gpuenv_ctx_t ctx = *p->ctx;
+
+	for (;;) {
+		pthread_mutex_lock(&p->mu);
+		if (p->next == p->ntodo) {
+			pthread_mutex_unlock(&p->mu);
+			return NULL;
+		}
+		item_t *it = &p->items[p->todo[p->next++]];
+		pthread_mutex_unlock(&p->mu);
+		gpuenv_error_clear(&ctx);
+		int r = unpack_one(p->c, &ctx, p->lim, it);
+		pthread_mutex_lock(&p->mu);
+		if (r) {
+			it->err = r;
+			it->error = ctx.err;
+			/* the call fails: what has not started is not started */
+			p->skipped += p->ntodo - p->next;
+			p->next = p->ntodo;
+		}
+		p->done++;
+		pthread_cond_signal(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+	}
+}
+
+static unsigned nthreads_for(size_t n)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t t = cpus > 0 ? (size_t)cpus : 1;
+
+	if (t > MAX_THREADS)
+		t = MAX_THREADS;
+	if (t > n)
+		t = n;
+	return (unsigned)(t ? t : 1);
+}
+
+static int by_size_desc(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b; /* { size, index } pairs */
+	return x[0] < y[0] ? 1 : x[0] > y[0] ? -1 : x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* The largest wheels first, so one big wheel does not finish alone at the end. */
+static void order_by_size(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, item_t *items, size_t *todo, size_t n)
+{
+	uint64_t *v = gpuenv_calloc(ctx, n ? n : 1, 2 * sizeof(uint64_t));
+	struct stat st;
+
+	if (!v)
+		return; /* the order given: slower at worst */
+	for (size_t k = 0; k < n; k++) {
+		v[2 * k] = fstatat(c->dirfd, items[todo[k]].wheel_rel, &st, 0) == 0 ? (uint64_t)st.st_size : 0;
+		v[2 * k + 1] = todo[k];
+	}
+	qsort(v, n, 2 * sizeof(uint64_t), by_size_desc);
+	for (size_t k = 0; k < n; k++)
+		todo[k] = (size_t)v[2 * k + 1];
+	gpuenv_free(ctx, v);
+}
+
+/* Unpack the items in todo on threads; progress on this thread. */
+static int unpack_all(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, const gpuenv_unpack_limits_t *lim,
+	item_t *items, size_t *todo, size_t ntodo, const gpuenv_cache_progress_t *progress)
+{
+	pool_t p = { .c = c, .ctx = ctx, .lim = lim, .items = items, .todo = todo, .ntodo = ntodo };
+	pthread_t th[MAX_THREADS];
+	unsigned nt = nthreads_for(ntodo), started = 0;
+	size_t reported = (size_t)-1;
+
+	if (!ntodo)
+		return 0;
+	order_by_size(c, ctx, items, todo, ntodo);
+	pthread_mutex_init(&p.mu, NULL);
+	pthread_cond_init(&p.cv, NULL);
+	for (unsigned i = 0; i < nt; i++)
+		if (pthread_create(&th[i], NULL, worker, &p) == 0)
+			started++;
+	if (!started) /* no thread could start: this one does the work */
+		worker(&p);
+	pthread_mutex_lock(&p.mu);
+	for (;;) {
+		size_t done = p.done;
+		if (done != reported && progress && progress->fn) {
+			reported = done;
+			pthread_mutex_unlock(&p.mu);
+			progress->fn(progress->arg, "unpack", done, ntodo, 0, 0);
+			pthread_mutex_lock(&p.mu);
+			continue;
+		}
+		if (p.done + p.skipped == ntodo)
+			break;
+		pthread_cond_wait(&p.cv, &p.mu);
+	}
+	pthread_mutex_unlock(&p.mu);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	pthread_mutex_destroy(&p.mu);
+	pthread_cond_destroy(&p.cv);
+	for (size_t k = 0; k < ntodo; k++)
+		if (items[todo[k]].err) {
+			ctx->err = items[todo[k]].error;
+			return items[todo[k]].err;
+		}
+	return 0;
+}
+
+static void on_download(void *arg, size_t done, size_t n, uint64_t bytes, uint64_t total)
+{
+	const gpuenv_cache_progress_t *p = arg;
+
+	p->fn(p->arg, "download", done, n, bytes, total);
+}
+
+/* Download the items in S_FETCH into wheels/, by rename of complete files. */
+static int fetch_all(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, gpuenv_index_t *ix, item_t *items,
+	size_t n, const gpuenv_cache_progress_t *progress)
+{
+	size_t nf = 0;
+	int r = 0;
+
+	for (size_t i = 0; i < n; i++)
+		nf += items[i].state == S_FETCH;
+	if (!nf)
+		return 0;
+	gpuenv_download_t *dl = gpuenv_calloc(ctx, nf, sizeof(*dl));
+	size_t *which = gpuenv_calloc(ctx, nf, sizeof(*which));
+	char (*tmp)[128] = gpuenv_calloc(ctx, nf, sizeof(*tmp));
+	char (*paths)[PATH_MAX] = gpuenv_calloc(ctx, nf, sizeof(*paths));
+	if (!dl || !which || !tmp || !paths) {
+		r = gpuenv_oom(ctx, "for downloads");
+		goto out;
+	}
+	for (size_t i = 0, k = 0; i < n; i++) {
+		if (items[i].state != S_FETCH)
+			continue;
+		const gpuenv_cache_req_t *q = items[i].req;
+		which[k] = i;
+		tmp_name(c, "whl", tmp[k], sizeof(tmp[k]));
+		snprintf(paths[k], sizeof(paths[k]), "%s/%s", c->dir, tmp[k]);
+		dl[k] = (gpuenv_download_t){ .url = q->url, .src_path = q->url ? NULL : q->path,
+			.name = q->name, .fd = -1, .path = paths[k], .sha256 = items[i].sha, .size = q->size };
+		k++;
+	}
+	gpuenv_download_opts_t o = { .progress = progress && progress->fn ? on_download : NULL,
+		.progress_arg = (void *)progress };
+	r = gpuenv_index_download(ix, ctx, dl, nf, &o);
+	for (size_t k = 0; k < nf; k++) {
+		item_t *it = &items[which[k]];
+		char d[128], rel[400];
+		if (dl[k].err)
+			continue;
+		/* the entry folder with the wheel and its stamp, then one rename */
+		tmp_name(c, "wheel", d, sizeof(d));
+		snprintf(rel, sizeof(rel), "%s/%s", d, it->req->name);
+		int e = 0;
+		if (mkdirat(c->dirfd, d, 0755) < 0 || renameat(c->dirfd, tmp[k], c->dirfd, rel) < 0)
+			e = -errno;
+		if (!e) {
+			snprintf(rel, sizeof(rel), "%s/" STAMP, d);
+			touch(c->dirfd, rel);
+			e = enter(c, d, it->wheel_dir, it->req->name);
+		}
+		if (e) {
+			rm_tree(c->dirfd, tmp[k], NULL);
+			rm_tree(c->dirfd, d, NULL);
+			if (!r)
+				r = gpuenv_fail(ctx, e, c->dir, 0, 0, "cannot put %s into the cache: %s",
+					it->req->name, strerror(-e));
+			continue;
+		}
+		it->state = S_UNPACK_FRESH;
+	}
+out:
+	gpuenv_free(ctx, dl);
+	gpuenv_free(ctx, which);
+	gpuenv_free(ctx, tmp);
+	gpuenv_free(ctx, paths);
+	return r;
+}
+
+/* The first look at an item: its tree intact (S_DONE), its wheel cached
+ * (S_UNPACK_CACHED), or nothing (S_FETCH); a damaged tree is discarded. */
+static bool tree_ok(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *dir, const char *sha,
+	gpuenv_wheel_tree_t *t, int *r)
+{
+	*r = gpuenv_wheel_tree_load(ctx, arena, dir, true, t);
+	return *r == 0 && t->wheel_sha256 && !strcmp(t->wheel_sha256, sha);
+}
+
+static void look(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, item_t *it,
+	gpuenv_cache_entry_t *e)
+{
+	struct stat st;
+	gpuenv_error_t saved = ctx->err;
+	int r;
+
+	for (int attempt = 0; attempt < 3 && fstatat(c->dirfd, it->tree_rel, &st, 0) == 0; attempt++) {
+		if (tree_ok(ctx, arena, e->tree_dir, it->sha, &e->tree, &r)) {
+			it->state = S_DONE;
+			return;
+		}
+		if (r == -ENOMEM) {
+			it->err = r;
+			it->error = ctx->err;
+			return;
+		}
+		gpuenv_log(ctx, GPUENV_LOG_INFO, "%s: the cached tree is damaged (%s); unpacking it again",
+			it->req->name, r ? ctx->err.msg : "another wheel's hash");
+		ctx->err = saved;
+		/* out of the readers' way; then a look at what was moved: when
+		 * another process had just put a fresh tree there, it goes back */
+		char t[128], tpath[PATH_MAX];
+		tmp_name(c, "damaged", t, sizeof(t));
+		if (renameat(c->dirfd, it->tree_rel, c->dirfd, t) < 0)
+			continue; /* moved by another process: look again */
+		snprintf(tpath, sizeof(tpath), "%s/%s", c->dir, t);
+		gpuenv_arena_t scratch;
+		gpuenv_wheel_tree_t moved;
+		gpuenv_arena_init(&scratch, ctx, 0);
+		bool fresh = tree_ok(ctx, &scratch, tpath, it->sha, &moved, &r);
+		gpuenv_arena_free(&scratch);
+		ctx->err = saved;
+		if (fresh && renameat(c->dirfd, t, c->dirfd, it->tree_rel) == 0)
+			continue;
+		rm_tree(c->dirfd, t, NULL);
+		e->repaired = true;
+		break;
+	}
+	it->state = fstatat(c->dirfd, it->wheel_rel, &st, 0) == 0 && S_ISREG(st.st_mode) ? S_UNPACK_CACHED
+											  : S_FETCH;
+}
+
+int gpuenv_cache_get(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
+	gpuenv_index_t *ix, const gpuenv_cache_req_t *reqs, size_t n,
+	const gpuenv_unpack_limits_t *lim, const gpuenv_cache_progress_t *progress,
+	gpuenv_cache_entry_t *out)
+{
+	item_t *items = gpuenv_calloc(ctx, n ? n : 1, sizeof(*items));
+	size_t *todo = gpuenv_calloc(ctx, n ? n : 1, sizeof(*todo));
+	gpuenv_strmap_t seen = { .ctx = ctx };
+	int r = 0;
+
+	if (!items || !todo) {
+		r = gpuenv_oom(ctx, "for the cache");
+		goto out;
+	}
+	/* (1) names, hashes, the trees that are there */
+	for (size_t i = 0; i < n; i++) {
+		item_t *it = &items[i];
+		const gpuenv_cache_req_t *q = &reqs[i];
+		memset(&out[i], 0, sizeof(out[i]));
+		it->req = q;
+		if ((r = name_check(ctx, q)))
+			goto out;
+		size_t k;
+		for (k = 0; q->sha256 && q->sha256[k] && k < 64; k++)
+			it->sha[k] = (char)(q->sha256[k] >= 'A' && q->sha256[k] <= 'F' ? q->sha256[k] + 32
+										 : q->sha256[k]);
+		it->sha[k] = '\0';
+		if (!q->sha256 || q->sha256[k] || !is_hex64(it->sha)) {
+			r = gpuenv_fail(ctx, GPUENV_EUSAGE, NULL, 0, 0, "%s: the cache needs its sha256 "
+				"(64 hex digits), got '%s'", q->name, q->sha256 ? q->sha256 : "");
+			goto out;
+		}
+		if (!q->url && !q->path) {
+			r = gpuenv_fail(ctx, GPUENV_EUSAGE, NULL, 0, 0, "%s: neither a URL nor a path",
+				q->name);
+			goto out;
+		}
+		snprintf(it->wheel_dir, sizeof(it->wheel_dir), "wheels/%.2s/%s", it->sha, it->sha);
+		snprintf(it->wheel_rel, sizeof(it->wheel_rel), "%s/%s", it->wheel_dir, q->name);
+		snprintf(it->tree_rel, sizeof(it->tree_rel), "trees/%.2s/%s", it->sha, it->sha);
+		out[i].tree_dir = gpuenv_arena_printf(arena, "%s/%s", c->dir, it->tree_rel).ptr;
+		if (!out[i].tree_dir) {
+			r = gpuenv_oom(ctx, "for the cache");
+			goto out;
+		}
+		bool found;
+		void *first = gpuenv_strmap_get(&seen, it->sha, 64, &found);
+		if (found) { /* the same wheel twice: one entry */
+			it->state = S_ALIAS;
+			it->alias = (size_t)((uintptr_t)first - 1);
+			continue;
+		}
+		if ((r = gpuenv_strmap_put(&seen, it->sha, 64, (void *)(uintptr_t)(i + 1))))
+			goto out;
+		look(c, ctx, arena, it, &out[i]);
+		if (it->err) {
+			r = it->err;
+			ctx->err = it->error;
+			goto out;
+		}
+	}
+	/* (2) and (3), twice at most: a cached wheel found damaged is fetched
+	 * again and unpacked in the second round */
+	for (int round = 0; round < 2; round++) {
+		if ((r = fetch_all(c, ctx, ix, items, n, progress)))
+			goto out;
+		size_t nt = 0;
+		for (size_t i = 0; i < n; i++)
+			if (items[i].state == S_UNPACK_CACHED || items[i].state == S_UNPACK_FRESH) {
+				if (items[i].state == S_UNPACK_FRESH)
+					out[i].downloaded = true;
+				todo[nt++] = i;
+			}
+		if ((r = unpack_all(c, ctx, lim, items, todo, nt, progress)))
+			goto out;
+		bool again = false;
+		for (size_t i = 0; i < n; i++)
+			if (items[i].state == S_FETCH) {
+				if (round) {
+					r = gpuenv_fail(ctx, GPUENV_EFORMAT, items[i].req->name, 0, 0,
+						"the wheel fetched again does not match sha256 %s either",
+						items[i].sha);
+					goto out;
+				}
+				out[i].repaired = true;
+				again = true;
+			}
+		if (!again)
+			break;
+	}
+	/* (4) the new trees into the caller's arena; stamps */
+	for (size_t i = 0; i < n; i++) {
+		item_t *it = &items[i];
+		if (it->state == S_ALIAS)
+			continue;
+		if (it->tree_new) {
+			out[i].unpacked = true;
+			if ((r = gpuenv_wheel_tree_load(ctx, arena, out[i].tree_dir, true, &out[i].tree))) {
+				gpuenv_hint(ctx, "the tree of %s changed while it was made; run again", it->req->name);
+				goto out;
+			}
+		}
+		char stamp[128];
+		snprintf(stamp, sizeof(stamp), "%s" STAMP, it->tree_rel);
+		touch(c->dirfd, stamp);
+		snprintf(stamp, sizeof(stamp), "%s/" STAMP, it->wheel_dir);
+		touch(c->dirfd, stamp);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (items[i].state == S_ALIAS) {
+			size_t a = items[i].alias;
+			out[i] = out[a];
+			out[i].downloaded = out[i].unpacked = out[i].repaired = false;
+		}
+out:
+	gpuenv_strmap_free(&seen);
+	gpuenv_free(ctx, items);
+	gpuenv_free(ctx, todo);
+	return r;
+}
+
+/* ---- size, prune, clean -------------------------------------------------------- */
+
+typedef struct inode_set {
+	gpuenv_ctx_t *ctx;
+	uint64_t *v; /* dev ^ ino << 1 ... as pairs */
+	size_t n, cap;
+} inode_set_t;
+
+/* true when (dev, ino) was not in the set (and is now) */
+static bool inode_add(inode_set_t *s, dev_t dev, ino_t ino)
+{
+	uint64_t key[2] = { (uint64_t)dev, (uint64_t)ino };
+
+	if (s->n * 2 >= s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 1024;
+		uint64_t *v = gpuenv_calloc(s->ctx, cap, 2 * sizeof(uint64_t));
+		if (!v)
+			return true; /* out of memory: count it (an over-estimate) */
+		for (size_t i = 0; i < s->cap; i++) {
+			uint64_t *o = &s->v[2 * i];
+			if (!o[0] && !o[1])
+				continue;
+			size_t h = (size_t)((o[0] * 0x9e3779b97f4a7c15ULL) ^ o[1]) & (cap - 1);
+			while (v[2 * h] || v[2 * h + 1])
+				h = (h + 1) & (cap - 1);
+			v[2 * h] = o[0];
+			v[2 * h + 1] = o[1];
+		}
+		gpuenv_free(s->ctx, s->v);
+		s->v = v;
+		s->cap = cap;
+	}
+	key[0] += 1; /* (0, 0) marks an empty slot */
+	size_t h = (size_t)((key[0] * 0x9e3779b97f4a7c15ULL) ^ key[1]) & (s->cap - 1);
+	while (s->v[2 * h] || s->v[2 * h + 1]) {
+		if (s->v[2 * h] == key[0] && s->v[2 * h + 1] == key[1])
+			return false;
+		h = (h + 1) & (s->cap - 1);
+	}
+	s->v[2 * h] = key[0];
+	s->v[2 * h + 1] = key[1];
+	s->n++;
+	return true;
+}
+
+/* Bytes under name (a file or a folder), each inode once. */
+static uint64_t du(int at, const char *name, inode_set_t *seen)
+{
+	struct stat st;
+	uint64_t sum = 0;
+
+	if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0;
+	if (!S_ISDIR(st.st_mode))
+		return st.st_nlink > 1 && !inode_add(seen, st.st_dev, st.st_ino) ? 0 : (uint64_t)st.st_size;
+	DIR *d = open_dir(at, name);
+	if (!d)
+		return 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			sum += du(dirfd(d), e->d_name, seen);
+	closedir(d);
+	return sum;
+}
+
+/* Each entry <top>/<aa>/<name> of wheels/ or trees/: fn(c, rel, arg). */
+static void each_entry(gpuenv_cache_t *c, const char *top,
+	void (*fn)(gpuenv_cache_t *c, const char *rel, const char *name, void *arg), void *arg)
+{
+	DIR *d = open_dir(c->dirfd, top);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char sub[64];
+		snprintf(sub, sizeof(sub), "%s/%.8s", top, e->d_name);
+		DIR *d2 = open_dir(c->dirfd, sub);
+		if (!d2)
+			continue;
+		struct dirent *e2;
+		while ((e2 = readdir(d2))) {
+			if (e2->d_name[0] == '.')
+				continue;
+			char rel[400];
+			snprintf(rel, sizeof(rel), "%s/%s", sub, e2->d_name);
+			fn(c, rel, e2->d_name, arg);
+		}
+		closedir(d2);
+	}
+	closedir(d);
+}
+
+struct size_walk {
+	inode_set_t seen;
+	uint64_t count, bytes;
+	bool trees;
+};
+
+static void size_one(gpuenv_cache_t *c, const char *rel, const char *name, void *arg)
+{
+	struct size_walk *w = arg;
+	size_t n = strlen(name);
+
+	if (w->trees && n > sizeof(STAMP) && !strcmp(name + n - (sizeof(STAMP) - 1), STAMP)) {
+		w->bytes += du(c->dirfd, rel, &w->seen);
+		return;
+	}
+	w->count++;
+	w->bytes += du(c->dirfd, rel, &w->seen);
+}
+
+int gpuenv_cache_size(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, gpuenv_cache_usage_t *out)
+{
+	struct size_walk w = { .seen = { .ctx = ctx } };
+
+	memset(out, 0, sizeof(*out));
+	each_entry(c, "wheels", size_one, &w);
+	out->wheels = w.count;
+	out->wheel_bytes = w.bytes;
+	w.count = w.bytes = 0;
+	w.trees = true;
+	each_entry(c, "trees", size_one, &w);
+	out->trees = w.count;
+	out->tree_bytes = w.bytes;
+	out->http_bytes = du(c->dirfd, HTTP_DIR, &w.seen);
+	/* tmp/ and whatever else lies at the top */
+	DIR *d = open_dir(c->dirfd, ".");
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, ".lock") &&
+			strcmp(e->d_name, "wheels") && strcmp(e->d_name, "trees") && strcmp(e->d_name, HTTP_DIR))
+			out->other_bytes += du(c->dirfd, e->d_name, &w.seen);
+	if (d)
+		closedir(d);
+	gpuenv_free(ctx, w.seen.v);
+	return 0;
+}
+
+/* The exclusive lock on the descriptor that holds the shared one (flock
+ * converts; a failed conversion may drop the shared lock, so it is taken
+ * again). */
+static int lock_exclusive(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, bool wait)
+{
+	while (flock(c->lockfd, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0) {
+		int e = errno;
+		if (e == EINTR)
+			continue;
+		while (flock(c->lockfd, LOCK_SH) < 0 && errno == EINTR)
+			;
+		if (e == EWOULDBLOCK) {
+			gpuenv_fail(ctx, GPUENV_ELOCKED, c->dir, 0, 0,
+				"the cache is in use by another gpuenv process");
+			return gpuenv_hint(ctx, "try again when it is done, or wait for it (--wait)");
+		}
+		return gpuenv_fail(ctx, -e, c->dir, 0, 0, "cannot lock the cache: %s", strerror(e));
+	}
+	return 0;
+}
+
+static void lock_shared(gpuenv_cache_t *c)
+{
+	while (flock(c->lockfd, LOCK_SH) < 0 && errno == EINTR)
+		;
+}
+
+struct prune_walk {
+	time_t cutoff;
+	bool trees;
+	uint64_t freed;
+};
+
+/* The last use of an entry: its stamp (atime or mtime, the later), else the
+ * entry itself. */
+static time_t last_use(gpuenv_cache_t *c, const char *stamp, const char *entry)
+{
+	struct stat st;
+
+	if (fstatat(c->dirfd, stamp, &st, 0) == 0 || fstatat(c->dirfd, entry, &st, 0) == 0)
+		return st.st_atime > st.st_mtime ? st.st_atime : st.st_mtime;
+	return 0;
+}
+
+static void prune_one(gpuenv_cache_t *c, const char *rel, const char *name, void *arg)
+{
+	struct prune_walk *w = arg;
+	char stamp[420], wheel[128];
+	size_t n = strlen(name);
+
+	if (!w->trees) {
+		snprintf(stamp, sizeof(stamp), "%s/" STAMP, rel);
+		if (last_use(c, stamp, rel) < w->cutoff)
+			rm_tree(c->dirfd, rel, &w->freed);
+		return;
+	}
+	if (n > sizeof(STAMP) && !strcmp(name + n - (sizeof(STAMP) - 1), STAMP)) {
+		/* a stamp without its tree */
+		snprintf(stamp, sizeof(stamp), "%.*s", (int)(strlen(rel) - (sizeof(STAMP) - 1)), rel);
+		if (faccessat(c->dirfd, stamp, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+			rm_tree(c->dirfd, rel, &w->freed);
+		return;
+	}
+	snprintf(stamp, sizeof(stamp), "%s" STAMP, rel);
+	snprintf(wheel, sizeof(wheel), "wheels/%.2s/%.64s", name, name);
+	if (last_use(c, stamp, rel) < w->cutoff || faccessat(c->dirfd, wheel, F_OK, 0) < 0) {
+		rm_tree(c->dirfd, rel, &w->freed);
+		rm_tree(c->dirfd, stamp, &w->freed);
+	}
+}
+
+/* Everything under tmp/ (no other process writes there while the lock is
+ * exclusive). */
+static void empty_dir(gpuenv_cache_t *c, const char *top, uint64_t *freed)
+{
+	DIR *d = open_dir(c->dirfd, top);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			rm_tree(dirfd(d), e->d_name, freed);
+	closedir(d);
+}
+
+int gpuenv_cache_prune(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, uint64_t older_than_s, bool wait,
+	uint64_t *freed)
+{
+	struct prune_walk w = { .cutoff = time(NULL) - (time_t)older_than_s };
+	int r;
+
+	if (freed)
+		*freed = 0;
+	if ((r = lock_exclusive(c, ctx, wait)))
+		return r;
+	each_entry(c, "wheels", prune_one, &w);
+	w.trees = true;
+	each_entry(c, "trees", prune_one, &w);
+	empty_dir(c, "tmp", &w.freed);
+	lock_shared(c);
+	if (freed)
+		*freed = w.freed;
+	return 0;
+}
+
+int gpuenv_cache_clean(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, bool wait, uint64_t *freed)
+{
+	uint64_t f = 0;
+	int r;
+
+	if (freed)
+		*freed = 0;
+	if ((r = lock_exclusive(c, ctx, wait)))
+		return r;
+	static const char *const tops[] = { "wheels", "trees", "tmp", HTTP_DIR };
+	for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]); i++)
+		empty_dir(c, tops[i], &f);
+	lock_shared(c);
+	if (freed)
+		*freed = f;
+	return 0;
+}

@@ -1,0 +1,498 @@
+/* gpuenv sync: a venv made to hold exactly what a lock names
+ * (gpuenv/sync.h). */
+#include "gpuenv/sync.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gpuenv/pep440.h"
+#include "gpuenv/wheel.h"
+
+struct gpuenv_sync {
+	gpuenv_ctx_t *ctx;
+	gpuenv_arena_t *arena;
+	gpuenv_sync_opts_t o;
+	gpuenv_txn_t *txn;
+	gpuenv_env_list_t installed;
+	gpuenv_sync_plan_t plan;
+};
+
+const char *gpuenv_sync_op_name(int op)
+{
+	static const char *const names[] = { "keep", "install", "upgrade", "reinstall", "remove" };
+	return op >= 0 && op < 5 ? names[op] : "?";
+}
+
+const gpuenv_sync_plan_t *gpuenv_sync_plan(const gpuenv_sync_t *s)
+{
+	return &s->plan;
+}
+
+static bool same_version_ctx(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *a, const char *b)
+{
+	gpuenv_version_t va, vb;
+	if (!a || !b)
+		return false;
+	if (!strcmp(a, b))
+		return true;
+	if (gpuenv_version_parse(ctx, arena, gpuenv_str(a), &va) != 0 ||
+		gpuenv_version_parse(ctx, arena, gpuenv_str(b), &vb) != 0) {
+		gpuenv_error_clear(ctx);
+		return false;
+	}
+	return gpuenv_version_cmp(&va, &vb) == 0;
+}
+
+static bool same_version(gpuenv_sync_t *s, const char *a, const char *b)
+{
+	return same_version_ctx(s->ctx, s->arena, a, b);
+}
+
+static int pkg_fail(gpuenv_sync_t *s, const gpuenv_lock_package_t *p, int code, const char *what)
+{
+	return gpuenv_fail(s->ctx, code, s->o.lock_path, 0, 0, "%s %s: %s", p->name, p->version ? p->version : "",
+		what);
+}
+
+/* Does the package's marker hold for the venv? */
+static int pkg_applies(gpuenv_sync_t *s, const gpuenv_lock_package_t *p, bool *yes)
+{
+	gpuenv_marker_t *m;
+	*yes = true;
+	if (!p->marker || !s->o.env)
+		return 0;
+	if (gpuenv_marker_parse(s->ctx, s->arena, gpuenv_str(p->marker), &m) != 0 ||
+		gpuenv_marker_eval(s->ctx, m, s->o.env, yes) != 0) {
+		const char *why = gpuenv_arena_printf(s->arena, "marker \"%s\": %s", p->marker, s->ctx->err.msg).ptr;
+		return pkg_fail(s, p, GPUENV_EMARKER, why ? why : "a marker that cannot be read");
+	}
+	return 0;
+}
+
+/* The wheel of p the venv's interpreter installs: the best-ranked one. */
+static int pkg_wheel(gpuenv_sync_t *s, const gpuenv_lock_package_t *p, const gpuenv_lock_file_t **out)
+{
+	long best = -1;
+	*out = NULL;
+	if (p->archive) {
+		*out = p->archive;
+		return 0;
+	}
+	if (!p->nwheels) {
+		const char *what = p->sdist ? "locked as a source distribution only; gpuenv sync installs wheels "
+					      "(source builds are not supported yet): lock with --only-binary "
+					      "for it, or build a wheel and give its folder with --find-links"
+				   : p->directory ? "a local source directory; gpuenv sync installs wheels (source "
+						    "builds are not supported yet): build a wheel of it"
+				   : p->vcs ? "a VCS checkout; gpuenv sync installs wheels (source builds are not "
+					      "supported yet): build a wheel of it"
+					    : "the lock gives no file to install";
+		return pkg_fail(s, p, GPUENV_EUNSUPPORTED, what);
+	}
+	for (size_t i = 0; i < p->nwheels; i++) {
+		gpuenv_wheel_name_t wn;
+		long r;
+		if (gpuenv_wheel_name_parse(s->ctx, s->arena, gpuenv_str(p->wheels[i].name), 0, &wn) != 0)
+			return s->ctx->err.code;
+		const char *wver = gpuenv_arena_strndup(s->arena, wn.version_text.ptr, wn.version_text.len);
+		if (wn.normalized.len != strlen(p->name) || memcmp(wn.normalized.ptr, p->name, wn.normalized.len) != 0 ||
+			(p->version && !same_version(s, wver, p->version))) {
+			gpuenv_fail(s->ctx, GPUENV_EFORMAT, s->o.lock_path, 0, 0, "%s %s: the wheel %s is of another "
+				"package or version", p->name, p->version ? p->version : "", p->wheels[i].name);
+			return gpuenv_hint(s->ctx, "the lock was edited by hand or is damaged: run gpuenv lock again");
+		}
+		r = s->o.tags ? gpuenv_tagset_rank_wheel(s->o.tags, &wn) : 0;
+		if (r >= 0 && (best < 0 || r < best)) {
+			best = r;
+			*out = &p->wheels[i];
+		}
+	}
+	if (!*out) {
+		gpuenv_fail(s->ctx, GPUENV_EUNSUPPORTED, s->o.lock_path, 0, 0, "%s %s: no wheel the lock gives (%s%s) "
+			"installs into %s (Python %s on this machine)", p->name, p->version ? p->version : "",
+			p->wheels[0].name, p->nwheels > 1 ? ", ..." : "", s->o.venv->root, s->o.venv->python.version);
+		return gpuenv_hint(s->ctx, "the lock is for another Python or platform: sync a target whose python "
+					 "and platform are this venv's, or give --python");
+	}
+	return 0;
+}
+
+static gpuenv_sync_action_t *plan_push(gpuenv_sync_t *s, gpuenv_sync_action_t **v, size_t *n, size_t *cap)
+{
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+		gpuenv_sync_action_t *nv = gpuenv_arena_alloc(s->arena, nc * sizeof(*nv));
+		if (!nv)
+			return NULL;
+		if (*n)
+			memcpy(nv, *v, *n * sizeof(*nv));
+		*v = nv;
+		*cap = nc;
+	}
+	gpuenv_sync_action_t *a = &(*v)[(*n)++];
+	memset(a, 0, sizeof(*a));
+	return a;
+}
+
+static int plan_remove(gpuenv_sync_t *s, gpuenv_sync_action_t **v, size_t *n, size_t *cap,
+	const gpuenv_env_dist_t *d)
+{
+	gpuenv_sync_action_t *a = plan_push(s, v, n, cap);
+	if (!a)
+		return gpuenv_oom(s->ctx, "the sync plan");
+	a->op = GPUENV_SYNC_REMOVE;
+	a->name = d->normalized.ptr;
+	a->old_version = d->version.ptr;
+	a->dist = d;
+	return 0;
+}
+
+static int plan_build(gpuenv_sync_t *s)
+{
+	const gpuenv_lock_t *lk = s->o.lock;
+	const gpuenv_env_list_t *in = &s->installed;
+	gpuenv_sync_action_t *v = NULL;
+	size_t n = 0, cap = 0, j = 0;
+	int r;
+
+	/* both sides sorted by normalised name: one merge */
+	for (size_t i = 0; i <= lk->npackages; i++) {
+		const gpuenv_lock_package_t *p = i < lk->npackages ? &lk->packages[i] : NULL;
+		bool yes;
+		if (p) {
+			if ((r = pkg_applies(s, p, &yes)) != 0)
+				return r;
+			if (!yes) {
+				s->plan.nskipped++;
+				continue;
+			}
+		}
+		/* installed names before p's: not in the lock */
+		while (j < in->ndists && (!p || strcmp(in->dists[j].normalized.ptr, p->name) < 0))
+			if ((r = plan_remove(s, &v, &n, &cap, &in->dists[j++])) != 0)
+				return r;
+		if (!p)
+			break;
+		gpuenv_sync_action_t *a = plan_push(s, &v, &n, &cap);
+		if (!a)
+			return gpuenv_oom(s->ctx, "the sync plan");
+		a->name = p->name;
+		a->pkg = p;
+		a->new_version = p->version;
+		if ((r = pkg_wheel(s, p, &a->file)) != 0)
+			return r;
+		if (j < in->ndists && !strcmp(in->dists[j].normalized.ptr, p->name)) {
+			a->dist = &in->dists[j++];
+			a->old_version = a->dist->version.ptr;
+			a->op = !same_version(s, a->old_version, p->version) ? GPUENV_SYNC_UPGRADE
+				: s->o.reinstall			       ? GPUENV_SYNC_REINSTALL
+									       : GPUENV_SYNC_KEEP;
+			/* a second copy of the same name (two dist-info folders) goes */
+			while (j < in->ndists && !strcmp(in->dists[j].normalized.ptr, p->name))
+				if ((r = plan_remove(s, &v, &n, &cap, &in->dists[j++])) != 0)
+					return r;
+		} else {
+			a->op = GPUENV_SYNC_INSTALL;
+		}
+	}
+	s->plan.actions = v;
+	s->plan.n = n;
+	for (size_t i = 0; i < n; i++)
+		s->plan.count[v[i].op]++;
+	return 0;
+}
+
+int gpuenv_sync_begin(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_sync_opts_t *opts, gpuenv_sync_t **out)
+{
+	gpuenv_sync_t *s;
+	gpuenv_str_t site;
+	int r;
+
+	*out = NULL;
+	if (!(s = gpuenv_arena_calloc(arena, 1, sizeof(*s))))
+		return gpuenv_oom(ctx, "the sync");
+	s->ctx = ctx;
+	s->arena = arena;
+	s->o = *opts;
+	/* a venv not made yet (a dry run): nothing to lock or read */
+	if (opts->venv->site) {
+		if ((r = gpuenv_txn_begin(ctx, &opts->venv->scheme, opts->wait ? GPUENV_TXN_WAIT : 0,
+			     &s->plan.recovery, &s->txn)) != 0)
+			return r;
+		site = gpuenv_str(opts->venv->site);
+		if ((r = gpuenv_env_read(ctx, arena, &site, 1, NULL, &s->installed)) != 0)
+			goto fail;
+	}
+	for (size_t i = 0; i < s->installed.nproblems; i++)
+		gpuenv_log(ctx, 1, "%s", s->installed.problems[i].ptr);
+	if (opts->lock->requires_python && opts->venv->python.version) {
+		gpuenv_specset_t ss;
+		gpuenv_version_t pv;
+		if (gpuenv_specset_parse(ctx, arena, gpuenv_str(opts->lock->requires_python), &ss) == 0 &&
+			gpuenv_version_parse(ctx, arena, gpuenv_str(opts->venv->python.version), &pv) == 0 &&
+			!gpuenv_specset_contains_ex(&ss, gpuenv_str(opts->venv->python.version), &pv,
+				GPUENV_PRERELEASES_DEFAULT, true)) {
+			r = gpuenv_fail(ctx, GPUENV_EUNSUPPORTED, opts->lock_path, 0, 0, "the lock requires Python %s; "
+				"the venv %s has %s", opts->lock->requires_python, opts->venv->root,
+				opts->venv->python.version);
+			gpuenv_hint(ctx, "give --python with a version that fits, or remove the venv");
+			goto fail;
+		}
+		gpuenv_error_clear(ctx);
+	}
+	if ((r = plan_build(s)) != 0)
+		goto fail;
+	*out = s;
+	return 0;
+fail:
+	gpuenv_txn_abort(s->txn);
+	s->txn = NULL;
+	return r;
+}
+
+static bool is_requested(const gpuenv_sync_t *s, const char *name)
+{
+	for (size_t i = 0; i < s->o.nrequested; i++)
+		if (!strcmp(s->o.requested[i], name))
+			return true;
+	return false;
+}
+
+/* PEP 610 for an archive: its URL and hash. */
+static const char *direct_url(gpuenv_sync_t *s, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
+	const gpuenv_lock_file_t *f)
+{
+	gpuenv_buf_t b;
+	const char *out = NULL;
+	const char *url = f->url;
+	if (!url && f->path) /* a path: its file:// URL */
+		url = gpuenv_arena_printf(arena, "file://%s%s%s", f->path[0] == '/' ? "" : s->o.lock_dir,
+			f->path[0] == '/' ? "" : "/", f->path).ptr;
+	if (!url)
+		return NULL;
+	gpuenv_buf_init(&b, ctx, 1u << 20);
+	gpuenv_buf_puts(&b, "{\"url\": \"");
+	for (const char *c = url; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			gpuenv_buf_putc(&b, '\\');
+		gpuenv_buf_putc(&b, *c);
+	}
+	gpuenv_buf_printf(&b, "\", \"archive_info\": {\"hash\": \"sha256=%s\", \"hashes\": {\"sha256\": \"%s\"}}}\n",
+		f->sha256, f->sha256);
+	if (b.data)
+		out = gpuenv_arena_strndup(arena, b.data, b.len);
+	gpuenv_buf_free(&b);
+	return out;
+}
+
+static bool installs(int op)
+{
+	return op == GPUENV_SYNC_INSTALL || op == GPUENV_SYNC_UPGRADE || op == GPUENV_SYNC_REINSTALL;
+}
+
+/* The cache requests of the plan's installs, in plan order. */
+static int commit_reqs(gpuenv_sync_t *s, gpuenv_cache_req_t *reqs)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < s->plan.n; i++) {
+		const gpuenv_sync_action_t *a = &s->plan.actions[i];
+		const gpuenv_lock_file_t *f = a->file;
+		if (!installs(a->op))
+			continue;
+		reqs[k].name = f->name;
+		if (!reqs[k].name) { /* an archive: the name its URL or path ends in */
+			const char *u = f->url ? f->url : f->path, *sl = u ? strrchr(u, '/') : NULL;
+			reqs[k].name = sl ? sl + 1 : u;
+		}
+		reqs[k].url = f->url;
+		if (f->path && !(reqs[k].path = f->path[0] == '/' ? f->path
+				     : gpuenv_arena_printf(s->arena, "%s/%s", s->o.lock_dir, f->path).ptr))
+			return gpuenv_oom(s->ctx, "the sync");
+		reqs[k].sha256 = f->sha256;
+		reqs[k].size = f->size;
+		k++;
+	}
+	return 0;
+}
+
+/* One package to stage: its action, cache entry and stage folder. */
+struct stage_job {
+	const gpuenv_sync_action_t *a;
+	const gpuenv_cache_entry_t *e;
+	const char *stage;
+	size_t nfiles;
+	int link_mode_used;
+	int rc;
+	gpuenv_error_t err;
+};
+
+struct stage_pool {
+	gpuenv_sync_t *s;
+	struct stage_job *jobs;
+	size_t n;
+	size_t next; /* under mu */
+	bool failed;
+	pthread_mutex_t mu;
+};
+
+/* Check the tree is the package's and stage it (any thread: its own
+ * context and arena). */
+static int stage_one(gpuenv_sync_t *s, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, struct stage_job *j)
+{
+	const gpuenv_sync_action_t *a = j->a;
+	const gpuenv_cache_entry_t *e = j->e;
+	gpuenv_stage_opts_t so = { .link_mode = s->o.link_mode, .installer = "gpuenv",
+		.requested = is_requested(s, a->name), .compile = s->o.compile };
+	gpuenv_staged_t st;
+	char norm[256];
+	int r;
+	gpuenv_name_normalize_to(gpuenv_str(e->tree.name), norm, sizeof(norm));
+	if (strcmp(norm, a->name) != 0 || !same_version_ctx(ctx, arena, e->tree.version, a->new_version)) {
+		gpuenv_fail(ctx, GPUENV_EFORMAT, s->o.lock_path, 0, 0, "%s %s: the wheel's METADATA says %s %s",
+			a->name, a->new_version ? a->new_version : "", e->tree.name, e->tree.version);
+		return gpuenv_hint(ctx, "the lock or the index is wrong about this file: lock again");
+	}
+	if (a->pkg->archive && !(so.direct_url_json = direct_url(s, ctx, arena, a->file)))
+		return gpuenv_oom(ctx, "the sync");
+	if ((r = gpuenv_wheel_stage(ctx, arena, &e->tree, e->tree_dir, &s->o.venv->scheme, j->stage, &so, &st)) != 0)
+		return r;
+	j->nfiles = st.nfiles;
+	j->link_mode_used = st.link_mode_used;
+	return 0;
+}
+
+static void *stage_worker(void *arg)
+{
+	struct stage_pool *p = arg;
+	gpuenv_ctx_t ctx = *p->s->ctx;
+	gpuenv_arena_t arena;
+	gpuenv_error_clear(&ctx);
+	gpuenv_arena_init(&arena, &ctx, 0);
+	for (;;) {
+		pthread_mutex_lock(&p->mu);
+		size_t i = p->failed ? p->n : p->next++;
+		pthread_mutex_unlock(&p->mu);
+		if (i >= p->n)
+			break;
+		struct stage_job *j = &p->jobs[i];
+		if ((j->rc = stage_one(p->s, &ctx, &arena, j)) != 0) {
+			j->err = ctx.err;
+			gpuenv_error_clear(&ctx);
+			pthread_mutex_lock(&p->mu);
+			p->failed = true;
+			pthread_mutex_unlock(&p->mu);
+		}
+	}
+	gpuenv_arena_free(&arena);
+	return NULL;
+}
+
+#define SYNC_MAX_THREADS 16
+
+/* Stage every job, on up to one thread per CPU (a venv's files are
+ * mostly folders and links: the kernel's work, which spreads over cores);
+ * the first failure in plan order is the one reported. */
+static int stage_all(gpuenv_sync_t *s, struct stage_job *jobs, size_t n)
+{
+	struct stage_pool p = { .s = s, .jobs = jobs, .n = n };
+	pthread_t th[SYNC_MAX_THREADS];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nt = cpus < 1 ? 1 : (size_t)cpus, started = 0;
+	if (nt > SYNC_MAX_THREADS)
+		nt = SYNC_MAX_THREADS;
+	if (nt > n)
+		nt = n;
+	pthread_mutex_init(&p.mu, NULL);
+	for (size_t i = 1; i < nt; i++)
+		if (pthread_create(&th[started], NULL, stage_worker, &p) == 0)
+			started++;
+	stage_worker(&p); /* this thread works too */
+	for (size_t i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	pthread_mutex_destroy(&p.mu);
+	for (size_t i = 0; i < n; i++)
+		if (jobs[i].rc) {
+			s->ctx->err = jobs[i].err;
+			return jobs[i].rc;
+		}
+	return 0;
+}
+
+int gpuenv_sync_commit(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t *ix,
+	const gpuenv_cache_progress_t *progress, gpuenv_sync_result_t *res)
+{
+	gpuenv_ctx_t *ctx = s->ctx;
+	const gpuenv_sync_plan_t *pl = &s->plan;
+	size_t nreq = 0, k = 0;
+	gpuenv_cache_req_t *reqs = NULL;
+	gpuenv_cache_entry_t *ents = NULL;
+	struct stage_job *jobs = NULL;
+	int r;
+
+	memset(res, 0, sizeof(*res));
+	if (!s->txn)
+		return gpuenv_fail(ctx, -EINVAL, s->o.venv->root, 0, 0, "the sync was already committed");
+	for (size_t i = 0; i < pl->n; i++)
+		nreq += installs(pl->actions[i].op);
+	if (nreq) {
+		reqs = gpuenv_arena_calloc(s->arena, nreq, sizeof(*reqs));
+		ents = gpuenv_arena_calloc(s->arena, nreq, sizeof(*ents));
+		jobs = gpuenv_arena_calloc(s->arena, nreq, sizeof(*jobs));
+		if (!reqs || !ents || !jobs)
+			return gpuenv_oom(ctx, "the sync");
+		if ((r = commit_reqs(s, reqs)) != 0)
+			return r;
+		if ((r = gpuenv_cache_get(cache, ctx, s->arena, ix, reqs, nreq, s->o.limits, progress, ents)) != 0)
+			return r;
+	}
+	res->link_mode_used = s->o.link_mode;
+	for (size_t i = 0; i < pl->n; i++) {
+		const gpuenv_sync_action_t *a = &pl->actions[i];
+		if (!installs(a->op))
+			continue;
+		jobs[k] = (struct stage_job){ .a = a, .e = &ents[k], .stage = gpuenv_txn_stage_dir(s->txn, a->name) };
+		if (!jobs[k].stage)
+			return gpuenv_oom(ctx, "the sync");
+		k++;
+	}
+	if (nreq && (r = stage_all(s, jobs, nreq)) != 0)
+		return r;
+	k = 0;
+	for (size_t i = 0; i < pl->n; i++) {
+		const gpuenv_sync_action_t *a = &pl->actions[i];
+		if (a->dist && a->op != GPUENV_SYNC_KEEP) {
+			if ((r = gpuenv_txn_remove(s->txn, ctx, a->dist)) != 0)
+				return r;
+			res->removed++;
+		}
+		if (!installs(a->op))
+			continue;
+		struct stage_job *j = &jobs[k];
+		const gpuenv_cache_entry_t *e = &ents[k++];
+		if ((r = gpuenv_txn_install(s->txn, ctx, j->stage)) != 0)
+			return r;
+		res->installed++;
+		res->files += j->nfiles;
+		if (j->link_mode_used > res->link_mode_used)
+			res->link_mode_used = j->link_mode_used;
+		res->downloaded += e->downloaded;
+		res->unpacked += e->unpacked;
+		res->repaired += e->repaired;
+	}
+	r = gpuenv_txn_commit(s->txn, ctx, &res->txn);
+	s->txn = NULL; /* commit frees it in every case */
+	return r;
+}
+
+void gpuenv_sync_end(gpuenv_sync_t *s)
+{
+	if (!s)
+		return;
+	if (s->txn)
+		gpuenv_txn_abort(s->txn);
+	s->txn = NULL;
+}
