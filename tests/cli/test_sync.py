@@ -253,6 +253,20 @@ if PIP:
     rc, out, err = sync(B, VENV)
     check(rc == 0 and installed(VENV) == SET_B, "sync puts gamma back")
 
+# ---- --reinstall --compile: byte-code listed in RECORD, removed with the package ----
+
+rc, out, err = sync(B, VENV, "--reinstall", "--compile")
+check(rc == 0 and "installed 3 packages (3 upgraded)" in out, "--reinstall --compile: %d %s%s" % (rc, out, err))
+pyc = glob.glob(os.path.join(VENV, "lib", "python*", "site-packages", "alpha", "__pycache__", "*.pyc"))
+check(len(pyc) >= 2, "--compile wrote alpha's .pyc files: %r" % pyc)
+rec = open(glob.glob(os.path.join(VENV, "lib", "python*", "site-packages", "alpha-2.0.dist-info", "RECORD"))[0]).read()
+check(all(("alpha/__pycache__/" + os.path.basename(p) + ",,") in rec for p in pyc), "RECORD lists the .pyc files")
+rc, out, err = sync(A, VENV)
+check(rc == 0 and not glob.glob(os.path.join(VENV, "lib", "python*", "site-packages", "alpha", "__pycache__", "extra*")),
+      "a downgrade removes the .pyc of files that went: %s" % err)
+rc, out, err = sync(B, VENV)
+check(rc == 0 and installed(VENV) == SET_B, "back to B")
+
 # ---- --locked refuses a stale or missing lock --------------------------------
 
 C = project("proj-c", ["beta==1.0"])
