@@ -37,11 +37,6 @@
 #define JOURNAL TXN_DIR "/journal"
 #define JOURNAL_HEADER "gpuenv-txn 1"
 
-/* the sub-folders of a stage dir (the wheel spec's .data/ names; the same
- * table as gpuenv_scheme_key_name, which the wheel part owns) */
-static const char *const key_names[GPUENV_SCHEME_N] = { "purelib", "platlib", "scripts", "data",
-	"headers" };
-
 /* ---- paths ------------------------------------------------------------- */
 
 static bool has_prefix(const char *p, size_t n, const char *pre)
@@ -994,7 +989,7 @@ int gpuenv_txn_begin(gpuenv_ctx_t *ctx, const gpuenv_scheme_t *scheme, unsigned 
 			dn--;
 		if (!d || dn < pn || memcmp(d, T->prefix, pn) || (dn > pn && d[pn] != '/')) {
 			r = gpuenv_fail(ctx, GPUENV_EUNSUPPORTED, d, 0, 0,
-				"the %s folder of the scheme is not inside the venv %s", key_names[k],
+				"the %s folder of the scheme is not inside the venv %s", gpuenv_scheme_key_name(k),
 				T->prefix);
 			goto fail;
 		}
@@ -1002,7 +997,7 @@ int gpuenv_txn_begin(gpuenv_ctx_t *ctx, const gpuenv_scheme_t *scheme, unsigned 
 		if (!T->rel[k] || (T->rel[k][0] && !path_ok(T->rel[k], strlen(T->rel[k])))) {
 			r = T->rel[k] ? gpuenv_fail(ctx, GPUENV_EUNSUPPORTED, d, 0, 0,
 						"the %s folder of the scheme is not a plain path",
-						key_names[k])
+						gpuenv_scheme_key_name(k))
 				      : gpuenv_oom(ctx, "transaction");
 			goto fail;
 		}
@@ -1498,7 +1493,7 @@ static int plan_installs(gpuenv_txn_t *T, gpuenv_ctx_t *ctx)
 
 	for (size_t i = 0; !r && i < T->nstages; i++) {
 		for (int k = 0; !r && k < GPUENV_SCHEME_N; k++) {
-			const char *src = join(T, T->stages[i], key_names[k]);
+			const char *src = join(T, T->stages[i], gpuenv_scheme_key_name(k));
 			int t;
 			if (!src)
 				return gpuenv_oom(ctx, NULL);

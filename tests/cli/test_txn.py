@@ -347,6 +347,81 @@ try:
     check(s.get(SITE + "/foo/core.py") == (b"core1", 0) and
           SITE + "/nvidia/cudnn/lib/libcudnn.so" in s, "both transactions applied, one after the other")
 
+    # ---- real wheels, staged by the wheel part, pip as the judge -------------
+    sys.path.insert(0, os.path.join(os.environ.get("GPUENV_SRC", "."), "tests", "fixtures"))
+    import mkwheel
+
+    def find_pip():
+        for py in (sys.executable, shutil.which("python3")):
+            if not py:
+                continue
+            r = subprocess.run([py, "-m", "pip", "--version"], capture_output=True, text=True)
+            if r.returncode == 0:
+                major, minor = r.stdout.split()[1].split(".")[:2]
+                if (int(major), int(minor)) >= (22, 3):  # pip --python
+                    return py
+        return None
+
+    has_stage = subprocess.run([BIN, "debug", "wheel-install", "--help"],
+                               capture_output=True).returncode == 0
+    pip_py = find_pip()
+    if not has_stage or not pip_py:
+        print("SKIP real wheels: %s" % ("no debug wheel-install in this build" if not has_stage
+                                        else "no pip >= 22.3 (pip --python) on this machine"))
+    else:
+        rv = os.path.join(work, "realvenv")
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", rv], check=True)
+        rxy = "%d.%d" % sys.version_info[:2]
+        wheels = {}
+        for ver in ("1.0", "2.0"):
+            main_py = "def main():\n    print('e2e %s')\n" % ver
+            d = mkwheel.make_wheel(os.path.join(work, "wheels"), "e2e-pkg", ver,
+                                   entry_points={"console_scripts": {"e2e-run": "e2e_pkg.cli:main"}},
+                                   files={"e2e_pkg/cli.py": main_py, "e2e_ns/part%s.py" % ver[0]: "x = 1\n"})
+            st = os.path.join(work, "realstage-" + ver)
+            r = subprocess.run([BIN, "debug", "wheel-install", "--stage", st, "--python-xy", rxy,
+                                "--python", os.path.join(rv, "bin", "python"), d.path],
+                               capture_output=True, text=True)
+            check(r.returncode == 0, "wheel-install --stage %s: %s" % (ver, r.stderr))
+            wheels[ver] = st
+
+        def rtxn(*args, env=None):
+            return subprocess.run([BIN, "debug", "txn", "--prefix", rv, "--python-xy", rxy, *args],
+                                  capture_output=True, text=True, env=dict(os.environ, **(env or {})))
+
+        def pip(*args):
+            return subprocess.run([pip_py, "-m", "pip", "--python", os.path.join(rv, "bin", "python"),
+                                   "--disable-pip-version-check", *args],
+                                  capture_output=True, text=True, timeout=120)
+
+        def runs(ver):
+            r = subprocess.run([os.path.join(rv, "bin", "e2e-run")], capture_output=True, text=True)
+            return r.returncode == 0 and r.stdout.strip() == "e2e " + ver
+
+        pristine = snapshot(rv)
+        r = rtxn("--install", wheels["1.0"])
+        check(r.returncode == 0, "real 1.0: %s" % r.stderr)
+        check(runs("1.0"), "real 1.0: the entry point runs")
+        r = pip("list", "--format", "json")
+        check(r.returncode == 0 and {"name": "e2e-pkg", "version": "1.0"} in json.loads(r.stdout or "[]"),
+              "pip list sees e2e-pkg 1.0: %s %s" % (r.stdout, r.stderr))
+        # the upgrade, killed halfway, recovered: 2.0, pip agrees
+        r = rtxn("--remove", "e2e-pkg", "--install", wheels["2.0"],
+                 env={"GPUENV_TEST_TXN_CRASH_AT": "2"})
+        check(r.returncode == 137, "real upgrade crashed: %d %s" % (r.returncode, r.stderr))
+        recover(rv)
+        check(runs("2.0"), "real upgrade recovered: 2.0 runs")
+        r = pip("check")
+        check(r.returncode == 0, "pip check after the recovered upgrade: %s %s" % (r.stdout, r.stderr))
+        site = os.path.join(rv, "lib", "python" + rxy, "site-packages")
+        check(not os.path.exists(os.path.join(site, "e2e_ns", "part1.py")) and
+              os.path.exists(os.path.join(site, "e2e_ns", "part2.py")), "the old version's file went")
+        # pip uninstalls what the transaction installed: the venv as it was
+        r = pip("uninstall", "-y", "e2e-pkg")
+        check(r.returncode == 0, "pip uninstall: %s %s" % (r.stdout, r.stderr))
+        s = snapshot(rv)
+        check(s == pristine, "after pip uninstall, left: %r" % sorted(set(s) ^ set(pristine)))
+
     # ---- a full disk ----------------------------------------------------------
     mnt = os.path.join(work, "tmpfs")
     os.makedirs(mnt)
