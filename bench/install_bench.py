@@ -21,6 +21,11 @@ interpreter of pip 23.2.1 (/root/.pyenv/versions/3.11.7):
                 installs from local files, so warm is the same)
 
 Prints medians (min-max) per case and the ratios pip / gpuenv.
+
+Elsewhere (the GPU machine has Python 3.12 only): --python and --pip-python
+name the interpreters, --retag builds the index from a copy of the corpus
+whose WHEEL files say py3-none-any (12 of the 94 are cp311 builds), and
+--index DIR uses an index built before (carried there).
 """
 import argparse
 import os
@@ -63,22 +68,42 @@ def main():
     ap.add_argument("-n", type=int, default=3)
     ap.add_argument("--gpuenv", default=os.path.join(SRC, "build", "gpuenv"))
     ap.add_argument("--keep", help="work folder to keep (default: a temporary one)")
+    ap.add_argument("--python", default=PIP_PY, help="the venvs' interpreter (default: pip 23.2.1's)")
+    ap.add_argument("--pip-python", help="the interpreter that runs pip (default: --python)")
+    ap.add_argument("--retag", action="store_true", help="wheels tagged py3-none-any (another Python than 3.11)")
+    ap.add_argument("--index", help="an index built before (OUT_DIR of mkindex.py --payload)")
     a = ap.parse_args()
+    pip_py = a.pip_python or a.python
+    pyxy = subprocess.run([a.python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], check=True,
+                          capture_output=True, text=True).stdout.strip()
     work = a.keep or tempfile.mkdtemp(prefix="gpuenv-bench-install-")
     os.makedirs(work, exist_ok=True)
     corpus = os.path.join(SHARED, "corpus", "local-env")
-    idx = os.path.join(work, "index")
+    idx = a.index or os.path.join(work, "index")
+    if a.retag and not a.index:
+        src, corpus = corpus, os.path.join(work, "corpus-retagged")
+        if not os.path.isdir(corpus):
+            shutil.copytree(src, corpus)
+            for d in os.listdir(corpus):
+                w = os.path.join(corpus, d, "WHEEL")
+                if os.path.exists(w):
+                    lines = [l for l in open(w) if not l.startswith("Tag:")] + ["Tag: py3-none-any\n"]
+                    open(w, "w").write("".join(lines))
     if not os.path.isdir(os.path.join(idx, "simple")):
         subprocess.run([sys.executable, os.path.join(SHARED, "tools", "mkindex.py"), corpus, idx, "--payload"],
                        check=True, capture_output=True)
-    top = subprocess.run([sys.executable, os.path.join(SHARED, "tools", "toplevel.py"), corpus], check=True,
-                         capture_output=True, text=True).stdout.split()
+    toplevel = os.path.join(idx, "toplevel.txt")
+    if not os.path.exists(toplevel):
+        with open(toplevel, "w") as f:
+            f.write(subprocess.run([sys.executable, os.path.join(SHARED, "tools", "toplevel.py"), corpus], check=True,
+                                   capture_output=True, text=True).stdout)
+    top = open(toplevel).read().split()
     proj = os.path.join(work, "project")
     os.makedirs(proj, exist_ok=True)
     with open(os.path.join(proj, "pyproject.toml"), "w") as f:
         f.write('[project]\nname = "bench-install"\nversion = "0"\ndependencies = [%s]\n\n'
-                '[tool.gpuenv.targets.local]\ngpu = "none"\npython = "3.11"\nplatform = "%s"\n'
-                % (", ".join('"%s"' % t for t in top), this_platform()))
+                '[tool.gpuenv.targets.local]\ngpu = "none"\npython = "%s"\nplatform = "%s"\n'
+                % (", ".join('"%s"' % t for t in top), pyxy, this_platform()))
     url = "file://%s/simple/" % idx
     timed([a.gpuenv, "lock", "--project", proj, "--index-url", url, "--cache-dir", os.path.join(work, "lock-cache")])
     with open(os.path.join(proj, "pylock.local.toml"), "rb") as f:
@@ -91,7 +116,7 @@ def main():
     res = {k: [] for k in ("gpuenv cold", "gpuenv warm", "gpuenv no-op", "pip")}
     venv = os.path.join(work, "venv")
     gcache = os.path.join(work, "gpuenv-cache")
-    sync = [a.gpuenv, "sync", "--project", proj, "--venv", venv, "--python", PIP_PY, "--locked",
+    sync = [a.gpuenv, "sync", "--project", proj, "--venv", venv, "--python", a.python, "--locked",
             "--cache-dir", gcache]
     env = dict(os.environ)
     env.pop("VIRTUAL_ENV", None)
@@ -114,11 +139,11 @@ def main():
         res["gpuenv warm"].append(dt)
         # pip
         shutil.rmtree(venv)
-        subprocess.run([PIP_PY, "-m", "venv", "--without-pip", venv], check=True)
+        subprocess.run([a.python, "-m", "venv", "--without-pip", venv], check=True)
         pcache = os.path.join(work, "pip-cache")
         shutil.rmtree(pcache, ignore_errors=True)
         subprocess.run(["sync"])
-        dt, _ = timed([PIP_PY, "-m", "pip", "--python", os.path.join(venv, "bin", "python"),
+        dt, _ = timed([pip_py, "-m", "pip", "--python", os.path.join(venv, "bin", "python"),
                        "--disable-pip-version-check", "install", "--no-deps", "--no-index", "--find-links",
                        os.path.join(idx, "files"), "--no-compile", "--cache-dir", pcache, "-r", pins], env)
         res["pip"].append(dt)

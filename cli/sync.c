@@ -488,6 +488,9 @@ int cli_sync_do(struct cli *cli, struct cli_sync_opts *o, const char **venv_root
 			"cache", "downloaded", (json_int_t)res.downloaded, "unpacked", (json_int_t)res.unpacked,
 			"repaired", (json_int_t)res.repaired, "files", (json_int_t)res.files, "link_mode",
 			gpuenv_link_mode_name(res.link_mode_used), "seconds", secs);
+		if (j)
+			json_object_set_new(j, "phases", json_pack("{s:f, s:f, s:f}", "cache", res.secs_cache, "stage",
+				res.secs_stage, "commit", res.secs_commit));
 		st = cli_print_json(cli, j) ? CLI_EXIT_CANNOT : CLI_EXIT_OK;
 		goto out;
 	}

@@ -84,6 +84,9 @@ typedef struct gpuenv_sync_result {
 	uint64_t bytes;		/* downloaded */
 	int link_mode_used;	/* the weakest mode a file needed */
 	gpuenv_txn_report_t txn;
+	/* where the time went, seconds: the cache (fetch, check, unpack),
+	 * staging, the transaction's commit */
+	double secs_cache, secs_stage, secs_commit;
 } gpuenv_sync_result_t;
 
 typedef struct gpuenv_sync gpuenv_sync_t;

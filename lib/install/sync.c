@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <time.h>
+
 #include "gpuenv/pep440.h"
 #include "gpuenv/wheel.h"
 
@@ -422,6 +424,13 @@ static int stage_all(gpuenv_sync_t *s, struct stage_job *jobs, size_t n)
 	return 0;
 }
 
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 int gpuenv_sync_commit(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t *ix,
 	const gpuenv_cache_progress_t *progress, gpuenv_sync_result_t *res)
 {
@@ -446,8 +455,10 @@ int gpuenv_sync_commit(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t *
 			return gpuenv_oom(ctx, "the sync");
 		if ((r = commit_reqs(s, reqs)) != 0)
 			return r;
+		double t0 = mono_s();
 		if ((r = gpuenv_cache_get(cache, ctx, s->arena, ix, reqs, nreq, s->o.limits, progress, ents)) != 0)
 			return r;
+		res->secs_cache = mono_s() - t0;
 	}
 	res->link_mode_used = s->o.link_mode;
 	for (size_t i = 0; i < pl->n; i++) {
@@ -459,8 +470,10 @@ int gpuenv_sync_commit(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t *
 			return ctx->err.code ? ctx->err.code : gpuenv_oom(ctx, "the sync");
 		k++;
 	}
+	double t1 = mono_s();
 	if (nreq && (r = stage_all(s, jobs, nreq)) != 0)
 		return r;
+	res->secs_stage = mono_s() - t1;
 	k = 0;
 	for (size_t i = 0; i < pl->n; i++) {
 		const gpuenv_sync_action_t *a = &pl->actions[i];
@@ -483,8 +496,10 @@ int gpuenv_sync_commit(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t *
 		res->unpacked += e->unpacked;
 		res->repaired += e->repaired;
 	}
+	double t2 = mono_s();
 	r = gpuenv_txn_commit(s->txn, ctx, &res->txn);
 	s->txn = NULL; /* commit frees it in every case */
+	res->secs_commit = mono_s() - t2;
 	return r;
 }
 
