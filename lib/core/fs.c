@@ -406,8 +406,9 @@ int gpuenv_fs_lock(gpuenv_ctx_t *ctx, const char *path, bool exclusive, bool wai
 		if (e == EWOULDBLOCK) {
 			gpuenv_fail(ctx, GPUENV_ELOCKED, path, 0, 0,
 				"locked by another gpuenv process");
-			return gpuenv_hint(ctx, "wait for it to finish, or remove %s if no "
-				"gpuenv is running", path);
+			/* an flock dies with its process: a held one is a live
+			 * process, and removing the file would not free it */
+			return gpuenv_hint(ctx, "wait for it to finish (`fuser %s` names it)", path);
 		}
 		return gpuenv_fail(ctx, -e, path, 0, 0, "cannot lock: %s", strerror(e));
 	}
