@@ -108,6 +108,9 @@ const char *cli_col(struct cli *cli, const char *esc);
  * NULL (env_dir: the probe's --env, or NULL), decoded into arena
  * (include/gpuenv/facts.h).  0, or an exit status (reported). */
 struct gpuenv_facts;
+/* Seconds of the monotonic clock (for "in 0.21 s" figures). */
+double cli_now_s(void);
+
 int cli_facts_load(struct cli *cli, const char *verb, const char *path, const char *env_dir,
 	gpuenv_arena_t *arena, const struct gpuenv_facts **out);
 /* The KB files doctor / preflight read, from dir (others built in). */

@@ -97,13 +97,6 @@ static json_t *to_json(const gpuenv_toml_value_t *v)
 	}
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* CPU time of the process (user + system), for runs on a busy machine */
 static double cpu_s(void)
 {
@@ -163,10 +156,10 @@ static int toml_decode(struct cli *cli, const struct cli_verb *verb, int argc, c
 			gpuenv_buf_free(&in);
 			return cli_report(cli, CLI_EXIT_FAIL);
 		}
-		double t0 = now_s(), c0 = cpu_s();
+		double t0 = cli_now_s(), c0 = cpu_s();
 		r = copy ? gpuenv_toml_parse(&doc, text, in.len) :
 			gpuenv_toml_parse_borrowed(&doc, text, in.len);
-		double t1 = now_s(), c1 = cpu_s();
+		double t1 = cli_now_s(), c1 = cpu_s();
 		if (timing)
 			fprintf(stderr, "%s: parsed %zu bytes in %.3f ms (%.1f MB/s), cpu %.3f ms%s\n",
 				verb->name, in.len, (t1 - t0) * 1e3,

@@ -14,13 +14,6 @@
 #include "gpuenv/project.h"
 #include "lock_util.h"
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void progress(void *arg, size_t done, size_t total, uint64_t bytes)
 {
 	(void)arg;
@@ -105,23 +98,16 @@ static int lock_pick_targets(struct cli *cli, const struct cli_verb *verb, const
 const char *cli_lock_check_one(struct cli *cli, gpuenv_arena_t *arena, const gpuenv_manifest_t *m,
 	const gpuenv_manifest_target_t *t, const char *path, const char **detail, gpuenv_lock_t *lkp)
 {
-	gpuenv_buf_t b;
 	gpuenv_lock_t lk;
 	const char *st;
-	gpuenv_buf_init(&b, &cli->ctx, 64u << 20);
 	*detail = NULL;
 	if (lkp && lkp->lock_version) {
 		lk = *lkp; /* read already */
-	} else if (gpuenv_fs_read(&cli->ctx, path, 64u << 20, &b) != 0) {
+	} else if (cli_lock_read(cli, arena, path, &lk) != 0) {
 		st = cli->ctx.err.code == -ENOENT ? "missing" : "unreadable";
 		*detail = cli_err_text(cli, arena, true);
 		gpuenv_error_clear(&cli->ctx);
-		goto out;
-	} else if (gpuenv_pylock_parse(&cli->ctx, arena, path, (gpuenv_str_t){ b.data, b.len }, &lk) != 0) {
-		st = "unreadable";
-		*detail = cli_err_text(cli, arena, true);
-		gpuenv_error_clear(&cli->ctx);
-		goto out;
+		return st;
 	}
 	if (lkp)
 		*lkp = lk;
@@ -129,8 +115,6 @@ const char *cli_lock_check_one(struct cli *cli, gpuenv_arena_t *arena, const gpu
 	st = lk.target.inputs_hash && want && !strcmp(lk.target.inputs_hash, want) ? "fresh" : "stale";
 	if (!strcmp(st, "stale"))
 		*detail = "the manifest or the target changed since the lock was written";
-out:
-	gpuenv_buf_free(&b);
 	return st;
 }
 
@@ -158,7 +142,7 @@ static int lock_one(struct lock_ctx *lc, const gpuenv_manifest_target_t *t, cons
 	gpuenv_buf_t dump;
 	const char *name = gpuenv_project_lock_name(lc->arena, lc->m, t);
 	const char *path = gpuenv_arena_printf(lc->arena, "%s/%s", lc->dir, name).ptr;
-	double t0 = now_s();
+	double t0 = cli_now_s();
 	gpuenv_buf_init(&dump, &cli->ctx, 256u << 20);
 	if (lc->o->dump_dir)
 		rq.dump = &dump;
@@ -201,7 +185,7 @@ static int lock_one(struct lock_ctx *lc, const gpuenv_manifest_target_t *t, cons
 			status = "written";
 		}
 	}
-	double secs = now_s() - t0;
+	double secs = cli_now_s() - t0;
 	const char *torch = NULL;
 	if (rc == 0)
 		for (size_t i = 0; i < out.res.npkgs; i++)

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "gpuenv/facts.h"
+#include "gpuenv/fs.h"
 
 /* The machine itself as the one target of a project that declares none. */
 static int project_probed_target(struct cli *cli, const char *verb, const char *facts_path,
@@ -118,4 +119,15 @@ const gpuenv_manifest_target_t *cli_project_target(struct cli *cli, const struct
 	*st = cli_usage_error(cli, verb, "%s: --target: the project declares no target '%s'%s%s%s", verb->name,
 		name, s ? " (did you mean '" : "", s ? s : "", s ? "'?)" : "");
 	return NULL;
+}
+
+int cli_lock_read(struct cli *cli, gpuenv_arena_t *arena, const char *path, gpuenv_lock_t *lk)
+{
+	gpuenv_buf_t b;
+	int r;
+	gpuenv_buf_init(&b, &cli->ctx, GPUENV_PYLOCK_MAX_SIZE);
+	if ((r = gpuenv_fs_read(&cli->ctx, path, GPUENV_PYLOCK_MAX_SIZE, &b)) == 0)
+		r = gpuenv_pylock_parse(&cli->ctx, arena, path, (gpuenv_str_t){ b.data, b.len }, lk);
+	gpuenv_buf_free(&b); /* the lock's strings live in the arena */
+	return r;
 }

@@ -89,6 +89,10 @@ int cli_lock_index_open(struct cli *cli, const struct cli_verb *verb, const stru
 int cli_lock_targets(struct cli *cli, const struct cli_verb *verb, const struct cli_lock_opts *o,
 	struct cli_project *pj, const gpuenv_manifest_target_t *const *pick, size_t npick, gpuenv_index_t **ix_out);
 
+/* Read and parse the lock at path into lk (its strings in arena).  0, or
+ * the error (recorded in ctx: -ENOENT when there is none). */
+int cli_lock_read(struct cli *cli, gpuenv_arena_t *arena, const char *path, gpuenv_lock_t *lk);
+
 /* "fresh", "stale", "missing" or "unreadable" for a target's lock at path
  * (*detail: why, or NULL).  lk (may be NULL): a lock read already (its
  * lock_version set) is judged as it is; otherwise the one read is stored

@@ -22,13 +22,6 @@
 #include "gpuenv/wheel.h"
 #include "lock_util.h"
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* ---- which target: --target NAME, or the one this machine is ------------ */
 
 /* What the light probe leaves out, from the KB: a GPU's compute capability
@@ -94,21 +87,17 @@ static int machine_target(struct cli *cli, const struct cli_sync_opts *o, const 
 static const char *locked_cuda(struct cli *cli, struct cli_sync_opts *o, struct cli_project *pj,
 	const gpuenv_manifest_target_t *t, char *buf, size_t bufsz)
 {
-	gpuenv_buf_t b;
 	const char *path = gpuenv_arena_printf(&pj->arena, "%s/%s", pj->dir, gpuenv_project_lock_name(&pj->arena,
 		&pj->m, t)).ptr, *out = NULL;
-	gpuenv_buf_init(&b, &cli->ctx, GPUENV_PYLOCK_MAX_SIZE);
 	memset(&o->lk, 0, sizeof(o->lk));
 	o->lk_path = NULL;
-	if (path && gpuenv_fs_read(&cli->ctx, path, GPUENV_PYLOCK_MAX_SIZE, &b) == 0 &&
-		gpuenv_pylock_parse(&cli->ctx, &pj->arena, path, (gpuenv_str_t){ b.data, b.len }, &o->lk) == 0) {
+	if (path && cli_lock_read(cli, &pj->arena, path, &o->lk) == 0) {
 		out = gpuenv_fit_backend_cuda(o->lk.target.backend, buf, bufsz);
 		o->lk_path = path;
 	} else {
-		memset(&o->lk, 0, sizeof(o->lk));
+		memset(&o->lk, 0, sizeof(o->lk)); /* no lock yet: judged by the target's driver */
 	}
 	gpuenv_error_clear(&cli->ctx);
-	gpuenv_buf_free(&b);
 	return out;
 }
 
@@ -188,7 +177,6 @@ static int ensure_lock(struct cli *cli, struct cli_sync_opts *o, struct cli_proj
 	if (o->lk_path && !strcmp(o->lk_path, path))
 		seen = o->lk; /* read by pick_target */
 	const char *state = cli_lock_check_one(cli, &pj->arena, &pj->m, t, path, &detail, &seen);
-	gpuenv_buf_t b;
 	int st;
 
 	*lock_path = path;
@@ -208,15 +196,7 @@ static int ensure_lock(struct cli *cli, struct cli_sync_opts *o, struct cli_proj
 	if ((st = cli_lock_targets(cli, o->verb, &o->lo, pj, &t, 1, ix)) != 0)
 		return st;
 	o->locked_now = true;
-	gpuenv_buf_init(&b, &cli->ctx, GPUENV_PYLOCK_MAX_SIZE);
-	if (gpuenv_fs_read(&cli->ctx, path, GPUENV_PYLOCK_MAX_SIZE, &b) != 0 ||
-		gpuenv_pylock_parse(&cli->ctx, &pj->arena, path, (gpuenv_str_t){ b.data, b.len }, lk) != 0) {
-		gpuenv_buf_free(&b);
-		return cli_report(cli, CLI_EXIT_CANNOT);
-	}
-	/* the lock's strings live in the arena: the text may go */
-	gpuenv_buf_free(&b);
-	return 0;
+	return cli_lock_read(cli, &pj->arena, path, lk) ? cli_report(cli, CLI_EXIT_CANNOT) : 0;
 }
 
 /* ---- the venv: opened, or made for an interpreter that fits ------------- */
@@ -393,7 +373,7 @@ int cli_sync_do(struct cli *cli, struct cli_sync_opts *o, const char **venv_root
 	const char *lock_path = NULL;
 	const char **requested = NULL;
 	size_t ndeps = 0;
-	double t0 = now_s();
+	double t0 = cli_now_s();
 	int st;
 
 	if ((st = cli_project_open(cli, o->verb->name, o->lo.project, o->lo.facts_path, o->lo.kb_dir,
@@ -478,7 +458,7 @@ int cli_sync_do(struct cli *cli, struct cli_sync_opts *o, const char **venv_root
 			goto out;
 		}
 	}
-	double secs = now_s() - t0;
+	double secs = cli_now_s() - t0;
 	if (cli->json) {
 		json_t *j = json_pack("{s:s, s:s, s:s, s:s?, s:o, s:{s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}, s:s, s:f}",
 			"target", t->name, "lock", lock_path, "venv", venv.root, "foreign_hardware", o->foreign,

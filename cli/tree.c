@@ -77,21 +77,18 @@ static int tree_one(struct cli *cli, struct cli_project *pj, const gpuenv_manife
 {
 	const char *name = gpuenv_project_lock_name(&pj->arena, &pj->m, t);
 	const char *path = gpuenv_arena_printf(&pj->arena, "%s/%s", pj->dir, name).ptr;
-	gpuenv_buf_t b;
 	gpuenv_lock_t lk;
 	const gpuenv_dep_t *deps;
 	size_t ndeps;
 	int st = CLI_EXIT_OK;
 
-	gpuenv_buf_init(&b, &cli->ctx, 64u << 20);
-	if (gpuenv_fs_read(&cli->ctx, path, 64u << 20, &b) != 0) {
+	if (cli_lock_read(cli, &pj->arena, path, &lk) != 0) {
 		if (cli->ctx.err.code == -ENOENT)
 			gpuenv_hint(&cli->ctx, "run `gpuenv lock --target %s` first", t->name);
 		st = cli_report(cli, CLI_EXIT_CANNOT);
 		goto out;
 	}
-	if (gpuenv_pylock_parse(&cli->ctx, &pj->arena, path, (gpuenv_str_t){ b.data, b.len }, &lk) != 0
-		|| gpuenv_manifest_target_deps(&cli->ctx, &pj->arena, &pj->m, t, &deps, &ndeps) != 0) {
+	if (gpuenv_manifest_target_deps(&cli->ctx, &pj->arena, &pj->m, t, &deps, &ndeps) != 0) {
 		st = cli_report(cli, CLI_EXIT_CANNOT);
 		goto out;
 	}
@@ -128,7 +125,6 @@ static int tree_one(struct cli *cli, struct cli_project *pj, const gpuenv_manife
 	free(tr.shown);
 	free(tr.on_path);
 out:
-	gpuenv_buf_free(&b);
 	return st;
 }
 

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "gpuenv/fs.h"
@@ -262,4 +263,11 @@ int cli_dispatch(struct cli *cli, const struct cli_verb *verb, const struct cli_
 		return cli_error(cli, CLI_EXIT_USAGE, "%s: unknown %s '%s'; did you mean '%s'?",
 			verb->name, what, argv[1], s);
 	return cli_usage_error(cli, verb, "%s: unknown %s '%s'", verb->name, what, argv[1]);
+}
+
+double cli_now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
