@@ -160,7 +160,9 @@ SCHEMA = {
                           tensorrt_llm=("str", "version", O), cudnn=("str", "version", O),
                           nccl=("str", "version", O), ubuntu=("str", "version", O),
                           cuda_driver=("str", "driver", O), driver_min_branch=("str", "branch", O),
-                          datacenter_drivers=("strlist", "driver", O), cc_min=("str", "cc", O)),
+                          datacenter_drivers=("strlist", "driver", O), cc_min=("str", "cc", O),
+                          tensorflow=("str", None, O), jax=("str", None, O),
+                          triton=("str", None, O), vllm=("str", None, O)),
     },
     "diagnose.toml": {
         "signature": spec(id=("str", "ident", R), title=("str", None, R),

@@ -288,6 +288,8 @@ typedef struct gpuenv_kb_container {
 	gpuenv_kb_ver_t release, cuda, cuda_full, python;
 	gpuenv_str_t torch;
 	gpuenv_kb_ver_t tensorrt, tensorrt_llm, cudnn, nccl, ubuntu, cuda_driver;
+	/* the framework or server the image is built around, as its notes write it */
+	gpuenv_str_t tensorflow, jax, triton, vllm;
 	gpuenv_str_t driver_min_branch;
 	gpuenv_kb_vers_t datacenter_drivers;
 	gpuenv_kb_ver_t cc_min;

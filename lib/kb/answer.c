@@ -406,6 +406,12 @@ json_t *gpuenv_kb_images_json(const gpuenv_kb_t *kb, const char *query,
 			json_object_set_new(j, "tensorrt", jver(&c->tensorrt));
 			json_object_set_new(j, "cudnn", jver(&c->cudnn));
 			json_object_set_new(j, "nccl", jver(&c->nccl));
+			json_object_set_new(j, "tensorrt_llm", jver(&c->tensorrt_llm));
+			json_object_set_new(j, "ubuntu", jver(&c->ubuntu));
+			json_object_set_new(j, "tensorflow", jstr(c->tensorflow));
+			json_object_set_new(j, "jax", jstr(c->jax));
+			json_object_set_new(j, "triton", jstr(c->triton));
+			json_object_set_new(j, "vllm", jstr(c->vllm));
 			json_object_set_new(j, "cuda_driver", jver(&c->cuda_driver));
 			json_object_set_new(j, "driver_min_branch", jstr(c->driver_min_branch));
 			json_object_set_new(j, "source", jrow(&c->row));

@@ -289,7 +289,8 @@ static const struct field f_container[] = { FLD(T, image, F_STR, R), FLD(T, tag,
 	FLD(T, tensorrt_llm, F_VER, O), FLD(T, cudnn, F_VER, O), FLD(T, nccl, F_VER, O),
 	FLD(T, ubuntu, F_VER, O), FLD(T, cuda_driver, F_VER, O),
 	FLD(T, driver_min_branch, F_STR, O), FLD(T, datacenter_drivers, F_VERS, O),
-	FLD(T, cc_min, F_CC, O), END };
+	FLD(T, cc_min, F_CC, O), FLD(T, tensorflow, F_STR, O), FLD(T, jax, F_STR, O),
+	FLD(T, triton, F_STR, O), FLD(T, vllm, F_STR, O), END };
 #undef T
 #define T gpuenv_kb_signature_t
 static const struct field f_signature[] = { FLD(T, id, F_STR, R), FLD(T, title, F_STR, R),
