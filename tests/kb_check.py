@@ -164,6 +164,11 @@ SCHEMA = {
                           tensorflow=("str", None, O), jax=("str", None, O),
                           triton=("str", None, O), vllm=("str", None, O)),
     },
+    # Docker Hub images understood by their tag grammar (nvidia/cuda, pytorch/pytorch)
+    "images.toml": {},
+    "about.toml": {
+        "about": spec(date=("str", "month", R)),
+    },
     "diagnose.toml": {
         "signature": spec(id=("str", "ident", R), title=("str", None, R),
                           literal=("strlist", None, O), regex=("strlist", None, O),

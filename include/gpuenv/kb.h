@@ -81,6 +81,8 @@ enum gpuenv_kb_file_id {
 	GPUENV_KB_WHEELS,   /* wheels.toml */
 	GPUENV_KB_NGC,	    /* ngc.toml */
 	GPUENV_KB_DIAGNOSE, /* diagnose.toml */
+	GPUENV_KB_IMAGES,   /* images.toml: Docker Hub images by tag grammar */
+	GPUENV_KB_ABOUT,    /* about.toml: the knowledge base's own date */
 	GPUENV_KB_NFILES
 };
 
@@ -281,6 +283,14 @@ typedef struct gpuenv_kb_meta_pin {
 	gpuenv_str_t extra, package, spec, marker;
 } gpuenv_kb_meta_pin_t;
 
+/* ---- about.toml ----------------------------------------------------------- */
+/* The knowledge base's own date: the day its rows were last checked against
+ * their sources (one row).  "Newer than the KB" answers compare with it. */
+typedef struct gpuenv_kb_about {
+	gpuenv_kb_row_t row;
+	gpuenv_str_t date; /* "2026-12-01" */
+} gpuenv_kb_about_t;
+
 /* ---- ngc.toml ------------------------------------------------------------- */
 typedef struct gpuenv_kb_container {
 	gpuenv_kb_row_t row;
@@ -348,6 +358,8 @@ typedef struct gpuenv_kb {
 	GPUENV_KB_TABLE(gpuenv_kb_container_t, container);
 	/* diagnose.toml */
 	GPUENV_KB_TABLE(gpuenv_kb_signature_t, signature);
+	/* about.toml */
+	GPUENV_KB_TABLE(gpuenv_kb_about_t, about);
 
 	/* private: rows and strings */
 	gpuenv_arena_t arena;

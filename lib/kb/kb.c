@@ -21,7 +21,7 @@
 
 static const char *const file_names[GPUENV_KB_NFILES] = {
 	"cuda.toml", "gpus.toml", "torch.toml", "libraries.toml",
-	"wheels.toml", "ngc.toml", "diagnose.toml",
+	"wheels.toml", "ngc.toml", "diagnose.toml", "images.toml", "about.toml",
 };
 
 const char *gpuenv_kb_file_name(int id)
@@ -292,6 +292,9 @@ static const struct field f_container[] = { FLD(T, image, F_STR, R), FLD(T, tag,
 	FLD(T, cc_min, F_CC, O), FLD(T, tensorflow, F_STR, O), FLD(T, jax, F_STR, O),
 	FLD(T, triton, F_STR, O), FLD(T, vllm, F_STR, O), END };
 #undef T
+#define T gpuenv_kb_about_t
+static const struct field f_about[] = { FLD(T, date, F_STR, R), END };
+#undef T
 #define T gpuenv_kb_signature_t
 static const struct field f_signature[] = { FLD(T, id, F_STR, R), FLD(T, title, F_STR, R),
 	FLD(T, literal, F_STRS, O), FLD(T, regex, F_STRS, O), FLD(T, ignore_case, F_BOOL, O),
@@ -340,6 +343,7 @@ static const struct table tables[] = {
 	TBL(GPUENV_KB_WHEELS, "meta_pin", meta_pin, gpuenv_kb_meta_pin_t),
 	TBL(GPUENV_KB_NGC, "container", container, gpuenv_kb_container_t),
 	TBL(GPUENV_KB_DIAGNOSE, "signature", signature, gpuenv_kb_signature_t),
+	TBL(GPUENV_KB_ABOUT, "about", about, gpuenv_kb_about_t),
 };
 
 #define NTABLES (sizeof(tables) / sizeof(tables[0]))
