@@ -305,6 +305,28 @@ typedef struct gpuenv_kb_container {
 	gpuenv_kb_ver_t cc_min;
 } gpuenv_kb_container_t;
 
+/* ---- images.toml ---------------------------------------------------------- */
+/* A CUDA release published as nvidia/cuda tags "<cuda_full>-<flavour>-<os>":
+ * every os of the row carries every flavour ("base", "runtime", "devel",
+ * "cudnn-runtime", "cudnn8-devel", ...). */
+typedef struct gpuenv_kb_cuda_image {
+	gpuenv_kb_row_t row;
+	gpuenv_kb_ver_t cuda_full; /* "12.4.1" */
+	gpuenv_kb_strs_t os;	   /* "ubuntu22.04", "ubi9" */
+	gpuenv_kb_strs_t flavours;
+	gpuenv_kb_ver_t cudnn; /* in the cudnn flavours, "9.1.0.70" */
+	gpuenv_str_t status;   /* "supported", "end-of-life", "unsupported" */
+} gpuenv_kb_cuda_image_t;
+
+/* A pytorch/pytorch release "<torch>-cuda<cuda>-cudnn<cudnn_major>-<flavour>". */
+typedef struct gpuenv_kb_pytorch_image {
+	gpuenv_kb_row_t row;
+	gpuenv_kb_ver_t torch, cuda; /* "2.5.1", "12.4" */
+	int64_t cudnn_major;
+	gpuenv_kb_strs_t flavours; /* "runtime", "devel" */
+	gpuenv_kb_ver_t python;	   /* the image's Python, as its build sets it */
+} gpuenv_kb_pytorch_image_t;
+
 /* ---- diagnose.toml -------------------------------------------------------- */
 typedef struct gpuenv_kb_signature {
 	gpuenv_kb_row_t row;
@@ -360,6 +382,9 @@ typedef struct gpuenv_kb {
 	GPUENV_KB_TABLE(gpuenv_kb_signature_t, signature);
 	/* about.toml */
 	GPUENV_KB_TABLE(gpuenv_kb_about_t, about);
+	/* images.toml */
+	GPUENV_KB_TABLE(gpuenv_kb_cuda_image_t, cuda_image);
+	GPUENV_KB_TABLE(gpuenv_kb_pytorch_image_t, pytorch_image);
 
 	/* private: rows and strings */
 	gpuenv_arena_t arena;
