@@ -194,9 +194,7 @@ names = [f["name"] for f in d.get("files", [])]
 check(rc == 0 and names == ["cuda.toml", "gpus.toml", "torch.toml", "libraries.toml", "wheels.toml",
                             "ngc.toml", "diagnose.toml", "images.toml", "about.toml"],
       "sources files: %s" % names)
-# images.toml gets its rows from the Docker Hub part of issue 10 (drop this exception then)
-check(all(f["origin"] == "embedded" and (f["rows"] > 0 or f["name"] == "images.toml")
-          for f in d.get("files", [])), "embedded, rows > 0")
+check(all(f["origin"] == "embedded" and f["rows"] > 0 for f in d.get("files", [])), "embedded, rows > 0")
 check(d.get("rows") == sum(f["rows"] for f in d.get("files", [])), "total rows")
 check(d["files"][0]["tables"]["toolkit"]["rows"] >= 50, "table counts")
 r = run("kb", "sources")
