@@ -463,6 +463,13 @@ json_t *gpuenv_kb_images_json(const gpuenv_kb_t *kb, const char *query,
 			json_object_set_new(j, "vllm", jstr(c->vllm));
 			json_object_set_new(j, "cuda_driver", jver(&c->cuda_driver));
 			json_object_set_new(j, "driver_min_branch", jstr(c->driver_min_branch));
+			{
+				json_t *dd = json_array();
+				for (uint32_t k = 0; dd && k < c->datacenter_drivers.n; k++)
+					json_array_append_new(dd, jver(&c->datacenter_drivers.v[k]));
+				json_object_set_new(j, "datacenter_drivers", dd ? dd : json_null());
+			}
+			json_object_set_new(j, "cc_min", jver(&c->cc_min));
 			json_object_set_new(j, "source", jrow(&c->row));
 		} else if (img[i].hub.kind) {
 			hub_json(kb, j, &img[i]);
