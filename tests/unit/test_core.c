@@ -59,7 +59,7 @@ static void test_arena(void **state)
 	for (int i = 0; i < 10000; i++) {
 		char *p = gpuenv_arena_alloc(&a, (size_t)(i % 97) + 1);
 		assert_non_null(p);
-		assert_int_equal((uintptr_t)p % sizeof(max_align_t), 0);
+		assert_int_equal((uintptr_t)p % _Alignof(max_align_t), 0);
 		memset(p, 'x', (size_t)(i % 97) + 1);
 	}
 	void *big = gpuenv_arena_alloc(&a, 5u << 20);
