@@ -737,6 +737,7 @@ static const struct cli_verb kb_sources_verb = {
 
 static const struct cli_verb *const subs[] = {
 	&kb_torch_verb, &kb_driver_verb, &kb_gpu_verb, &kb_image_verb, &kb_sources_verb,
+	&cli_kb_info_verb, &cli_kb_update_verb, &cli_kb_bundle_verb,
 };
 
 #define NSUBS (sizeof(subs) / sizeof(subs[0]))
@@ -750,11 +751,14 @@ const struct cli_verb cli_verb_kb = {
 	.name = "kb",
 	.run = cli_kb,
 	.summary = "ask the compatibility knowledge base (torch builds, drivers, GPUs, NGC images)",
-	.usage = "gpuenv kb torch|driver|gpu|image|sources [ARGS...]",
+	.usage = "gpuenv kb torch|driver|gpu|image|sources|info|update|bundle [ARGS...]",
 	.help = "questions (each takes --help, --json and --kb-dir DIR):\n"
 		"  torch [--gpu NAME] [--driver VER] [--version X]  torch builds that run there, and why not\n"
 		"  driver --cuda X.Y | driver VERSION               minimum driver / CUDA a driver runs\n"
 		"  gpu NAME|PCI-ID                                  compute capability, architecture, PCI ids\n"
 		"  image IMAGE[:TAG] [--driver VER] [--gpu NAME]    an NGC image's contents and driver needs\n"
-		"  sources                                          the files and their row counts\n",
+		"  sources                                          the files and their row counts\n"
+		"  info                                             its date, origin, counts and sources\n"
+		"  update [--from URL|FILE]                         install a newer, signed knowledge base\n"
+		"  bundle DIR --key KEY.pem -o FILE                 make a signed bundle (maintainers)\n",
 };

@@ -152,6 +152,8 @@ typedef struct gpuenv_download {
 			       empty, or -1: path is created (O_EXCL, 0644) */
 	const char *path;   /* with fd -1; removed again when the download fails */
 	const char *sha256; /* 64 hex digits, required: a mismatch is an error */
+	bool unhashed;	    /* sha256 NULL allowed: the caller checks the bytes
+			       itself (a signed knowledge-base bundle) */
 	int64_t size;	    /* expected bytes, -1: unknown (a mismatch is an error) */
 	uint64_t max_bytes; /* cap; 0: the client's max_wheel_bytes (2 GiB by default) */
 	/* answered */

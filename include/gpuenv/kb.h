@@ -325,6 +325,10 @@ typedef struct gpuenv_kb_signature {
 typedef struct gpuenv_kb {
 	gpuenv_ctx_t *ctx;
 	gpuenv_kb_file_t files[GPUENV_KB_NFILES];
+	/* the installed bundle the files come from (gpuenv/kb_bundle.h), or
+	 * NULL: embedded, or --kb-dir */
+	const char *bundle;
+	const char *bundle_key; /* the name of the key that signed it */
 	/* cuda.toml */
 	GPUENV_KB_TABLE(gpuenv_kb_toolkit_t, toolkit);
 	GPUENV_KB_TABLE(gpuenv_kb_minor_compat_t, minor_compat);
@@ -397,6 +401,36 @@ GPUENV_API int gpuenv_kb_load_files(gpuenv_ctx_t *ctx, const char *dir, unsigned
 GPUENV_API int gpuenv_kb_load_sources(gpuenv_ctx_t *ctx, const gpuenv_kb_source_t *src,
 	size_t n, unsigned mask, gpuenv_kb_t **out);
 GPUENV_API void gpuenv_kb_free(gpuenv_kb_t *kb);
+
+/* Every row of every table, in file and table order: fn(ud, table name,
+ * row). */
+typedef void (*gpuenv_kb_row_fn)(void *ud, const char *table, const gpuenv_kb_row_t *row);
+GPUENV_API void gpuenv_kb_foreach_row(const gpuenv_kb_t *kb, gpuenv_kb_row_fn fn, void *ud);
+
+/* ---- the knowledge base's age (lib/kb/info.c) ----------------------------
+ * A question about a release the knowledge base does not know, and that is
+ * newer than every release of its kind the knowledge base knows, is answered
+ * with the knowledge base's date instead of a bare "not found". */
+
+/* The date of about.toml ("2026-12-01"), or a NULL slice. */
+GPUENV_API gpuenv_str_t gpuenv_kb_date(const gpuenv_kb_t *kb);
+/* The newest torch series, CUDA toolkit release and NGC release of one
+ * image the knowledge base knows, or NULL. */
+GPUENV_API const gpuenv_kb_ver_t *gpuenv_kb_newest_torch(const gpuenv_kb_t *kb);
+GPUENV_API const gpuenv_kb_ver_t *gpuenv_kb_newest_cuda(const gpuenv_kb_t *kb);
+GPUENV_API const gpuenv_kb_ver_t *gpuenv_kb_newest_ngc(const gpuenv_kb_t *kb, gpuenv_str_t image);
+
+enum gpuenv_kb_kind { GPUENV_KB_KIND_TORCH, GPUENV_KB_KIND_CUDA, GPUENV_KB_KIND_NGC };
+/* Whether v (a torch version, a CUDA version, an NGC release "27.01" of
+ * image) is newer than all the knowledge base knows of that kind; if so,
+ * the sentence that says so goes to buf ("the knowledge base is from
+ * 2026-12; torch 2.15 is newer than the newest it knows, 2.14"). */
+GPUENV_API bool gpuenv_kb_newer(const gpuenv_kb_t *kb, int kind, const gpuenv_kb_ver_t *v,
+	gpuenv_str_t image, char *buf, size_t size);
+/* gpuenv_kb_newer's sentence as the error (code, with the hint to update),
+ * returning code; or 0 when v is not newer (nothing recorded). */
+GPUENV_API int gpuenv_kb_fail_newer(const gpuenv_kb_t *kb, int code, int kind,
+	const gpuenv_kb_ver_t *v, gpuenv_str_t image);
 
 /* The embedded copy of file id (for `kb sources` and tests). */
 GPUENV_API gpuenv_kb_source_t gpuenv_kb_embedded(int file_id);

@@ -83,6 +83,12 @@ GPUENV_API const char *gpuenv_kb_runs_name(int runs);
 /* {"files": [{"name", "origin", "bytes", "rows", "tables"}], "rows"} */
 GPUENV_API json_t *gpuenv_kb_sources_json(const gpuenv_kb_t *kb);
 
+/* `kb info`: the date, where the files come from (embedded, a bundle,
+ * --kb-dir), the row counts, the documents the rows cite (grouped by host),
+ * the newest release of each kind, the installed bundles and the trusted
+ * keys (lib/kb/info.c). bundles: the bundle folder, NULL to leave them out. */
+GPUENV_API json_t *gpuenv_kb_info_json(const gpuenv_kb_t *kb, const char *bundles);
+
 #ifdef __cplusplus
 }
 #endif

@@ -138,7 +138,7 @@ static int finish(djob_t *j, gpuenv_ctx_t *ctx)
 		return gpuenv_hint(ctx, "the lock or the index is wrong, or the server serves other bytes: "
 					"check the source, then lock again");
 	}
-	if (strcmp(got, j->sha)) {
+	if (j->sha && strcmp(got, j->sha)) {
 		gpuenv_fail(ctx, GPUENV_EFORMAT, j->url, 0, 0,
 			"hash mismatch for %s: expected sha256 %s, got %s", j->name, j->sha, got);
 		return gpuenv_hint(ctx, "the lock or the index is wrong, or a proxy serves other bytes: "
@@ -240,7 +240,9 @@ static int prepare(djob_t *j, gpuenv_index_t *ix, gpuenv_ctx_t *ctx, gpuenv_aren
 		gpuenv_str_t b = ix_url_basename(arena, pub);
 		j->name = b.ptr && b.len ? b.ptr : j->url;
 	}
-	if (!d->sha256 || !(j->sha = ix_sha256_hex(arena, gpuenv_str(d->sha256))))
+	if (d->unhashed && !d->sha256)
+		j->sha = NULL;
+	else if (!d->sha256 || !(j->sha = ix_sha256_hex(arena, gpuenv_str(d->sha256))))
 		return gpuenv_fail(ctx, GPUENV_EUSAGE, j->url, 0, 0, "%s: a download needs a sha256 of "
 			"64 hex digits (got %s)", j->name, d->sha256 ? d->sha256 : "none");
 	j->cap = d->max_bytes ? d->max_bytes : ix ? ix_client_opts(ix)->max_wheel_bytes : DEFAULT_MAX;

@@ -293,9 +293,13 @@ int gpuenv_kb_ask_torch(const gpuenv_kb_t *kb, const gpuenv_kb_torch_question_t 
 			continue;
 		out->builds[out->n++] = v;
 	}
-	if (!out->n)
+	if (!out->n) {
+		if (want.n && gpuenv_kb_fail_newer(kb, GPUENV_ENOTFOUND, GPUENV_KB_KIND_TORCH, &want,
+				      gpuenv_str_n(NULL, 0)))
+			return kb->ctx->err.code;
 		return gpuenv_fail(kb->ctx, GPUENV_ENOTFOUND, NULL, 0, 0,
 			"no torch build %s in the knowledge base", q->version ? q->version : "");
+	}
 	qsort(out->builds, out->n, sizeof(*out->builds), variant_order);
 	for (size_t i = 0; i < out->n; i++) {
 		int r = gpuenv_kb_torch_check(kb, t, out->builds[i], arena, &out->verdicts[i]);

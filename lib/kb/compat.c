@@ -273,6 +273,13 @@ int gpuenv_kb_torch_lookup(const gpuenv_kb_t *kb, gpuenv_str_t version,
 			version.ptr, v.part[0], v.part[1]);
 		return gpuenv_hint(kb->ctx, "name the build: %s", tags);
 	}
+	if (!known) {
+		gpuenv_kb_ver_t full;
+		if (gpuenv_kb_ver_parse(head, &full) &&
+			gpuenv_kb_fail_newer(kb, GPUENV_ENOTFOUND, GPUENV_KB_KIND_TORCH, &full,
+				gpuenv_str_n(NULL, 0)))
+			return kb->ctx->err.code;
+	}
 	gpuenv_fail(kb->ctx, GPUENV_ENOTFOUND, NULL, 0, 0,
 		"torch %.*s: no such build in the knowledge base", shown, version.ptr);
 	if (known)
@@ -540,6 +547,16 @@ int gpuenv_kb_image_lookup(const gpuenv_kb_t *kb, const char *ref, gpuenv_kb_ima
 			n++;
 		if (!gpuenv_kb_cuda_parse(kb->ctx, gpuenv_str_n(tag.ptr, n), &out->cuda))
 			return 0;
+	}
+	{
+		/* an NGC release ("27.01-py3") after the newest the KB knows of that image */
+		gpuenv_kb_ver_t rel;
+		size_t n = 0;
+		while (n < tag.len && tag.ptr[n] != '-')
+			n++;
+		if (gpuenv_kb_ver_parse(gpuenv_str_n(tag.ptr, n), &rel) && rel.n == 2 &&
+			gpuenv_kb_fail_newer(kb, GPUENV_ENOTFOUND, GPUENV_KB_KIND_NGC, &rel, image))
+			return kb->ctx->err.code;
 	}
 	gpuenv_fail(kb->ctx, GPUENV_ENOTFOUND, NULL, 0, 0,
 		"image %.*s is not in the knowledge base (NGC containers and nvidia/cuda tags are)",

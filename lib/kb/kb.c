@@ -12,11 +12,13 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "embedded.h"
 #include "gpuenv/fs.h"
+#include "gpuenv/kb_bundle.h"
 #include "gpuenv/toml.h"
 
 static const char *const file_names[GPUENV_KB_NFILES] = {
@@ -793,13 +795,15 @@ static int load_sources(gpuenv_ctx_t *ctx, const gpuenv_kb_source_t *src, size_t
 	int r = 0;
 
 	*out = NULL;
+	mask |= GPUENV_KB_FILE(GPUENV_KB_ABOUT); /* its date answers "newer than the KB" */
 	for (size_t i = 0; i < n; i++) {
 		int id = src[i].name ? file_id(src[i].name) : -1;
 		if (id < 0) {
 			gpuenv_fail(ctx, GPUENV_ENOTFOUND, src[i].origin ? src[i].origin : src[i].name,
 				0, 0, "not a knowledge-base file");
 			return gpuenv_hint(ctx, "the files are cuda.toml, gpus.toml, torch.toml, "
-						"libraries.toml, wheels.toml, ngc.toml and diagnose.toml");
+						"libraries.toml, wheels.toml, ngc.toml, diagnose.toml, "
+						"images.toml and about.toml");
 		}
 		use[id] = &src[i];
 	}
@@ -865,6 +869,58 @@ int gpuenv_kb_load_sources(gpuenv_ctx_t *ctx, const gpuenv_kb_source_t *src, siz
 	return load_sources(ctx, src, n, mask, out);
 }
 
+/* The newest installed bundle newer than the embedded files and still
+ * sound (gpuenv/kb_bundle.h), loaded into *out; *out stays NULL when there
+ * is none (a damaged one is passed over with a warning).  Only an
+ * out-of-memory is an error. */
+static int load_bundle(gpuenv_ctx_t *ctx, unsigned mask, gpuenv_kb_t **out)
+{
+	const char *off = gpuenv_ctx_getenv(ctx, "GPUENV_NO_KB_BUNDLE");
+	const char *emb = gpuenv_kb_embedded_date();
+	char dir[4096], path[4096 + 260];
+	gpuenv_error_t saved = ctx->err;
+	struct dirent **names = NULL;
+	int n, r = 0;
+
+	if ((off && *off && strcmp(off, "0") != 0) || gpuenv_kb_bundle_dir(ctx, dir, sizeof(dir))) {
+		ctx->err = saved;
+		return 0;
+	}
+	n = scandir(dir, &names, NULL, alphasort);
+	/* folder names start with the date: the newest is last */
+	for (int i = n - 1; i >= 0 && !*out && !r; i--) {
+		const char *name = names[i]->d_name;
+		gpuenv_kb_bundle_t b;
+		gpuenv_arena_t arena;
+		char why[1024];
+		if (name[0] == '.' || strlen(name) < 10 || strncmp(name, emb, 10) <= 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+		gpuenv_arena_init(&arena, ctx, 0);
+		r = gpuenv_kb_bundle_read_dir(ctx, &arena, path, mask, &b);
+		if (!r && strncmp(b.m.date, name, 10) != 0)
+			r = gpuenv_fail(ctx, GPUENV_EFORMAT, path, 0, 0, "the folder's name does "
+				"not start with the manifest's date %s", b.m.date);
+		if (!r)
+			r = load_sources(ctx, b.src, b.n, mask, out);
+		if (!r) {
+			(*out)->bundle = gpuenv_arena_strndup(&(*out)->arena, path, strlen(path));
+			(*out)->bundle_key = b.key->name;
+		} else if (r != -ENOMEM) {
+			gpuenv_error_format(&ctx->err, why, sizeof(why));
+			gpuenv_log(ctx, GPUENV_LOG_WARN, "knowledge-base bundle not used: %s "
+				"(`gpuenv kb update` installs a sound one)", why);
+			r = 0;
+		}
+		gpuenv_arena_free(&arena);
+	}
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	ctx->err = saved;
+	return r;
+}
+
 int gpuenv_kb_load(gpuenv_ctx_t *ctx, const char *dir, gpuenv_kb_t **out)
 {
 	return gpuenv_kb_load_files(ctx, dir, GPUENV_KB_ALL, out);
@@ -880,8 +936,10 @@ int gpuenv_kb_load_files(gpuenv_ctx_t *ctx, const char *dir, unsigned mask, gpue
 	int r = 0;
 
 	*out = NULL;
-	if (!dir)
-		return load_sources(ctx, NULL, 0, mask, out);
+	if (!dir) {
+		r = load_bundle(ctx, mask, out);
+		return r || *out ? r : load_sources(ctx, NULL, 0, mask, out);
+	}
 	if (stat(dir, &st) != 0)
 		return gpuenv_fail(ctx, -errno, dir, 0, 0, "%s", strerror(errno));
 	if (!S_ISDIR(st.st_mode))
@@ -945,6 +1003,19 @@ size_t gpuenv_kb_tables(const gpuenv_kb_t *kb, gpuenv_kb_table_info_t *out, size
 				out[i].secondary++;
 	}
 	return NTABLES;
+}
+
+void gpuenv_kb_foreach_row(const gpuenv_kb_t *kb, gpuenv_kb_row_fn fn, void *ud)
+{
+	for (size_t i = 0; i < NTABLES; i++) {
+		const struct table *t = &tables[i];
+		const char *rows;
+		size_t n;
+		memcpy(&rows, (const char *)kb + t->rows_off, sizeof(rows));
+		memcpy(&n, (const char *)kb + t->n_off, sizeof(n));
+		for (size_t j = 0; j < n; j++)
+			fn(ud, t->name, (const gpuenv_kb_row_t *)(const void *)(rows + j * t->size));
+	}
 }
 
 const char *gpuenv_kb_row_where(const gpuenv_kb_row_t *row, char *buf, size_t size)

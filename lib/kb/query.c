@@ -48,6 +48,8 @@ int gpuenv_kb_cuda_min_driver(const gpuenv_kb_t *kb, gpuenv_str_t cuda,
 			if (w > 0)
 				n += (size_t)w;
 		}
+	if (gpuenv_kb_fail_newer(kb, GPUENV_ENOTFOUND, GPUENV_KB_KIND_CUDA, &v, gpuenv_str_n(NULL, 0)))
+		return kb->ctx->err.code;
 	gpuenv_fail(kb->ctx, GPUENV_ENOTFOUND, NULL, 0, 0,
 		"CUDA %u.%u is not a toolkit release the knowledge base knows", v.part[0], v.part[1]);
 	return gpuenv_hint(kb->ctx, "known: %s", known);

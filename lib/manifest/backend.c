@@ -477,8 +477,14 @@ static int check_named(struct bk *B, const char *backend, const char *how)
 			newest = v;
 	}
 	if (!newest) {
+		const gpuenv_kb_ver_t *nt = gpuenv_kb_newest_torch(B->kb);
+		gpuenv_str_t date = gpuenv_kb_date(B->kb);
 		fail_at(B, GPUENV_ENOTFOUND, "target %s: %s %s, and the knowledge base has no torch %s build%s%s",
 			B->t->name, how, backend, backend, B->spec.n ? " within " : "", B->spec.n ? B->spec.text : "");
+		if (B->spec.n && nt && date.ptr)
+			return gpuenv_hint(B->ctx, "builds it knows: %s; the knowledge base is from %.7s and "
+				"its newest torch is %.*s: if the constraint needs a newer release, "
+				"`gpuenv kb update`", tags, date.ptr, GPUENV_STR_ARG(nt->str));
 		return gpuenv_hint(B->ctx, "builds it knows: %s", tags);
 	}
 	if (!B->t->target.ngpus) {

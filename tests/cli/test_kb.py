@@ -150,8 +150,11 @@ rc, d = js("kb", "image", "nvcr.io/nvidia/pytorch:24.05-py3")
 im = d.get("images", [{}])[0]
 check(rc == 0 and im.get("cuda") == "12.4" and im.get("cudnn") == "9.1.0.70" and im.get("min_driver") == "550.54.14"
       and sourced(im.get("source")), "pytorch:24.05-py3: %s" % d)
+# 25.01 now carries the driver rule of its month's release notes (Triton 25.01, the same
+# CUDA 12.8.0 base; data/kb/ngc.toml): R560, or 535.86+ on data-center GPUs through the
+# forward-compatibility package, so R535 is forward-compat, not minor-version compat
 rc, d = js("kb", "image", "pytorch:25.01-py3", "--driver", "535.104.05")
-check(rc == 0 and d["images"][0]["runs"] == "minor-version-compat", "25.01 on 535: minor compat")
+check(rc == 0 and d["images"][0]["runs"] == "forward-compat", "25.01 on 535: forward compat")
 rc, d = js("kb", "image", "nvcr.io/nvidia/pytorch:25.12-py3", "--driver", "535.104.05")
 check(rc == 1 and d["images"][0]["runs"] == "no", "25.12 (CUDA 13.1) on 535: no")
 r = run("kb", "image", "nvcr.io/nvidia/pytorch:24.05-py3")
