@@ -89,6 +89,9 @@ SCHEMA = {
         "toolkit": spec(cuda=("str", "cuda", R), update=("int", None, R),
                         label=("str", None, R), driver_linux=("str", "driver", R),
                         driver_windows=("str", "driver", O)),
+        # a release the sources show whose Table 3 row (its minimum driver) no stored source gives
+        "toolkit_known": spec(cuda=("str", "cuda", R), update=("int", None, R),
+                              label=("str", None, R)),
         "minor_compat": spec(cuda_major=("int", None, R), driver_min=("str", "driver", R),
                              driver_below=("str", "driver", O)),
         "branch": spec(branch=("str", "branch", R), designation=("str", "designation", R),
@@ -334,6 +337,11 @@ class Checker:
             (r for r in tk if isinstance(r.get("cuda"), str) and isinstance(r.get("update"), int)
              and isinstance(r.get("driver_linux"), str) and FORMATS["driver"].match(r["driver_linux"])),
             key=lambda r: (self.vkey(r["cuda"]), r["update"]))
+        for i, r in enumerate(self.rows(f, "toolkit_known")):
+            if any(t.get("cuda") == r.get("cuda") and t.get("update") == r.get("update") for t in tk):
+                self.err(f, "toolkit_known", i, f"CUDA {r.get('cuda')} update {r.get('update')} "
+                         "has a [[toolkit]] row: drop this one")
+        versions |= {r.get("cuda") for r in self.rows(f, "toolkit_known")}
         prev = None
         for r in ordered:
             d = self.vkey(r["driver_linux"])

@@ -115,6 +115,15 @@ typedef struct gpuenv_kb_toolkit {
 	gpuenv_kb_ver_t driver_linux, driver_windows;
 } gpuenv_kb_toolkit_t;
 
+/* A toolkit release the sources show whose minimum driver no stored source
+ * gives (Table 3 not read): it exists, and that is all the KB says. */
+typedef struct gpuenv_kb_toolkit_known {
+	gpuenv_kb_row_t row;
+	gpuenv_kb_ver_t cuda;
+	int64_t update;
+	gpuenv_str_t label;
+} gpuenv_kb_toolkit_known_t;
+
 typedef struct gpuenv_kb_minor_compat {
 	gpuenv_kb_row_t row;
 	int64_t cuda_major;
@@ -332,6 +341,7 @@ typedef struct gpuenv_kb {
 	/* cuda.toml */
 	GPUENV_KB_TABLE(gpuenv_kb_toolkit_t, toolkit);
 	GPUENV_KB_TABLE(gpuenv_kb_minor_compat_t, minor_compat);
+	GPUENV_KB_TABLE(gpuenv_kb_toolkit_known_t, toolkit_known);
 	GPUENV_KB_TABLE(gpuenv_kb_branch_t, branch);
 	GPUENV_KB_TABLE(gpuenv_kb_cuda_arch_list_t, cuda_arch_list);
 	GPUENV_KB_TABLE(gpuenv_kb_rule_t, rule);

@@ -29,9 +29,21 @@ const gpuenv_kb_ver_t *gpuenv_kb_newest_torch(const gpuenv_kb_t *kb)
 	NEWEST(kb->torch_release, kb->n_torch_release, torch);
 }
 
-const gpuenv_kb_ver_t *gpuenv_kb_newest_cuda(const gpuenv_kb_t *kb)
+static const gpuenv_kb_ver_t *newest_toolkit(const gpuenv_kb_t *kb)
 {
 	NEWEST(kb->toolkit, kb->n_toolkit, cuda);
+}
+
+static const gpuenv_kb_ver_t *newest_known(const gpuenv_kb_t *kb)
+{
+	NEWEST(kb->toolkit_known, kb->n_toolkit_known, cuda);
+}
+
+/* a release known without its driver counts: it is not "newer than the KB" */
+const gpuenv_kb_ver_t *gpuenv_kb_newest_cuda(const gpuenv_kb_t *kb)
+{
+	const gpuenv_kb_ver_t *a = newest_toolkit(kb), *b = newest_known(kb);
+	return !a ? b : !b ? a : gpuenv_kb_ver_cmp(b, a) > 0 ? b : a;
 }
 
 static const gpuenv_kb_ver_t *newest_cudnn(const gpuenv_kb_t *kb)

@@ -181,6 +181,10 @@ static const struct field f_toolkit[] = { FLD(T, cuda, F_VER, R), FLD(T, update,
 	FLD(T, label, F_STR, R), FLD(T, driver_linux, F_VER, R), FLD(T, driver_windows, F_VER, O),
 	END };
 #undef T
+#define T gpuenv_kb_toolkit_known_t
+static const struct field f_toolkit_known[] = { FLD(T, cuda, F_VER, R), FLD(T, update, F_INT, R),
+	FLD(T, label, F_STR, R), END };
+#undef T
 #define T gpuenv_kb_minor_compat_t
 static const struct field f_minor_compat[] = { FLD(T, cuda_major, F_INT, R),
 	FLD(T, driver_min, F_VER, R), FLD(T, driver_below, F_VER, O), END };
@@ -320,6 +324,7 @@ struct table {
 static const struct table tables[] = {
 	TBL(GPUENV_KB_CUDA, "toolkit", toolkit, gpuenv_kb_toolkit_t),
 	TBL(GPUENV_KB_CUDA, "minor_compat", minor_compat, gpuenv_kb_minor_compat_t),
+	TBL(GPUENV_KB_CUDA, "toolkit_known", toolkit_known, gpuenv_kb_toolkit_known_t),
 	TBL(GPUENV_KB_CUDA, "branch", branch, gpuenv_kb_branch_t),
 	TBL(GPUENV_KB_CUDA, "arch_list", cuda_arch_list, gpuenv_kb_cuda_arch_list_t),
 	TBL(GPUENV_KB_CUDA, "rule", rule, gpuenv_kb_rule_t),

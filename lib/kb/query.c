@@ -50,6 +50,27 @@ int gpuenv_kb_cuda_min_driver(const gpuenv_kb_t *kb, gpuenv_str_t cuda,
 		}
 	if (gpuenv_kb_fail_newer(kb, GPUENV_ENOTFOUND, GPUENV_KB_KIND_CUDA, &v, gpuenv_str_n(NULL, 0)))
 		return kb->ctx->err.code;
+	for (size_t i = 0; i < kb->n_toolkit_known; i++) {
+		const gpuenv_kb_toolkit_known_t *k = &kb->toolkit_known[i];
+		const gpuenv_kb_minor_compat_t *mc = NULL;
+		char where[64];
+		if (k->update != 0 || gpuenv_kb_ver_cmp(&k->cuda, &v) != 0)
+			continue;
+		for (size_t j = 0; j < kb->n_minor_compat; j++)
+			if (kb->minor_compat[j].cuda_major == (int64_t)v.part[0])
+				mc = &kb->minor_compat[j];
+		gpuenv_fail(kb->ctx, GPUENV_ENOTFOUND, NULL, 0, 0, "%.*s is a release the knowledge "
+			"base knows (%s), but not its minimum driver: no stored source gives its row of "
+			"the release notes' driver table", GPUENV_STR_ARG(k->label),
+			gpuenv_kb_row_where(&k->row, where, sizeof(where)));
+		if (mc)
+			return gpuenv_hint(kb->ctx, "through minor-version compatibility a driver >= %.*s "
+				"runs CUDA %lld.x applications, with that rule's limits (`gpuenv kb driver "
+				"%.*s`); the release notes give the driver that runs everything",
+				GPUENV_STR_ARG(mc->driver_min.str), (long long)mc->cuda_major,
+				GPUENV_STR_ARG(mc->driver_min.str));
+		return gpuenv_hint(kb->ctx, "the release notes give the minimum driver");
+	}
 	gpuenv_fail(kb->ctx, GPUENV_ENOTFOUND, NULL, 0, 0,
 		"CUDA %u.%u is not a toolkit release the knowledge base knows", v.part[0], v.part[1]);
 	return gpuenv_hint(kb->ctx, "known: %s", known);

@@ -68,7 +68,8 @@ check(sum(d["rows"] for d in info.get("documents", {}).values()) == info.get("ro
       "kb info: every row counted under one document")
 check(any(h.startswith("docs.nvidia.com") for h in info.get("hosts", {})), "kb info: hosts")
 torch_newest = max((r["torch"] for r in load("torch.toml")["release"]), key=ver)
-cuda_newest = max((r["cuda"] for r in load("cuda.toml")["toolkit"]), key=ver)
+cuda_rows = load("cuda.toml")
+cuda_newest = max((r["cuda"] for r in cuda_rows["toolkit"] + cuda_rows.get("toolkit_known", [])), key=ver)
 check(info.get("newest", {}).get("torch") == torch_newest, "kb info: newest torch %s" % torch_newest)
 check(info.get("newest", {}).get("cuda") == cuda_newest, "kb info: newest CUDA %s" % cuda_newest)
 ngc = load("ngc.toml")["container"]
