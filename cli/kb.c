@@ -525,6 +525,47 @@ static void print_image_runs(const gpuenv_kb_image_ref_t *img,
 		printf("  unknown: CUDA %.*s has no toolkit row\n", GPUENV_STR_ARG(img->cuda.str));
 }
 
+/* a Docker Hub tag: what its grammar and images.toml say (no newline at the end) */
+static void print_hub(const char *query, const gpuenv_kb_image_ref_t *img, struct cites *cites)
+{
+	const gpuenv_kb_hub_tag_t *h = &img->hub;
+	const gpuenv_kb_hub_match_t *m = &img->match;
+	const gpuenv_kb_cuda_image_t *cr = m->cuda_row;
+	const gpuenv_kb_pytorch_image_t *pr = m->pytorch_row;
+	const gpuenv_kb_row_t *row = cr ? &cr->row : pr ? &pr->row : NULL;
+	const gpuenv_kb_strs_t *fl = cr ? &cr->flavours : pr ? &pr->flavours : NULL;
+	char c1[16];
+
+	printf("%s%s\n", query, row ? cite(cites, row, c1, sizeof(c1)) : "");
+	if (h->kind == GPUENV_KB_HUB_CUDA)
+		printf("  CUDA %.*s, flavour %.*s, OS %.*s", GPUENV_STR_ARG(h->cuda_full.str),
+			GPUENV_STR_ARG(h->flavour), GPUENV_STR_ARG(h->os));
+	else
+		printf("  torch %.*s, CUDA %.*s, cuDNN %d, flavour %.*s", GPUENV_STR_ARG(h->torch.str),
+			GPUENV_STR_ARG(h->cuda.str), h->cudnn_major, GPUENV_STR_ARG(h->flavour));
+	if (m->known && cr && h->has_cudnn && cr->cudnn.n)
+		printf(", cuDNN %.*s", GPUENV_STR_ARG(cr->cudnn.str));
+	if (m->known && pr && pr->python.n)
+		printf(", Python %.*s", GPUENV_STR_ARG(pr->python.str));
+	if (m->known && cr)
+		printf("\n  a tag the knowledge base lists (%.*s)", GPUENV_STR_ARG(cr->status));
+	else if (m->known)
+		printf("\n  a tag the knowledge base lists");
+	else {
+		printf("\n  not in the knowledge base's tag list; read by the grammar %s",
+			gpuenv_kb_hub_grammar(h->kind));
+		if (fl) {
+			printf("\n  the list has for this release:");
+			for (uint32_t k = 0; k < fl->n; k++)
+				printf(" %.*s", GPUENV_STR_ARG(fl->v[k]));
+			if (pr)
+				printf(" (cuDNN %lld)", (long long)pr->cudnn_major);
+		} else if (m->release_known)
+			printf("\n  (it lists this release for other %s)",
+				h->kind == GPUENV_KB_HUB_CUDA ? "OSes" : "CUDA versions");
+	}
+}
+
 static int kb_image(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	struct kbopts o = { 0 };
@@ -540,6 +581,7 @@ static int kb_image(struct cli *cli, const struct cli_verb *verb, int argc, char
 	int st = 0, fails = 0;
 
 	memset(&t, 0, sizeof(t));
+	memset(refs, 0, sizeof(refs));
 	if (getopts(cli, verb, argc, argv, O_GPU O_DRIVER, &o, &st))
 		return st;
 	if (optind >= argc)
@@ -551,7 +593,7 @@ static int kb_image(struct cli *cli, const struct cli_verb *verb, int argc, char
 	if (o.driver && parse_driver(cli, verb, o.driver, &t.driver))
 		return CLI_EXIT_USAGE;
 	t.has_driver = o.driver != NULL;
-	if ((st = load_kb(cli, o.kb_dir, F(NGC) | F(CUDA) | F(GPUS), &kb)))
+	if ((st = load_kb(cli, o.kb_dir, F(NGC) | F(CUDA) | F(GPUS) | F(IMAGES), &kb)))
 		return st;
 	if (o.gpu) {
 		if (gpuenv_kb_gpu_lookup(kb, o.gpu, &gm)) {
@@ -606,7 +648,9 @@ static int kb_image(struct cli *cli, const struct cli_verb *verb, int argc, char
 				printf(", NCCL %.*s", GPUENV_STR_ARG(c->nccl.str));
 			if (c->python.n)
 				printf(", Python %.*s", GPUENV_STR_ARG(c->python.str));
-		} else
+		} else if (refs[i].hub.kind)
+			print_hub(argv[optind], &refs[i], &cites);
+		else
 			printf("%s: CUDA %.*s (from the tag)", argv[optind], GPUENV_STR_ARG(refs[i].cuda.str));
 		printf("\n  host driver:");
 		if (ga)
@@ -720,11 +764,13 @@ static const struct cli_verb kb_gpu_verb = {
 static const struct cli_verb kb_image_verb = {
 	.name = "image",
 	.run = kb_image,
-	.summary = "what an NGC container image holds and the driver it needs",
+	.summary = "what an NGC, nvidia/cuda or pytorch/pytorch image holds and the driver it needs",
 	.usage = "gpuenv kb image IMAGE[:TAG] [--driver VERSION] [--gpu NAME]",
 	.help = "  --driver VERSION   also say whether this driver runs the image (by its release\n"
 		"                     notes where the knowledge base has them, else by its CUDA)\n"
-		"  --gpu NAME         the host's GPU: forward compatibility needs a data-center one\n" KBDIR_HELP,
+		"  --gpu NAME         the host's GPU: forward compatibility needs a data-center one\n" KBDIR_HELP
+		"nvidia/cuda and pytorch/pytorch tags are read by their grammar and looked up in\n"
+		"images.toml; a tag that does not fit the grammar is a usage error (exit 2)\n",
 };
 
 static const struct cli_verb kb_sources_verb = {

@@ -52,6 +52,13 @@ FORMATS = {
     "python": re.compile(r"^3\.\d{1,2}(\.\d{1,2})?$"),
     # a PEP 503 style distribution name (lower case, dashes)
     "dist": re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$"),
+    # a full CUDA toolkit version as nvidia/cuda tags write it ("12.4.1")
+    "cuda_full": re.compile(r"^\d{1,2}\.\d{1,2}\.\d{1,2}$"),
+    # the OS part of an nvidia/cuda tag ("ubuntu22.04", "ubi9", "rockylinux8")
+    "image_os": re.compile(r"^[a-z]+\d+(\.\d+)?$"),
+    # the flavour part of an nvidia/cuda tag
+    "cuda_flavour": re.compile(r"^(base|runtime|devel|(cudnn\d*|tensorrt)-(runtime|devel))$"),
+    "pytorch_flavour": re.compile(r"^(runtime|devel)$"),
     # a stable identifier
     "ident": re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$"),
 }
@@ -63,6 +70,7 @@ ENUMS = {
     "designation": {"LTSB", "PB", "NFB"},
     "kernel_module": {"open", "proprietary"},
     "platform": {"linux-x86_64"},
+    "image_status": {"supported", "end-of-life", "unsupported"},
 }
 
 # key -> (type, format-or-enum-name or None, required)
@@ -168,7 +176,14 @@ SCHEMA = {
                           triton=("str", None, O), vllm=("str", None, O)),
     },
     # Docker Hub images understood by their tag grammar (nvidia/cuda, pytorch/pytorch)
-    "images.toml": {},
+    "images.toml": {
+        "cuda_image": spec(cuda_full=("str", "cuda_full", R), os=("strlist", "image_os", R),
+                           flavours=("strlist", "cuda_flavour", R), cudnn=("str", "version", O),
+                           status=("str", "image_status", R)),
+        "pytorch_image": spec(torch=("str", "torch_release", R), cuda=("str", "cuda", R),
+                              cudnn_major=("int", None, R), flavours=("strlist", "pytorch_flavour", R),
+                              python=("str", "python", O)),
+    },
     "about.toml": {
         "about": spec(date=("str", "month", R)),
     },
@@ -494,6 +509,29 @@ class Checker:
             if isinstance(tag, str) and not tag.startswith(str(rel) + "-"):
                 self.err(f, "container", i, f"tag {tag} does not start with release {rel}")
 
+    def check_images(self, cuda_versions, torch_series):
+        f = "images.toml"
+        seen = {}
+        for i, r in enumerate(self.rows(f, "cuda_image")):
+            full = r.get("cuda_full")
+            if isinstance(full, str) and ".".join(full.split(".")[:2]) not in cuda_versions:
+                self.err(f, "cuda_image", i, f"cuda_full {full}: no CUDA {full} in cuda.toml [[toolkit]]")
+            flav = r.get("flavours") or []
+            if "cudnn" in r and not any(str(x).startswith("cudnn") for x in flav):
+                self.err(f, "cuda_image", i, "cudnn given but no cudnn flavour")
+            for o in r.get("os") or []:
+                k = (full, o)
+                if k in seen:
+                    self.err(f, "cuda_image", i, f"{full} on {o} already in row #{seen[k] + 1}")
+                seen.setdefault(k, i)
+        self.unique(f, "pytorch_image", lambda r: (r["torch"], r["cuda"]), "pytorch image")
+        for i, r in enumerate(self.rows(f, "pytorch_image")):
+            c, t = r.get("cuda"), r.get("torch")
+            if c not in cuda_versions:
+                self.err(f, "pytorch_image", i, f"cuda {c} not in cuda.toml [[toolkit]]")
+            if isinstance(t, str) and ".".join(t.split(".")[:2]) not in torch_series:
+                self.err(f, "pytorch_image", i, f"torch {t}: no release {t} in torch.toml")
+
     def check_diagnose(self):
         f = "diagnose.toml"
         rows = self.rows(f, "signature")
@@ -645,6 +683,7 @@ def main(argv):
     c.check_libraries(cuda_versions)
     c.check_wheels()
     c.check_ngc(cuda_versions)
+    c.check_images(cuda_versions, series)
     c.check_diagnose()
     c.check_coverage(series)
     binary = os.environ.get("GPUENV_BIN")

@@ -314,6 +314,28 @@ typedef struct gpuenv_kb_container {
 	gpuenv_kb_ver_t cc_min;
 } gpuenv_kb_container_t;
 
+/* ---- images.toml ---------------------------------------------------------- */
+/* A CUDA release published as nvidia/cuda tags "<cuda_full>-<flavour>-<os>":
+ * every os of the row carries every flavour ("base", "runtime", "devel",
+ * "cudnn-runtime", "cudnn8-devel", ...). */
+typedef struct gpuenv_kb_cuda_image {
+	gpuenv_kb_row_t row;
+	gpuenv_kb_ver_t cuda_full; /* "12.4.1" */
+	gpuenv_kb_strs_t os;	   /* "ubuntu22.04", "ubi9" */
+	gpuenv_kb_strs_t flavours;
+	gpuenv_kb_ver_t cudnn; /* in the cudnn flavours, "9.1.0.70" */
+	gpuenv_str_t status;   /* "supported", "end-of-life", "unsupported" */
+} gpuenv_kb_cuda_image_t;
+
+/* A pytorch/pytorch release "<torch>-cuda<cuda>-cudnn<cudnn_major>-<flavour>". */
+typedef struct gpuenv_kb_pytorch_image {
+	gpuenv_kb_row_t row;
+	gpuenv_kb_ver_t torch, cuda; /* "2.5.1", "12.4" */
+	int64_t cudnn_major;
+	gpuenv_kb_strs_t flavours; /* "runtime", "devel" */
+	gpuenv_kb_ver_t python;	   /* the image's Python, as its build sets it */
+} gpuenv_kb_pytorch_image_t;
+
 /* ---- diagnose.toml -------------------------------------------------------- */
 typedef struct gpuenv_kb_signature {
 	gpuenv_kb_row_t row;
@@ -374,6 +396,9 @@ typedef struct gpuenv_kb {
 	GPUENV_KB_TABLE(gpuenv_kb_signature_t, signature);
 	/* about.toml */
 	GPUENV_KB_TABLE(gpuenv_kb_about_t, about);
+	/* images.toml */
+	GPUENV_KB_TABLE(gpuenv_kb_cuda_image_t, cuda_image);
+	GPUENV_KB_TABLE(gpuenv_kb_pytorch_image_t, pytorch_image);
 
 	/* private: rows and strings */
 	gpuenv_arena_t arena;
@@ -785,6 +810,50 @@ GPUENV_API const gpuenv_kb_cuda_arch_list_t *gpuenv_kb_arch_last_cuda(const gpue
 GPUENV_API size_t gpuenv_kb_image_find(const gpuenv_kb_t *kb, const char *ref,
 	const gpuenv_kb_container_t **out, size_t max);
 
+/* ---- Docker Hub images by their tag grammar (lib/kb/hub.c) ----------------- */
+
+enum gpuenv_kb_hub_kind {
+	GPUENV_KB_HUB_NONE = 0,
+	GPUENV_KB_HUB_CUDA,    /* nvidia/cuda, docker.io/nvidia/cuda, nvcr.io/nvidia/cuda */
+	GPUENV_KB_HUB_PYTORCH, /* pytorch/pytorch, docker.io/pytorch/pytorch */
+};
+
+/* Which grammar an image's tags follow (an image name without the tag). */
+GPUENV_API int gpuenv_kb_hub_kind(gpuenv_str_t image);
+/* The grammar as text ("<cuda>-<base|runtime|...>-<os>"); NULL for NONE. */
+GPUENV_API const char *gpuenv_kb_hub_grammar(int kind);
+
+/* A tag read by its grammar; slices point into the tag. */
+typedef struct gpuenv_kb_hub_tag {
+	int kind;		   /* enum gpuenv_kb_hub_kind */
+	gpuenv_str_t image, tag;   /* as written ("nvidia/cuda"; parse leaves image unset) */
+	gpuenv_kb_ver_t cuda_full; /* nvidia/cuda: "12.4.1" as written (n 2 or 3) */
+	gpuenv_kb_ver_t cuda;	   /* MAJOR.MINOR */
+	gpuenv_kb_ver_t torch;	   /* pytorch/pytorch: "2.5.1" */
+	gpuenv_str_t flavour;	   /* "cudnn-devel", "cudnn8-runtime", "base"; "runtime" */
+	gpuenv_str_t os;	   /* nvidia/cuda: "ubuntu22.04", "ubi9" */
+	gpuenv_str_t ubuntu;	   /* "22.04" when os is an Ubuntu */
+	int cudnn_major;	   /* the N of "cudnn9": 9; -1 when the tag names none */
+	bool has_cudnn;		   /* a cudnn flavour (every pytorch/pytorch tag) */
+} gpuenv_kb_hub_tag_t;
+
+/* Read a tag (without "IMAGE:") by the grammar of kind.  0 and *out;
+ * GPUENV_EUSAGE when the tag does not fit, ctx->err naming the part that is
+ * wrong and the hint the grammar with an example.  Tags over 128 bytes are
+ * refused (Docker's limit). */
+GPUENV_API int gpuenv_kb_hub_parse(gpuenv_ctx_t *ctx, int kind, gpuenv_str_t tag,
+	gpuenv_kb_hub_tag_t *out);
+
+/* What images.toml says about a parsed tag. */
+typedef struct gpuenv_kb_hub_match {
+	const gpuenv_kb_cuda_image_t *cuda_row;       /* the row of the release and OS */
+	const gpuenv_kb_pytorch_image_t *pytorch_row; /* the row of the torch and CUDA */
+	bool release_known; /* the data have the CUDA release (nvidia/cuda) or torch release */
+	bool known;	    /* the data list this very tag (flavour, cuDNN major included) */
+} gpuenv_kb_hub_match_t;
+GPUENV_API void gpuenv_kb_hub_find(const gpuenv_kb_t *kb, gpuenv_kb_hub_match_t *m,
+	const gpuenv_kb_hub_tag_t *t);
+
 /* Does an image run on a target's driver (and GPU)?  The image's release
  * notes decide when the KB has them (driver_min_branch): a driver of that
  * branch or later runs it; an older one only when it is one of the
@@ -809,13 +878,17 @@ typedef struct gpuenv_kb_image_verdict {
 } gpuenv_kb_image_verdict_t;
 
 /* The image's CUDA version as a container row: an NGC row of the KB, or
- * for nvidia/cuda (docker.io, nvcr.io) a tag "12.4.1-runtime-ubuntu22.04"
- * read as CUDA 12.4.  0 and *out; GPUENV_ENOTFOUND otherwise (ctx->err
- * says which images the KB knows); GPUENV_EUSAGE when ref has no tag.
- * For nvidia/cuda, *row is NULL and cuda is filled from the tag. */
+ * for nvidia/cuda (docker.io, nvcr.io) and pytorch/pytorch a tag read by its
+ * grammar ("12.4.1-runtime-ubuntu22.04": CUDA 12.4) and looked up in
+ * images.toml.  0 and *out; GPUENV_ENOTFOUND otherwise (ctx->err says which
+ * images the KB knows); GPUENV_EUSAGE when ref has no tag or the tag does not
+ * fit its image's grammar.  For those images *row is NULL, hub and match say
+ * what the tag and the data hold, and cuda comes from the tag. */
 typedef struct gpuenv_kb_image_ref {
-	const gpuenv_kb_container_t *row; /* NULL for a nvidia/cuda tag */
+	const gpuenv_kb_container_t *row; /* NULL for a Docker Hub tag */
 	gpuenv_kb_ver_t cuda;		  /* MAJOR.MINOR */
+	gpuenv_kb_hub_tag_t hub;	  /* kind NONE for NGC rows */
+	gpuenv_kb_hub_match_t match;
 } gpuenv_kb_image_ref_t;
 GPUENV_API int gpuenv_kb_image_lookup(const gpuenv_kb_t *kb, const char *ref,
 	gpuenv_kb_image_ref_t *out);

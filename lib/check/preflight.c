@@ -143,7 +143,7 @@ static void cuda_arch(drun_t *r, const int *idx, size_t n, void *p)
 	cs = dr_fmt(r, "%.*s", GPUENV_STR_ARG(u->cuda.str));
 	if (u->row && u->row->cc_min.n) {
 		gpuenv_kb_target_t t = r->host;
-		gpuenv_kb_image_ref_t img = { u->row, u->cuda };
+		gpuenv_kb_image_ref_t img = { .row = u->row, .cuda = u->cuda };
 		gpuenv_kb_image_verdict_t iv;
 		t.has_cc = true;
 		t.cc_major = (unsigned)g->maj;

@@ -387,6 +387,48 @@ json_t *gpuenv_kb_torch_json(const gpuenv_kb_t *kb, const gpuenv_kb_torch_questi
 
 /* ---- images ------------------------------------------------------------------------------- */
 
+static json_t *jstrs(const gpuenv_kb_strs_t *l)
+{
+	json_t *a = json_array();
+
+	for (uint32_t i = 0; a && i < l->n; i++)
+		json_array_append_new(a, jstr(l->v[i]));
+	return a;
+}
+
+/* A Docker Hub tag read by its grammar, and what images.toml says of it
+ * (docs/kb.md, "`gpuenv kb`'s answers"). */
+static void hub_json(json_t *j, const gpuenv_kb_image_ref_t *img)
+{
+	const gpuenv_kb_hub_tag_t *h = &img->hub;
+	const gpuenv_kb_hub_match_t *m = &img->match;
+	const gpuenv_kb_cuda_image_t *cr = m->cuda_row;
+	const gpuenv_kb_pytorch_image_t *pr = m->pytorch_row;
+	/* the cuDNN of a row is that of its cudnn flavours, so of a listed tag only */
+	bool cudnn = m->known && cr && h->has_cudnn && cr->cudnn.n;
+	int cudnn_major = h->cudnn_major >= 0 ? h->cudnn_major : cudnn ? (int)cr->cudnn.part[0] : -1;
+
+	json_object_set_new(j, "image", jstr(h->image));
+	json_object_set_new(j, "tag", jstr(h->tag));
+	json_object_set_new(j, "grammar", json_string(gpuenv_kb_hub_grammar(h->kind)));
+	json_object_set_new(j, "cuda", jver(&h->cuda));
+	json_object_set_new(j, "cuda_full",
+		h->kind == GPUENV_KB_HUB_CUDA ? jver(&h->cuda_full) : json_null());
+	json_object_set_new(j, "torch", h->kind == GPUENV_KB_HUB_PYTORCH ? jver(&h->torch) : json_null());
+	json_object_set_new(j, "flavour", jstr(h->flavour));
+	json_object_set_new(j, "os", jstr(h->os));
+	json_object_set_new(j, "ubuntu", jstr(h->ubuntu));
+	json_object_set_new(j, "cudnn", cudnn ? jver(&cr->cudnn) : json_null());
+	json_object_set_new(j, "cudnn_major", cudnn_major >= 0 ? json_integer(cudnn_major) : json_null());
+	json_object_set_new(j, "python", m->known && pr ? jver(&pr->python) : json_null());
+	json_object_set_new(j, "known", json_boolean(m->known));
+	json_object_set_new(j, "release_known", json_boolean(m->release_known));
+	json_object_set_new(j, "answered_from", json_string(m->known ? "data" : "grammar"));
+	json_object_set_new(j, "status", cr ? jstr(cr->status) : json_null());
+	json_object_set_new(j, "flavours", cr ? jstrs(&cr->flavours) : pr ? jstrs(&pr->flavours) : json_null());
+	json_object_set_new(j, "source", cr ? jrow(&cr->row) : pr ? jrow(&pr->row) : json_null());
+}
+
 json_t *gpuenv_kb_images_json(const gpuenv_kb_t *kb, const char *query,
 	const gpuenv_kb_image_ref_t *img, const gpuenv_kb_image_verdict_t *iv, size_t n, bool driver,
 	bool gpu)
@@ -419,6 +461,8 @@ json_t *gpuenv_kb_images_json(const gpuenv_kb_t *kb, const char *query,
 			json_object_set_new(j, "cuda_driver", jver(&c->cuda_driver));
 			json_object_set_new(j, "driver_min_branch", jstr(c->driver_min_branch));
 			json_object_set_new(j, "source", jrow(&c->row));
+		} else if (img[i].hub.kind) {
+			hub_json(j, &img[i]);
 		} else {
 			json_object_set_new(j, "image", json_string(query));
 			json_object_set_new(j, "cuda", jver(&img[i].cuda));

@@ -507,18 +507,12 @@ int gpuenv_kb_torch_pick_among(const gpuenv_kb_t *kb, const gpuenv_kb_pick_req_t
 
 /* ---- images ------------------------------------------------------------------------------- */
 
-static bool is_cuda_image(gpuenv_str_t image)
-{
-	return gpuenv_str_eq_cstr(image, "nvidia/cuda") ||
-		gpuenv_str_eq_cstr(image, "docker.io/nvidia/cuda") ||
-		gpuenv_str_eq_cstr(image, "nvcr.io/nvidia/cuda");
-}
-
 int gpuenv_kb_image_lookup(const gpuenv_kb_t *kb, const char *ref, gpuenv_kb_image_ref_t *out)
 {
 	gpuenv_str_t r = gpuenv_str_trim(gpuenv_str(ref)), image, tag;
 	const gpuenv_kb_container_t *row = NULL;
 	size_t slash = 0, colon = 0;
+	int kind;
 
 	memset(out, 0, sizeof(*out));
 	/* the tag follows the last ':' after the last '/' (a registry may have a port) */
@@ -541,12 +535,15 @@ int gpuenv_kb_image_lookup(const gpuenv_kb_t *kb, const char *ref, gpuenv_kb_ima
 			out->cuda.n = 2;
 		return 0;
 	}
-	if (is_cuda_image(image)) {
-		size_t n = 0;
-		while (n < tag.len && tag.ptr[n] != '-')
-			n++;
-		if (!gpuenv_kb_cuda_parse(kb->ctx, gpuenv_str_n(tag.ptr, n), &out->cuda))
-			return 0;
+	if ((kind = gpuenv_kb_hub_kind(image)) != GPUENV_KB_HUB_NONE) {
+		/* the tag's grammar, then images.toml (lib/kb/hub.c) */
+		int rc = gpuenv_kb_hub_parse(kb->ctx, kind, tag, &out->hub);
+		if (rc)
+			return rc;
+		out->hub.image = image;
+		gpuenv_kb_hub_find(kb, &out->match, &out->hub);
+		out->cuda = out->hub.cuda;
+		return 0;
 	}
 	{
 		/* an NGC release ("27.01-py3") after the newest the KB knows of that image */
@@ -559,7 +556,8 @@ int gpuenv_kb_image_lookup(const gpuenv_kb_t *kb, const char *ref, gpuenv_kb_ima
 			return kb->ctx->err.code;
 	}
 	gpuenv_fail(kb->ctx, GPUENV_ENOTFOUND, NULL, 0, 0,
-		"image %.*s is not in the knowledge base (NGC containers and nvidia/cuda tags are)",
+		"image %.*s is not in the knowledge base (NGC containers, nvidia/cuda and "
+		"pytorch/pytorch tags are)",
 		(int)(r.len > 200 ? 200 : r.len), r.ptr);
 	return gpuenv_hint(kb->ctx, "the knowledge base has %zu NGC tags; `gpuenv kb image "
 				    "nvcr.io/nvidia/pytorch` lists one image's", kb->n_container);

@@ -298,6 +298,14 @@ static const struct field f_container[] = { FLD(T, image, F_STR, R), FLD(T, tag,
 	FLD(T, cc_min, F_CC, O), FLD(T, tensorflow, F_STR, O), FLD(T, jax, F_STR, O),
 	FLD(T, triton, F_STR, O), FLD(T, vllm, F_STR, O), END };
 #undef T
+#define T gpuenv_kb_cuda_image_t
+static const struct field f_cuda_image[] = { FLD(T, cuda_full, F_VER, R), FLD(T, os, F_STRS, R),
+	FLD(T, flavours, F_STRS, R), FLD(T, cudnn, F_VER, O), FLD(T, status, F_STR, R), END };
+#undef T
+#define T gpuenv_kb_pytorch_image_t
+static const struct field f_pytorch_image[] = { FLD(T, torch, F_VER, R), FLD(T, cuda, F_VER, R),
+	FLD(T, cudnn_major, F_INT, R), FLD(T, flavours, F_STRS, R), FLD(T, python, F_VER, O), END };
+#undef T
 #define T gpuenv_kb_about_t
 static const struct field f_about[] = { FLD(T, date, F_STR, R), END };
 #undef T
@@ -351,6 +359,8 @@ static const struct table tables[] = {
 	TBL(GPUENV_KB_NGC, "container", container, gpuenv_kb_container_t),
 	TBL(GPUENV_KB_DIAGNOSE, "signature", signature, gpuenv_kb_signature_t),
 	TBL(GPUENV_KB_ABOUT, "about", about, gpuenv_kb_about_t),
+	TBL(GPUENV_KB_IMAGES, "cuda_image", cuda_image, gpuenv_kb_cuda_image_t),
+	TBL(GPUENV_KB_IMAGES, "pytorch_image", pytorch_image, gpuenv_kb_pytorch_image_t),
 };
 
 #define NTABLES (sizeof(tables) / sizeof(tables[0]))

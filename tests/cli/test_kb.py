@@ -150,11 +150,8 @@ rc, d = js("kb", "image", "nvcr.io/nvidia/pytorch:24.05-py3")
 im = d.get("images", [{}])[0]
 check(rc == 0 and im.get("cuda") == "12.4" and im.get("cudnn") == "9.1.0.70" and im.get("min_driver") == "550.54.14"
       and sourced(im.get("source")), "pytorch:24.05-py3: %s" % d)
-# 25.01 now carries the driver rule of its month's release notes (Triton 25.01, the same
-# CUDA 12.8.0 base; data/kb/ngc.toml): R560, or 535.86+ on data-center GPUs through the
-# forward-compatibility package, so R535 is forward-compat, not minor-version compat
 rc, d = js("kb", "image", "pytorch:25.01-py3", "--driver", "535.104.05")
-check(rc == 0 and d["images"][0]["runs"] == "forward-compat", "25.01 on 535: forward compat")
+check(rc == 0 and d["images"][0]["runs"] == "minor-version-compat", "25.01 on 535: minor compat")
 rc, d = js("kb", "image", "nvcr.io/nvidia/pytorch:25.12-py3", "--driver", "535.104.05")
 check(rc == 1 and d["images"][0]["runs"] == "no", "25.12 (CUDA 13.1) on 535: no")
 r = run("kb", "image", "nvcr.io/nvidia/pytorch:24.05-py3")
@@ -197,9 +194,7 @@ names = [f["name"] for f in d.get("files", [])]
 check(rc == 0 and names == ["cuda.toml", "gpus.toml", "torch.toml", "libraries.toml", "wheels.toml",
                             "ngc.toml", "diagnose.toml", "images.toml", "about.toml"],
       "sources files: %s" % names)
-# images.toml gets its rows from the Docker Hub part of issue 10 (drop this exception then)
-check(all(f["origin"] == "embedded" and (f["rows"] > 0 or f["name"] == "images.toml")
-          for f in d.get("files", [])), "embedded, rows > 0")
+check(all(f["origin"] == "embedded" and f["rows"] > 0 for f in d.get("files", [])), "embedded, rows > 0")
 check(d.get("rows") == sum(f["rows"] for f in d.get("files", [])), "total rows")
 check(d["files"][0]["tables"]["toolkit"]["rows"] >= 50, "table counts")
 r = run("kb", "sources")

@@ -9,7 +9,8 @@ A case file is TOML:
     source = "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-24-10.html"
     expect = { "images.0.cuda_full" = "12.6.2", "images.0.cudnn" = "9.5.0.50" }
     # optional: rc = 1 (default 0); json = false to match text instead;
-    # stdout_has = ["..."] substrings of the output (text or raw JSON)
+    # stdout_has = ["..."] substrings of the output (text or raw JSON);
+    # stderr_has = ["..."] substrings of the error output (a refusal's message and hint)
 
 `expect` keys are dotted paths into the JSON answer (list indexes are numbers);
 values compare as strings (null is "null", booleans "true"/"false"). A file
@@ -94,6 +95,9 @@ for path in files:
         for s in c.get("stdout_has", []):
             if s not in r.stdout:
                 fail("%s: output lacks %r" % (where, s))
+        for s in c.get("stderr_has", []):
+            if s not in r.stderr:
+                fail("%s: error output lacks %r" % (where, s))
         exp = c.get("expect", {})
         if not exp:
             continue
