@@ -526,7 +526,8 @@ static void print_image_runs(const gpuenv_kb_image_ref_t *img,
 }
 
 /* a Docker Hub tag: what its grammar and images.toml say (no newline at the end) */
-static void print_hub(const char *query, const gpuenv_kb_image_ref_t *img, struct cites *cites)
+static void print_hub(const gpuenv_kb_t *kb, const char *query, const gpuenv_kb_image_ref_t *img,
+	struct cites *cites)
 {
 	const gpuenv_kb_hub_tag_t *h = &img->hub;
 	const gpuenv_kb_hub_match_t *m = &img->match;
@@ -534,7 +535,7 @@ static void print_hub(const char *query, const gpuenv_kb_image_ref_t *img, struc
 	const gpuenv_kb_pytorch_image_t *pr = m->pytorch_row;
 	const gpuenv_kb_row_t *row = cr ? &cr->row : pr ? &pr->row : NULL;
 	const gpuenv_kb_strs_t *fl = cr ? &cr->flavours : pr ? &pr->flavours : NULL;
-	char c1[16];
+	char c1[16], newer[480];
 
 	printf("%s%s\n", query, row ? cite(cites, row, c1, sizeof(c1)) : "");
 	if (h->kind == GPUENV_KB_HUB_CUDA)
@@ -564,6 +565,8 @@ static void print_hub(const char *query, const gpuenv_kb_image_ref_t *img, struc
 			printf("\n  (it lists this release for other %s)",
 				h->kind == GPUENV_KB_HUB_CUDA ? "OSes" : "CUDA versions");
 	}
+	if (gpuenv_kb_hub_newer(kb, h, newer, sizeof(newer)))
+		printf("\n  %s", newer);
 }
 
 static int kb_image(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
@@ -593,7 +596,7 @@ static int kb_image(struct cli *cli, const struct cli_verb *verb, int argc, char
 	if (o.driver && parse_driver(cli, verb, o.driver, &t.driver))
 		return CLI_EXIT_USAGE;
 	t.has_driver = o.driver != NULL;
-	if ((st = load_kb(cli, o.kb_dir, F(NGC) | F(CUDA) | F(GPUS) | F(IMAGES), &kb)))
+	if ((st = load_kb(cli, o.kb_dir, F(NGC) | F(CUDA) | F(GPUS) | F(IMAGES) | F(TORCH), &kb)))
 		return st;
 	if (o.gpu) {
 		if (gpuenv_kb_gpu_lookup(kb, o.gpu, &gm)) {
@@ -649,13 +652,16 @@ static int kb_image(struct cli *cli, const struct cli_verb *verb, int argc, char
 			if (c->python.n)
 				printf(", Python %.*s", GPUENV_STR_ARG(c->python.str));
 		} else if (refs[i].hub.kind)
-			print_hub(argv[optind], &refs[i], &cites);
+			print_hub(kb, argv[optind], &refs[i], &cites);
 		else
 			printf("%s: CUDA %.*s (from the tag)", argv[optind], GPUENV_STR_ARG(refs[i].cuda.str));
 		printf("\n  host driver:");
 		if (ga)
 			printf(" CUDA %.*s needs >= %.*s%s", GPUENV_STR_ARG(refs[i].cuda.str),
 				GPUENV_STR_ARG(ga->driver_linux.str), cite(&cites, &ga->row, c2, sizeof(c2)));
+		else if (refs[i].hub.kind)
+			printf(" unknown: the knowledge base has no CUDA %.*s toolkit",
+				GPUENV_STR_ARG(refs[i].cuda.str));
 		if (c && c->driver_min_branch.ptr)
 			printf("; the release notes require %.*s or later",
 				GPUENV_STR_ARG(c->driver_min_branch));

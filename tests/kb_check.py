@@ -70,7 +70,7 @@ ENUMS = {
     "designation": {"LTSB", "PB", "NFB"},
     "kernel_module": {"open", "proprietary"},
     "platform": {"linux-x86_64"},
-    "image_status": {"supported", "end-of-life", "unsupported"},
+    "image_status": {"supported", "end-of-life", "unsupported", "seen"},
 }
 
 # key -> (type, format-or-enum-name or None, required)

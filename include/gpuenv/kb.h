@@ -853,6 +853,10 @@ typedef struct gpuenv_kb_hub_match {
 } gpuenv_kb_hub_match_t;
 GPUENV_API void gpuenv_kb_hub_find(const gpuenv_kb_t *kb, gpuenv_kb_hub_match_t *m,
 	const gpuenv_kb_hub_tag_t *t);
+/* A tag's torch release (pytorch/pytorch) or CUDA version newer than the
+ * newest the KB knows: true and gpuenv_kb_newer's sentence in buf. */
+GPUENV_API bool gpuenv_kb_hub_newer(const gpuenv_kb_t *kb, const gpuenv_kb_hub_tag_t *t, char *buf,
+	size_t size);
 
 /* Does an image run on a target's driver (and GPU)?  The image's release
  * notes decide when the KB has them (driver_min_branch): a driver of that

@@ -398,7 +398,7 @@ static json_t *jstrs(const gpuenv_kb_strs_t *l)
 
 /* A Docker Hub tag read by its grammar, and what images.toml says of it
  * (docs/kb.md, "`gpuenv kb`'s answers"). */
-static void hub_json(json_t *j, const gpuenv_kb_image_ref_t *img)
+static void hub_json(const gpuenv_kb_t *kb, json_t *j, const gpuenv_kb_image_ref_t *img)
 {
 	const gpuenv_kb_hub_tag_t *h = &img->hub;
 	const gpuenv_kb_hub_match_t *m = &img->match;
@@ -407,6 +407,7 @@ static void hub_json(json_t *j, const gpuenv_kb_image_ref_t *img)
 	/* the cuDNN of a row is that of its cudnn flavours, so of a listed tag only */
 	bool cudnn = m->known && cr && h->has_cudnn && cr->cudnn.n;
 	int cudnn_major = h->cudnn_major >= 0 ? h->cudnn_major : cudnn ? (int)cr->cudnn.part[0] : -1;
+	char newer[480];
 
 	json_object_set_new(j, "image", jstr(h->image));
 	json_object_set_new(j, "tag", jstr(h->tag));
@@ -427,6 +428,8 @@ static void hub_json(json_t *j, const gpuenv_kb_image_ref_t *img)
 	json_object_set_new(j, "status", cr ? jstr(cr->status) : json_null());
 	json_object_set_new(j, "flavours", cr ? jstrs(&cr->flavours) : pr ? jstrs(&pr->flavours) : json_null());
 	json_object_set_new(j, "source", cr ? jrow(&cr->row) : pr ? jrow(&pr->row) : json_null());
+	json_object_set_new(j, "newer_than_kb", gpuenv_kb_hub_newer(kb, h, newer, sizeof(newer))
+			? json_string(newer) : json_null());
 }
 
 json_t *gpuenv_kb_images_json(const gpuenv_kb_t *kb, const char *query,
@@ -460,9 +463,16 @@ json_t *gpuenv_kb_images_json(const gpuenv_kb_t *kb, const char *query,
 			json_object_set_new(j, "vllm", jstr(c->vllm));
 			json_object_set_new(j, "cuda_driver", jver(&c->cuda_driver));
 			json_object_set_new(j, "driver_min_branch", jstr(c->driver_min_branch));
+			{
+				json_t *dd = json_array();
+				for (uint32_t k = 0; dd && k < c->datacenter_drivers.n; k++)
+					json_array_append_new(dd, jver(&c->datacenter_drivers.v[k]));
+				json_object_set_new(j, "datacenter_drivers", dd ? dd : json_null());
+			}
+			json_object_set_new(j, "cc_min", jver(&c->cc_min));
 			json_object_set_new(j, "source", jrow(&c->row));
 		} else if (img[i].hub.kind) {
-			hub_json(j, &img[i]);
+			hub_json(kb, j, &img[i]);
 		} else {
 			json_object_set_new(j, "image", json_string(query));
 			json_object_set_new(j, "cuda", jver(&img[i].cuda));

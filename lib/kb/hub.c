@@ -255,3 +255,12 @@ void gpuenv_kb_hub_find(const gpuenv_kb_t *kb, gpuenv_kb_hub_match_t *m, const g
 		}
 	}
 }
+
+bool gpuenv_kb_hub_newer(const gpuenv_kb_t *kb, const gpuenv_kb_hub_tag_t *t, char *buf, size_t size)
+{
+	if (t->kind == GPUENV_KB_HUB_PYTORCH &&
+		gpuenv_kb_newer(kb, GPUENV_KB_KIND_TORCH, &t->torch, GPUENV_STR_NULL, buf, size))
+		return true;
+	return t->kind != GPUENV_KB_HUB_NONE &&
+		gpuenv_kb_newer(kb, GPUENV_KB_KIND_CUDA, &t->cuda, GPUENV_STR_NULL, buf, size);
+}

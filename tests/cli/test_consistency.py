@@ -65,7 +65,8 @@ def mm(s):
 
 
 DRIVERS = ["470.57.02", "525.60.13", "535.104.05", "550.54.15", "560.28.03", "570.86.10",
-           "575.51.03", "580.65.06"]
+           "575.51.03", "580.65.06",
+           "595.45.04"]  # CUDA 13.2 GA's minimum: torch 2.12-2.14 ship cu132 builds
 CUDAS = ["11.4", "11.8", "12.0", "12.2", "12.4", "12.6", "12.8", "12.9", "13.0"]
 GPUS = ["T4", "A100", "H100", "H200", "L4", "RTX 4090", "RTX 5090", "Jetson AGX Orin"]
 IMAGES = ["nvcr.io/nvidia/tritonserver:24.10-py3", "nvcr.io/nvidia/tritonserver:24.12-py3",
@@ -88,7 +89,7 @@ for b in d["builds"] if d else []:
     if b["arch_list"] and b["channel"] == "stable" and (
             b["tag"] not in newest or ver(b["torch"]) > ver(newest[b["tag"]]["torch"])):
         newest[b["tag"]] = b
-BUILDS = ["%s.0+%s" % (newest[t]["torch"], t) for t in ["cu118", "cu121", "cu124", "cu126", "cu128", "cu130"]
+BUILDS = ["%s.0+%s" % (newest[t]["torch"], t) for t in ["cu118", "cu121", "cu124", "cu126", "cu128", "cu130", "cu132"]
           if t in newest]
 check(len(BUILDS) >= 5, "torch builds in the grid: %s" % BUILDS)
 

@@ -30,8 +30,8 @@ BIN = os.environ["GPUENV_BIN"]
 HERE = os.path.dirname(os.path.abspath(__file__))
 DIR = os.environ.get("GPUENV_DIAG_REAL", os.path.join(HERE, "..", "diagnose_real"))
 TARGET = 0.95
-MIN_REAL = int(os.environ.get("GPUENV_DIAG_MIN_REAL", "0"))
-MIN_CLEAN = int(os.environ.get("GPUENV_DIAG_MIN_CLEAN", "0"))
+MIN_REAL = int(os.environ.get("GPUENV_DIAG_MIN_REAL", "120"))  # the issue: at least 120 real logs
+MIN_CLEAN = int(os.environ.get("GPUENV_DIAG_MIN_CLEAN", "20"))  # and 20 clean ones
 problems = []
 
 

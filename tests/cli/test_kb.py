@@ -188,6 +188,13 @@ rc, d = js("kb", "image", "nvidia/cuda:12.4.1-runtime-ubuntu22.04", "--driver", 
 check(rc == 0 and d["images"][0]["runs"] == "yes" and d["images"][0]["cuda"] == "12.4",
       "nvidia/cuda tags as preflight reads them: %s" % d)
 
+# --- image rows carry the notes' forward-compatibility drivers and GPU floor -------------------
+# tritonserver 24.10 release notes, "Driver Requirements" (docs/kb.md quotes them)
+rc, d = js("kb", "image", "nvcr.io/nvidia/tritonserver:24.10-py3")
+img = (d.get("images") or [{}])[0]
+check(rc == 0 and img.get("datacenter_drivers") == ["470.57", "525.85", "535.86", "545.23"]
+      and img.get("driver_min_branch") == "R560" and img.get("cc_min"), "24.10 driver rule in JSON: %s" % img)
+
 # --- sources ---------------------------------------------------------------------------------
 rc, d = js("kb", "sources")
 names = [f["name"] for f in d.get("files", [])]

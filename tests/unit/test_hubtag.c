@@ -178,6 +178,19 @@ static void test_lookup(void **state)
 	assert_int_equal(r.hub.kind, GPUENV_KB_HUB_PYTORCH);
 	assert_true(is(r.cuda.str, "12.4") && is(r.hub.torch.str, "2.5.1"));
 
+	/* newer than the knowledge base: said, not refused */
+	{
+		char buf[480];
+		assert_int_equal(gpuenv_kb_image_lookup(kb, "nvidia/cuda:99.1.0-base-ubuntu24.04", &r), 0);
+		assert_true(gpuenv_kb_hub_newer(kb, &r.hub, buf, sizeof(buf)));
+		assert_non_null(strstr(buf, "CUDA 99.1 is newer"));
+		assert_int_equal(gpuenv_kb_image_lookup(kb, "nvidia/cuda:12.4.1-base-ubuntu22.04", &r), 0);
+		assert_false(gpuenv_kb_hub_newer(kb, &r.hub, buf, sizeof(buf)));
+		assert_int_equal(gpuenv_kb_image_lookup(kb, "pytorch/pytorch:2.99.0-cuda12.4-cudnn9-runtime", &r), 0);
+		assert_true(gpuenv_kb_hub_newer(kb, &r.hub, buf, sizeof(buf)));
+		assert_non_null(strstr(buf, "torch 2.99.0 is newer"));
+	}
+
 	/* other images are still not found */
 	assert_int_equal(gpuenv_kb_image_lookup(kb, "nvidia/cudagl:11.4.2-base-ubuntu20.04", &r),
 		GPUENV_ENOTFOUND);
