@@ -651,6 +651,17 @@ static int kb_image(struct cli *cli, const struct cli_verb *verb, int argc, char
 				printf(", NCCL %.*s", GPUENV_STR_ARG(c->nccl.str));
 			if (c->python.n)
 				printf(", Python %.*s", GPUENV_STR_ARG(c->python.str));
+			{
+				/* the framework or server, then the OS */
+				const struct { const char *name; gpuenv_str_t v; } more[] = {
+					{ "TensorFlow", c->tensorflow }, { "JAX", c->jax },
+					{ "Triton", c->triton }, { "vLLM", c->vllm },
+					{ "TensorRT-LLM", c->tensorrt_llm.str }, { "Ubuntu", c->ubuntu.str },
+				};
+				for (size_t k = 0; k < sizeof(more) / sizeof(more[0]); k++)
+					if (more[k].v.ptr)
+						printf(", %s %.*s", more[k].name, GPUENV_STR_ARG(more[k].v));
+			}
 		} else if (refs[i].hub.kind)
 			print_hub(kb, argv[optind], &refs[i], &cites);
 		else

@@ -195,6 +195,10 @@ img = (d.get("images") or [{}])[0]
 check(rc == 0 and img.get("datacenter_drivers") == ["470.57", "525.85", "535.86", "545.23"]
       and img.get("driver_min_branch") == "R560" and img.get("cc_min"), "24.10 driver rule in JSON: %s" % img)
 
+r = run("kb", "image", "nvcr.io/nvidia/tritonserver:24.10-trtllm-python-py3")
+check(r.returncode == 0 and "Triton 2.51.0" in r.stdout and "TensorRT-LLM 0.14.0" in r.stdout,
+      "kb image text names the server and TensorRT-LLM: %s" % r.stdout[:300])
+
 # --- sources ---------------------------------------------------------------------------------
 rc, d = js("kb", "sources")
 names = [f["name"] for f in d.get("files", [])]
