@@ -582,7 +582,8 @@ typedef struct gpuenv_kb_gpu_match {
 /* Find GPUs by a name as people and tools write it ("RTX 5090", "h100",
  * "NVIDIA H200", "NVIDIA A100-SXM4-80GB", "Tesla T4") or a PCI device id
  * ("0x2335", "2335", "10de:2335").  Case, punctuation and the words NVIDIA,
- * GeForce and Tesla do not matter.  The best kind of match wins; returns how
+ * GeForce and Tesla do not matter, nor Quadro when nothing matches with it
+ * ("RTX 8000"; docs/kb.md has the order).  The best kind of match wins; returns how
  * many GPUs matched that well (out[0..max) filled): 1 is an answer, more is
  * ambiguous, 0 none. */
 GPUENV_API size_t gpuenv_kb_gpu_find(const gpuenv_kb_t *kb, const char *query,

@@ -210,6 +210,38 @@ static bool toks_prefix(const struct toks *a, const struct toks *b)
 	return true;
 }
 
+static bool toks_equal(const struct toks *a, const struct toks *b)
+{
+	return a->n == b->n && toks_prefix(a, b);
+}
+
+/* The same tokens without the word Quadro: NVIDIA's lists write "Quadro RTX
+ * 8000" and "T1000", the driver "NVIDIA RTX A6000" and "Quadro T1000", and
+ * people type "RTX 8000". */
+static void toks_unquadro(const struct toks *in, struct toks *out)
+{
+	out->n = 0;
+	out->overflow = in->overflow;
+	for (size_t i = 0; i < in->n; i++)
+		if (strcmp(in->t[i], "quadro"))
+			memcpy(out->t[out->n++], in->t[i], TOK_LEN);
+}
+
+/* q starts name n, and what follows is not a model suffix: "GTX 1650" is
+ * not a start of "GTX 1650 Ti" nor "GTX 980" of "GTX 980M" (other
+ * products), while "RTX PRO 6000" starts "RTX PRO 6000 Blackwell ...". */
+static bool toks_starts(const struct toks *q, const struct toks *n)
+{
+	const char *next;
+
+	if (!toks_prefix(q, n) || q->n == n->n)
+		return false;
+	next = n->t[q->n];
+	if (!is_digit(q->t[q->n - 1][0]))
+		return true;
+	return strcmp(next, "ti") && strcmp(next, "super") && strcmp(next, "m");
+}
+
 static bool parse_hex16(gpuenv_str_t s, int32_t *out)
 {
 	int32_t v = 0;
@@ -263,11 +295,48 @@ static size_t add_match(gpuenv_kb_gpu_match_t *out, size_t max, size_t n,
 	return n + 1;
 }
 
+/* the whole name of a [[gpu]] row (pass 0) or a [[pci]] row (pass 1) */
+static size_t match_names(const gpuenv_kb_t *kb, const struct toks *qt, bool unquadro,
+	gpuenv_kb_gpu_match_t *out, size_t max)
+{
+	struct toks nt, ns;
+	size_t n = 0;
+
+	for (int pass = 0; pass < 2 && !n; pass++) {
+		size_t rows = pass ? kb->n_pci : kb->n_gpu;
+		for (size_t i = 0; i < rows; i++) {
+			tokenize(pass ? kb->pci[i].name : kb->gpu[i].name, &nt);
+			if (unquadro) {
+				toks_unquadro(&nt, &ns);
+				nt = ns;
+			}
+			if (toks_equal(&nt, qt))
+				n = add_match(out, max, n, pass ? kb->pci[i].gpu_row : &kb->gpu[i],
+					pass ? &kb->pci[i] : NULL, GPUENV_KB_MATCH_EXACT);
+		}
+	}
+	return n;
+}
+
+/* every [[gpu]] name the query starts ("RTX PRO 6000") */
+static size_t match_starts(const gpuenv_kb_t *kb, const struct toks *qt,
+	gpuenv_kb_gpu_match_t *out, size_t max, size_t n)
+{
+	struct toks nt;
+
+	for (size_t i = 0; i < kb->n_gpu; i++) {
+		tokenize(kb->gpu[i].name, &nt);
+		if (toks_starts(qt, &nt))
+			n = add_match(out, max, n, &kb->gpu[i], NULL, GPUENV_KB_MATCH_PARTIAL);
+	}
+	return n;
+}
+
 size_t gpuenv_kb_gpu_find(const gpuenv_kb_t *kb, const char *query, gpuenv_kb_gpu_match_t *out,
 	size_t max)
 {
 	gpuenv_str_t q = gpuenv_str_trim(gpuenv_str(query));
-	struct toks qt, nt;
+	struct toks qt, qs, nt;
 	size_t n = 0, best;
 	int32_t dev;
 	bool sure;
@@ -284,45 +353,44 @@ size_t gpuenv_kb_gpu_find(const gpuenv_kb_t *kb, const char *query, gpuenv_kb_gp
 	tokenize(q, &qt);
 	if (!qt.n || qt.overflow)
 		return 0;
-	/* the whole name, as NVIDIA's GPU list or the driver's table write it */
-	for (size_t i = 0; i < kb->n_gpu; i++) {
-		tokenize(kb->gpu[i].name, &nt);
-		if (nt.n == qt.n && toks_prefix(&nt, &qt))
-			n = add_match(out, max, n, &kb->gpu[i], NULL, GPUENV_KB_MATCH_EXACT);
-	}
-	for (size_t i = 0; i < kb->n_pci && !n; i++) {
-		tokenize(kb->pci[i].name, &nt);
-		if (nt.n == qt.n && toks_prefix(&nt, &qt))
-			n = add_match(out, max, n, kb->pci[i].gpu_row, &kb->pci[i],
-				GPUENV_KB_MATCH_EXACT);
-	}
-	if (n)
+	/* the whole name, as NVIDIA's GPU lists or the driver's table write it */
+	if ((n = match_names(kb, &qt, false, out, max)))
 		return n;
-	/* a longer product name: the longest known name it starts with */
-	best = 0;
-	for (int pass = 0; pass < 2; pass++) {
-		size_t rows = pass ? kb->n_pci : kb->n_gpu;
-		for (size_t i = 0; i < rows; i++) {
-			tokenize(pass ? kb->pci[i].name : kb->gpu[i].name, &nt);
-			if (!toks_prefix(&nt, &qt) || nt.n < best)
-				continue;
-			if (nt.n > best) {
-				best = nt.n;
-				n = 0;
+	/* the same, Quadro aside ("RTX 8000", "Quadro T1000"); a name the query
+	 * starts is as good a reading ("RTX 6000": Quadro RTX 6000 or RTX 6000
+	 * Ada), so those come too and the answer is ambiguous */
+	toks_unquadro(&qt, &qs);
+	if (qs.n && (n = match_names(kb, &qs, true, out, max)))
+		return match_starts(kb, &qt, out, max, n);
+	/* a longer product name: the longest known name it starts with, Quadro
+	 * aside only when nothing matched with it */
+	for (int unq = 0; unq < 2 && !n; unq++) {
+		const struct toks *query_toks = unq ? &qs : &qt;
+		best = 0;
+		for (int pass = 0; pass < 2; pass++) {
+			size_t rows = pass ? kb->n_pci : kb->n_gpu;
+			for (size_t i = 0; i < rows; i++) {
+				tokenize(pass ? kb->pci[i].name : kb->gpu[i].name, &nt);
+				if (unq) {
+					struct toks ns;
+					toks_unquadro(&nt, &ns);
+					nt = ns;
+				}
+				if (!toks_prefix(&nt, query_toks) || nt.n < best)
+					continue;
+				if (nt.n > best) {
+					best = nt.n;
+					n = 0;
+				}
+				n = add_match(out, max, n, pass ? kb->pci[i].gpu_row : &kb->gpu[i],
+					pass ? &kb->pci[i] : NULL, GPUENV_KB_MATCH_PREFIX);
 			}
-			n = add_match(out, max, n, pass ? kb->pci[i].gpu_row : &kb->gpu[i],
-				pass ? &kb->pci[i] : NULL, GPUENV_KB_MATCH_PREFIX);
 		}
 	}
 	if (n)
 		return n;
 	/* the start of names ("RTX PRO 6000"): every one it starts */
-	for (size_t i = 0; i < kb->n_gpu; i++) {
-		tokenize(kb->gpu[i].name, &nt);
-		if (toks_prefix(&qt, &nt))
-			n = add_match(out, max, n, &kb->gpu[i], NULL, GPUENV_KB_MATCH_PARTIAL);
-	}
-	return n;
+	return match_starts(kb, &qt, out, max, 0);
 }
 
 static void joined(const struct toks *t, char *buf, size_t size)
@@ -373,7 +441,8 @@ int gpuenv_kb_gpu_lookup(const gpuenv_kb_t *kb, const char *query, gpuenv_kb_gpu
 			size_t d;
 			tokenize(kb->gpu[i].name, &nt);
 			joined(&nt, ns, sizeof(ns));
-			d = gpuenv_edit_distance(qs, ns);
+			/* a name the query starts ("GTX 1650" of "GTX 1650 Ti") first */
+			d = toks_prefix(&qt, &nt) ? 0 : gpuenv_edit_distance(qs, ns);
 			if (d < bestd) {
 				bestd = d;
 				best = &kb->gpu[i];
