@@ -18,13 +18,13 @@ any finding is). The test fails below 95% named correctly, on any false
 positive, and on a fix_has miss. GPUENV_DIAG_REPORT=FILE writes the figures
 as JSON (docs/diagnose.md quotes them)."""
 import collections
-import glob
 import json
 import os
 import subprocess
 import sys
 import tempfile
-import tomllib
+
+import tomlset
 
 BIN = os.environ["GPUENV_BIN"]
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -42,20 +42,7 @@ def problem(what):
 
 logs = []
 seen = set()
-files = sorted(glob.glob(os.path.join(DIR, "*.toml")))
-if not files:
-    problem("no log files in %s" % DIR)
-for path in files:
-    name = os.path.basename(path)
-    try:
-        with open(path, "rb") as f:
-            doc = tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        problem("%s: %s" % (name, e))
-        continue
-    rows = doc.get("log", [])
-    if len(rows) < doc.get("min_logs", 1):
-        problem("%s: %d logs, the file says at least %d" % (name, len(rows), doc.get("min_logs", 1)))
+for name, rows in tomlset.rows(DIR, "log", "min_logs", problem):
     for r in rows:
         lid = r.get("id")
         if not lid or lid in seen:

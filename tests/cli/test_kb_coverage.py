@@ -16,12 +16,12 @@ A case file is TOML:
 values compare as strings (null is "null", booleans "true"/"false"). A file
 may set `min_cases = N` at the top: fewer cases is a failure (so a file cut
 short by an edit does not pass quietly). Every case needs a `source`."""
-import glob
 import json
 import os
 import subprocess
 import sys
-import tomllib
+
+import tomlset
 
 BIN = os.environ["GPUENV_BIN"]
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -62,20 +62,9 @@ def as_text(v):
     return str(v)
 
 
-files = sorted(glob.glob(os.path.join(DIR, "*.toml")))
-if not files:
-    fail("no case files in %s" % DIR)
-for path in files:
-    name = os.path.basename(path)
-    try:
-        with open(path, "rb") as f:
-            doc = tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        fail("%s: %s" % (name, e))
-        continue
-    cases = doc.get("case", [])
-    if len(cases) < doc.get("min_cases", 1):
-        fail("%s: %d cases, the file says at least %d" % (name, len(cases), doc.get("min_cases", 1)))
+nfiles = 0
+for name, cases in tomlset.rows(DIR, "case", "min_cases", fail):
+    nfiles += 1
     for i, c in enumerate(cases):
         total += 1
         where = "%s case %d (%s)" % (name, i + 1, " ".join(c.get("args", [])))
@@ -116,5 +105,5 @@ for path in files:
             elif as_text(got) != as_text(want):
                 fail("%s: %s = %s, the source says %s" % (where, k, as_text(got), as_text(want)))
 
-print("kb coverage: %d cases in %d files, %d failures" % (total, len(files), len(failures)))
+print("kb coverage: %d cases in %d files, %d failures" % (total, nfiles, len(failures)))
 sys.exit(1 if failures else 0)
