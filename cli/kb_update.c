@@ -242,9 +242,9 @@ static int kb_update(struct cli *cli, const struct cli_verb *verb, int argc, cha
 		r = gpuenv_kb_bundle_check(&cli->ctx, &arena, from, buf.len ? buf.data : "", buf.len, &b);
 	if (r) {
 		st = cli_report(cli, CLI_EXIT_CANNOT);
-		fprintf(stderr, "the bundle was refused; the knowledge base in use stays: %.*s%s\n", cur_date.ptr ? (int)cur_date.len : 7,
-			cur_date.ptr ? cur_date.ptr : "no date", cur->bundle ? " (installed bundle)" :
-			" (built in)");
+		fprintf(stderr, "nothing was installed; the knowledge base in use stays: %.*s%s\n",
+			cur_date.ptr ? (int)cur_date.len : 7, cur_date.ptr ? cur_date.ptr : "no date",
+			cur->bundle ? " (installed bundle)" : " (built in)");
 		goto out;
 	}
 	if (cur_date.len == 10 && strncmp(b.m.date, cur_date.ptr, 10) <= 0) {
