@@ -19,6 +19,7 @@
 	X(kb) \
 	X(lock) \
 	X(tree) \
+	X(export) \
 	X(sync) \
 	X(run) \
 	X(venv) \

@@ -39,6 +39,7 @@ SRC = os.environ.get("GPUENV_SRC", os.path.join(os.path.dirname(__file__), "..",
 sys.path.insert(0, os.path.join(SRC, "tests", "fixtures"))
 import index_server  # noqa: E402
 import mkwheel  # noqa: E402
+from piptool import find_pip  # noqa: E402
 
 failures = []
 TMP = tempfile.mkdtemp(prefix="gpuenv-sync-test-")
@@ -59,19 +60,6 @@ def run(*args, env=None, timeout=300):
     e.update(env or {})
     p = subprocess.run([BIN, *args], capture_output=True, text=True, env=e, timeout=timeout)
     return p.returncode, p.stdout, p.stderr
-
-
-def find_pip():
-    """An interpreter whose pip has --python (pip >= 22.3)."""
-    for py in (sys.executable, "/root/.pyenv/versions/3.11.7/bin/python", "/usr/bin/python3"):
-        if not os.path.exists(py):
-            continue
-        p = subprocess.run([py, "-m", "pip", "--version"], capture_output=True, text=True)
-        if p.returncode == 0:
-            v = p.stdout.split()[1].split(".")
-            if (int(v[0]), int(v[1])) >= (22, 3):
-                return py
-    return None
 
 
 PIP = find_pip()
