@@ -521,6 +521,11 @@ static void print_image_runs(const gpuenv_kb_image_ref_t *img,
 	else if (iv->runs == GPUENV_KB_RUNS_NO && iv->dc.ga)
 		printf("  driver %.*s does not run it: upgrade to >= %.*s\n", GPUENV_STR_ARG(d->str),
 			GPUENV_STR_ARG(iv->dc.ga->driver_linux.str));
+	else if (iv->runs == GPUENV_KB_RUNS_NO && iv->dc.mvc)
+		printf("  driver %.*s does not run it: CUDA %lld.x needs >= %.*s even through "
+		       "minor-version compatibility%s\n", GPUENV_STR_ARG(d->str),
+			(long long)iv->dc.mvc->cuda_major, GPUENV_STR_ARG(iv->dc.mvc->driver_min.str),
+			cite(cites, &iv->dc.mvc->row, c1, sizeof(c1)));
 	else
 		printf("  unknown: CUDA %.*s has no toolkit row\n", GPUENV_STR_ARG(img->cuda.str));
 }
@@ -672,6 +677,9 @@ static int kb_image(struct cli *cli, const struct cli_verb *verb, int argc, char
 				GPUENV_STR_ARG(ga->driver_linux.str), cite(&cites, &ga->row, c2, sizeof(c2)));
 		else if (refs[i].hub.kind)
 			printf(" unknown: the knowledge base has no CUDA %.*s toolkit",
+				GPUENV_STR_ARG(refs[i].cuda.str));
+		else if (c)
+			printf(" CUDA %.*s: its minimum driver is not in the knowledge base",
 				GPUENV_STR_ARG(refs[i].cuda.str));
 		if (c && c->driver_min_branch.ptr)
 			printf("; the release notes require %.*s or later",

@@ -58,6 +58,17 @@ int gpuenv_kb_target_datacenter(const gpuenv_kb_target_t *t)
 	return gpuenv_str_eq_cstr(t->gpu->segment, "datacenter") ? 1 : 0;
 }
 
+/* A release the KB knows without its driver row ([[toolkit_known]]): what
+ * the driver runs by itself, forward compatibility and the minor-version
+ * rule still decide; only the GA minimum is not there to compare with. */
+static bool known_release(const gpuenv_kb_t *kb, const gpuenv_kb_ver_t *cuda)
+{
+	for (size_t i = 0; i < kb->n_toolkit_known; i++)
+		if (mm_cmp(cuda, &kb->toolkit_known[i].cuda) == 0)
+			return true;
+	return false;
+}
+
 int gpuenv_kb_driver_runs_cuda(const gpuenv_kb_t *kb, const gpuenv_kb_target_t *t,
 	const gpuenv_kb_ver_t *cuda, gpuenv_kb_driver_cuda_t *out)
 {
@@ -81,7 +92,7 @@ int gpuenv_kb_driver_runs_cuda(const gpuenv_kb_t *kb, const gpuenv_kb_target_t *
 		return out->runs;
 	if (out->max.n && mm_cmp(cuda, &out->max) <= 0)
 		out->runs = GPUENV_KB_RUNS_GA;
-	else if (!out->ga)
+	else if (!out->ga && !known_release(kb, cuda))
 		out->runs = GPUENV_KB_RUNS_UNKNOWN; /* not a release the KB knows */
 	else if (t->compat_cuda.n && mm_cmp(cuda, &t->compat_cuda) <= 0)
 		out->runs = GPUENV_KB_RUNS_FORWARD_COMPAT;

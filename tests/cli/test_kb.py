@@ -199,6 +199,12 @@ r = run("kb", "image", "nvcr.io/nvidia/tritonserver:24.10-trtllm-python-py3")
 check(r.returncode == 0 and "Triton 2.51.0" in r.stdout and "TensorRT-LLM 0.14.0" in r.stdout,
       "kb image text names the server and TensorRT-LLM: %s" % r.stdout[:300])
 
+# a CUDA the KB knows only as a release ([[toolkit_known]], 13.4): the minor-version rule decides
+for drv, want in (("580.65.06", "minor-version-compat"), ("575.57.08", "no")):
+    rc, d = js("kb", "image", "nvcr.io/nvidia/tritonserver:26.08-py3", "--driver", drv)
+    img = (d.get("images") or [{}])[0]
+    check(img.get("cuda") == "13.4" and img.get("runs") == want, "26.08 (CUDA 13.4) on %s: %s" % (drv, img.get("runs")))
+
 # --- sources ---------------------------------------------------------------------------------
 rc, d = js("kb", "sources")
 names = [f["name"] for f in d.get("files", [])]
