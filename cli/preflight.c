@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "gpuenv/dockerfile.h"
 #include "gpuenv/doctor.h"
 
 static int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
@@ -13,12 +14,14 @@ static int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc,
 		{ "torch", required_argument, NULL, 't' },
 		{ "image", required_argument, NULL, 'i' },
 		{ "lock", required_argument, NULL, 'l' },
+		{ "dockerfile", required_argument, NULL, 'D' },
 		{ "facts", required_argument, NULL, 'f' },
 		{ "kb-dir", required_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
 	gpuenv_preflight_req_t req = { 0 };
-	const char *facts_path = NULL, *lock = NULL, *kb_dir = NULL;
+	const char *facts_path = NULL, *lock = NULL, *kb_dir = NULL, *dockerfile = NULL;
+	gpuenv_dockerfile_base_t df = { 0 };
 	gpuenv_kb_t *kb = NULL;
 	gpuenv_preflight_t pf;
 	gpuenv_arena_t arena;
@@ -41,6 +44,9 @@ static int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc,
 		case 'l':
 			lock = optarg;
 			break;
+		case 'D':
+			dockerfile = optarg;
+			break;
 		case 'f':
 			facts_path = optarg;
 			break;
@@ -53,19 +59,32 @@ static int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc,
 	}
 	if (optind < argc)
 		return cli_usage_error(cli, verb, "%s: unexpected argument '%s'", verb->name, argv[optind]);
-	given = !!req.cuda + !!req.torch + !!req.image + !!lock;
+	given = !!req.cuda + !!req.torch + !!req.image + !!lock + !!dockerfile;
 	if (given == 0)
 		return cli_usage_error(cli, verb, "%s: what should this node run? give --cuda, --torch, "
-			"--image or --lock", verb->name);
+			"--image, --dockerfile or --lock", verb->name);
 	if (given > 1)
-		return cli_usage_error(cli, verb, "%s: give one of --cuda, --torch, --image and --lock",
-			verb->name);
+		return cli_usage_error(cli, verb, "%s: give one of --cuda, --torch, --image, --dockerfile "
+			"and --lock", verb->name);
 	if (lock)
 		return cli_error(cli, CLI_EXIT_CANNOT, "%s: --lock: lock files are not supported by this "
 			"build yet", verb->name);
 	if (kb_dir && (st = cli_kb_load(cli, kb_dir, &kb)) != 0)
 		return st;
 	gpuenv_arena_init(&arena, &cli->ctx, 0);
+	if (dockerfile) {
+		/* its final stage's base image, judged as --image is */
+		gpuenv_buf_t b;
+		gpuenv_buf_init(&b, &cli->ctx, GPUENV_DOCKERFILE_MAX);
+		/* an unreadable Dockerfile is an input that cannot be read: 4, not no-go */
+		st = cli_read_input(cli, dockerfile, GPUENV_DOCKERFILE_MAX, &b) ? CLI_EXIT_CANNOT : 0;
+		if (!st && gpuenv_dockerfile_base(&cli->ctx, &arena, dockerfile, b.len ? b.data : "", b.len, &df))
+			st = cli_report(cli, CLI_EXIT_CANNOT);
+		gpuenv_buf_free(&b);
+		if (st)
+			goto out;
+		req.image = df.image;
+	}
 	if ((st = cli_facts_load(cli, verb->name, facts_path, NULL, &arena, &facts)) != 0)
 		goto out;
 	req.kb = kb;
@@ -76,10 +95,17 @@ static int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc,
 	}
 	st = pf.go ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 	if (cli->json) {
-		if (cli_print_json(cli, gpuenv_preflight_json(&pf)) != 0)
+		json_t *j = gpuenv_preflight_json(&pf);
+		if (j && dockerfile)
+			json_object_set_new(j, "dockerfile", json_pack("{s:s, s:i, s:s, s:s?, s:i}", "path",
+				dockerfile, "line", (int)df.line, "image", df.image, "stage", df.stage,
+				"stages", (int)df.stages));
+		if (cli_print_json(cli, j) != 0)
 			st = CLI_EXIT_CANNOT;
 		goto out;
 	}
+	if (dockerfile)
+		printf("%s:%u: FROM %s (the final stage's base image)\n", dockerfile, df.line, df.image);
 	printf("%s%s%s: this node %s %s\n", cli_col(cli, pf.go ? CLI_GREEN : CLI_RED),
 		pf.go ? "go" : "no-go", cli_col(cli, CLI_RESET), pf.go ? "can run" : "cannot run",
 		pf.what ? pf.what : "it");
@@ -98,12 +124,15 @@ const struct cli_verb cli_verb_preflight = {
 	.name = "preflight",
 	.run = cli_preflight,
 	.summary = "go or no-go: can this node run a CUDA version, a torch build or an image?",
-	.usage = "gpuenv preflight (--cuda X.Y | --torch VERSION | --image IMAGE:TAG | --lock FILE)\n"
+	.usage = "gpuenv preflight (--cuda X.Y | --torch VERSION | --image IMAGE:TAG | --dockerfile FILE\n"
+		"                 | --lock FILE)\n"
 		"                 [--facts FILE.json] [--kb-dir DIR] [--json]",
 	.help = "  --cuda X.Y         a CUDA application of that version (12.2)\n"
 		"  --torch VERSION    a torch build (2.7.0+cu128; without +cuXYZ the PyPI build)\n"
 		"  --image IMAGE:TAG  an NGC container (nvcr.io/nvidia/pytorch:25.01-py3) or\n"
 		"                     nvidia/cuda:12.4.1-runtime-ubuntu22.04\n"
+		"  --dockerfile FILE  the base image of a Dockerfile's final stage (its FROM, with the\n"
+		"                     ARG defaults substituted and stages followed), judged as --image\n"
 		"  --lock FILE        a lock file (not supported yet)\n"
 		"  --facts FILE.json  judge the node a snapshot describes instead of this one\n"
 		"  --kb-dir DIR       knowledge-base files (cuda.toml, torch.toml, ngc.toml) from DIR\n"
