@@ -233,7 +233,7 @@ static int kb_update(struct cli *cli, const struct cli_verb *verb, int argc, cha
 	gpuenv_arena_init(&arena, &cli->ctx, 0);
 	if (is_url(from)) {
 		/* the download lands beside the bundles: the folder must be there */
-		r = gpuenv_kb_bundle_mkdir(&cli->ctx, bundles);
+		r = gpuenv_fs_mkdirs(&cli->ctx, bundles, 0755);
 		if (!r)
 			r = fetch_url(cli, from, bundles, &buf);
 	} else

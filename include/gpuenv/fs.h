@@ -72,6 +72,11 @@ GPUENV_API int gpuenv_fs_write_atomic(gpuenv_ctx_t *ctx, const char *path,
 GPUENV_API int gpuenv_fs_write_atomic_ex(gpuenv_ctx_t *ctx, const char *path,
 	const void *data, size_t len, unsigned mode, unsigned flags);
 
+/* mkdir -p: path and the folders above it, each with mode (umask applies);
+ * folders already there are fine.  0, or -errno / -ENAMETOOLONG recorded
+ * ("PATH: cannot create the folder: ..."). */
+GPUENV_API int gpuenv_fs_mkdirs(gpuenv_ctx_t *ctx, const char *path, unsigned mode);
+
 /* Advisory lock (flock) on path, created if missing.  exclusive: writer lock;
  * wait: block until free, else GPUENV_ELOCKED when held elsewhere.  On
  * success *fd_out holds the descriptor to pass to gpuenv_fs_unlock. */

@@ -93,9 +93,6 @@ GPUENV_API int gpuenv_kb_bundle_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, 
  * $HOME/.local/share/gpuenv/kb.  GPUENV_ENOTFOUND when none is set. */
 GPUENV_API int gpuenv_kb_bundle_dir(gpuenv_ctx_t *ctx, char *out, size_t size);
 
-/* Create the folder bundles and the folders above it as needed. */
-GPUENV_API int gpuenv_kb_bundle_mkdir(gpuenv_ctx_t *ctx, const char *bundles);
-
 /* Install a checked bundle into bundles (created as needed) as
  * <date>-<id>/, atomically and durably; path_out gets the folder.  0 when
  * installed, 1 when that bundle was installed already; <0 on error, with

@@ -423,3 +423,24 @@ void gpuenv_fs_unlock(int fd)
 		close(fd);
 	}
 }
+
+int gpuenv_fs_mkdirs(gpuenv_ctx_t *ctx, const char *path, unsigned mode)
+{
+	char p[PATH_MAX];
+	size_t n = strlen(path);
+
+	if (n >= sizeof(p))
+		return gpuenv_fail(ctx, -ENAMETOOLONG, path, 0, 0, "path too long");
+	memcpy(p, path, n + 1);
+	for (size_t i = 1; i <= n; i++) {
+		char c = p[i];
+		if (c != '/' && c != '\0')
+			continue;
+		p[i] = '\0';
+		if (mkdir(p, (mode_t)mode) != 0 && errno != EEXIST)
+			return gpuenv_fail(ctx, -errno, p, 0, 0, "cannot create the folder: %s",
+				strerror(errno));
+		p[i] = c;
+	}
+	return 0;
+}

@@ -58,26 +58,6 @@ int gpuenv_cache_default_dir(gpuenv_ctx_t *ctx, char *out, size_t outsz)
 	return gpuenv_index_cache_dir(ctx, out, outsz);
 }
 
-/* mkdir -p */
-static int mkdirs(gpuenv_ctx_t *ctx, const char *path)
-{
-	char p[PATH_MAX];
-
-	if ((size_t)snprintf(p, sizeof(p), "%s", path) >= sizeof(p))
-		return gpuenv_fail(ctx, -ENAMETOOLONG, path, 0, 0, "cache path too long");
-	for (char *s = p + 1;; s++) {
-		if (*s != '/' && *s)
-			continue;
-		char c = *s;
-		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST)
-			return gpuenv_fail(ctx, -errno, p, 0, 0, "cannot create the cache folder: %s",
-				strerror(errno));
-		if (!c)
-			return 0;
-		*s = c;
-	}
-}
 
 int gpuenv_cache_open(gpuenv_ctx_t *ctx, const char *dir, gpuenv_cache_t **out)
 {
@@ -91,7 +71,7 @@ int gpuenv_cache_open(gpuenv_ctx_t *ctx, const char *dir, gpuenv_cache_t **out)
 			return r;
 		dir = def;
 	}
-	if ((r = mkdirs(ctx, dir)))
+	if ((r = gpuenv_fs_mkdirs(ctx, dir, 0755)))
 		return r;
 	if (!(c = gpuenv_calloc(ctx, 1, sizeof(*c))) || !(c->dir = gpuenv_strndup(ctx, dir, strlen(dir)))) {
 		gpuenv_free(ctx, c);

@@ -77,26 +77,6 @@ static const char *absolute(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, const char *di
 	return out;
 }
 
-/* mkdir -p of an absolute path. */
-static int mkdirs(gpuenv_ctx_t *ctx, const char *path)
-{
-	char buf[PATH_MAX];
-	size_t n = strlen(path);
-
-	if (n >= sizeof(buf))
-		return gpuenv_fail(ctx, -ENAMETOOLONG, path, 0, 0, "path too long");
-	memcpy(buf, path, n + 1);
-	for (size_t i = 1; i <= n; i++) {
-		if (buf[i] != '/' && buf[i] != '\0')
-			continue;
-		char c = buf[i];
-		buf[i] = '\0';
-		if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-			return gpuenv_fail(ctx, -errno, buf, 0, 0, "cannot create the folder: %s", strerror(errno));
-		buf[i] = c;
-	}
-	return 0;
-}
 
 /* mkdirat that accepts an existing folder (not an existing file). */
 static int mkdir_at(gpuenv_ctx_t *ctx, int dfd, const char *root, const char *name)
@@ -667,7 +647,7 @@ int gpuenv_venv_create(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *dir
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			return gpuenv_fail(ctx, GPUENV_EUNSUPPORTED, root, 0, 0,
 				"a control character in the path: the activate scripts could not name it");
-	if ((r = mkdirs(ctx, root)))
+	if ((r = gpuenv_fs_mkdirs(ctx, root, 0777)))
 		return r;
 	if ((dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return gpuenv_fail(ctx, -errno, root, 0, 0, "cannot open the venv folder: %s", strerror(errno));

@@ -277,29 +277,24 @@ static int check_bytes(gpuenv_ctx_t *ctx, const char *origin, const gpuenv_kb_ma
 	return 0;
 }
 
-/* The about.toml date of a loaded KB. */
-static const gpuenv_kb_about_t *kb_about(const gpuenv_kb_t *kb)
-{
-	return kb->n_about ? &kb->about[0] : NULL;
-}
-
 /* The files load, and about.toml has the manifest's date. */
 static int check_loads(gpuenv_ctx_t *ctx, const char *origin, const gpuenv_kb_bundle_t *b)
 {
 	gpuenv_kb_t *kb;
-	const gpuenv_kb_about_t *ab;
+	gpuenv_str_t d;
 	int r = gpuenv_kb_load_sources(ctx, b->src, b->n, GPUENV_KB_ALL, &kb);
 
 	if (r)
 		return gpuenv_hint(ctx, "the bundle %s is signed but its files do not load in this "
 					"gpuenv (made for another version?)", origin);
-	ab = kb_about(kb);
-	if (!ab || !gpuenv_str_eq_cstr(ab->date, b->m.date)) {
-		gpuenv_str_t d = ab ? ab->date : gpuenv_str("none");
+	d = gpuenv_kb_date(kb);
+	if (!d.ptr || !gpuenv_str_eq_cstr(d, b->m.date)) {
+		if (!d.ptr)
+			d = gpuenv_str("none");
 		gpuenv_fail(ctx, GPUENV_EFORMAT, origin, 0, 0, "its about.toml is dated %.*s, the "
 			"manifest %s", GPUENV_STR_ARG(d), b->m.date);
 		gpuenv_kb_free(kb);
-		return gpuenv_hint(ctx, "make the bundle again (`gpuenv debug kb-bundle`)");
+		return gpuenv_hint(ctx, "make the bundle again (`gpuenv kb bundle`)");
 	}
 	gpuenv_kb_free(kb);
 	return 0;
@@ -411,30 +406,6 @@ int gpuenv_kb_bundle_dir(gpuenv_ctx_t *ctx, char *out, size_t size)
 
 /* ---- installing --------------------------------------------------------------------------- */
 
-static int mkdirs(gpuenv_ctx_t *ctx, const char *path)
-{
-	char p[4096];
-	size_t n = strlen(path);
-
-	if (n >= sizeof(p))
-		return gpuenv_fail(ctx, -ENAMETOOLONG, path, 0, 0, "path too long");
-	memcpy(p, path, n + 1);
-	for (size_t i = 1; i <= n; i++) {
-		if (p[i] != '/' && p[i] != '\0')
-			continue;
-		p[i] = '\0';
-		if (mkdir(p, 0755) != 0 && errno != EEXIST)
-			return gpuenv_fail(ctx, -errno, p, 0, 0, "cannot create the folder: %s",
-				strerror(errno));
-		p[i] = i < n ? '/' : '\0';
-	}
-	return 0;
-}
-
-int gpuenv_kb_bundle_mkdir(gpuenv_ctx_t *ctx, const char *bundles)
-{
-	return mkdirs(ctx, bundles);
-}
 
 static int write_file(gpuenv_ctx_t *ctx, int dirfd, const char *dir, const char *name,
 	const void *data, size_t len)
@@ -521,7 +492,7 @@ int gpuenv_kb_bundle_install(gpuenv_ctx_t *ctx, const gpuenv_kb_bundle_t *b, con
 				"and cannot be moved: %s", strerror(errno));
 		remove_tree_flat(aside);
 	}
-	if ((r = mkdirs(ctx, bundles)))
+	if ((r = gpuenv_fs_mkdirs(ctx, bundles, 0755)))
 		return r;
 	remove_tree_flat(stage); /* a stage this pid left, if any */
 	if (mkdir(stage, 0755) != 0)
