@@ -73,6 +73,11 @@ typedef struct gpuenv_manifest_target {
 	const char *inputs_line;
 } gpuenv_manifest_target_t;
 
+typedef struct gpuenv_manifest_registry {
+	const char *host; /* "nvcr.io" */
+	const char *url;  /* "http://127.0.0.1:5000" */
+} gpuenv_manifest_registry_t;
+
 typedef struct gpuenv_manifest {
 	const char *path;	     /* as given */
 	const char *name, *version;  /* the project's; may be NULL */
@@ -92,6 +97,17 @@ typedef struct gpuenv_manifest {
 	size_t ntargets;
 	const gpuenv_manifest_target_t *targets; /* sorted by name; 0: none
 						    declared */
+	/* [tool.gpuenv] registries = { HOST = "URL" }: a registry's requests
+	 * sent to a mirror (`gpuenv image`), in declaration order */
+	size_t nregistries;
+	const gpuenv_manifest_registry_t *registries;
+	/* [tool.gpuenv] build-against-env = ["flash-attn"]: PEP 503 names of
+	 * packages built without isolation against the target's environment */
+	size_t nbuild_against_env;
+	const char *const *build_against_env;
+	/* [tool.gpuenv] label-prefix = "gpuenv.example.com": the prefix of
+	 * `gpuenv labels`' own labels, or NULL (the default) */
+	const char *label_prefix;
 	/* sha-256 (hex) of everything in the manifest that a lock depends
 	 * on, stable across formatting and comment changes */
 	const char *inputs_hash;

@@ -12,7 +12,8 @@
 
 #define TORCH_INDEX "https://download.pytorch.org/whl"
 
-static const char *const GPUENV_KEYS[] = { "torch-backend", "torch-index", "targets", NULL };
+static const char *const GPUENV_KEYS[] = { "torch-backend", "torch-index", "targets", "registries",
+	"build-against-env", "label-prefix", NULL };
 static const char *const TARGET_KEYS[] = { "gpu", "compute_capability", "driver", "cuda", "python",
 	"platform", "groups", "extras", "torch-backend", NULL };
 
@@ -329,6 +330,42 @@ static int target_cmp(const void *a, const void *b)
 	return strcmp(((const gpuenv_manifest_target_t *)a)->name, ((const gpuenv_manifest_target_t *)b)->name);
 }
 
+/* [tool.gpuenv.registries]: HOST = "URL" (a registry's requests sent to a
+ * mirror; `gpuenv image`) */
+static int registries_load(mf_load_t *L, const gpuenv_toml_value_t *x)
+{
+	gpuenv_manifest_registry_t *rs;
+	int r;
+
+	if (!x)
+		return 0;
+	if ((r = gpuenv_toml_expect(L->doc, x, GPUENV_TOML_TABLE, "tool.gpuenv.registries")))
+		return r;
+	if (x->u.tab->len > MF_MAX_SOURCES)
+		return mf_err(L, GPUENV_ETOOBIG, x->line, x->col, "more than %d registries", MF_MAX_SOURCES);
+	if (!(rs = gpuenv_arena_calloc(L->arena, x->u.tab->len + 1, sizeof(*rs))))
+		return gpuenv_oom(L->ctx, "the manifest");
+	for (uint32_t i = 0; i < x->u.tab->len; i++) {
+		const gpuenv_toml_kv_t *kv = x->u.tab->items[i];
+		const char *u;
+		if (!kv->key.len || memchr(kv->key.ptr, '\0', kv->key.len) || memchr(kv->key.ptr, '/', kv->key.len))
+			return mf_err(L, GPUENV_ESYNTAX, kv->line, kv->col,
+				"[tool.gpuenv.registries]: a key is a registry host such as \"nvcr.io\"");
+		if ((r = mf_cstr(L, &kv->val, "a registry URL", &u)))
+			return r;
+		if (strncmp(u, "https://", 8) && strncmp(u, "http://", 7))
+			return mf_err(L, GPUENV_EUNSUPPORTED, kv->val.line, kv->val.col,
+				"registries.%.*s = \"%s\": not an http(s):// URL", (int)kv->key.len,
+				kv->key.ptr, u);
+		if (!(rs[i].host = gpuenv_arena_strndup(L->arena, kv->key.ptr, kv->key.len)))
+			return gpuenv_oom(L->ctx, "the manifest");
+		rs[i].url = u;
+	}
+	L->m->registries = rs;
+	L->m->nregistries = x->u.tab->len;
+	return 0;
+}
+
 int mf_load_gpuenv(mf_load_t *L, const gpuenv_toml_table_t *root)
 {
 	const gpuenv_toml_value_t *g = gpuenv_toml_get_path(root, "tool.gpuenv"), *x;
@@ -359,6 +396,22 @@ int mf_load_gpuenv(mf_load_t *L, const gpuenv_toml_table_t *root)
 		if (!(L->m->torch_index = gpuenv_arena_strndup(L->arena, u, n)))
 			return gpuenv_oom(L->ctx, "the manifest");
 	}
+	if ((r = registries_load(L, gpuenv_toml_get(g->u.tab, "registries"))))
+		return r;
+	if ((x = gpuenv_toml_get(g->u.tab, "build-against-env"))) {
+		const char **names;
+		size_t n;
+		if ((r = mf_strs(L, x, "build-against-env", &names, &n)))
+			return r;
+		for (size_t i = 0; i < n; i++)
+			if (!(names[i] = mf_norm(L, names[i])))
+				return -ENOMEM;
+		L->m->build_against_env = names;
+		L->m->nbuild_against_env = n;
+	}
+	if ((x = gpuenv_toml_get(g->u.tab, "label-prefix")) &&
+		(r = mf_cstr(L, x, "label-prefix", &L->m->label_prefix)))
+		return r;
 	if (!(x = gpuenv_toml_get(g->u.tab, "targets")))
 		return 0;
 	if ((r = gpuenv_toml_expect(L->doc, x, GPUENV_TOML_TABLE, "tool.gpuenv.targets")))

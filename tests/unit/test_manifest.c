@@ -726,6 +726,37 @@ static int run_all(gpuenv_ctx_t *c, const char *text, size_t len)
 	return r;
 }
 
+/* [tool.gpuenv] keys of the fleet, image and build verbs */
+static void test_tool_keys(void **state)
+{
+	gpuenv_manifest_t m;
+	(void)state;
+
+	assert_int_equal(load("[project]\nname = \"x\"\n[tool.gpuenv]\nlabel-prefix = \"gpuenv.example.com\"\n"
+			      "build-against-env = [\"Flash_Attn\", \"apex\"]\n"
+			      "[tool.gpuenv.registries]\n\"nvcr.io\" = \"http://127.0.0.1:5000\"\n"
+			      "\"docker.io\" = \"https://mirror.example.com\"\n",
+			     &m),
+		0);
+	assert_string_equal(m.label_prefix, "gpuenv.example.com");
+	assert_int_equal(m.nbuild_against_env, 2);
+	assert_string_equal(m.build_against_env[0], "flash-attn");
+	assert_string_equal(m.build_against_env[1], "apex");
+	assert_int_equal(m.nregistries, 2);
+	assert_string_equal(m.registries[0].host, "nvcr.io");
+	assert_string_equal(m.registries[0].url, "http://127.0.0.1:5000");
+	assert_string_equal(m.registries[1].host, "docker.io");
+	assert_int_equal(load("[project]\nname = \"x\"\n", &m), 0);
+	assert_null(m.label_prefix);
+	assert_int_equal(m.nregistries, 0);
+	assert_int_equal(m.nbuild_against_env, 0);
+	expect_err("[tool.gpuenv.registries]\n\"nvcr.io\" = \"ftp://x\"\n", GPUENV_EUNSUPPORTED, 2, 13,
+		"not an http(s):// URL");
+	expect_err("[tool.gpuenv.registries]\n\"nvcr.io/x\" = \"http://x\"\n", GPUENV_ESYNTAX, 2, 1,
+		"registry host");
+	expect_err("[tool.gpuenv]\nbuild-against-env = \"flash-attn\"\n", GPUENV_ETYPE, 2, 21, "array");
+}
+
 static void test_alloc_failures(void **state)
 {
 	testutil_alloc_t t;
@@ -767,6 +798,7 @@ int main(void)
 		cmocka_unit_test(test_poetry),
 		cmocka_unit_test(test_sources),
 		cmocka_unit_test(test_targets),
+		cmocka_unit_test(test_tool_keys),
 		cmocka_unit_test(test_backend_satellite),
 		cmocka_unit_test(test_backend_matches_kb_torch),
 		cmocka_unit_test(test_backend_rules),
