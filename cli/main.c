@@ -20,6 +20,7 @@
 	X(lock) \
 	X(tree) \
 	X(export) \
+	X(labels) \
 	X(sync) \
 	X(run) \
 	X(venv) \
