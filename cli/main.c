@@ -22,6 +22,7 @@
 	X(lock) \
 	X(tree) \
 	X(export) \
+	X(image) \
 	X(labels) \
 	X(sync) \
 	X(run) \
