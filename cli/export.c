@@ -21,7 +21,7 @@
 #include "gpuenv/pylock.h"
 
 enum { OPT_PROJECT = 0x2201, OPT_TARGET, OPT_LOCK, OPT_FORMAT, OPT_OUT, OPT_NO_HASHES, OPT_BASE,
-	OPT_TRUST_BASE };
+	OPT_TRUST_BASE, OPT_IMAGE_MANIFEST };
 
 #define PYPI_SIMPLE "https://pypi.org/simple"
 
@@ -176,10 +176,11 @@ static int cli_export(struct cli *cli, const struct cli_verb *verb, int argc, ch
 		{ "no-hashes", no_argument, NULL, OPT_NO_HASHES },
 		{ "base", required_argument, NULL, OPT_BASE },
 		{ "trust-base", no_argument, NULL, OPT_TRUST_BASE },
+		{ "image-manifest", required_argument, NULL, OPT_IMAGE_MANIFEST },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *project = NULL, *target = NULL, *lock = NULL, *format = "requirements", *out = NULL;
-	const char *base = NULL;
+	const char *base = NULL, *image_manifest = NULL;
 	bool hashes = true, constraints, docker, compose, trust_base = false;
 	struct cli_project pj;
 	const gpuenv_manifest_target_t *dt = NULL;
@@ -218,6 +219,9 @@ static int cli_export(struct cli *cli, const struct cli_verb *verb, int argc, ch
 		case OPT_TRUST_BASE:
 			trust_base = true;
 			break;
+		case OPT_IMAGE_MANIFEST:
+			image_manifest = optarg;
+			break;
 		default:
 			return CLI_EXIT_USAGE;
 		}
@@ -238,9 +242,9 @@ static int cli_export(struct cli *cli, const struct cli_verb *verb, int argc, ch
 		return cli_usage_error(cli, verb, "%s: --format %s is made for a project's targets (their "
 			"source is the build context): give --project and --target, not --lock", verb->name,
 			format);
-	if ((base || trust_base) && !docker)
-		return cli_usage_error(cli, verb, "%s: --base and --trust-base are options of --format "
-			"dockerfile", verb->name);
+	if ((base || trust_base || image_manifest) && !docker)
+		return cli_usage_error(cli, verb, "%s: --base, --trust-base and --image-manifest are "
+			"options of --format dockerfile", verb->name);
 	if (compose && target)
 		return cli_usage_error(cli, verb, "%s: --format compose has a service for every target: "
 			"leave --target out", verb->name);
@@ -295,7 +299,7 @@ static int cli_export(struct cli *cli, const struct cli_verb *verb, int argc, ch
 	}
 	if (docker) {
 		struct cli_export_docker eo = { .verb = verb, .pj = &pj, .t = dt, .lk = &lk, .lock_path = lock,
-			.base = base, .trust_base = trust_base, .out = out };
+			.base = base, .trust_base = trust_base, .image_manifest = image_manifest, .out = out };
 		st = cli_export_dockerfile(cli, &eo);
 		goto done;
 	}
@@ -324,7 +328,8 @@ const struct cli_verb cli_verb_export = {
 	.usage = "gpuenv export [--project DIR] [--target NAME | --lock FILE]\n"
 		 "              [--format requirements|constraints] [--no-hashes] [-o FILE]\n"
 		 "       gpuenv export [--project DIR] [--target NAME] --format dockerfile\n"
-		 "              [--base IMAGE[:TAG][@DIGEST] [--trust-base]] [-o FILE]\n"
+		 "              [--base IMAGE[:TAG][@DIGEST] [--trust-base]] [--image-manifest FILE]\n"
+		 "              [-o FILE]\n"
 		 "       gpuenv export [--project DIR] --format compose [-o FILE]",
 	.help = "  --project DIR      the project (default: .); its lock of --target (or of its one target)\n"
 		"  --lock FILE        export this lock instead (requirements, constraints)\n"
@@ -339,6 +344,8 @@ const struct cli_verb cli_verb_export = {
 		"                     checked the same way (the lock's CUDA major, the target's driver\n"
 		"                     and Python); refused with the reason when it does not fit\n"
 		"  --trust-base       write a --base image the knowledge base does not know, unchecked\n"
+		"  --image-manifest FILE  the image lock whose digest FROM writes the base image by\n"
+		"                     (default: image-manifest.json in the project, when there)\n"
 		"  -o, --output FILE  write FILE atomically (default: standard output)\n"
 		"exit status: 0 written, 1 the base image does not fit the target or the lock (the\n"
 		"reason is given; nothing is written), 2 usage, 4 no lock, an unreadable lock, a\n"

@@ -20,6 +20,8 @@ struct cli_export_docker {
 	const char *lock_path;		   /* dockerfile: the lock's path */
 	const char *base;		   /* --base IMAGE, or NULL: the rule chooses */
 	bool trust_base;		   /* --trust-base */
+	const char *image_manifest;	   /* --image-manifest FILE, or NULL: the
+					      project's image-manifest.json if any */
 	const char *out;		   /* -o FILE, or NULL: standard output */
 };
 

@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 
 #include "gpuenv/fs.h"
+#include "gpuenv/image_manifest.h"
 #include "gpuenv/kb.h"
 #include "gpuenv/project.h"
 
@@ -539,6 +540,13 @@ static int choose(struct dk *d, struct dk_base *out)
 
 /* ---- files ------------------------------------------------------------------------- */
 
+static bool exists(const char *path)
+{
+	struct stat sb;
+	return stat(path, &sb) == 0;
+}
+
+
 /* The directory of file, relative to the project directory ("" for the
  * project directory itself), or NULL (reported) when it is not inside it:
  * the build context is the project directory. */
@@ -564,12 +572,6 @@ static const char *rel_dir(struct cli *cli, gpuenv_arena_t *a, const char *verb,
 	free(rp);
 	free(rd);
 	return out;
-}
-
-static bool exists(const char *path)
-{
-	struct stat sb;
-	return stat(path, &sb) == 0;
 }
 
 static const char *docker_name(gpuenv_arena_t *a, const char *name)
@@ -691,6 +693,53 @@ static void put_dockerfile(struct dk *d, const struct cli_export_docker *o, cons
 			      "USER 10001:10001\n");
 }
 
+/* The base image's digest from the image lock (image-manifest.json, made by
+ * gpuenv image lock; docs/image.md), and the check that it has an image for
+ * the target's platform.  0, or the exit status (reported). */
+static int pin_digest(struct dk *d, const struct cli_export_docker *o, struct dk_base *b)
+{
+	struct cli *cli = d->cli;
+	const char *path = o->image_manifest;
+	const char *m = d->t->target.machine;
+	const char *arch = !m ? NULL : !strcmp(m, "x86_64") ? "amd64" : !strcmp(m, "aarch64") ? "arm64" : NULL;
+	const gpuenv_image_entry_t *e;
+	gpuenv_image_manifest_t im;
+	bool found = false;
+
+	if (!path) {
+		path = fmt(d, "%s/image-manifest.json", o->pj->dir);
+		if (!exists(path))
+			return 0;
+	}
+	if (gpuenv_image_manifest_read(&cli->ctx, d->a, path, &im))
+		return cli_report(cli, CLI_EXIT_CANNOT);
+	if (!(e = gpuenv_image_manifest_find(&im, b->ref))) {
+		warn(b, fmt(d, "%s has no entry for %s: FROM names it by tag only (gpuenv image lock %s "
+			       "adds it)", path, b->ref, b->ref));
+		return 0;
+	}
+	for (size_t i = 0; i < e->nplatforms && arch; i++)
+		found |= !strcmp(e->platforms[i].os, "linux") && !strcmp(e->platforms[i].architecture, arch);
+	if (arch && e->nplatforms && !found) {
+		const char *list = "";
+		for (size_t i = 0; i < e->nplatforms; i++)
+			list = fmt(d, "%s%s%s/%s", list, i ? ", " : "", e->platforms[i].os,
+				e->platforms[i].architecture);
+		refuse(d, b->ref, fmt(d, "%s records no linux/%s image for it (target %s is %s): only %s",
+				      path, arch, d->t->name, m, list),
+			"use an image published for the target's platform");
+		return cli_report(cli, CLI_EXIT_FAIL);
+	}
+	if (b->digest && strcmp(b->digest, e->digest)) {
+		warn(b, fmt(d, "--base gives %s; %s records %s for %s: FROM writes the one --base gives",
+			       b->digest, path, e->digest, b->ref));
+		return 0;
+	}
+	b->digest = e->digest;
+	note(b, fmt(d, "digest %s from %s (the image lock)", e->digest, path));
+	return 0;
+}
+
 static json_t *base_json(const struct dk_base *b)
 {
 	json_t *notes = json_array(), *warns = json_array();
@@ -758,6 +807,8 @@ int cli_export_dockerfile(struct cli *cli, const struct cli_export_docker *o)
 		st = cli_report(cli, st);
 		goto out;
 	}
+	if ((st = pin_digest(&d, o, &b)) != 0)
+		goto out;
 	/* where the files go: the Dockerfile at -o, the requirements and the
 	 * .dockerignore beside it; COPY paths are relative to the project */
 	dfname = gpuenv_arena_printf(&a, "Dockerfile.%s", o->t->name).ptr;

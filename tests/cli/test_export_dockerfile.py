@@ -264,6 +264,51 @@ rc, out, err = run("export", "--project", SAT, "--target", "a100", "--format", "
                    "nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04@" + DIG)
 check(rc == 0 and ("FROM nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04@" + DIG) in out, "--base with a digest: %d %s" % (rc, err))
 
+# the image lock (image-manifest.json, docs/image.md): FROM tag@digest, by default from the project's
+def manifest(path, entries):
+    imgs = []
+    for ref, digest, arches in entries:
+        reg, rest = ref.split("/", 1)
+        repo, tag = rest.rsplit(":", 1)
+        imgs.append({"ref": ref, "registry": reg, "repository": repo, "tag": tag, "digest": digest,
+                     "platforms": [{"os": "linux", "architecture": a, "digest": "sha256:" + ("%02x" % k) * 32}
+                                   for k, a in enumerate(arches)], "components": {}})
+    with open(path, "w") as f:
+        json.dump({"schema": "gpuenv.image-manifest/1", "images": sorted(imgs, key=lambda x: x["ref"])}, f, indent=2)
+
+
+D1, D2 = "sha256:" + "1f" * 32, "sha256:" + "2e" * 32
+manifest(os.path.join(SAT, "image-manifest.json"),
+         [("docker.io/nvidia/cuda:11.8.0-runtime-ubuntu22.04", D1, ["amd64", "arm64"])])
+T4DF = os.path.join(SAT, "Dockerfile.t4")
+rc, out, err = run("export", "--project", SAT, "--target", "t4", "--format", "dockerfile", "-o", T4DF)
+text = open(T4DF).read() if rc == 0 else ""
+check(rc == 0 and ("\nFROM nvidia/cuda:11.8.0-runtime-ubuntu22.04@%s\n" % D1) in text and "image lock" in text,
+      "the project's image-manifest.json: FROM tag@digest: %d %s" % (rc, err))
+if rc == 0:
+    check_dockerfile("satellite t4 by digest", SAT, "t4", T4DF, "nvidia/cuda:11.8.0-runtime-ubuntu22.04@" + D1)
+    rc, pf, err = preflight(T4DF, FACTS["t4"])
+    check(rc == 0 and pf.get("go") is True, "t4 by digest: preflight --dockerfile reads tag@digest: go: %d %s" % (rc, err))
+OTHER = os.path.join(TMP, "other-manifest.json")
+manifest(OTHER, [("docker.io/nvidia/cuda:11.8.0-runtime-ubuntu22.04", D2, ["amd64"])])
+rc, out, err = run("export", "--project", SAT, "--target", "t4", "--format", "dockerfile", "--image-manifest", OTHER)
+check(rc == 0 and ("FROM nvidia/cuda:11.8.0-runtime-ubuntu22.04@%s\n" % D2) in out, "--image-manifest FILE: %d %s" % (rc, err))
+manifest(OTHER, [("docker.io/nvidia/cuda:11.8.0-runtime-ubuntu22.04", D2, ["arm64"])])
+rc, out, err = run("export", "--project", SAT, "--target", "t4", "--format", "dockerfile", "--image-manifest", OTHER,
+                   "-o", NOPE)
+check(rc == 1 and "no linux/amd64 image" in err and not os.path.exists(NOPE),
+      "an image the lock records for arm64 only, for an x86_64 target: refused: %d %s" % (rc, err))
+manifest(OTHER, [("docker.io/nvidia/cuda:12.4.1-runtime-ubuntu22.04", D2, ["amd64"])])
+rc, out, err = run("export", "--project", SAT, "--target", "t4", "--format", "dockerfile", "--image-manifest", OTHER)
+check(rc == 0 and "FROM nvidia/cuda:11.8.0-runtime-ubuntu22.04\n" in out and "no entry for" in err,
+      "an image the manifest lacks: by tag, with a warning: %d %s" % (rc, err))
+with open(OTHER, "w") as f:
+    f.write('{"schema": "gpuenv.image-manifest/1", "images": [ {"ref": 1} ]}')
+rc, out, err = run("export", "--project", SAT, "--target", "t4", "--format", "dockerfile", "--image-manifest", OTHER,
+                   "-o", NOPE)
+check(rc == 4 and "other-manifest.json" in err and not os.path.exists(NOPE), "a malformed image manifest: %d %s" % (rc, err))
+os.unlink(os.path.join(SAT, "image-manifest.json"))
+
 # compose: one service per target of the project
 COMPOSE = os.path.join(SAT, "docker-compose.yml")
 rc, out, err = run("export", "--project", SAT, "--format", "compose", "-o", COMPOSE)
