@@ -26,6 +26,7 @@
 	X(run) \
 	X(venv) \
 	X(cache) \
+	X(drift) \
 	X(debug)
 #define CLI_VERB_DECLARE(n) extern const struct cli_verb cli_verb_##n;
 CLI_VERBS(CLI_VERB_DECLARE)
