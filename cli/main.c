@@ -22,6 +22,7 @@
 	X(lock) \
 	X(tree) \
 	X(export) \
+	X(image) \
 	X(sync) \
 	X(run) \
 	X(venv) \
