@@ -165,14 +165,16 @@ static void rule_python(lrun_t *lr)
 		dr_ev(r, v, dr_fmt(r, "%s: tool.gpuenv.python", lr->path), "lock", "%s", want);
 	if (rp)
 		dr_ev(r, v, dr_fmt(r, "%s: requires-python", lr->path), "lock", "%s", rp);
-	v->message = dr_fmt(r, "%s is for Python %s%s; the environments of this node run %s", lr->path,
-		want ? want : rp, want && rp ? dr_fmt(r, " (requires-python %s)", rp) : "", list);
+	v->message = dr_fmt(r, "%s is for Python %s%s; the Python environments the facts list for this "
+		"node run %s", lr->path, want ? want : rp, want && rp ? dr_fmt(r, " (requires-python %s)", rp) : "",
+		list);
 	{
 		const gpuenv_facts_env_t *e = &f->envs[active < f->nenvs ? active : 0];
 		const char *ver = e->python.version ? e->python.version : e->python_xy;
-		v->fix = dr_fmt(r, "install Python %s on this node (gpuenv sync makes its venv from it), "
-			"or lock again for this node's Python: python = \"%s\" in the target "
-			"(gpuenv lock --target NAME)", want ? want : rp, ver ? py_xy(lr, ver) : "?");
+		v->fix = dr_fmt(r, "install Python %s on this node (gpuenv sync makes its venv from it; "
+			"gpuenv probe --env DIR shows an environment the probe did not find), or lock again "
+			"for this node's Python: python = \"%s\" in the target (gpuenv lock --target NAME)",
+			want ? want : rp, ver ? py_xy(lr, ver) : "?");
 	}
 }
 
