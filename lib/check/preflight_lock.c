@@ -623,9 +623,25 @@ static void rule_platform(lrun_t *lr)
 	}
 	if (!tr.glibc) {
 		/* the facts do not say: any version of it (glibc when the C library
-		 * itself is unknown), and a warning for what needs a new one */
+		 * itself is unknown), and a warning for what needs a new one; for
+		 * glibc, the newest the lock's wheels name, so the tag set stays
+		 * small */
+		unsigned top = 217;
+		for (size_t i = 0; i < lr->lk->npackages; i++)
+			for (size_t w = 0; lr->applies[i] && w < lr->lk->packages[i].nwheels; w++) {
+				const char *n = lr->lk->packages[i].wheels[w].name, *m = n;
+				while ((m = strstr(m, "manylinux_"))) {
+					unsigned a, b;
+					if (sscanf(m, "manylinux_%u_%u_", &a, &b) == 2 && a == 2 && b < 100 &&
+						200 + b > top)
+						top = 200 + b;
+					m += 10;
+				}
+			}
 		t.libc = tr.musl ? "musl" : "glibc";
-		t.libc_version = tr.musl ? "1.99" : "2.99";
+		t.libc_version = tr.musl ? "1.99" : dr_fmt(r, "2.%u", top - 200);
+		if (!t.libc_version)
+			return;
 	}
 	if ((rc = gpuenv_target_wheel(r->ctx, &t, &wt)) != 0 ||
 		(rc = gpuenv_tagset_build(r->ctx, &wt, &tr.set)) != 0) {
