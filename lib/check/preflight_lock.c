@@ -320,7 +320,7 @@ static void torch_of(lrun_t *lr, torch_build_t *tb)
 	tb->what = tb->cuda ? dr_fmt(r, "torch %s (CUDA %s)", ver, cb) : dr_fmt(r, "torch %s", ver);
 }
 
-static void rule_torch(lrun_t *lr, const torch_build_t *tb, bool *needs_gpu, int *cuda)
+static void rule_torch(lrun_t *lr, const torch_build_t *tb, bool *asked, int *cuda)
 {
 	drun_t *r = lr->r;
 	const char *fact = dr_fmt(r, "%s: packages[torch] needs CUDA", lr->path);
@@ -356,7 +356,7 @@ static void rule_torch(lrun_t *lr, const torch_build_t *tb, bool *needs_gpu, int
 			"what it needs of the driver and the GPUs", tb->what);
 		return;
 	}
-	*needs_gpu = true;
+	*asked = true;
 	*cuda = tb->cuda;
 	ptx_ok = pf_node(r, tb->cuda, tb->what, NULL, fact, "lock", lr->relock);
 	if (tb->kv) {
@@ -371,15 +371,13 @@ static void rule_torch(lrun_t *lr, const torch_build_t *tb, bool *needs_gpu, int
 	}
 }
 
-static void rule_cuda_wheels(lrun_t *lr, bool *needs_gpu, int *cuda)
+static void rule_cuda_wheels(lrun_t *lr, bool *asked, int *cuda)
 {
 	drun_t *r = lr->r;
-	bool node_said = *needs_gpu;
 
 	for (size_t i = 0; i < lr->lk->npackages && !r->err; i++) {
 		const gpuenv_lock_package_t *p = &lr->lk->packages[i];
 		const char *cite, *what, *fact;
-		size_t before = r->out->n;
 		int need;
 
 		if (!lr->applies[i] || !(need = wheel_need(lr, p, &cite)))
@@ -388,17 +386,19 @@ static void rule_cuda_wheels(lrun_t *lr, bool *needs_gpu, int *cuda)
 		fact = dr_fmt(r, "%s: packages[%s] needs CUDA", lr->path, p->name);
 		if (need > *cuda)
 			*cuda = need;
-		*needs_gpu = true;
-		if (!node_said) {
+		if (!*asked) {
 			/* the first CUDA wheel of a lock without a CUDA torch asks the node */
-			node_said = true;
+			*asked = true;
 			pf_node(r, need, what, NULL, fact, "lock", lr->relock);
 		} else if (r->ngpus > 0) {
 			dr_rule_driver(r, need, what, fact, "lock", NULL, lr->relock, false);
 		}
-		if (cite && r->out->n > before)
-			dr_ev_kb(r, &r->out->items[before], dr_fmt(r, "kb:wheels.toml package %s", p->name),
-				cite, "cuda_major %d", need / 1000);
+		/* the KB row in the driver verdict of that CUDA (dr_rule_driver's) */
+		for (size_t k = 0; cite && k < r->ndrv_seen; k++)
+			if (r->drv_seen[k].need == need && !r->drv_seen[k].env && r->drv_seen[k].vi != SIZE_MAX)
+				dr_ev_kb(r, &r->out->items[r->drv_seen[k].vi],
+					dr_fmt(r, "kb:wheels.toml package %s", p->name), cite, "cuda_major %d",
+					need / 1000);
 	}
 }
 
@@ -777,7 +777,7 @@ int pf_lock(drun_t *r, const gpuenv_lock_t *lk, const char *path, gpuenv_preflig
 {
 	lrun_t lr;
 	torch_build_t tb;
-	bool needs_gpu = false;
+	bool asked = false; /* the node asked for a GPU and a driver */
 	int cuda = 0;
 
 	memset(&lr, 0, sizeof(lr));
@@ -794,9 +794,9 @@ int pf_lock(drun_t *r, const gpuenv_lock_t *lk, const char *path, gpuenv_preflig
 		return r->err;
 	torch_of(&lr, &tb);
 	if (!r->err)
-		rule_torch(&lr, &tb, &needs_gpu, &cuda);
+		rule_torch(&lr, &tb, &asked, &cuda);
 	if (!r->err)
-		rule_cuda_wheels(&lr, &needs_gpu, &cuda);
+		rule_cuda_wheels(&lr, &asked, &cuda);
 	if (!r->err)
 		rule_platform(&lr);
 	if (!r->err)
