@@ -123,6 +123,10 @@ struct gpuenv_verdict;
 /* One verdict as doctor prints it; label replaces the severity word. */
 void cli_print_verdict(struct cli *cli, const struct gpuenv_verdict *v, const char *label);
 
+/* argv[0] is a tool name (cc, nvcc...): gpuenv is a build's tool shim
+ * (cli/shim.c); returns the tool's exit status. */
+int cli_shim_main(int argc, char **argv);
+
 /* venv and debug pythons (cli/venv.c): one interpreter as JSON */
 struct gpuenv_python;
 json_t *cli_python_json(struct cli *cli, const struct gpuenv_python *py);

@@ -1,6 +1,8 @@
 /* gpuenv: entry point, global options and the verb table. */
 #include "cli.h"
 
+#include "gpuenv/trace.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,7 @@
 	X(run) \
 	X(venv) \
 	X(cache) \
+	X(drift) \
 	X(debug)
 #define CLI_VERB_DECLARE(n) extern const struct cli_verb cli_verb_##n;
 CLI_VERBS(CLI_VERB_DECLARE)
@@ -114,6 +117,9 @@ int main(int argc, char **argv)
 	const char *names[NVERBS];
 	int c, status;
 
+	/* a symlink named cc, nvcc...: a build's tool shim (--profile) */
+	if (argc > 0 && gpuenv_trace_is_shim(argv[0]))
+		return cli_shim_main(argc, argv);
 	memset(&cli, 0, sizeof(cli));
 	gpuenv_ctx_init(&cli.ctx);
 	cli.prog = "gpuenv";

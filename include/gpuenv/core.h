@@ -77,6 +77,8 @@ enum gpuenv_level {
 
 typedef void (*gpuenv_log_fn)(void *ud, int level, const char *msg);
 typedef const char *(*gpuenv_getenv_fn)(void *ud, const char *name);
+/* A trace recorder (gpuenv/trace.h); NULL in a context: tracing is off. */
+typedef struct gpuenv_trace gpuenv_trace_t;
 
 typedef struct gpuenv_ctx {
 	gpuenv_allocator_t mem;
@@ -87,6 +89,7 @@ typedef struct gpuenv_ctx {
 	void *getenv_ud;
 	const char *root; /* prefix for absolute paths the probe reads ("" = /) */
 	gpuenv_error_t err;
+	gpuenv_trace_t *trace; /* spans of --profile (gpuenv/trace.h); NULL = off */
 } gpuenv_ctx_t;
 
 /* A context using malloc, the process environment (getenv) and no log
