@@ -91,11 +91,16 @@ static const char *keep(rd_t *r, gpuenv_str_t s)
 	return gpuenv_arena_strndup(r->a, s.ptr, s.len);
 }
 
-/* A key or value for a message: at most 60 bytes, controls as '?'. */
+/* A key or value for a message: at most 60 bytes (whole UTF-8 sequences),
+ * controls as '?'. */
 static const char *shown(rd_t *r, gpuenv_str_t s)
 {
 	size_t n = s.len > 60 ? 60 : s.len;
-	char *p = gpuenv_arena_strndup(r->a, s.ptr, n);
+	char *p;
+
+	while (n < s.len && n && ((unsigned char)s.ptr[n] & 0xc0) == 0x80)
+		n--;
+	p = gpuenv_arena_strndup(r->a, s.ptr, n);
 
 	for (size_t i = 0; p && i < n; i++)
 		if ((unsigned char)p[i] < 0x20 || p[i] == 0x7f)
@@ -412,8 +417,9 @@ static void judge(gpuenv_arena_t *a, const gpuenv_kb_t *kb, const gpuenv_drift_w
 			const char *n = node->gpus[i].name;
 			if (!n || !name_is(kb, w, n)) {
 				it->holds = false;
-				it->why = gpuenv_arena_printf(a, "expected every GPU to be %s%s; GPU %zu is %s%s",
-					w->nkb_gpus ? "a " : "", w->name, i, n ? "a " : "", n ? n : "of unknown name").ptr;
+				it->why = gpuenv_arena_printf(a, "expected every GPU to be %s%s; GPU %zu is %s",
+					w->name, w->nkb_gpus ? " (as the knowledge base names it)" : "", i,
+					n ? n : "of unknown name").ptr;
 			}
 		}
 		return;

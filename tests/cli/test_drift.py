@@ -139,7 +139,7 @@ failed = sorted(k for k, c in checks_of(doc).items() if not c["holds"])
 check(r.returncode == 1 and failed == ["cuda", "cudnn", "driver", "gpu", "nccl", "tensorrt"],
       "H200 manifest on the H100 node: %r" % failed)
 gpu = checks_of(doc).get("gpu", {})
-check(gpu.get("actual") == "NVIDIA H100 80GB HBM3" and "GPU 0 is a NVIDIA H100 80GB HBM3" in (gpu.get("why") or ""),
+check(gpu.get("actual") == "NVIDIA H100 80GB HBM3" and "GPU 0 is NVIDIA H100 80GB HBM3" in (gpu.get("why") or ""),
       "gpu why: %r" % gpu)
 
 # ---- expected but absent: actual "none" ---------------------------------
