@@ -192,7 +192,7 @@ def facts_with(toolkits):
 
 # ---- build-against-env: torch installed first, the toolkit, the arch list -----
 
-APP = project("app", ["torch", "needsenv"], 'gpu = "H200"', against=["needsenv"])
+APP = project("app", ["torch", "setuptools", "wheel", "needsenv"], 'gpu = "H200"', against=["needsenv"])
 rc, out, err = sync(APP, "v1")
 check(rc == 0, "sync with needsenv built against the venv: exit %d\n%s%s" % (rc, out, err))
 r = report("needsenv")
