@@ -749,12 +749,17 @@ const struct cli_verb cli_verb_sync = {
 		"  --json             the plan and the figures as one object on stdout\n"
 		"\n"
 		"Every change is one transaction: a sync killed at any point is completed or\n"
-		"rolled back by the next gpuenv run on the venv; the venv is never a mix.\n"
+		"rolled back by the next gpuenv run on the venv; the venv is never a mix\n"
+		"(build-against-env packages are a second transaction, after the rest).\n"
 		"sdist and directory entries are built into wheels (PEP 517, docs/build.md),\n"
 		"each in a build venv gpuenv makes; built wheels are cached by source and\n"
-		"build settings, each build's log kept in the cache.\n"
+		"build settings, each build's log kept in the cache. Builds get the target's\n"
+		"hardware: CUDA_HOME (a toolkit of the lock's CUDA major), TORCH_CUDA_ARCH_LIST\n"
+		"(the target's GPUs), MAX_JOBS (this machine's CPUs and memory).\n"
 		"exit status: 0 the venv matches the lock, 1 no target fits this machine, the\n"
 		"lock is missing or stale with --locked, no interpreter fits, the venv is busy\n"
-		"with --no-wait, or a source build failed (the log's end and its path are\n"
-		"printed), 2 usage, 4 an input could not be read, fetched or installed",
+		"with --no-wait, a source build failed (the log's end and its path are\n"
+		"printed, with diagnose's causes and fixes), or no CUDA toolkit fits a\n"
+		"build-against-env package, 2 usage, 4 an input could not be read, fetched or\n"
+		"installed",
 };

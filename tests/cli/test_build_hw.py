@@ -67,12 +67,7 @@ def run(*args, env=None, timeout=900):
     return p.returncode, p.stdout, p.stderr
 
 
-def platform_tag():
-    import platform
-    lib, ver = platform.libc_ver()
-    a, b = (ver.split(".") + ["0"])[:2] if lib == "glibc" else ("2", "17")
-    return "manylinux_%s_%s_%s" % (a, b, platform.machine())
-
+platform_tag = mkwheel.platform_tag
 
 OUT = os.path.join(TMP, "out")
 os.makedirs(OUT)
