@@ -218,6 +218,10 @@ def logs():
 
 APP = project("app", ["purepkg", "cext"], files={"app/__init__.py": 'GREETING = "hello 1"\n'})
 V1 = os.path.join(TMP, "v1")
+rc, out, err = sync(APP, V1, "--dry-run")
+check(rc == 0 and "+ cext 1.0 (source build)" in out and "+ app 0.3 (editable build)" in out,
+      "the dry run shows the builds: %s%s" % (out, err))
+check(not logs(), "a dry run builds nothing")
 rc, out, err = sync(APP, V1, "--json")
 check(rc == 0, "sync with two sdists and the project: exit %d\n%s%s" % (rc, out, err))
 lock = open(os.path.join(APP, "pylock.cpu.toml")).read()
