@@ -17,6 +17,9 @@ cu124 (an RTX 4090 on an R550 driver) and CPU torch:
     Python, a Jetson) and preflight agreeing that the refused image is no-go;
     nothing written on any refusal;
   - Jetson: the KB holds no L4T image, and export says so; --trust-base;
+  - FROM tag@digest from image-manifest.json (hand-written, and made by
+    `gpuenv image lock` against tests/fixtures/registry_server.py), a
+    platform the lock lacks refused, a malformed manifest;
   - h200 of the satellite example has no lock (no solution), and export says
     so; compose parsed with yaml: one service per target, GPU reservations."""
 import fnmatch
@@ -33,6 +36,7 @@ BIN = os.environ["GPUENV_BIN"]
 SRC = os.environ.get("GPUENV_SRC", os.path.join(os.path.dirname(__file__), "..", ".."))
 SHARED = os.environ.get("GPUENV_SHARED", os.path.join(SRC, "..", "shared"))
 sys.path.insert(0, os.path.join(SRC, "tests", "fixtures"))
+import registry_server as rs  # noqa: E402
 import torch_index  # noqa: E402
 
 failures = []
@@ -307,6 +311,26 @@ with open(OTHER, "w") as f:
 rc, out, err = run("export", "--project", SAT, "--target", "t4", "--format", "dockerfile", "--image-manifest", OTHER,
                    "-o", NOPE)
 check(rc == 4 and "other-manifest.json" in err and not os.path.exists(NOPE), "a malformed image manifest: %d %s" % (rc, err))
+os.unlink(os.path.join(SAT, "image-manifest.json"))
+
+# end to end: gpuenv image lock against the fixture registry (docker.io sent to it), then export
+blobs = {}
+amd = rs.image_manifest(blobs, "amd64", salt="e1")
+arm = rs.image_manifest(blobs, "arm64", variant="v8", salt="e1")
+INDEX = rs.image_index(blobs, [(amd[0], amd[1], "linux", "amd64", None), (arm[0], arm[1], "linux", "arm64", "v8")])
+STATE = os.path.join(TMP, "registry.json")
+rs.write_state(STATE, {"blobs": blobs, "tags": {"nvidia/cuda": {"11.8.0-runtime-ubuntu22.04": INDEX}}, "auth": "token"})
+proc, port = rs.start(STATE)
+try:
+    rc, out, err = run("image", "lock", "nvidia/cuda:11.8.0-runtime-ubuntu22.04", "-o",
+                       os.path.join(SAT, "image-manifest.json"), "--registry", "docker.io=http://127.0.0.1:%d" % port)
+    check(rc == 0, "image lock against the fixture registry: %d %s" % (rc, err))
+    rc, out, err = run("export", "--project", SAT, "--target", "a100", "--format", "dockerfile")
+    check(rc == 0 and ("\nFROM nvidia/cuda:11.8.0-runtime-ubuntu22.04@%s\n" % INDEX) in out,
+          "image lock, then export: FROM tag@the digest the registry serves: %d %s %s" % (rc, err, INDEX))
+finally:
+    proc.terminate()
+    proc.wait()
 os.unlink(os.path.join(SAT, "image-manifest.json"))
 
 # compose: one service per target of the project
