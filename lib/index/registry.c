@@ -52,6 +52,7 @@ typedef struct rq {
 	char *authorization;			  /* "Bearer ..." (malloc'd, wiped) */
 	ix_cred_t cred;				  /* Basic credentials, when sent */
 	bool creds_loaded, tried_token, tried_basic, sent_creds;
+	bool withheld; /* credentials there, not sent: plain http to another host */
 	gpuenv_docker_creds_t creds;
 	const char *manifest_digest, *manifest_mt;
 	const char *config_digest, *config_url;
@@ -252,6 +253,10 @@ static int needs_creds(rq_t *j, gpuenv_ctx_t *ctx, const char *url)
 	const char *cfg = j->reg->config_path ? j->reg->config_path : "~/.docker/config.json";
 	char hint[512];
 
+	if (j->withheld)
+		return fail(j, ctx, -EACCES, url, "use an https URL (or a mirror on this machine)",
+			"needs credentials, and gpuenv sends those %s has for %s only over https or to "
+			"a loopback host, not to %.200s", cfg, j->q->registry, url);
 	if (j->sent_creds)
 		return fail(j, ctx, -EACCES, url, "log in again: docker login HOST (the token or "
 						  "password may have expired)",
@@ -326,13 +331,16 @@ static int on_401(rq_t *j, gpuenv_ctx_t *ctx)
 			j->cred.user = (char *)j->creds.user;
 			j->cred.pass = (char *)j->creds.pass;
 			j->sent_creds = true;
-		}
+		} else if (j->creds.user)
+			j->withheld = true;
 		j->tried_token = true;
 		ask(j, ctx, STEP_TOKEN, j->token_url, GPUENV_REGISTRY_TOKEN_MAX);
 		return 0;
 	}
 	if (ch.basic) {
-		if (!j->creds.user || !safe_for_creds(url))
+		if (j->creds.user && !safe_for_creds(url))
+			j->withheld = true;
+		if (!j->creds.user || j->withheld)
 			return needs_creds(j, ctx, url);
 		j->cred.user = (char *)j->creds.user;
 		j->cred.pass = (char *)j->creds.pass;
