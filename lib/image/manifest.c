@@ -189,7 +189,9 @@ int gpuenv_image_ref_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_str_
 		start = i + 1;
 	}
 	hub = gpuenv_str_eq_cstr(domain, "docker.io");
-	if (name.len > 255)
+	/* the cap applies to the name as normalized ("library/" included), so
+	 * that a normalized ref always reads back */
+	if (name.len + (hub && !memchr(name.ptr, '/', name.len) ? 8 : 0) > 255)
 		return bad_ref(ctx, text, "the repository name is longer than 255 bytes");
 	out->registry = gpuenv_arena_strndup(arena, domain.ptr, domain.len);
 	if (hub && !memchr(name.ptr, '/', name.len))

@@ -112,6 +112,18 @@ static void test_refs(void **state)
 		tag[2 + 129] = '\0';
 		ref_bad(tag, "tag");
 	}
+	{
+		/* 250 bytes: 255 only once "library/" is added, so refused (a
+		 * normalized ref must read back) */
+		char name[260];
+		memset(name, 'a', 250);
+		name[250] = '\0';
+		ref_bad(name, "longer than 255");
+		name[247] = '\0';
+		char repo[300];
+		snprintf(repo, sizeof(repo), "library/%s", name);
+		ref_is(name, "docker.io", repo, "latest", NULL);
+	}
 	assert_true(gpuenv_image_digest_valid(gpuenv_str(D1)));
 	assert_false(gpuenv_image_digest_valid(gpuenv_str(
 		"sha256:111111111111111111111111111111111111111111111111111111111111111A")));
