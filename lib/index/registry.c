@@ -108,21 +108,23 @@ static bool path_ok(const char *s, const char *extra)
 	return true;
 }
 
-static void pct_append(gpuenv_buf_t *b, const char *s)
+/* s percent-encoded (RFC 3986 unreserved kept) onto b: 0 or the buffer's error */
+static int pct_append(gpuenv_buf_t *b, const char *s)
 {
 	static const char hex[] = "0123456789ABCDEF";
+	int r = 0;
 
-	for (; *s; s++) {
+	for (; *s && !r; s++) {
 		unsigned char c = (unsigned char)*s;
 		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
 			c == '-' || c == '.' || c == '_' || c == '~')
-			gpuenv_buf_putc(b, (char)c);
+			r = gpuenv_buf_putc(b, (char)c);
 		else {
-			gpuenv_buf_putc(b, '%');
-			gpuenv_buf_putc(b, hex[c >> 4]);
-			gpuenv_buf_putc(b, hex[c & 15]);
+			char e[3] = { '%', hex[c >> 4], hex[c & 15] };
+			r = gpuenv_buf_append(b, e, 3);
 		}
 	}
+	return r;
 }
 
 static void set_auth(rq_t *j, const char *token)
@@ -292,36 +294,31 @@ static int on_401(rq_t *j, gpuenv_ctx_t *ctx)
 			"HTTP 401 without a WWW-Authenticate challenge");
 	if ((rc = gpuenv_registry_challenge_parse(ctx, j->reg->arena,
 		     gpuenv_str(r->www_authenticate), &ch))) {
-		char msg[sizeof(ctx->err.msg)];
+		char msg[sizeof(ctx->err.msg)], hint[sizeof(ctx->err.hint)];
 		if (rc == -ENOMEM)
 			return ix_job_fail(&j->job, ctx, rc);
 		snprintf(msg, sizeof(msg), "%s", ctx->err.msg);
-		return fail(j, ctx, rc, url, ctx->err.hint, "%s", msg);
+		snprintf(hint, sizeof(hint), "%s", ctx->err.hint);
+		return fail(j, ctx, rc, url, hint[0] ? hint : NULL, "%s", msg);
 	}
 	if ((rc = load_creds(j, ctx)))
 		return rc;
 	if (ch.bearer) {
 		gpuenv_buf_t b;
-		gpuenv_buf_init(&b, ctx, IX_URL_MAX);
-		gpuenv_buf_puts(&b, ch.realm);
 		bool q = strchr(ch.realm, '?') != NULL;
-		if (ch.service) {
-			gpuenv_buf_puts(&b, q ? "&service=" : "?service=");
-			pct_append(&b, ch.service);
-			q = true;
-		}
-		gpuenv_buf_puts(&b, q ? "&scope=" : "?scope=");
-		if (ch.scope)
-			pct_append(&b, ch.scope);
-		else {
-			gpuenv_buf_t s;
-			gpuenv_buf_init(&s, ctx, IX_URL_MAX);
-			gpuenv_buf_printf(&s, "repository:%s:pull", j->q->repository);
-			pct_append(&b, s.data ? s.data : "");
-			gpuenv_buf_free(&s);
-		}
-		j->token_url = b.data ? gpuenv_arena_strndup(j->reg->arena, b.data, b.len) : NULL;
+		const char *scope = ch.scope ? ch.scope
+			: gpuenv_arena_printf(j->reg->arena, "repository:%s:pull", j->q->repository).ptr;
+		gpuenv_buf_init(&b, ctx, IX_URL_MAX);
+		rc = scope ? gpuenv_buf_puts(&b, ch.realm) : -ENOMEM;
+		if (!rc && ch.service && !(rc = gpuenv_buf_puts(&b, q ? "&service=" : "?service=")))
+			rc = pct_append(&b, ch.service), q = true;
+		if (!rc && !(rc = gpuenv_buf_puts(&b, q ? "&scope=" : "?scope=")))
+			rc = pct_append(&b, scope);
+		j->token_url = !rc ? gpuenv_arena_strndup(j->reg->arena, b.data, b.len) : NULL;
 		gpuenv_buf_free(&b);
+		if (rc == GPUENV_ETOOBIG)
+			return fail(j, ctx, rc, url, NULL, "the token URL of the challenge is longer than %d "
+				"bytes", IX_URL_MAX);
 		if (!j->token_url)
 			return fail(j, ctx, -ENOMEM, url, NULL, "out of memory");
 		if (strncasecmp(j->token_url, "http://", 7) && strncasecmp(j->token_url, "https://", 8))

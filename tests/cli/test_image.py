@@ -339,6 +339,16 @@ try:
           "[tool.gpuenv] registries (--project): exit %d %r" % (rc, se))
     rc, so, se = run("image", "check", fresh, cwd=proj)
     check(rc == 0, "[tool.gpuenv] registries of ./pyproject.toml: exit %d %r" % (rc, se))
+    # a ./pyproject.toml that does not read: a warning when not named, an error when named
+    broken = os.path.join(TMP, "broken")
+    os.makedirs(broken)
+    with open(os.path.join(broken, "pyproject.toml"), "w") as f:
+        f.write('[tool.gpuenv]\nregistries = { "nvcr.io" = 3 }\n')
+    rc, so, se = run("image", "check", fresh, *MIRRORS, cwd=broken)
+    check(rc == 0 and "warning" in se and "pyproject.toml" in se,
+          "an unnamed broken pyproject.toml: a warning: %d %r" % (rc, se))
+    rc, so, se = run("image", "check", fresh, *MIRRORS, "--project", broken)
+    check(rc == 4 and "pyproject.toml" in se, "a named broken project: exit %d %r" % (rc, se))
     # --registry wins over the project's
     rc, so, se = run("image", "check", fresh, "--project", proj, "--registry",
                      "nvcr.io=http://127.0.0.1:1")
