@@ -77,6 +77,13 @@ GPUENV_API void gpuenv_trace_end(const gpuenv_ctx_t *ctx, const char *cat, const
 GPUENV_API void gpuenv_trace_complete(const gpuenv_ctx_t *ctx, const char *cat, const char *phase,
 	const char *package, const char *detail, uint64_t start, uint64_t dur, long tid);
 
+/* As gpuenv_trace_complete for work that overlaps on one thread (the
+ * index client's parallel transfers on one curl multi handle): the span
+ * goes on a lane of group (a virtual thread named "GROUP N") where it
+ * overlaps no other span, as Chrome's viewer needs. */
+GPUENV_API void gpuenv_trace_complete_lane(const gpuenv_ctx_t *ctx, const char *group, const char *cat,
+	const char *phase, const char *package, const char *detail, uint64_t start, uint64_t dur);
+
 /* Name the calling thread in the trace ("stage 2"); no-op when off. */
 GPUENV_API void gpuenv_trace_thread_name(const gpuenv_ctx_t *ctx, const char *name);
 
