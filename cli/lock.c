@@ -535,5 +535,5 @@ const struct cli_verb cli_verb_lock = {
 		"dependency pins a source (then that source is checked against the target).\n"
 		"exit status: 0 every target locked (or fresh with --check), 1 a target has no\n"
 		"solution or a lock is missing or stale, 2 usage, 4 an input could not be\n"
-		"read or fetched, or a lock could not be written",
+		"read or fetched, or a lock (or the --profile trace) could not be written",
 };

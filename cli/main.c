@@ -24,6 +24,7 @@
 	X(export) \
 	X(sync) \
 	X(run) \
+	X(profile) \
 	X(venv) \
 	X(cache) \
 	X(debug)

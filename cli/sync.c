@@ -602,5 +602,6 @@ const struct cli_verb cli_verb_sync = {
 		"rolled back by the next gpuenv run on the venv; the venv is never a mix.\n"
 		"exit status: 0 the venv matches the lock, 1 no target fits this machine, the\n"
 		"lock is missing or stale with --locked, no interpreter fits, or the venv is busy\n"
-		"with --no-wait, 2 usage, 4 an input could not be read, fetched or installed",
+		"with --no-wait, 2 usage, 4 an input could not be read, fetched or installed,\n"
+		"or the --profile trace could not be written",
 };

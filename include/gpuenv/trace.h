@@ -121,7 +121,9 @@ typedef struct gpuenv_trace_shims {
 } gpuenv_trace_shims_t;
 
 /* Make dir (mkdir -p), dir/bin with one symlink per shim name to self
- * (the gpuenv executable; NULL: /proc/self/exe) and an empty dir/calls.log.
+ * (NULL: gpuenv-shim next to the running executable, which loads only
+ * libc, else the running gpuenv itself, whose main() is the shim under a
+ * tool's name) and an empty dir/calls.log.
  * 0 or -errno recorded with the path. */
 GPUENV_API int gpuenv_trace_shims_setup(gpuenv_ctx_t *ctx, const char *dir, const char *self,
 	gpuenv_trace_shims_t *out);

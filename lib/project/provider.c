@@ -496,7 +496,7 @@ static int pv_flush(gpuenv_pv_t *pv, bool crawl)
 			}
 			uint64_t t0 = gpuenv_trace_begin(pv->ctx);
 			rc = gpuenv_index_projects(pv->o.ix, pv->ctx, names, only, n, out);
-			gpuenv_trace_end(pv->ctx, "lock", "pages", NULL, "a round of project pages", t0);
+			gpuenv_trace_end(pv->ctx, "lock", "crawl pages", NULL, "a round of project pages", t0);
 			for (size_t i = 0; rc == 0 && i < n; i++) {
 				struct pv_proj *p = batch[i];
 				/* the torch family's build index lacks a name: the usual rule */
@@ -539,7 +539,7 @@ static int pv_flush(gpuenv_pv_t *pv, bool crawl)
 				files[i] = batch[i]->pub.file;
 			uint64_t t0 = gpuenv_trace_begin(pv->ctx);
 			rc = gpuenv_index_metadata(pv->o.ix, pv->ctx, files, n, md);
-			gpuenv_trace_end(pv->ctx, "lock", "metadata", NULL, "a round of METADATA", t0);
+			gpuenv_trace_end(pv->ctx, "lock", "crawl metadata", NULL, "a round of METADATA", t0);
 			for (size_t i = 0; rc == 0 && i < n; i++) {
 				if ((rc = pv_parse_meta(pv, batch[i], md[i])) != 0)
 					break;
