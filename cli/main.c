@@ -22,11 +22,13 @@
 	X(lock) \
 	X(tree) \
 	X(export) \
+	X(image) \
 	X(sync) \
 	X(run) \
 	X(profile) \
 	X(venv) \
 	X(cache) \
+	X(drift) \
 	X(debug)
 #define CLI_VERB_DECLARE(n) extern const struct cli_verb cli_verb_##n;
 CLI_VERBS(CLI_VERB_DECLARE)

@@ -285,6 +285,7 @@ typedef struct gpuenv_facts_env {
 typedef struct gpuenv_facts {
 	const char *name; /* the file the facts came from, "" for a live probe */
 	const char *schema, *gpuenv, *taken_at;
+	double probe_ms; /* "probe_ms": the probe's own wall time; -1 unknown */
 	gpuenv_facts_host_t host;
 	const gpuenv_facts_warning_t *warnings;
 	size_t nwarnings;

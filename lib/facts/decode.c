@@ -606,6 +606,10 @@ int gpuenv_facts_decode(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const json_t *
 	f->schema = str(&d, doc, "schema");
 	f->gpuenv = str(&d, doc, "gpuenv");
 	f->taken_at = str(&d, doc, "taken_at");
+	{
+		const json_t *ms = json_object_get(doc, "probe_ms");
+		f->probe_ms = json_is_number(ms) && json_number_value(ms) >= 0 ? json_number_value(ms) : -1;
+	}
 	host = obj(doc, "host");
 	f->host.hostname = str(&d, host, "hostname");
 	f->host.machine = str(&d, host, "machine");
