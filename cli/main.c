@@ -23,6 +23,7 @@
 	X(tree) \
 	X(export) \
 	X(image) \
+	X(labels) \
 	X(sync) \
 	X(run) \
 	X(profile) \
