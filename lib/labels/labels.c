@@ -718,7 +718,11 @@ int gpuenv_labels_from_facts(gpuenv_ctx_t *ctx, gpuenv_labels_t *ls, const gpuen
 	if (!opts)
 		opts = &def;
 	L.prefix = opts->prefix ? opts->prefix : GPUENV_LABELS_DEFAULT_PREFIX;
-	gfd_labels(&L, opts, &ndev);
+	if (opts->no_gfd) {
+		for (size_t i = 0; i < f->ngpus; i++)
+			ndev += gfd_device(&f->gpus[i]);
+	} else
+		gfd_labels(&L, opts, &ndev);
 	own_labels(&L, machine, ndev);
 	return L.rc;
 }
