@@ -302,6 +302,52 @@ if os.access(NVCC, os.X_OK):
 else:
     print("note: no %s here: the nvcc shim checks are skipped" % NVCC)
 
+# ---- the real thing: an sdist whose setup.py runs nvcc 47 times, built by sync --profile ----
+
+SETUPTOOLS = "/usr/share/python-wheels/setuptools-66.1.1-py3-none-any.whl"
+WHEEL = "/usr/share/python-wheels/wheel-0.38.4-py3-none-any.whl"
+DEBIAN_PY = "/usr/bin/python3.11"  # Debian's setuptools wheel needs Debian's distutils
+NVCC_SETUP = """import subprocess, sys
+from setuptools import setup
+# as an extension's build_ext asks: only when the wheel is built
+if "bdist_wheel" in sys.argv:
+    for _ in range(47):
+        subprocess.run(["nvcc", "--version"], check=True, stdout=subprocess.DEVNULL)
+setup(name="nvccpkg", version="1.0", packages=["nvccpkg"])
+"""
+have_builder = os.path.exists(os.path.join(SRC, "include", "gpuenv", "build.h"))
+if have_builder and os.access(NVCC, os.X_OK) and all(os.path.exists(p) for p in (SETUPTOOLS, WHEEL, DEBIAN_PY)):
+    SIDX = os.path.join(TMP, "sdist-index")
+    stage = os.path.join(TMP, "sdist-stage")
+    mkwheel.write_index(SIDX, [
+        mkwheel.wheel_from_file(SETUPTOOLS, stage), mkwheel.wheel_from_file(WHEEL, stage),
+        mkwheel.make_sdist(stage, "nvccpkg", "1.0", files={
+            "pyproject.toml": '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n',
+            "setup.py": NVCC_SETUP})])
+    P4 = project("proj-nvcc", ["nvccpkg"])
+    with open(os.path.join(P4, "pyproject.toml")) as f:
+        text = f.read().replace('python = "%s"' % PYXY, 'python = "3.11"')
+    with open(os.path.join(P4, "pyproject.toml"), "w") as f:
+        f.write(text)
+    NT = os.path.join(TMP, "nvcc-sync.json")
+    env = {"PATH": os.path.dirname(NVCC) + ":" + os.environ.get("PATH", "/usr/bin:/bin"),
+           "SETUPTOOLS_USE_DISTUTILS": "stdlib"}
+    rc, out, err = run("sync", "--project", P4, "--venv", os.path.join(TMP, "venv-nvcc"), "--python", DEBIAN_PY,
+                       "--index-url", "file://" + os.path.join(SIDX, "simple") + "/",
+                       "--cache-dir", os.path.join(TMP, "c4"), "--profile", NT, env=env, timeout=900)
+    check(rc == 0, "sync --profile of the nvcc sdist: %d %s%s" % (rc, out, err[-2000:]))
+    if os.path.exists(NT):
+        doc = load_trace(NT)
+        check(validate(doc) == [], "the build's trace validates: %r" % validate(doc)[:5])
+        check("build" in phases_by_package(doc).get("nvccpkg", set()), "a build span of nvccpkg: %r" % phases_by_package(doc))
+        rc, out, err = run("--json", "profile", NT)
+        j = json.loads(out) if rc == 0 else {}
+        bp = {(x["package"], x["tool"]): x["calls"] for x in j.get("tools_by_package", [])}
+        check(bp.get(("nvccpkg", "nvcc")) == 47, "gpuenv profile counts the build's 47 nvcc calls: %r" % bp)
+else:
+    print("note: the sdist build check needs the PEP 517 builder (include/gpuenv/build.h), %s, Debian's "
+          "setuptools and wheel wheels and %s: skipped" % (NVCC, DEBIAN_PY))
+
 # ---- the flame graph ---------------------------------------------------------------
 
 SVG = os.path.join(TMP, "flame.svg")
