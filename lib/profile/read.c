@@ -26,7 +26,7 @@ typedef struct rd {
 	gpuenv_prof_span_t *spans;
 	size_t nspans, cap;
 	gpuenv_prof_thread_t *threads;
-	size_t nthreads, tcap;
+	size_t nthreads, tcap, last;
 	/* B and E events, matched after all are read */
 	struct be {
 		size_t thread, index; /* index: in traceEvents */
@@ -104,15 +104,17 @@ static bool get_num(json_t *v, double *out)
 static size_t thread_of(rd_t *r, int64_t pid, int64_t tid)
 {
 	/* the last one asked is the usual answer */
+	if (r->last < r->nthreads && r->threads[r->last].pid == pid && r->threads[r->last].tid == tid)
+		return r->last;
 	for (size_t k = r->nthreads; k-- > 0;)
 		if (r->threads[k].pid == pid && r->threads[k].tid == tid)
-			return k;
+			return r->last = k;
 	gpuenv_prof_thread_t *t = grow(r, r->threads, &r->tcap, r->nthreads, sizeof(*t));
 	if (!t)
 		return SIZE_MAX;
 	r->threads = t;
 	t[r->nthreads] = (gpuenv_prof_thread_t){ .pid = pid, .tid = tid };
-	return r->nthreads++;
+	return r->last = r->nthreads++;
 }
 
 static int oom(rd_t *r)
