@@ -11,6 +11,7 @@
 
 #include <time.h>
 
+#include "gpuenv/fs.h"
 #include "gpuenv/pep440.h"
 #include "gpuenv/trace.h"
 #include "gpuenv/wheel.h"
@@ -22,6 +23,7 @@ struct gpuenv_sync {
 	gpuenv_txn_t *txn;
 	gpuenv_env_list_t installed;
 	gpuenv_sync_plan_t plan;
+	gpuenv_sync_built_t *built; /* per plan action: what a source build gave */
 };
 
 const char *gpuenv_sync_op_name(int op)
@@ -66,6 +68,11 @@ static int pkg_applies(gpuenv_sync_t *s, const gpuenv_lock_package_t *p, bool *y
 {
 	gpuenv_marker_t *m;
 	*yes = true;
+	for (size_t i = 0; i < s->o.nskip; i++)
+		if (!strcmp(s->o.skip[i], p->name)) {
+			*yes = false;
+			return 0;
+		}
 	if (!p->marker || !s->o.env)
 		return 0;
 	if (gpuenv_marker_parse(s->ctx, s->arena, gpuenv_str(p->marker), &m) != 0 ||
@@ -85,6 +92,8 @@ static int pkg_wheel(gpuenv_sync_t *s, const gpuenv_lock_package_t *p, const gpu
 		*out = p->archive;
 		return 0;
 	}
+	if (!p->nwheels && (p->sdist || p->directory) && s->o.builder.build)
+		return 0; /* built from source: plan_source */
 	if (!p->nwheels) {
 		const char *what = p->sdist ? "locked as a source distribution only; gpuenv sync installs wheels "
 					      "(source builds are not supported yet): lock with --only-binary "
@@ -122,6 +131,57 @@ static int pkg_wheel(gpuenv_sync_t *s, const gpuenv_lock_package_t *p, const gpu
 					 "and platform are this venv's, or give --python");
 	}
 	return 0;
+}
+
+/* The key recorded in an installed dist-info by a source build, or NULL
+ * (none, or unreadable: then it is built again). */
+static const char *installed_build_key(gpuenv_sync_t *s, const gpuenv_env_dist_t *d)
+{
+	gpuenv_buf_t b;
+	const char *out = NULL, *k;
+	if (!d || d->egg_info || !d->is_dir)
+		return NULL;
+	const char *path = gpuenv_arena_printf(s->arena, "%s/%s", d->path.ptr, GPUENV_SYNC_BUILD_INFO).ptr;
+	if (!path)
+		return NULL;
+	gpuenv_buf_init(&b, s->ctx, 1u << 16);
+	if (gpuenv_fs_read(s->ctx, path, 1u << 16, &b) == 0 && b.data && (k = strstr(b.data, "\"key\": \""))) {
+		k += 8;
+		size_t n = 0;
+		while (n < 64 && gpuenv_hex_digit(k[n]) >= 0)
+			n++;
+		if (n == 64 && k[n] == '"')
+			out = gpuenv_arena_strndup(s->arena, k, n);
+	}
+	gpuenv_error_clear(s->ctx);
+	gpuenv_buf_free(&b);
+	return out;
+}
+
+/* A package built from source: what the builder gets, and its key. */
+static int plan_source(gpuenv_sync_t *s, gpuenv_sync_action_t *a)
+{
+	const gpuenv_lock_package_t *p = a->pkg;
+	gpuenv_sync_source_t *src = gpuenv_arena_calloc(s->arena, 1, sizeof(*src));
+	if (!src)
+		return gpuenv_oom(s->ctx, "the sync plan");
+	src->pkg = p;
+	if (p->directory) {
+		src->directory = p->directory[0] == '/' ? p->directory
+			: gpuenv_arena_printf(s->arena, "%s/%s", s->o.lock_dir, p->directory).ptr;
+		if (src->directory && p->subdirectory)
+			src->directory = gpuenv_arena_printf(s->arena, "%s/%s", src->directory, p->subdirectory).ptr;
+		if (!src->directory)
+			return gpuenv_oom(s->ctx, "the sync plan");
+		gpuenv_fs_tidy_path((char *)src->directory);
+		src->editable = p->editable;
+	} else if (p->sdist->path) {
+		if (!(src->sdist_path = p->sdist->path[0] == '/' ? p->sdist->path
+			      : gpuenv_arena_printf(s->arena, "%s/%s", s->o.lock_dir, p->sdist->path).ptr))
+			return gpuenv_oom(s->ctx, "the sync plan");
+	}
+	a->source = src;
+	return s->o.builder.key(s->o.builder.self, s->ctx, s->arena, src, &a->build_key);
 }
 
 static gpuenv_sync_action_t *plan_push(gpuenv_sync_t *s, gpuenv_sync_action_t **v, size_t *n, size_t *cap)
@@ -188,12 +248,21 @@ static int plan_build(gpuenv_sync_t *s)
 		a->new_version = p->version;
 		if ((r = pkg_wheel(s, p, &a->file)) != 0)
 			return r;
+		if (!a->file && (r = plan_source(s, a)) != 0)
+			return r;
 		if (j < in->ndists && !strcmp(in->dists[j].normalized.ptr, p->name)) {
 			a->dist = &in->dists[j++];
 			a->old_version = a->dist->version.ptr;
-			a->op = !same_version(s, a->old_version, p->version) ? GPUENV_SYNC_UPGRADE
-				: s->o.reinstall			       ? GPUENV_SYNC_REINSTALL
-									       : GPUENV_SYNC_KEEP;
+			/* a source build: the same version of the same build (key) is
+			 * kept; a directory's version is whatever its build says */
+			const char *ik = a->build_key ? installed_build_key(s, a->dist) : NULL;
+			bool same = a->build_key ? ik && !strcmp(ik, a->build_key) &&
+							   (!p->version || same_version(s, a->old_version, p->version))
+						 : same_version(s, a->old_version, p->version);
+			a->op = !same && (!a->build_key || (p->version && !same_version(s, a->old_version, p->version)))
+					? GPUENV_SYNC_UPGRADE
+				: !same || s->o.reinstall ? GPUENV_SYNC_REINSTALL
+							  : GPUENV_SYNC_KEEP;
 			/* a second copy of the same name (two dist-info folders) goes */
 			while (j < in->ndists && !strcmp(in->dists[j].normalized.ptr, p->name))
 				if ((r = plan_remove(s, &v, &n, &cap, &in->dists[j++])) != 0)
@@ -265,6 +334,20 @@ static bool is_requested(const gpuenv_sync_t *s, const char *name)
 	return false;
 }
 
+/* JSON string body of text (quotes and backslashes escaped; the paths
+ * and keys written here hold no control characters). */
+static void json_str(gpuenv_buf_t *b, const char *text)
+{
+	for (const char *c = text; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			gpuenv_buf_putc(b, '\\');
+		if ((unsigned char)*c < 0x20)
+			gpuenv_buf_printf(b, "\\u%04x", (unsigned char)*c);
+		else
+			gpuenv_buf_putc(b, *c);
+	}
+}
+
 /* PEP 610 for an archive: its URL and hash. */
 static const char *direct_url(gpuenv_sync_t *s, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
 	const gpuenv_lock_file_t *f)
@@ -279,11 +362,7 @@ static const char *direct_url(gpuenv_sync_t *s, gpuenv_ctx_t *ctx, gpuenv_arena_
 		return NULL;
 	gpuenv_buf_init(&b, ctx, 1u << 20);
 	gpuenv_buf_puts(&b, "{\"url\": \"");
-	for (const char *c = url; *c; c++) {
-		if (*c == '"' || *c == '\\')
-			gpuenv_buf_putc(&b, '\\');
-		gpuenv_buf_putc(&b, *c);
-	}
+	json_str(&b, url);
 	gpuenv_buf_printf(&b, "\", \"archive_info\": {\"hash\": \"sha256=%s\", \"hashes\": {\"sha256\": \"%s\"}}}\n",
 		f->sha256, f->sha256);
 	if (b.data)
@@ -306,6 +385,13 @@ static int commit_reqs(gpuenv_sync_t *s, gpuenv_cache_req_t *reqs)
 		const gpuenv_lock_file_t *f = a->file;
 		if (!installs(a->op))
 			continue;
+		if (a->source) { /* built: the wheel in the build cache */
+			const gpuenv_sync_built_t *b = &s->built[i];
+			reqs[k] = (gpuenv_cache_req_t){ .name = b->wheel_name, .path = b->wheel, .sha256 = b->sha256,
+				.size = -1 };
+			k++;
+			continue;
+		}
 		reqs[k].name = f->name;
 		if (!reqs[k].name) { /* an archive: the name its URL or path ends in */
 			const char *u = f->url ? f->url : f->path, *sl = u ? strrchr(u, '/') : NULL;
@@ -319,6 +405,34 @@ static int commit_reqs(gpuenv_sync_t *s, gpuenv_cache_req_t *reqs)
 		reqs[k].size = f->size;
 		k++;
 	}
+	return 0;
+}
+
+/* A source build's dist-info files: gpuenv-build.json (the key, so the
+ * next sync knows the build), and for a directory PEP 610's
+ * direct_url.json with dir_info (PEP 660: "editable": true), which is how
+ * pip and other tools tell an editable install. */
+static int source_meta(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_sync_action_t *a,
+	gpuenv_stage_opts_t *so)
+{
+	const gpuenv_sync_source_t *src = a->source;
+	gpuenv_buf_t b;
+	gpuenv_buf_init(&b, ctx, 1u << 20);
+	gpuenv_buf_puts(&b, "{\"key\": \"");
+	json_str(&b, a->build_key ? a->build_key : "");
+	gpuenv_buf_printf(&b, "\", \"source\": \"%s\"}\n", src->editable ? "editable" : src->directory ? "directory"
+													 : "sdist");
+	so->build_info_json = b.data ? gpuenv_arena_strndup(arena, b.data, b.len) : NULL;
+	gpuenv_buf_reset(&b);
+	if (src->directory) {
+		gpuenv_buf_puts(&b, "{\"url\": \"file://");
+		json_str(&b, src->directory);
+		gpuenv_buf_printf(&b, "\", \"dir_info\": {%s}}\n", src->editable ? "\"editable\": true" : "");
+		so->direct_url_json = b.data ? gpuenv_arena_strndup(arena, b.data, b.len) : NULL;
+	}
+	gpuenv_buf_free(&b);
+	if (!so->build_info_json || (src->directory && !so->direct_url_json))
+		return gpuenv_oom(ctx, "the sync");
 	return 0;
 }
 
@@ -354,13 +468,16 @@ static int stage_one(gpuenv_sync_t *s, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
 	char norm[256];
 	int r;
 	gpuenv_name_normalize_to(gpuenv_str(e->tree.name), norm, sizeof(norm));
-	if (strcmp(norm, a->name) != 0 || !same_version_ctx(ctx, arena, e->tree.version, a->new_version)) {
+	if (strcmp(norm, a->name) != 0 || ((a->new_version || !a->source) &&
+						  !same_version_ctx(ctx, arena, e->tree.version, a->new_version))) {
 		gpuenv_fail(ctx, GPUENV_EFORMAT, s->o.lock_path, 0, 0, "%s %s: the wheel's METADATA says %s %s",
 			a->name, a->new_version ? a->new_version : "", e->tree.name, e->tree.version);
 		return gpuenv_hint(ctx, "the lock or the index is wrong about this file: lock again");
 	}
 	if (a->pkg->archive && !(so.direct_url_json = direct_url(s, ctx, arena, a->file)))
 		return gpuenv_oom(ctx, "the sync");
+	if (a->source && (r = source_meta(ctx, arena, a, &so)) != 0)
+		return r;
 	uint64_t t0 = gpuenv_trace_begin(ctx);
 	r = gpuenv_wheel_stage(ctx, arena, &e->tree, e->tree_dir, &s->o.venv->scheme, j->stage, &so, &st);
 	gpuenv_trace_end(ctx, "install", "link", a->name, j->stage, t0);
@@ -460,6 +577,20 @@ int gpuenv_sync_commit(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t *
 		return gpuenv_fail(ctx, -EINVAL, s->o.venv->root, 0, 0, "the sync was already committed");
 	for (size_t i = 0; i < pl->n; i++)
 		nreq += installs(pl->actions[i].op);
+	/* source builds first: their wheels then go through the cache as
+	 * every other wheel does */
+	if (nreq && !(s->built = gpuenv_arena_calloc(s->arena, pl->n, sizeof(*s->built))))
+		return gpuenv_oom(ctx, "the sync");
+	double tb = mono_s();
+	for (size_t i = 0; i < pl->n; i++) {
+		const gpuenv_sync_action_t *a = &pl->actions[i];
+		if (!installs(a->op) || !a->source)
+			continue;
+		if ((r = s->o.builder.build(s->o.builder.self, ctx, s->arena, cache, ix, a->source, &s->built[i])) != 0)
+			return r;
+		res->built++;
+	}
+	res->secs_build = mono_s() - tb;
 	if (nreq) {
 		reqs = gpuenv_arena_calloc(s->arena, nreq, sizeof(*reqs));
 		ents = gpuenv_arena_calloc(s->arena, nreq, sizeof(*ents));
