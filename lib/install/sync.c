@@ -376,14 +376,16 @@ static bool installs(int op)
 	return op == GPUENV_SYNC_INSTALL || op == GPUENV_SYNC_UPGRADE || op == GPUENV_SYNC_REINSTALL;
 }
 
-/* The cache requests of the plan's installs, in plan order. */
-static int commit_reqs(gpuenv_sync_t *s, gpuenv_cache_req_t *reqs)
+static bool in_round(const gpuenv_sync_t *s, const gpuenv_sync_action_t *a, int round);
+
+/* The cache requests of the round's installs, in plan order. */
+static int commit_reqs(gpuenv_sync_t *s, gpuenv_cache_req_t *reqs, int round)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < s->plan.n; i++) {
 		const gpuenv_sync_action_t *a = &s->plan.actions[i];
 		const gpuenv_lock_file_t *f = a->file;
-		if (!installs(a->op))
+		if (!installs(a->op) || !in_round(s, a, round))
 			continue;
 		if (a->source) { /* built: the wheel in the build cache */
 			const gpuenv_sync_built_t *b = &s->built[i];
@@ -561,8 +563,25 @@ static double mono_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int gpuenv_sync_commit(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t *ix,
-	const gpuenv_cache_progress_t *progress, gpuenv_sync_result_t *res)
+/* A source the builder wants built against the venv itself (no
+ * isolation): it is installed in a second round, after everything else is
+ * in the venv (its build imports torch, say). */
+static bool deferred(const gpuenv_sync_t *s, const gpuenv_sync_action_t *a)
+{
+	return installs(a->op) && a->source && s->o.builder.deferred &&
+	       s->o.builder.deferred(s->o.builder.self, a->name);
+}
+
+/* Is action a part of round (0: all but the deferred sources, 1: those)? */
+static bool in_round(const gpuenv_sync_t *s, const gpuenv_sync_action_t *a, int round)
+{
+	return deferred(s, a) == (round == 1);
+}
+
+/* One round of the commit: its builds, its wheels through the cache, staged,
+ * removed and installed in s->txn, committed.  res accumulates. */
+static int commit_round(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t *ix,
+	const gpuenv_cache_progress_t *progress, gpuenv_sync_result_t *res, int round)
 {
 	gpuenv_ctx_t *ctx = s->ctx;
 	const gpuenv_sync_plan_t *pl = &s->plan;
@@ -572,32 +591,29 @@ int gpuenv_sync_commit(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t *
 	struct stage_job *jobs = NULL;
 	int r;
 
-	memset(res, 0, sizeof(*res));
-	if (!s->txn)
-		return gpuenv_fail(ctx, -EINVAL, s->o.venv->root, 0, 0, "the sync was already committed");
 	for (size_t i = 0; i < pl->n; i++)
-		nreq += installs(pl->actions[i].op);
+		nreq += installs(pl->actions[i].op) && in_round(s, &pl->actions[i], round);
 	/* source builds first: their wheels then go through the cache as
 	 * every other wheel does */
-	if (nreq && !(s->built = gpuenv_arena_calloc(s->arena, pl->n, sizeof(*s->built))))
+	if (nreq && !s->built && !(s->built = gpuenv_arena_calloc(s->arena, pl->n, sizeof(*s->built))))
 		return gpuenv_oom(ctx, "the sync");
 	double tb = mono_s();
 	for (size_t i = 0; i < pl->n; i++) {
 		const gpuenv_sync_action_t *a = &pl->actions[i];
-		if (!installs(a->op) || !a->source)
+		if (!installs(a->op) || !a->source || !in_round(s, a, round))
 			continue;
 		if ((r = s->o.builder.build(s->o.builder.self, ctx, s->arena, cache, ix, a->source, &s->built[i])) != 0)
 			return r;
 		res->built++;
 	}
-	res->secs_build = mono_s() - tb;
+	res->secs_build += mono_s() - tb;
 	if (nreq) {
 		reqs = gpuenv_arena_calloc(s->arena, nreq, sizeof(*reqs));
 		ents = gpuenv_arena_calloc(s->arena, nreq, sizeof(*ents));
 		jobs = gpuenv_arena_calloc(s->arena, nreq, sizeof(*jobs));
 		if (!reqs || !ents || !jobs)
 			return gpuenv_oom(ctx, "the sync");
-		if ((r = commit_reqs(s, reqs)) != 0)
+		if ((r = commit_reqs(s, reqs, round)) != 0)
 			return r;
 		double t0 = mono_s();
 		uint64_t tt = gpuenv_trace_begin(ctx);
@@ -605,12 +621,11 @@ int gpuenv_sync_commit(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t *
 		gpuenv_trace_end(ctx, "install", "cache", NULL, "download, check and unpack the wheels", tt);
 		if (r != 0)
 			return r;
-		res->secs_cache = mono_s() - t0;
+		res->secs_cache += mono_s() - t0;
 	}
-	res->link_mode_used = s->o.link_mode;
 	for (size_t i = 0; i < pl->n; i++) {
 		const gpuenv_sync_action_t *a = &pl->actions[i];
-		if (!installs(a->op))
+		if (!installs(a->op) || !in_round(s, a, round))
 			continue;
 		jobs[k] = (struct stage_job){ .a = a, .e = &ents[k], .stage = gpuenv_txn_stage_dir(s->txn, a->name) };
 		if (!jobs[k].stage) /* a full disk says so; else memory ran out */
@@ -623,10 +638,12 @@ int gpuenv_sync_commit(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t *
 	gpuenv_trace_end(ctx, "install", "stage", NULL, "link the packages' files into the transaction", ts);
 	if (r != 0)
 		return r;
-	res->secs_stage = mono_s() - t1;
+	res->secs_stage += mono_s() - t1;
 	k = 0;
 	for (size_t i = 0; i < pl->n; i++) {
 		const gpuenv_sync_action_t *a = &pl->actions[i];
+		if (!in_round(s, a, round))
+			continue;
 		if (a->dist && a->op != GPUENV_SYNC_KEEP) {
 			if ((r = gpuenv_txn_remove(s->txn, ctx, a->dist)) != 0)
 				return r;
@@ -647,12 +664,40 @@ int gpuenv_sync_commit(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t *
 		res->repaired += e->repaired;
 	}
 	double t2 = mono_s();
+	gpuenv_txn_report_t rep = { 0 };
 	uint64_t tc = gpuenv_trace_begin(ctx);
-	r = gpuenv_txn_commit(s->txn, ctx, &res->txn);
+	r = gpuenv_txn_commit(s->txn, ctx, &rep);
 	gpuenv_trace_end(ctx, "install", "commit", NULL, s->o.venv->root, tc);
 	s->txn = NULL; /* commit frees it in every case */
-	res->secs_commit = mono_s() - t2;
+	res->txn.renames += rep.renames;
+	res->txn.removed_files += rep.removed_files;
+	res->txn.ops += rep.ops;
+	res->secs_commit += mono_s() - t2;
 	return r;
+}
+
+int gpuenv_sync_commit(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t *ix,
+	const gpuenv_cache_progress_t *progress, gpuenv_sync_result_t *res)
+{
+	gpuenv_ctx_t *ctx = s->ctx;
+	size_t ndeferred = 0;
+	int r;
+
+	memset(res, 0, sizeof(*res));
+	if (!s->txn)
+		return gpuenv_fail(ctx, -EINVAL, s->o.venv->root, 0, 0, "the sync was already committed");
+	res->link_mode_used = s->o.link_mode;
+	for (size_t i = 0; i < s->plan.n; i++)
+		ndeferred += deferred(s, &s->plan.actions[i]);
+	if ((r = commit_round(s, cache, ix, progress, res, 0)) != 0 || !ndeferred)
+		return r;
+	/* round 2: the builds against the venv, now holding the rest of the
+	 * lock; a kill between the rounds leaves round 1 complete, and the
+	 * next sync plans what round 2 had left */
+	gpuenv_txn_report_t again;
+	if ((r = gpuenv_txn_begin(ctx, &s->o.venv->scheme, s->o.wait ? GPUENV_TXN_WAIT : 0, &again, &s->txn)) != 0)
+		return r;
+	return commit_round(s, cache, ix, progress, res, 1);
 }
 
 void gpuenv_sync_end(gpuenv_sync_t *s)

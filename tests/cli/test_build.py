@@ -151,14 +151,20 @@ dists.append(sdist(stage, "broken", "1.0", {
     "pyproject.toml": PYPROJECT % ("broken", "1.0", ""),
     "setup.py": 'import sys\nsys.stderr.write("broken: this package refuses to build (fixture)\\n")\n'
                 'raise SystemExit("fixture build failure")\n'}))
+# a build that imports a package of the target environment (as flash-attn's
+# imports torch): fails isolated, builds with [tool.gpuenv] build-against-env
+dists.append(sdist(stage, "needsenv", "1.0", {
+    "setup.py": 'import helper  # the target environment\'s\nfrom setuptools import setup\n'
+                'setup(name="needsenv", version="1.0", packages=["needsenv"])\n',
+    "needsenv/__init__.py": "import helper\nOK = True\n"}, requires=["helper"]))
 mkwheel.write_index(INDEX, dists)
 SIMPLE = "file://" + os.path.join(INDEX, "simple") + "/"
 
 
-def project(name, deps, build_system=True, files=None):
+def project(name, deps, build_system=True, files=None, tool=""):
     d = os.path.join(TMP, name)
     os.makedirs(d, exist_ok=True)
-    text = ""
+    text = tool
     if build_system:
         text += '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n\n'
     text += '[project]\nname = "%s"\nversion = "0.3"\ndependencies = [%s]\n' % (
@@ -277,6 +283,30 @@ rc, out, err = sync(BAD, os.path.join(TMP, "vbad"))
 check(rc == 1, "a failing build exits 1: %d\n%s" % (rc, err))
 check("fixture build failure" in err and "refuses to build" in err, "the log's end is shown:\n" + err)
 check("build-logs/broken-1.0-" in err, "the log's path is named:\n" + err)
+
+# ---- a build that imports the target's environment: isolated it fails, ------
+# ---- with build-against-env it builds after the rest is installed -----------
+
+ISO = project("iso", ["needsenv"], build_system=False)
+rc, out, err = sync(ISO, os.path.join(TMP, "viso"))
+check(rc == 1 and "No module named 'helper'" in err, "an isolated build cannot import the target's packages: %d %s"
+      % (rc, err[-600:]))
+AGAINST = project("against", ["needsenv", "setuptools", "wheel"], build_system=False,
+                  tool='[tool.gpuenv]\nbuild-against-env = ["needsenv"]\n\n')
+VA = os.path.join(TMP, "vagainst")
+rc, out, err = sync(AGAINST, VA, "--json")
+check(rc == 0, "build-against-env builds against the venv: %s%s" % (out, err[-1500:]))
+if rc == 0:
+    b = json.loads(out)["builds"]
+    check(len(b) == 1 and b[0]["name"] == "needsenv" and b[0]["isolated"] is False, "one build, not isolated: %r" % b)
+    log = open(b[0]["log"]).read()
+    check("no isolation" in log and VA in log, "the log says it ran against the venv")
+rc2, o2 = vpy(VA, "import needsenv; print(needsenv.OK)")
+check(rc2 == 0 and o2 == "True", "the package built against the venv imports: " + o2)
+ok, msg = pip_check(VA)
+check(ok, "pip check after a build against the venv: " + msg)
+rc, out, err = sync(AGAINST, VA)
+check(rc == 0 and "already match" in out, "a second sync keeps it: %s%s" % (out, err))
 
 # ---- a directory entry that is not editable (the lock edited as another ---
 # ---- tool would write it): built with build_wheel, rebuilt when it changes --

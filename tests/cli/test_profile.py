@@ -140,20 +140,13 @@ mkwheel.build_index(INDEX, [
 ])
 
 
-def this_platform():
-    import platform
-    lib, ver = platform.libc_ver()
-    a, b = (ver.split(".") + ["0"])[:2] if lib == "glibc" else ("2", "17")
-    return "manylinux_%s_%s_%s" % (a, b, platform.machine())
-
-
 def project(name, deps):
     d = os.path.join(TMP, name)
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "pyproject.toml"), "w") as f:
         f.write('[project]\nname = "%s"\nversion = "0.1"\ndependencies = [%s]\n\n'
                 '[tool.gpuenv.targets.cpu]\ngpu = "none"\npython = "%s"\nplatform = "%s"\n'
-                % (name, ", ".join('"%s"' % x for x in deps), PYXY, this_platform()))
+                % (name, ", ".join('"%s"' % x for x in deps), PYXY, mkwheel.platform_tag()))
     return d
 
 
@@ -315,7 +308,9 @@ if "bdist_wheel" in sys.argv:
         subprocess.run(["nvcc", "--version"], check=True, stdout=subprocess.DEVNULL)
 setup(name="nvccpkg", version="1.0", packages=["nvccpkg"])
 """
-have_builder = os.path.exists(os.path.join(SRC, "include", "gpuenv", "build.h"))
+# the builder records its tool calls since it sets the shims up (lib/build/build.c)
+BUILD_C = os.path.join(SRC, "lib", "build", "build.c")
+have_builder = os.path.exists(BUILD_C) and "gpuenv_trace_shims_setup" in open(BUILD_C).read()
 if have_builder and os.access(NVCC, os.X_OK) and all(os.path.exists(p) for p in (SETUPTOOLS, WHEEL, DEBIAN_PY)):
     SIDX = os.path.join(TMP, "sdist-index")
     stage = os.path.join(TMP, "sdist-stage")
@@ -345,7 +340,7 @@ if have_builder and os.access(NVCC, os.X_OK) and all(os.path.exists(p) for p in 
         bp = {(x["package"], x["tool"]): x["calls"] for x in j.get("tools_by_package", [])}
         check(bp.get(("nvccpkg", "nvcc")) == 47, "gpuenv profile counts the build's 47 nvcc calls: %r" % bp)
 else:
-    print("note: the sdist build check needs the PEP 517 builder (include/gpuenv/build.h), %s, Debian's "
+    print("note: the sdist build check needs the PEP 517 builder with the shims (lib/build/build.c), %s, Debian's "
           "setuptools and wheel wheels and %s: skipped" % (NVCC, DEBIAN_PY))
 
 # ---- the flame graph ---------------------------------------------------------------
