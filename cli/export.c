@@ -11,7 +11,7 @@
  * constraint: such packages are left out, with a comment).  Nothing is
  * written when a package cannot be exported (a directory or VCS entry has no
  * hash to enforce): the error names it and says what to do. */
-#include "cli.h"
+#include "export.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +19,9 @@
 #include "gpuenv/fs.h"
 #include "gpuenv/project.h"
 #include "gpuenv/pylock.h"
-#include "lock_util.h"
 
-enum { OPT_PROJECT = 0x2201, OPT_TARGET, OPT_LOCK, OPT_FORMAT, OPT_OUT, OPT_NO_HASHES };
+enum { OPT_PROJECT = 0x2201, OPT_TARGET, OPT_LOCK, OPT_FORMAT, OPT_OUT, OPT_NO_HASHES, OPT_BASE,
+	OPT_TRUST_BASE, OPT_IMAGE_MANIFEST };
 
 #define PYPI_SIMPLE "https://pypi.org/simple"
 
@@ -90,7 +90,7 @@ static void put_hash(gpuenv_buf_t *o, const gpuenv_lock_file_t *f)
 		gpuenv_buf_printf(o, " \\\n    --hash=sha256:%s", f->sha256);
 }
 
-static int write_export(struct cli *cli, gpuenv_arena_t *a, const gpuenv_lock_t *lk, const char *lock_path,
+int cli_export_requirements(struct cli *cli, gpuenv_arena_t *a, const gpuenv_lock_t *lk, const char *lock_path,
 	bool constraints, bool hashes, gpuenv_buf_t *o)
 {
 	struct index_count ix[32];
@@ -174,11 +174,16 @@ static int cli_export(struct cli *cli, const struct cli_verb *verb, int argc, ch
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "output", required_argument, NULL, OPT_OUT },
 		{ "no-hashes", no_argument, NULL, OPT_NO_HASHES },
+		{ "base", required_argument, NULL, OPT_BASE },
+		{ "trust-base", no_argument, NULL, OPT_TRUST_BASE },
+		{ "image-manifest", required_argument, NULL, OPT_IMAGE_MANIFEST },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *project = NULL, *target = NULL, *lock = NULL, *format = "requirements", *out = NULL;
-	bool hashes = true, constraints;
+	const char *base = NULL, *image_manifest = NULL;
+	bool hashes = true, constraints, docker, compose, trust_base = false;
 	struct cli_project pj;
+	const gpuenv_manifest_target_t *dt = NULL;
 	bool have_pj = false;
 	gpuenv_arena_t a;
 	gpuenv_lock_t lk;
@@ -208,21 +213,55 @@ static int cli_export(struct cli *cli, const struct cli_verb *verb, int argc, ch
 		case OPT_NO_HASHES:
 			hashes = false;
 			break;
+		case OPT_BASE:
+			base = optarg;
+			break;
+		case OPT_TRUST_BASE:
+			trust_base = true;
+			break;
+		case OPT_IMAGE_MANIFEST:
+			image_manifest = optarg;
+			break;
 		default:
 			return CLI_EXIT_USAGE;
 		}
 	}
 	if (optind < argc)
 		return cli_usage_error(cli, verb, "%s: unexpected argument '%s'", verb->name, argv[optind]);
-	if (strcmp(format, "requirements") && strcmp(format, "constraints"))
-		return cli_usage_error(cli, verb, "%s: --format %s: the formats are requirements and "
-			"constraints", verb->name, format);
+	if (strcmp(format, "requirements") && strcmp(format, "constraints") && strcmp(format, "dockerfile") &&
+		strcmp(format, "compose"))
+		return cli_usage_error(cli, verb, "%s: --format %s: the formats are requirements, "
+			"constraints, dockerfile and compose", verb->name, format);
 	if (lock && (project || target))
 		return cli_usage_error(cli, verb, "%s: --lock names the lock; --project and --target "
 			"choose one: give one or the other", verb->name);
 	constraints = !strcmp(format, "constraints");
+	docker = !strcmp(format, "dockerfile");
+	compose = !strcmp(format, "compose");
+	if (lock && (docker || compose))
+		return cli_usage_error(cli, verb, "%s: --format %s is made for a project's targets (their "
+			"source is the build context): give --project and --target, not --lock", verb->name,
+			format);
+	if ((base || trust_base || image_manifest) && !docker)
+		return cli_usage_error(cli, verb, "%s: --base, --trust-base and --image-manifest are "
+			"options of --format dockerfile", verb->name);
+	if (compose && target)
+		return cli_usage_error(cli, verb, "%s: --format compose has a service for every target: "
+			"leave --target out", verb->name);
+	if ((docker || compose) && !hashes)
+		return cli_usage_error(cli, verb, "%s: --format %s installs with --require-hashes: "
+			"--no-hashes does not apply", verb->name, format);
 	gpuenv_arena_init(&a, &cli->ctx, 0);
 	memset(&lk, 0, sizeof(lk));
+	if (compose) {
+		if ((st = cli_project_open(cli, verb->name, project, NULL, NULL, NULL, &pj)) == 0) {
+			struct cli_export_docker eo = { .verb = verb, .pj = &pj, .out = out };
+			st = cli_export_compose(cli, &eo);
+		}
+		cli_project_close(&pj);
+		gpuenv_arena_free(&a);
+		return st;
+	}
 	if (!lock) {
 		const gpuenv_manifest_target_t *t = NULL;
 		if ((st = cli_project_open(cli, verb->name, project, NULL, NULL, NULL, &pj)) != 0)
@@ -237,6 +276,7 @@ static int cli_export(struct cli *cli, const struct cli_verb *verb, int argc, ch
 				"with --target", verb->name, pj.ntargets);
 		if (!t)
 			goto done;
+		dt = t;
 		lock = gpuenv_arena_printf(&a, "%s/%s", pj.dir,
 			gpuenv_project_lock_name(&a, &pj.m, t)).ptr;
 		{
@@ -257,8 +297,14 @@ static int cli_export(struct cli *cli, const struct cli_verb *verb, int argc, ch
 		st = cli_report(cli, CLI_EXIT_CANNOT);
 		goto done;
 	}
+	if (docker) {
+		struct cli_export_docker eo = { .verb = verb, .pj = &pj, .t = dt, .lk = &lk, .lock_path = lock,
+			.base = base, .trust_base = trust_base, .image_manifest = image_manifest, .out = out };
+		st = cli_export_dockerfile(cli, &eo);
+		goto done;
+	}
 	gpuenv_buf_init(&o, &cli->ctx, GPUENV_PYLOCK_MAX_SIZE);
-	if (write_export(cli, &a, &lk, lock, constraints, hashes, &o))
+	if (cli_export_requirements(cli, &a, &lk, lock, constraints, hashes, &o))
 		st = cli_report(cli, CLI_EXIT_CANNOT);
 	else if (out) {
 		if (gpuenv_fs_write_atomic(&cli->ctx, out, o.data, o.len, 0644))
@@ -278,16 +324,31 @@ done:
 const struct cli_verb cli_verb_export = {
 	.name = "export",
 	.run = cli_export,
-	.summary = "a target's lock as a pip requirements or constraints file",
-	.usage = "gpuenv export [--project DIR] [--target NAME | --lock FILE] "
-		 "[--format requirements|constraints] [--no-hashes] [-o FILE]",
+	.summary = "a target's lock as pip requirements or constraints, a Dockerfile or a compose file",
+	.usage = "gpuenv export [--project DIR] [--target NAME | --lock FILE]\n"
+		 "              [--format requirements|constraints] [--no-hashes] [-o FILE]\n"
+		 "       gpuenv export [--project DIR] [--target NAME] --format dockerfile\n"
+		 "              [--base IMAGE[:TAG][@DIGEST] [--trust-base]] [--image-manifest FILE]\n"
+		 "              [-o FILE]\n"
+		 "       gpuenv export [--project DIR] --format compose [-o FILE]",
 	.help = "  --project DIR      the project (default: .); its lock of --target (or of its one target)\n"
-		"  --lock FILE        export this lock instead\n"
+		"  --lock FILE        export this lock instead (requirements, constraints)\n"
 		"  --format F         requirements (default): index lines, name==version ; marker and a\n"
 		"                     --hash for every file, for pip install --require-hashes -r;\n"
-		"                     constraints: the pins alone, for pip install -c\n"
+		"                     constraints: the pins alone, for pip install -c;\n"
+		"                     dockerfile: a Dockerfile for the target (with -o: its requirements\n"
+		"                     file and a .dockerignore beside it); compose: docker-compose.yml,\n"
+		"                     one service per target\n"
 		"  --no-hashes        requirements without hashes (directory and VCS entries allowed)\n"
+		"  --base IMAGE       the Dockerfile's base image instead of the knowledge base's choice,\n"
+		"                     checked the same way (the lock's CUDA major, the target's driver\n"
+		"                     and Python); refused with the reason when it does not fit\n"
+		"  --trust-base       write a --base image the knowledge base does not know, unchecked\n"
+		"  --image-manifest FILE  the image lock whose digest FROM writes the base image by\n"
+		"                     (default: image-manifest.json in the project, when there)\n"
 		"  -o, --output FILE  write FILE atomically (default: standard output)\n"
-		"exit status: 0 written, 2 usage, 4 no lock, an unreadable lock, or a package that\n"
-		"cannot be exported (nothing is written)\n",
+		"exit status: 0 written, 1 the base image does not fit the target or the lock (the\n"
+		"reason is given; nothing is written), 2 usage, 4 no lock, an unreadable lock, a\n"
+		"package that cannot be exported, no base image the knowledge base knows fits, or\n"
+		"the output could not be written (nothing is written)\n",
 };

@@ -46,6 +46,12 @@ static int project_probed_target(struct cli *cli, const char *verb, const char *
 int cli_project_open(struct cli *cli, const char *verb, const char *project, const char *facts_path,
 	const char *kb_dir, const char *torch_index, struct cli_project *pj)
 {
+	return cli_project_open_ex(cli, verb, project, facts_path, kb_dir, torch_index, 0, pj);
+}
+
+int cli_project_open_ex(struct cli *cli, const char *verb, const char *project, const char *facts_path,
+	const char *kb_dir, const char *torch_index, unsigned flags, struct cli_project *pj)
+{
 	struct stat sb;
 	int st;
 
@@ -79,6 +85,8 @@ int cli_project_open(struct cli *cli, const char *verb, const char *project, con
 		pj->ntargets = pj->m.ntargets;
 		return 0;
 	}
+	if (flags & CLI_PROJECT_DECLARED)
+		return 0;
 	if ((st = project_probed_target(cli, verb, facts_path, pj)) != 0)
 		return st;
 	(void)st;

@@ -28,6 +28,11 @@ struct cli_project {
 int cli_project_open(struct cli *cli, const char *verb, const char *project, const char *facts_path,
 	const char *kb_dir, const char *torch_index, struct cli_project *pj);
 void cli_project_close(struct cli_project *pj);
+/* As cli_project_open; CLI_PROJECT_DECLARED: a project that declares no
+ * target gets none (ntargets 0) instead of the probed machine. */
+#define CLI_PROJECT_DECLARED 1u
+int cli_project_open_ex(struct cli *cli, const char *verb, const char *project, const char *facts_path,
+	const char *kb_dir, const char *torch_index, unsigned flags, struct cli_project *pj);
 
 /* The target called name, or NULL after a usage error (the declared
  * targets' nearest name suggested) with *st its exit status. */
@@ -130,6 +135,22 @@ struct cli_sync_opts {
 	{ "link-mode", required_argument, NULL, 'l' }
 
 int cli_sync_opt(struct cli *cli, int c, char *arg, struct cli_sync_opts *o, int *exit_st);
+
+/* ---- does this machine run a target (cli/sync.c; sync --target auto, labels) ---- */
+struct gpuenv_fit;
+/* What the probe may leave out, from the KB: a GPU's compute capability by
+ * its name, the newest CUDA the driver runs by its version.  0, or an exit
+ * status (reported). */
+int cli_machine_from_kb(struct cli *cli, const gpuenv_kb_t *kb, gpuenv_arena_t *arena, gpuenv_target_t *t);
+/* The CUDA ("12.6") of target t's locked torch build into buf, or NULL when
+ * there is no readable lock (then judged by the target's driver); *lk and
+ * *lk_path get the lock read (zeroed / NULL when none). */
+const char *cli_project_locked_cuda(struct cli *cli, struct cli_project *pj, const gpuenv_manifest_target_t *t,
+	gpuenv_lock_t *lk, const char **lk_path, char *buf, size_t bufsz);
+/* gpuenv_target_fit of machine against t with its locked build's CUDA: the
+ * one judgement of sync --target auto.  0, or -1 with ctx->err set. */
+int cli_project_fit(struct cli *cli, struct cli_project *pj, const gpuenv_target_t *machine,
+	const gpuenv_manifest_target_t *t, gpuenv_lock_t *lk, const char **lk_path, struct gpuenv_fit *fit);
 
 /* Sync as the options say; *venv_root (malloc'd, caller frees; may stay
  * NULL) is the venv synced.  The exit status. */

@@ -22,6 +22,8 @@
 	X(lock) \
 	X(tree) \
 	X(export) \
+	X(image) \
+	X(labels) \
 	X(sync) \
 	X(run) \
 	X(venv) \

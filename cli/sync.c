@@ -26,7 +26,7 @@
 
 /* What the light probe leaves out, from the KB: a GPU's compute capability
  * by its name, the newest CUDA the driver runs by its version. */
-static int machine_from_kb(struct cli *cli, const gpuenv_kb_t *kb, gpuenv_arena_t *arena, gpuenv_target_t *t)
+int cli_machine_from_kb(struct cli *cli, const gpuenv_kb_t *kb, gpuenv_arena_t *arena, gpuenv_target_t *t)
 {
 	gpuenv_target_gpu_t *g = t->ngpus ? gpuenv_arena_calloc(arena, t->ngpus, sizeof(*g)) : NULL;
 	if (t->ngpus && !g)
@@ -79,26 +79,32 @@ static int machine_target(struct cli *cli, const struct cli_sync_opts *o, const 
 	}
 	if (gpuenv_target_from_facts(&cli->ctx, arena, facts, SIZE_MAX, out) != 0)
 		return cli_report(cli, CLI_EXIT_CANNOT);
-	return machine_from_kb(cli, kb, arena, out);
+	return cli_machine_from_kb(cli, kb, arena, out);
 }
 
-/* The CUDA of a target's locked torch build, when its lock says; the lock
- * read is kept for ensure_lock. */
-static const char *locked_cuda(struct cli *cli, struct cli_sync_opts *o, struct cli_project *pj,
-	const gpuenv_manifest_target_t *t, char *buf, size_t bufsz)
+const char *cli_project_locked_cuda(struct cli *cli, struct cli_project *pj, const gpuenv_manifest_target_t *t,
+	gpuenv_lock_t *lk, const char **lk_path, char *buf, size_t bufsz)
 {
 	const char *path = gpuenv_arena_printf(&pj->arena, "%s/%s", pj->dir, gpuenv_project_lock_name(&pj->arena,
 		&pj->m, t)).ptr, *out = NULL;
-	memset(&o->lk, 0, sizeof(o->lk));
-	o->lk_path = NULL;
-	if (path && cli_lock_read(cli, &pj->arena, path, &o->lk) == 0) {
-		out = gpuenv_fit_backend_cuda(o->lk.target.backend, buf, bufsz);
-		o->lk_path = path;
+	memset(lk, 0, sizeof(*lk));
+	*lk_path = NULL;
+	if (path && cli_lock_read(cli, &pj->arena, path, lk) == 0) {
+		out = gpuenv_fit_backend_cuda(lk->target.backend, buf, bufsz);
+		*lk_path = path;
 	} else {
-		memset(&o->lk, 0, sizeof(o->lk)); /* no lock yet: judged by the target's driver */
+		memset(lk, 0, sizeof(*lk)); /* no lock yet: judged by the target's driver */
 	}
 	gpuenv_error_clear(&cli->ctx);
 	return out;
+}
+
+int cli_project_fit(struct cli *cli, struct cli_project *pj, const gpuenv_target_t *machine,
+	const gpuenv_manifest_target_t *t, gpuenv_lock_t *lk, const char **lk_path, gpuenv_fit_t *fit)
+{
+	char cb[32];
+	const char *cuda = cli_project_locked_cuda(cli, pj, t, lk, lk_path, cb, sizeof(cb));
+	return gpuenv_target_fit(&cli->ctx, &pj->arena, pj->kb, machine, &t->target, cuda, fit) ? -1 : 0;
 }
 
 static int pick_auto(struct cli *cli, struct cli_sync_opts *o, struct cli_project *pj,
@@ -106,12 +112,10 @@ static int pick_auto(struct cli *cli, struct cli_sync_opts *o, struct cli_projec
 {
 	gpuenv_fit_t *fits = gpuenv_arena_calloc(&pj->arena, pj->ntargets, sizeof(*fits));
 	size_t best = SIZE_MAX;
-	char cb[32];
 	if (!fits)
 		return cli_report(cli, CLI_EXIT_CANNOT);
 	for (size_t i = 0; i < pj->ntargets; i++) {
-		const char *cuda = locked_cuda(cli, o, pj, &pj->targets[i], cb, sizeof(cb));
-		if (gpuenv_target_fit(&cli->ctx, &pj->arena, pj->kb, machine, &pj->targets[i].target, cuda, &fits[i]) != 0)
+		if (cli_project_fit(cli, pj, machine, &pj->targets[i], &o->lk, &o->lk_path, &fits[i]) != 0)
 			return cli_report(cli, CLI_EXIT_CANNOT);
 		if (fits[i].verdict != GPUENV_KB_NO && (best == SIZE_MAX || fits[i].score > fits[best].score))
 			best = i;
@@ -152,9 +156,7 @@ static int pick_target(struct cli *cli, struct cli_sync_opts *o, struct cli_proj
 		return pick_auto(cli, o, pj, &machine, out);
 	/* a named target: say so when this machine is not its hardware */
 	gpuenv_fit_t fit;
-	char cb[32];
-	if (gpuenv_target_fit(&cli->ctx, &pj->arena, pj->kb, &machine, &(*out)->target,
-		    locked_cuda(cli, o, pj, *out, cb, sizeof(cb)), &fit) != 0)
+	if (cli_project_fit(cli, pj, &machine, *out, &o->lk, &o->lk_path, &fit) != 0)
 		return cli_report(cli, CLI_EXIT_CANNOT);
 	if (fit.verdict == GPUENV_KB_NO) {
 		o->foreign = fit.reasons[0];

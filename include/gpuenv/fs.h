@@ -69,6 +69,10 @@ GPUENV_API int gpuenv_fs_write_atomic(gpuenv_ctx_t *ctx, const char *path,
  * fsync of the file or the folder), for caches whose entries are checked
  * on every read and fetched again when lost or torn. */
 #define GPUENV_FS_NOSYNC 1u
+/* GPUENV_FS_HIDDEN_TMP: the temporary file is ".NAME.tmp.XXXXXX", a dot
+ * file, for folders whose readers skip dot files but would read a
+ * half-written NAME.tmp (node-feature-discovery's features.d). */
+#define GPUENV_FS_HIDDEN_TMP 2u
 GPUENV_API int gpuenv_fs_write_atomic_ex(gpuenv_ctx_t *ctx, const char *path,
 	const void *data, size_t len, unsigned mode, unsigned flags);
 

@@ -341,7 +341,10 @@ int gpuenv_fs_write_atomic_ex(gpuenv_ctx_t *ctx, const char *path, const void *d
 	const char *slash;
 	int fd, r;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp))
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	if ((flags & GPUENV_FS_HIDDEN_TMP ? snprintf(tmp, sizeof(tmp), "%.*s.%s.tmp.XXXXXX", (int)(base - path),
+		path, base) : snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path)) >= (int)sizeof(tmp))
 		return gpuenv_fail(ctx, -ENAMETOOLONG, path, 0, 0, "path too long");
 	fd = mkstemp(tmp);
 	if (fd < 0)

@@ -12,6 +12,7 @@
 #include "gpuenv/facts.h"
 #include "gpuenv/fs.h"
 #include "gpuenv/image_manifest.h"
+#include "gpuenv/registry.h"
 
 /* ---- references ---------------------------------------------------------- */
 
@@ -101,12 +102,8 @@ static bool tag_ok(gpuenv_str_t s)
 
 bool gpuenv_image_digest_valid(gpuenv_str_t s)
 {
-	if (s.len != 7 + 64 || memcmp(s.ptr, "sha256:", 7))
-		return false;
-	for (size_t i = 7; i < s.len; i++)
-		if (!((s.ptr[i] >= '0' && s.ptr[i] <= '9') || (s.ptr[i] >= 'a' && s.ptr[i] <= 'f')))
-			return false;
-	return true;
+	/* the rule's one copy is the registry client's (lib/index/oci.c) */
+	return gpuenv_registry_digest_valid(s);
 }
 
 static int bad_ref(gpuenv_ctx_t *ctx, gpuenv_str_t text, const char *what)

@@ -140,6 +140,15 @@ static void cache_control(ix_req_t *r, const char *v, size_t n)
 	}
 }
 
+/* a challenge line with a Bearer scheme (RFC 7235: case-insensitive) */
+static bool names_bearer(const char *s)
+{
+	for (; *s; s++)
+		if (!strncasecmp(s, "bearer", 6))
+			return true;
+	return false;
+}
+
 static size_t on_header(char *p, size_t size, size_t n, void *ud)
 {
 	ix_req_t *r = ud;
@@ -152,6 +161,7 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
 		const char *sp = memchr(p, ' ', len);
 		r->status = sp ? strtol(sp + 1, NULL, 10) : 0;
 		r->content_type[0] = r->etag[0] = r->last_modified[0] = r->content_range[0] = '\0';
+		r->www_authenticate[0] = r->content_digest[0] = '\0';
 		r->max_age = -1;
 		r->no_store = false;
 		r->retry_after_s = -1;
@@ -163,6 +173,15 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
 		set_str(r->last_modified, sizeof(r->last_modified), v, vl);
 	} else if (hdr_is(p, len, "content-range", &v, &vl)) {
 		set_str(r->content_range, sizeof(r->content_range), v, vl);
+	} else if (hdr_is(p, len, "www-authenticate", &v, &vl)) {
+		/* several lines: keep a Bearer one over the others */
+		char line[sizeof(r->www_authenticate)];
+		set_str(line, sizeof(line), v, vl);
+		if (!r->www_authenticate[0] ||
+			(!names_bearer(r->www_authenticate) && names_bearer(line)))
+			memcpy(r->www_authenticate, line, sizeof(line));
+	} else if (hdr_is(p, len, "docker-content-digest", &v, &vl)) {
+		set_str(r->content_digest, sizeof(r->content_digest), v, vl);
 	} else if (hdr_is(p, len, "cache-control", &v, &vl)) {
 		cache_control(r, v, vl);
 	} else if (hdr_is(p, len, "retry-after", &v, &vl)) {
@@ -255,6 +274,24 @@ static int start(ix_http_t *h, gpuenv_ctx_t *ctx, ix_job_t *job)
 		r->headers = curl_slist_append(r->headers,
 			"Accept: application/vnd.pypi.simple.v1+json, "
 			"application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.1");
+	if (r->accept && r->accept[0]) {
+		snprintf(line, sizeof(line), "Accept: %s", r->accept);
+		r->headers = curl_slist_append(r->headers, line);
+	}
+	if (r->authorization && r->authorization[0]) {
+		/* a token may be kilobytes long: its own line */
+		size_t al = strlen(r->authorization) + sizeof("Authorization: ");
+		char *auth = malloc(al);
+		if (!auth) {
+			curl_easy_cleanup(e);
+			job->easy = NULL;
+			return gpuenv_oom(ctx, "for a request");
+		}
+		snprintf(auth, al, "Authorization: %s", r->authorization);
+		r->headers = curl_slist_append(r->headers, auth);
+		memset(auth, 0, al);
+		free(auth);
+	}
 	if (r->if_none_match && r->if_none_match[0]) {
 		snprintf(line, sizeof(line), "If-None-Match: %s", r->if_none_match);
 		r->headers = curl_slist_append(r->headers, line);
@@ -293,7 +330,9 @@ static int start(ix_http_t *h, gpuenv_ctx_t *ctx, ix_job_t *job)
 	} else {
 		curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
 	}
-	if ((c = r->cred) || (c = cred_for(h, r->url))) {
+	if (r->authorization && r->authorization[0]) {
+		/* the header carries the credentials: no netrc, no other source's */
+	} else if ((c = r->cred) || (c = cred_for(h, r->url))) {
 		curl_easy_setopt(e, CURLOPT_USERNAME, c->user);
 		curl_easy_setopt(e, CURLOPT_PASSWORD, c->pass ? c->pass : "");
 	} else {

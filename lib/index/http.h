@@ -45,10 +45,16 @@ struct ix_req {
 	bool (*sink)(ix_req_t *r, const char *p, size_t n, void *arg);
 	void *sink_arg;
 	const ix_cred_t *cred;
+	/* the registry client (registry.c): an Accept header, and an
+	 * Authorization header value ("Bearer ..."; it replaces libcurl's own
+	 * and the netrc lookup, and is never logged) */
+	const char *accept, *authorization;
 	/* answered */
 	long status;
 	gpuenv_buf_t body;
 	char content_type[128], etag[256], last_modified[64], content_range[128];
+	char www_authenticate[2048]; /* the first challenge line naming Bearer, else the first */
+	char content_digest[128];    /* Docker-Content-Digest */
 	char *final_url; /* after redirects, without userinfo (malloc'd); NULL: url */
 	int64_t max_age; /* -1: none */
 	bool no_store;

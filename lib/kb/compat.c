@@ -522,10 +522,15 @@ int gpuenv_kb_image_lookup(const gpuenv_kb_t *kb, const char *ref, gpuenv_kb_ima
 {
 	gpuenv_str_t r = gpuenv_str_trim(gpuenv_str(ref)), image, tag;
 	const gpuenv_kb_container_t *row = NULL;
+	const char *at = r.len ? memchr(r.ptr, '@', r.len) : NULL;
 	size_t slash = 0, colon = 0;
 	int kind;
 
 	memset(out, 0, sizeof(*out));
+	/* IMAGE:TAG@sha256:...: the digest pins the bytes, the tag is what the
+	 * knowledge base knows them by (gpuenv_kb_image_find reads it so too) */
+	if (at)
+		r.len = (size_t)(at - r.ptr);
 	/* the tag follows the last ':' after the last '/' (a registry may have a port) */
 	for (size_t i = 0; i < r.len; i++)
 		if (r.ptr[i] == '/')

@@ -801,6 +801,11 @@ size_t gpuenv_kb_image_find(const gpuenv_kb_t *kb, const char *ref,
 	char full[256];
 	size_t n = 0;
 
+	if (!r.len || r.len >= 200 + 72)
+		return 0;
+	/* IMAGE:TAG@sha256:...: the tag is what the knowledge base knows */
+	if ((slash = memchr(r.ptr, '@', r.len)) != NULL)
+		r.len = (size_t)(slash - r.ptr);
 	if (!r.len || r.len >= 200)
 		return 0;
 	/* the tag follows the last ':' after the last '/' (a registry may have a port) */

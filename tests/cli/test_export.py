@@ -135,7 +135,7 @@ else:
 # --- errors: nothing written -------------------------------------------------------
 NOPE = os.path.join(TMP, "nope.txt")
 rc, out, err = run("export", "--project", PROJ, "--format", "wheelhouse", "-o", NOPE)
-check(rc == 2 and "requirements and constraints" in err and not os.path.exists(NOPE), "bad format: %s" % err)
+check(rc == 2 and "requirements, constraints, dockerfile and compose" in err and not os.path.exists(NOPE), "bad format: %s" % err)
 empty = os.path.join(TMP, "empty")
 shutil.copytree(PROJ, empty)
 os.unlink(os.path.join(empty, "pylock.cpu.toml"))
