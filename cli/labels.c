@@ -29,6 +29,7 @@ enum {
 	OPT_MACHINE_TYPE,
 	OPT_EXPIRY,
 	OPT_KB_DIR,
+	OPT_NO_GFD,
 };
 
 #define DMI_PRODUCT_NAME "/sys/class/dmi/id/product_name"
@@ -36,7 +37,7 @@ enum {
 
 struct labels_opts {
 	const char *facts, *project, *format, *out, *prefix, *target, *mig, *machine_type_file, *expiry, *kb_dir;
-	bool selector;
+	bool selector, no_gfd;
 };
 
 static void print_warnings(struct cli *cli, const struct cli_verb *verb, const gpuenv_labels_t *ls)
@@ -225,7 +226,7 @@ static int do_labels(struct cli *cli, const struct cli_verb *verb, const struct 
 	const gpuenv_facts_t *facts = NULL;
 	gpuenv_target_t machine;
 	gpuenv_labels_t ls;
-	gpuenv_labels_opts_t lo = { .prefix = prefix };
+	gpuenv_labels_opts_t lo = { .prefix = prefix, .no_gfd = o->no_gfd };
 	int st;
 
 	if ((st = cli_facts_load(cli, verb->name, o->facts, NULL, a, &facts)) != 0)
@@ -238,7 +239,7 @@ static int do_labels(struct cli *cli, const struct cli_verb *verb, const struct 
 	/* GFD reads the DMI product name; a snapshot has none of this host's */
 	if (o->machine_type_file)
 		lo.machine_type = machine_type(cli, verb, a, o->machine_type_file, true);
-	else if (!o->facts)
+	else if (!o->facts && !o->no_gfd)
 		lo.machine_type = machine_type(cli, verb, a, DMI_PRODUCT_NAME, false);
 	gpuenv_labels_init(&ls, a);
 	if (gpuenv_labels_from_facts(&cli->ctx, &ls, facts, &machine, &lo))
@@ -289,6 +290,7 @@ static int cli_labels(struct cli *cli, const struct cli_verb *verb, int argc, ch
 		{ "machine-type-file", required_argument, NULL, OPT_MACHINE_TYPE },
 		{ "expiry", required_argument, NULL, OPT_EXPIRY },
 		{ "kb-dir", required_argument, NULL, OPT_KB_DIR },
+		{ "no-gfd", no_argument, NULL, OPT_NO_GFD },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct labels_opts o = { 0 };
@@ -337,6 +339,9 @@ static int cli_labels(struct cli *cli, const struct cli_verb *verb, int argc, ch
 		case OPT_KB_DIR:
 			o.kb_dir = optarg;
 			break;
+		case OPT_NO_GFD:
+			o.no_gfd = true;
+			break;
 		default:
 			return CLI_EXIT_USAGE;
 		}
@@ -346,10 +351,10 @@ static int cli_labels(struct cli *cli, const struct cli_verb *verb, int argc, ch
 	if (o.selector) {
 		if (!o.target)
 			return cli_usage_error(cli, verb, "%s: --selector needs --target NAME", verb->name);
-		if (o.format || o.facts || o.mig || o.machine_type_file || o.expiry)
+		if (o.format || o.facts || o.mig || o.machine_type_file || o.expiry || o.no_gfd)
 			return cli_usage_error(cli, verb, "%s: --selector writes YAML (--json: JSON) from the project "
-				"alone; --format, --facts, --mig-strategy, --machine-type-file and --expiry do not go "
-				"with it", verb->name);
+				"alone; --format, --facts, --mig-strategy, --machine-type-file, --expiry and --no-gfd "
+				"do not go with it", verb->name);
 	} else if (o.target)
 		return cli_usage_error(cli, verb, "%s: --target goes with --selector (the labels judge every "
 			"target)", verb->name);
@@ -360,6 +365,9 @@ static int cli_labels(struct cli *cli, const struct cli_verb *verb, int argc, ch
 	if (strcmp(o.format, "text") && strcmp(o.format, "json") && strcmp(o.format, "nfd"))
 		return cli_usage_error(cli, verb, "%s: --format %s: the formats are text, json and nfd", verb->name,
 			o.format);
+	if (o.no_gfd && (o.mig || o.machine_type_file))
+		return cli_usage_error(cli, verb, "%s: --mig-strategy and --machine-type-file shape GFD's labels; "
+			"--no-gfd leaves them out", verb->name);
 	if (o.mig && gpuenv_mig_strategy_parse(o.mig) < 0)
 		return cli_usage_error(cli, verb, "%s: --mig-strategy %s: GFD's strategies are none, single and "
 			"mixed", verb->name, o.mig);
@@ -405,7 +413,8 @@ const struct cli_verb cli_verb_labels = {
 	.summary = "this node's Kubernetes labels (GFD's and gpuenv's), or a target's node selector",
 	.usage = "gpuenv labels [--facts FILE] [--project DIR] [--format text|json|nfd] [-o FILE]\n"
 		 "                     [--prefix P] [--mig-strategy none|single|mixed]\n"
-		 "                     [--machine-type-file FILE] [--expiry DURATION|TIME|never] [--kb-dir DIR]\n"
+		 "                     [--machine-type-file FILE] [--expiry DURATION|TIME|never] [--no-gfd]\n"
+		 "                     [--kb-dir DIR]\n"
 		 "       gpuenv labels --selector --target NAME [--project DIR] [--prefix P] [-o FILE]",
 	.help = "  --facts FILE       label the machine of a facts snapshot (gpuenv probe --json;\n"
 		"                     '-' reads stdin) instead of probing this one\n"
@@ -421,6 +430,7 @@ const struct cli_verb cli_verb_labels = {
 		"                     when probing; \"unknown\" with --facts)\n"
 		"  --expiry E         nfd: labels expire E (\"1h\" default, \"30m\", \"2d\", an RFC 3339\n"
 		"                     time, or never) from now\n"
+		"  --no-gfd           gpuenv's own labels only (a node where GFD itself runs)\n"
 		"  --kb-dir DIR       knowledge-base files to use instead of the built-in ones\n"
 		"  --selector         the nodeSelector and nodeAffinity (YAML; --json: JSON) that place\n"
 		"                     --target NAME's pods only on nodes that run it\n"

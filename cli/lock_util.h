@@ -115,6 +115,7 @@ struct cli_sync_opts {
 	size_t nwith;
 	int link_mode;
 	bool dry_run, locked, compile, reinstall, no_wait;
+	bool no_install_project; /* the project's own package is left out */
 	bool quiet; /* run: only changes are reported, on stderr */
 	/* filled while syncing */
 	const char *auto_reason, *foreign;
@@ -132,7 +133,8 @@ struct cli_sync_opts {
 	{ "compile", no_argument, NULL, 'm' }, \
 	{ "reinstall", no_argument, NULL, 'R' }, \
 	{ "no-wait", no_argument, NULL, 'N' }, \
-	{ "link-mode", required_argument, NULL, 'l' }
+	{ "link-mode", required_argument, NULL, 'l' }, \
+	{ "no-install-project", no_argument, NULL, 'I' }
 
 int cli_sync_opt(struct cli *cli, int c, char *arg, struct cli_sync_opts *o, int *exit_st);
 

@@ -6,6 +6,37 @@
 
 #include "gpuenv/dockerfile.h"
 #include "gpuenv/doctor.h"
+#include "gpuenv/pylock.h"
+#include "lock_util.h"
+
+/* The lock's own words: torch's version, the target, the package count. */
+static const gpuenv_lock_package_t *lock_torch(const gpuenv_lock_t *lk)
+{
+	for (size_t i = 0; i < lk->npackages; i++)
+		if (strcmp(lk->packages[i].name, "torch") == 0)
+			return &lk->packages[i];
+	return NULL;
+}
+
+static json_t *lock_json(const char *path, const gpuenv_lock_t *lk)
+{
+	const gpuenv_lock_package_t *t = lock_torch(lk);
+
+	return json_pack("{s:s, s:s?, s:s?, s:I, s:s?}", "path", path, "target", lk->target.name, "created_by",
+		lk->created_by, "packages", (json_int_t)lk->npackages, "torch", t ? t->version : NULL);
+}
+
+static void print_lock(const char *path, const gpuenv_lock_t *lk)
+{
+	const gpuenv_lock_package_t *t = lock_torch(lk);
+
+	printf("%s: %zu package%s", path, lk->npackages, lk->npackages == 1 ? "" : "s");
+	if (lk->target.name)
+		printf(", locked for target %s", lk->target.name);
+	if (t && t->version)
+		printf(", torch %s", t->version);
+	printf("\n");
+}
 
 static int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
@@ -22,6 +53,7 @@ static int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc,
 	gpuenv_preflight_req_t req = { 0 };
 	const char *facts_path = NULL, *lock = NULL, *kb_dir = NULL, *dockerfile = NULL;
 	gpuenv_dockerfile_base_t df = { 0 };
+	gpuenv_lock_t lk;
 	gpuenv_kb_t *kb = NULL;
 	gpuenv_preflight_t pf;
 	gpuenv_arena_t arena;
@@ -66,9 +98,6 @@ static int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc,
 	if (given > 1)
 		return cli_usage_error(cli, verb, "%s: give one of --cuda, --torch, --image, --dockerfile "
 			"and --lock", verb->name);
-	if (lock)
-		return cli_error(cli, CLI_EXIT_CANNOT, "%s: --lock: lock files are not supported by this "
-			"build yet", verb->name);
 	if (kb_dir && (st = cli_kb_load(cli, kb_dir, &kb)) != 0)
 		return st;
 	gpuenv_arena_init(&arena, &cli->ctx, 0);
@@ -85,6 +114,15 @@ static int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc,
 			goto out;
 		req.image = df.image;
 	}
+	if (lock) {
+		/* a lock that cannot be read or is malformed: 4 with FILE:LINE:COL */
+		if (cli_lock_read(cli, &arena, lock, &lk) != 0) {
+			st = cli_report(cli, CLI_EXIT_CANNOT);
+			goto out;
+		}
+		req.lock = &lk;
+		req.lock_path = lock;
+	}
 	if ((st = cli_facts_load(cli, verb->name, facts_path, NULL, &arena, &facts)) != 0)
 		goto out;
 	req.kb = kb;
@@ -96,6 +134,8 @@ static int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc,
 	st = pf.go ? CLI_EXIT_OK : CLI_EXIT_FAIL;
 	if (cli->json) {
 		json_t *j = gpuenv_preflight_json(&pf);
+		if (j && lock)
+			json_object_set_new(j, "lock", lock_json(lock, &lk));
 		if (j && dockerfile)
 			json_object_set_new(j, "dockerfile", json_pack("{s:s, s:i, s:s, s:s?, s:i}", "path",
 				dockerfile, "line", (int)df.line, "image", df.image, "stage", df.stage,
@@ -106,6 +146,8 @@ static int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc,
 	}
 	if (dockerfile)
 		printf("%s:%u: FROM %s (the final stage's base image)\n", dockerfile, df.line, df.image);
+	if (lock)
+		print_lock(lock, &lk);
 	printf("%s%s%s: this node %s %s\n", cli_col(cli, pf.go ? CLI_GREEN : CLI_RED),
 		pf.go ? "go" : "no-go", cli_col(cli, CLI_RESET), pf.go ? "can run" : "cannot run",
 		pf.what ? pf.what : "it");
@@ -123,7 +165,7 @@ out:
 const struct cli_verb cli_verb_preflight = {
 	.name = "preflight",
 	.run = cli_preflight,
-	.summary = "go or no-go: can this node run a CUDA version, a torch build or an image?",
+	.summary = "go or no-go: can this node run a CUDA version, a torch build, an image or a lock?",
 	.usage = "gpuenv preflight (--cuda X.Y | --torch VERSION | --image IMAGE:TAG | --dockerfile FILE\n"
 		"                 | --lock FILE)\n"
 		"                 [--facts FILE.json] [--kb-dir DIR] [--json]",
@@ -133,10 +175,13 @@ const struct cli_verb cli_verb_preflight = {
 		"                     nvidia/cuda:12.4.1-runtime-ubuntu22.04\n"
 		"  --dockerfile FILE  the base image of a Dockerfile's final stage (its FROM, with the\n"
 		"                     ARG defaults substituted and stages followed), judged as --image\n"
-		"  --lock FILE        a lock file (not supported yet)\n"
+		"  --lock FILE        a PEP 751 lock (pylock.t4.toml; gpuenv's or another tool's): each\n"
+		"                     package it installs here, judged on this node (torch's CUDA and\n"
+		"                     arch list, CUDA wheels, wheel tags, Python, the lock's target)\n"
 		"  --facts FILE.json  judge the node a snapshot describes instead of this one\n"
 		"  --kb-dir DIR       knowledge-base files (cuda.toml, torch.toml, ngc.toml) from DIR\n"
 		"exit status: 0 go, 1 no-go, 2 usage, 4 the facts or the request could not\n"
-		"  be judged (unknown to the knowledge base), or the output not written\n"
+		"  be judged (unknown to the knowledge base, a malformed lock or Dockerfile),\n"
+		"  or the output not written\n"
 		"  (docs/exit-codes.md)\n",
 };

@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "build_hw.h"
+#include "gpuenv/build.h"
 #include "gpuenv/cache.h"
 #include "gpuenv/facts.h"
 #include "gpuenv/fit.h"
@@ -21,6 +23,8 @@
 #include "gpuenv/venv.h"
 #include "gpuenv/wheel.h"
 #include "lock_util.h"
+
+extern char **environ;
 
 /* ---- which target: --target NAME, or the one this machine is ------------ */
 
@@ -345,14 +349,119 @@ static void print_plan(const gpuenv_sync_plan_t *pl)
 {
 	for (size_t i = 0; i < pl->n; i++) {
 		const gpuenv_sync_action_t *a = &pl->actions[i];
+		const char *nv = a->new_version ? a->new_version : "(its source tree's version)";
+		const char *how = !a->source ? "" : a->source->editable ? " (editable build)" : " (source build)";
 		switch (a->op) {
-		case GPUENV_SYNC_INSTALL: printf("  + %s %s\n", a->name, a->new_version); break;
-		case GPUENV_SYNC_UPGRADE: printf("  ~ %s %s -> %s\n", a->name, a->old_version, a->new_version); break;
-		case GPUENV_SYNC_REINSTALL: printf("  = %s %s (reinstall)\n", a->name, a->new_version); break;
+		case GPUENV_SYNC_INSTALL: printf("  + %s %s%s\n", a->name, nv, how); break;
+		case GPUENV_SYNC_UPGRADE: printf("  ~ %s %s -> %s%s\n", a->name, a->old_version, nv, how); break;
+		case GPUENV_SYNC_REINSTALL: printf("  = %s %s (reinstall)%s\n", a->name, nv, how); break;
 		case GPUENV_SYNC_REMOVE: printf("  - %s %s\n", a->name, a->old_version); break;
 		default: break;
 		}
 	}
+}
+
+/* A failed commit: a source build's failure with its log's tail, the
+ * toolkit problem it ran with and diagnose's reading of its log (exit 1:
+ * the source does not build here), else the error (4). */
+static int build_failed(struct cli *cli, const gpuenv_builder_t *builder, struct cli_project *pj,
+	const struct cli_build_hw *hw)
+{
+	const gpuenv_build_req_t *q;
+	const gpuenv_build_result_t *f = builder ? gpuenv_builder_failure(builder, &q) : NULL;
+	if (!f || cli->ctx.err.code != GPUENV_EBUILD)
+		return cli_report(cli, CLI_EXIT_CANNOT);
+	if (f->log_tail && *f->log_tail) {
+		fprintf(stderr, "--- the end of the build log of %s (%s) ---\n%s", q->name, f->log, f->log_tail);
+		if (f->log_tail[strlen(f->log_tail) - 1] != '\n')
+			fputc('\n', stderr);
+		fprintf(stderr, "---\n");
+	}
+	cli_build_hw_explain(cli, pj, hw, f->log);
+	return cli_report(cli, CLI_EXIT_FAIL);
+}
+
+/* The builds of the sync, for --json. */
+static json_t *builds_json(const gpuenv_builder_t *b)
+{
+	const gpuenv_build_result_t *r;
+	const gpuenv_build_req_t *q;
+	size_t n = b ? gpuenv_builder_results(b, &r, &q) : 0;
+	json_t *arr = json_array();
+	for (size_t i = 0; arr && i < n; i++)
+		json_array_append_new(arr, json_pack("{s:s, s:s?, s:s, s:s, s:s, s:b, s:b, s:b, s:s?, s:f}", "name",
+			q[i].name, "version", q[i].version, "source", q[i].directory ? "directory" : "sdist", "key",
+			r[i].key, "wheel", r[i].wheel, "editable", q[i].editable, "cached", r[i].cached, "isolated",
+			r[i].isolated, "log", r[i].log, "seconds", r[i].secs));
+	return arr;
+}
+
+/* Commit the plan.  The build-against-env packages are built against the
+ * venv, so what their builds import (torch) must be in it first: when the
+ * plan changes other packages too, a first round commits everything but
+ * them (left out as --no-install-project leaves the project out, so one
+ * being replaced is removed in that round), and a second round, planned
+ * again, builds and installs them; each round is one transaction. */
+static int commit_rounds(struct cli *cli, struct cli_project *pj, const gpuenv_sync_opts_t *so, gpuenv_sync_t **s,
+	gpuenv_cache_t *cache, gpuenv_index_t *ix, const gpuenv_cache_progress_t *cp, const gpuenv_builder_t *builder,
+	const struct cli_build_hw *hw, gpuenv_sync_result_t *res)
+{
+	const gpuenv_sync_plan_t *pl = gpuenv_sync_plan(*s);
+	const char **skip = gpuenv_arena_calloc(&pj->arena, pl->n + so->nskip + 1, sizeof(*skip));
+	size_t nskip = so->nskip, ndefer = 0, nother = 0;
+
+	if (!skip)
+		return cli_error(cli, CLI_EXIT_CANNOT, "sync: out of memory");
+	for (size_t i = 0; i < so->nskip; i++)
+		skip[i] = so->skip[i];
+	for (size_t i = 0; i < pl->n; i++) {
+		const gpuenv_sync_action_t *a = &pl->actions[i];
+		if (a->op == GPUENV_SYNC_KEEP)
+			continue;
+		if (a->source && a->op != GPUENV_SYNC_REMOVE && cli_build_hw_against(&pj->m, a->name)) {
+			skip[nskip++] = a->name;
+			ndefer++;
+		} else {
+			nother++;
+		}
+	}
+	if (ndefer && nother) {
+		gpuenv_sync_opts_t first = *so;
+		gpuenv_sync_result_t r1 = { 0 };
+		gpuenv_sync_t *s1 = NULL;
+		first.skip = skip;
+		first.nskip = nskip;
+		gpuenv_sync_end(*s);
+		*s = NULL;
+		if (gpuenv_sync_begin(&cli->ctx, &pj->arena, &first, &s1) != 0)
+			return cli_report(cli, CLI_EXIT_CANNOT);
+		int r = gpuenv_sync_commit(s1, cache, ix, cp, &r1);
+		gpuenv_sync_end(s1);
+		if (r)
+			return build_failed(cli, builder, pj, hw);
+		if (gpuenv_sync_begin(&cli->ctx, &pj->arena, so, s) != 0)
+			return cli_report(cli, CLI_EXIT_CANNOT);
+		if (gpuenv_sync_commit(*s, cache, ix, cp, res) != 0)
+			return build_failed(cli, builder, pj, hw);
+		res->installed += r1.installed;
+		res->removed += r1.removed;
+		res->downloaded += r1.downloaded;
+		res->unpacked += r1.unpacked;
+		res->repaired += r1.repaired;
+		res->files += r1.files;
+		res->built += r1.built;
+		res->bytes += r1.bytes;
+		if (r1.link_mode_used > res->link_mode_used)
+			res->link_mode_used = r1.link_mode_used;
+		res->secs_cache += r1.secs_cache;
+		res->secs_stage += r1.secs_stage;
+		res->secs_commit += r1.secs_commit;
+		res->secs_build += r1.secs_build;
+		return 0;
+	}
+	if (gpuenv_sync_commit(*s, cache, ix, cp, res) != 0)
+		return build_failed(cli, builder, pj, hw);
+	return 0;
 }
 
 static const char *plural(size_t n)
@@ -367,6 +476,7 @@ int cli_sync_do(struct cli *cli, struct cli_sync_opts *o, const char **venv_root
 	gpuenv_index_t *ix = NULL;
 	gpuenv_cache_t *cache = NULL;
 	gpuenv_sync_t *s = NULL;
+	gpuenv_builder_t *builder = NULL;
 	gpuenv_tagset_t *tags = NULL;
 	gpuenv_lock_t lk;
 	gpuenv_venv_t venv;
@@ -420,6 +530,31 @@ int cli_sync_do(struct cli *cli, struct cli_sync_opts *o, const char **venv_root
 		.lock_dir = slash ? gpuenv_arena_strndup(&pj.arena, lock_path, (size_t)(slash - lock_path)) : ".",
 		.venv = &venv, .env = &env, .tags = tags, .requested = requested, .nrequested = ndeps,
 		.link_mode = o->link_mode, .compile = o->compile, .reinstall = o->reinstall, .wait = !o->no_wait };
+	/* source builds (docs/build.md): for the venv's interpreter, the
+	 * packages of [tool.gpuenv] build-against-env against the venv itself */
+	/* ... with the target's hardware (cli/build_hw.c): CUDA_HOME and the
+	 * rest in env, the toolkit's bin on PATH */
+	struct cli_build_hw hw;
+	if ((st = cli_build_hw_setup(cli, o, &pj, t, &lk, &hw)) != 0)
+		goto out;
+	gpuenv_build_opts_t bo = { .python = &venv.python, .tags = tags, .marker_env = &env,
+		.base_env = (const char *const *)environ, .against = venv.site ? &venv : NULL,
+		.against_names = pj.m.build_against_env, .nagainst = pj.m.nbuild_against_env,
+		.env = hw.hw.envp, .nenv = hw.hw.nenv, .path_prefix = hw.hw.path_prepend,
+		.cuda_version = hw.hw.cuda_version };
+	if (gpuenv_builder_new(&cli->ctx, &bo, &builder) != 0) {
+		st = cli_report(cli, CLI_EXIT_CANNOT);
+		goto out;
+	}
+	gpuenv_builder_sync_hook(builder, &so.builder);
+	const char *project_name = NULL;
+	if (o->no_install_project && pj.m.name) {
+		char norm[256];
+		gpuenv_name_normalize_to(gpuenv_str(pj.m.name), norm, sizeof(norm));
+		project_name = gpuenv_arena_strndup(&pj.arena, norm, strlen(norm));
+		so.skip = &project_name;
+		so.nskip = project_name ? 1 : 0;
+	}
 	if (gpuenv_sync_begin(&cli->ctx, &pj.arena, &so, &s) != 0) {
 		st = cli_report(cli, cli->ctx.err.code == GPUENV_ELOCKED ? CLI_EXIT_FAIL : CLI_EXIT_CANNOT);
 		goto out;
@@ -455,10 +590,11 @@ int cli_sync_do(struct cli *cli, struct cli_sync_opts *o, const char **venv_root
 		}
 		if (!ix && (st = cli_lock_index_open(cli, o->verb, &o->lo, &pj, NULL, 0, &ix)) != 0)
 			goto out;
-		if (gpuenv_sync_commit(s, cache, ix, cli->json || o->quiet || cli->verbose < 0 ? NULL : &cp, &res) != 0) {
-			st = cli_report(cli, CLI_EXIT_CANNOT);
+		if (cli_build_hw_refuse(cli, &hw, &pj.m, pl, &st))
 			goto out;
-		}
+		if ((st = commit_rounds(cli, &pj, &so, &s, cache, ix, cli->json || o->quiet || cli->verbose < 0 ? NULL : &cp,
+			     builder, &hw, &res)) != 0)
+			goto out;
 	}
 	double secs = cli_now_s() - t0;
 	if (cli->json) {
@@ -471,8 +607,10 @@ int cli_sync_do(struct cli *cli, struct cli_sync_opts *o, const char **venv_root
 			"repaired", (json_int_t)res.repaired, "files", (json_int_t)res.files, "link_mode",
 			gpuenv_link_mode_name(res.link_mode_used), "seconds", secs);
 		if (j)
-			json_object_set_new(j, "phases", json_pack("{s:f, s:f, s:f}", "cache", res.secs_cache, "stage",
-				res.secs_stage, "commit", res.secs_commit));
+			json_object_set_new(j, "phases", json_pack("{s:f, s:f, s:f, s:f}", "build", res.secs_build, "cache",
+				res.secs_cache, "stage", res.secs_stage, "commit", res.secs_commit));
+		if (j)
+			json_object_set_new(j, "builds", builds_json(builder));
 		st = cli_print_json(cli, j) ? CLI_EXIT_CANNOT : CLI_EXIT_OK;
 		goto out;
 	}
@@ -494,12 +632,22 @@ int cli_sync_do(struct cli *cli, struct cli_sync_opts *o, const char **venv_root
 			fprintf(f, " in %.2f s", secs);
 			if (res.downloaded)
 				fprintf(f, "; %zu downloaded", res.downloaded);
+			if (res.built) {
+				const gpuenv_build_result_t *br;
+				size_t nb = gpuenv_builder_results(builder, &br, NULL), nc = 0;
+				for (size_t i = 0; i < nb; i++)
+					nc += br[i].cached;
+				fprintf(f, "; %zu built from source", res.built);
+				if (nc)
+					fprintf(f, " (%zu from the build cache)", nc);
+			}
 			fprintf(f, " (target %s, %s)\n", t->name, venv.root);
 		}
 	}
 	st = CLI_EXIT_OK;
 out:
 	gpuenv_sync_end(s);
+	gpuenv_builder_free(builder);
 	gpuenv_cache_close(cache);
 	gpuenv_index_close(ix);
 	gpuenv_tagset_free(tags);
@@ -529,6 +677,7 @@ int cli_sync_opt(struct cli *cli, int c, char *arg, struct cli_sync_opts *o, int
 	case 'm': o->compile = true; break;
 	case 'R': o->reinstall = true; break;
 	case 'N': o->no_wait = true; break;
+	case 'I': o->no_install_project = true; break;
 	case 'l':
 		if ((o->link_mode = gpuenv_link_mode_parse(arg)) < 0) {
 			*exit_st = cli_usage_error(cli, o->verb, "%s: --link-mode wants auto, hardlink, reflink or copy, "
@@ -572,6 +721,7 @@ const struct cli_verb cli_verb_sync = {
 	.usage = "gpuenv sync [--project DIR] [--target NAME|auto] [--venv DIR] [--python P]\n"
 		 "                 [--with GROUP]... [--dry-run] [--locked] [--offline] [--reinstall]\n"
 		 "                 [--link-mode auto|hardlink|reflink|copy] [--compile] [--no-wait]\n"
+		 "                 [--no-install-project]\n"
 		 "                 [lock's options: --index-url URL ... --cache-dir DIR] [--json]",
 	.help = "  --project DIR      the project (its pyproject.toml); default: .\n"
 		"  --target NAME      the declared target to sync; auto (the default): the one\n"
@@ -590,6 +740,8 @@ const struct cli_verb cli_verb_sync = {
 		"                     then copy), hardlink, reflink or copy\n"
 		"  --compile          byte-compile the installed .py files (pip's --compile)\n"
 		"  --no-wait          exit 1 at once when another gpuenv is changing the venv\n"
+		"  --no-install-project  leave the project's own package out (by default it is\n"
+		"                     installed editable, PEP 660, when the lock has it)\n"
 		"  --offline, --index-url, --source-url, --torch-index, --find-links, --cache-dir,\n"
 		"  --facts, --kb-dir, --retries, --timeout, --pre, --only-binary, --no-binary:\n"
 		"                     as for gpuenv lock (used when the lock is made first, and\n"
@@ -597,8 +749,17 @@ const struct cli_verb cli_verb_sync = {
 		"  --json             the plan and the figures as one object on stdout\n"
 		"\n"
 		"Every change is one transaction: a sync killed at any point is completed or\n"
-		"rolled back by the next gpuenv run on the venv; the venv is never a mix.\n"
+		"rolled back by the next gpuenv run on the venv; the venv is never a mix\n"
+		"(build-against-env packages are a second transaction, after the rest).\n"
+		"sdist and directory entries are built into wheels (PEP 517, docs/build.md),\n"
+		"each in a build venv gpuenv makes; built wheels are cached by source and\n"
+		"build settings, each build's log kept in the cache. Builds get the target's\n"
+		"hardware: CUDA_HOME (a toolkit of the lock's CUDA major), TORCH_CUDA_ARCH_LIST\n"
+		"(the target's GPUs), MAX_JOBS (this machine's CPUs and memory).\n"
 		"exit status: 0 the venv matches the lock, 1 no target fits this machine, the\n"
-		"lock is missing or stale with --locked, no interpreter fits, or the venv is busy\n"
-		"with --no-wait, 2 usage, 4 an input could not be read, fetched or installed",
+		"lock is missing or stale with --locked, no interpreter fits, the venv is busy\n"
+		"with --no-wait, a source build failed (the log's end and its path are\n"
+		"printed, with diagnose's causes and fixes), or no CUDA toolkit fits a\n"
+		"build-against-env package, 2 usage, 4 an input could not be read, fetched or\n"
+		"installed",
 };

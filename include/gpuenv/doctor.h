@@ -103,7 +103,9 @@ GPUENV_API int gpuenv_doctor_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
 
 /* ---- preflight --------------------------------------------------------- */
 
-/* What to run: exactly one of cuda, torch, image (lock files later). */
+struct gpuenv_lock;
+
+/* What to run: exactly one of cuda, torch, image, lock. */
 typedef struct gpuenv_preflight_req {
 	const char *cuda;  /* "12.2": a CUDA application of that version */
 	const char *torch; /* "2.7.0+cu128"; without a local label, the
@@ -111,6 +113,11 @@ typedef struct gpuenv_preflight_req {
 	const char *image; /* "nvcr.io/nvidia/pytorch:25.01-py3",
 			      "nvidia/cuda:12.4.1-runtime-ubuntu22.04" */
 	const struct gpuenv_kb *kb; /* NULL: built in */
+	/* a PEP 751 lock the caller read (gpuenv/pylock.h: gpuenv's own or
+	 * another tool's) and its path for messages: every package it installs
+	 * on this node judged (docs/doctor.md, "Preflight") */
+	const struct gpuenv_lock *lock;
+	const char *lock_path;
 } gpuenv_preflight_req_t;
 
 typedef struct gpuenv_preflight {

@@ -45,7 +45,8 @@ GPUENV_API int gpuenv_target_fit(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const
 GPUENV_API const char *gpuenv_fit_backend_cuda(const char *backend, char *buf, size_t bufsz);
 
 /* One line describing a machine for messages: "NVIDIA H200 (sm 9.0), driver
- * 580.95.05, x86_64" / "no NVIDIA GPU, x86_64", in arena. */
+ * 580.95.05, x86_64" / "no NVIDIA GPU, x86_64", in arena; NULL when memory
+ * runs out. */
 GPUENV_API const char *gpuenv_target_describe(gpuenv_arena_t *arena, const gpuenv_target_t *t);
 
 #ifdef __cplusplus

@@ -16,6 +16,11 @@ typedef struct gpuenv_sha256 {
 
 GPUENV_API int gpuenv_sha256_init(gpuenv_sha256_t *h);
 GPUENV_API int gpuenv_sha256_update(gpuenv_sha256_t *h, const void *p, size_t n);
+/* A named field into a digest that several fields make: key and value
+ * each with its NUL, a NULL value as one 0xff byte (no text has it), so
+ * ("ab", "c") and ("a", "bc") and absent and "" all differ.  The inputs
+ * hash of a lock and the cache key of a build are made of these. */
+GPUENV_API void gpuenv_sha256_field(gpuenv_sha256_t *h, const char *key, const char *value);
 /* Finish, write 32 bytes to out, and release the state. */
 GPUENV_API int gpuenv_sha256_final(gpuenv_sha256_t *h,
 	unsigned char out[GPUENV_SHA256_LEN]);

@@ -170,6 +170,9 @@ typedef struct gpuenv_stage_opts {
 	 * embedded (-d / -s -p), the .pyc files listed in RECORD without a
 	 * hash, as pip lists them */
 	bool compile;
+	/* added: a source build's record (gpuenv/sync.h GPUENV_SYNC_BUILD_INFO,
+	 * written into the dist-info and listed in RECORD), NULL: none */
+	const char *build_info_json;
 } gpuenv_stage_opts_t;
 
 typedef struct gpuenv_staged {

@@ -486,6 +486,13 @@ GPUENV_API size_t gpuenv_kb_tables(const gpuenv_kb_t *kb, gpuenv_kb_table_info_t
 GPUENV_API const char *gpuenv_kb_row_where(const gpuenv_kb_row_t *row, char *buf,
 	size_t size);
 
+/* The wheels.toml [[package]] row of a distribution whose name fixes a CUDA
+ * major (nvidia-cudnn-cu12, cupy-cuda12x, jax-cuda13-plugin), by its
+ * PEP 503 normalized name; NULL when the KB has none (or wheels.toml is not
+ * loaded). */
+GPUENV_API const gpuenv_kb_wheel_package_t *gpuenv_kb_wheel_package(const gpuenv_kb_t *kb,
+	const char *normalized_name);
+
 /* ---- CUDA and the driver ------------------------------------------------------ */
 
 /* The toolkit row of a CUDA version ("12.8" GA: update 0; update >= 1 for

@@ -103,6 +103,9 @@ typedef struct gpuenv_labels_opts {
 	 * gives it), NULL when unknown: gpu.machine is then "unknown", as
 	 * GFD writes it without a readable file */
 	const char *machine_type;
+	/* gpuenv's own labels only: for a node where GFD itself runs, so that
+	 * two writers never give one nvidia.com/ label */
+	bool no_gfd;
 } gpuenv_labels_opts_t;
 
 /* GFD's labels and gpuenv's own (all but the targets') of the machine the

@@ -126,6 +126,26 @@ typedef struct gpuenv_project_lock_out {
 GPUENV_API int gpuenv_project_lock_target(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
 	const gpuenv_project_lock_req_t *req, gpuenv_project_lock_out_t *out);
 
+/* Plain requirements locked for one interpreter (added for source builds:
+ * a build environment's [build-system] requires): the provider over ix
+ * with the interpreter's tags and Python, wheels only (pip's
+ * --only-binary :all:, no sdist is built to build another), no torch
+ * routing, no target; the lock has packages and environments only. */
+typedef struct gpuenv_project_reqs {
+	gpuenv_index_t *ix;
+	const struct gpuenv_tagset *tags;
+	const char *python;		/* "3.12.1" */
+	const gpuenv_marker_env_t *env;
+	const char *what;		/* for messages ("build requirements of foo 1.0") */
+	const gpuenv_requirement_t *roots;
+	size_t nroots;
+} gpuenv_project_reqs_t;
+
+/* 0, GPUENV_ENOSOLUTION (out->res.explanation), or an error; free out
+ * with gpuenv_project_lock_out_free in every case. */
+GPUENV_API int gpuenv_project_lock_reqs(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_project_reqs_t *req,
+	gpuenv_project_lock_out_t *out);
+
 /* Frees what gpuenv_project_lock_target kept (the arena's parts stay). */
 GPUENV_API void gpuenv_project_lock_out_free(gpuenv_project_lock_out_t *out);
 

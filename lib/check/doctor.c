@@ -1209,44 +1209,6 @@ static bool fw_requires(drun_t *r, struct denv *e, struct dfw *f, const char *di
 
 /* ---- mixed-cuda-majors -------------------------------------------------- */
 
-/* The CUDA major a distribution name fixes: nvidia-cudnn-cu12 -> 12 (lib
- * "nvidia-cudnn"), cupy-cuda12x -> 12, jax-cuda13-plugin -> 13,
- * tensorrt-cu12-libs -> 12.  0 when the name says nothing. */
-static int name_major(const char *n, char *lib, size_t libsz)
-{
-	const char *p;
-	long v;
-
-	lib[0] = '\0';
-	if (strncmp(n, "nvidia-", 7) == 0 && (p = strrchr(n, '-')) && strncmp(p, "-cu", 3) == 0 &&
-		p[3] >= '1' && p[3] <= '9') {
-		const char *q = p + 3;
-		v = 0;
-		while (*q >= '0' && *q <= '9' && v < 1000)
-			v = v * 10 + (*q++ - '0');
-		if (*q || v < 9 || v > 99)
-			return 0;
-		snprintf(lib, libsz, "%.*s", (int)(p - n), n);
-		return (int)v;
-	}
-	if (strncmp(n, "cupy-cuda", 9) == 0 && n[9] >= '1' && n[9] <= '9' && n[10] >= '0' &&
-		n[10] <= '9') {
-		snprintf(lib, libsz, "cupy");
-		return (n[9] - '0') * 10 + (n[10] - '0');
-	}
-	if ((strncmp(n, "jax-cuda", 8) == 0) && n[8] >= '1' && n[8] <= '9' && n[9] >= '0' &&
-		n[9] <= '9' && n[10] == '-') {
-		snprintf(lib, libsz, "jax-%s", n + 11);
-		return (n[8] - '0') * 10 + (n[9] - '0');
-	}
-	if (strncmp(n, "tensorrt-cu", 11) == 0 && n[11] >= '1' && n[11] <= '9' && n[12] >= '0' &&
-		n[12] <= '9' && (n[13] == '\0' || n[13] == '-')) {
-		snprintf(lib, libsz, "tensorrt%s", n + 13);
-		return (n[11] - '0') * 10 + (n[12] - '0');
-	}
-	return 0;
-}
-
 static void rule_mixed(drun_t *r, const struct denv *e)
 {
 	int majors[8];
@@ -1257,7 +1219,7 @@ static void rule_mixed(drun_t *r, const struct denv *e)
 	const char *list = "";
 
 	for (size_t i = 0; i < e->ndists; i++) {
-		int m = name_major(e->dists[i].norm, lib, sizeof(lib));
+		int m = dk_name_cuda_major(e->dists[i].norm, lib, sizeof(lib));
 		bool have = false;
 		if (!m)
 			continue;
@@ -1268,7 +1230,7 @@ static void rule_mixed(drun_t *r, const struct denv *e)
 		/* the same library for two majors: both wheels unpack into the
 		 * same folder (nvidia/cudnn/lib) and one overwrites the other */
 		for (size_t k = 0; k < i && !clash_a; k++) {
-			int m2 = name_major(e->dists[k].norm, lib2, sizeof(lib2));
+			int m2 = dk_name_cuda_major(e->dists[k].norm, lib2, sizeof(lib2));
 			if (m2 && m2 != m && strcmp(lib, lib2) == 0) {
 				clash_a = &e->dists[k];
 				clash_b = &e->dists[i];
@@ -1286,7 +1248,7 @@ static void rule_mixed(drun_t *r, const struct denv *e)
 		const char *names = "";
 		size_t cnt = 0;
 		for (size_t i = 0; i < e->ndists; i++) {
-			int m = name_major(e->dists[i].norm, lib, sizeof(lib));
+			int m = dk_name_cuda_major(e->dists[i].norm, lib, sizeof(lib));
 			if (m != majors[k])
 				continue;
 			dr_ev(r, v, dr_fmt(r, "environments[%zu].distributions[%zu]", e->i, e->dists[i].i),
@@ -1313,7 +1275,7 @@ static void rule_mixed(drun_t *r, const struct denv *e)
 	}
 	if (clash_a) {
 		/* keep the major the frameworks were built for */
-		int want = 0, ma = name_major(clash_a->norm, lib, sizeof(lib));
+		int want = 0, ma = dk_name_cuda_major(clash_a->norm, lib, sizeof(lib));
 		const struct ddist *keep = NULL, *drop = NULL;
 		for (size_t k = 0; k < e->fe->nframeworks; k++) {
 			int c = dk_cuda_parse(e->fe->frameworks[k].cuda);

@@ -51,6 +51,13 @@ int dk_vcmp(const char *a, const char *b, bool *ok);
 /* The first number of a dotted version; -1 when none. */
 long dk_vmajor(const char *s);
 
+/* The CUDA major a (normalized) distribution name fixes: nvidia-cudnn-cu12
+ * -> 12 (lib "nvidia-cudnn"), cupy-cuda12x -> 12, jax-cuda13-plugin -> 13,
+ * tensorrt-cu12-libs -> 12.  0 when the name says nothing.  The KB's
+ * wheels.toml [[package]] rows name most of them; this is the naming rule
+ * those rows follow, for the names they leave out. */
+int dk_name_cuda_major(const char *n, char *lib, size_t libsz);
+
 /* Coverage of a GPU by a binary's cubins and PTX, by gpuenv_kb_code_covers. */
 enum { DK_COV_NONE = 0, DK_COV_PTX, DK_COV_CUBIN };
 typedef struct dk_cov {
@@ -170,5 +177,24 @@ const char *dr_torch_cmd(drun_t *r, const gpuenv_kb_torch_variant_t *v, const ch
  * for it)?  Adds driver-predates-gpu (error) for each such compute
  * capability; the same rule gpuenv_kb_torch_check applies. */
 void dr_rule_driver_knows_gpus(drun_t *r, const char *what);
+
+/* ==== preflight ========================================================== */
+
+/* What a request needing CUDA cuda (1000*major + 10*minor) asks of the node:
+ * the machine rules, no-gpu, driver-unknown, driver-predates-gpu and the
+ * driver against the CUDA (an image with a driver branch: the branch rule).
+ * need_fact / need_src: where the CUDA was read ("request.cuda",
+ * "request"); fix_alt: a second fix for driver-too-old, or NULL.  Returns
+ * whether the driver can JIT the request's PTX. */
+bool pf_node(drun_t *r, int cuda, const char *what, const gpuenv_kb_image_ref_t *img,
+	const char *need_fact, const char *need_src, const char *fix_alt);
+/* A torch build's KB arch list against each visible GPU (arch-ok,
+ * ptx-jit-only, no-kernel-image; arch-unknown without a list).  relock: the
+ * build is a lock's, so the fix is to lock again for the GPU. */
+void pf_torch_arch(drun_t *r, const gpuenv_kb_torch_variant_t *kv, const char *what, bool ptx_ok,
+	bool relock);
+/* preflight --lock (preflight_lock.c): the lock's packages on the node. */
+struct gpuenv_lock;
+int pf_lock(drun_t *r, const struct gpuenv_lock *lk, const char *path, gpuenv_preflight_t *out);
 
 #endif

@@ -910,3 +910,38 @@ const char *dr_torch_cmd(drun_t *r, const gpuenv_kb_torch_variant_t *v, const ch
 		r->err = -ENOMEM;
 	return c;
 }
+
+int dk_name_cuda_major(const char *n, char *lib, size_t libsz)
+{
+	const char *p;
+	long v;
+
+	lib[0] = '\0';
+	if (strncmp(n, "nvidia-", 7) == 0 && (p = strrchr(n, '-')) && strncmp(p, "-cu", 3) == 0 &&
+		p[3] >= '1' && p[3] <= '9') {
+		const char *q = p + 3;
+		v = 0;
+		while (*q >= '0' && *q <= '9' && v < 1000)
+			v = v * 10 + (*q++ - '0');
+		if (*q || v < 9 || v > 99)
+			return 0;
+		snprintf(lib, libsz, "%.*s", (int)(p - n), n);
+		return (int)v;
+	}
+	if (strncmp(n, "cupy-cuda", 9) == 0 && n[9] >= '1' && n[9] <= '9' && n[10] >= '0' &&
+		n[10] <= '9') {
+		snprintf(lib, libsz, "cupy");
+		return (n[9] - '0') * 10 + (n[10] - '0');
+	}
+	if ((strncmp(n, "jax-cuda", 8) == 0) && n[8] >= '1' && n[8] <= '9' && n[9] >= '0' &&
+		n[9] <= '9' && n[10] == '-') {
+		snprintf(lib, libsz, "jax-%s", n + 11);
+		return (n[8] - '0') * 10 + (n[9] - '0');
+	}
+	if (strncmp(n, "tensorrt-cu", 11) == 0 && n[11] >= '1' && n[11] <= '9' && n[12] >= '0' &&
+		n[12] <= '9' && (n[13] == '\0' || n[13] == '-')) {
+		snprintf(lib, libsz, "tensorrt%s", n + 13);
+		return (n[11] - '0') * 10 + (n[12] - '0');
+	}
+	return 0;
+}

@@ -65,24 +65,25 @@ const char *gpuenv_target_describe(gpuenv_arena_t *arena, const gpuenv_target_t 
 	gpuenv_buf_t b;
 	const char *out;
 	size_t shown = 0;
+	int rc = 0; /* a failed append (out of memory) gives NULL, not a cut line */
 	gpuenv_buf_init(&b, arena->ctx, 4096);
 	for (size_t i = 0; i < t->ngpus; i++) {
 		const gpuenv_target_gpu_t *g = &t->gpus[i];
 		if (!visible(g))
 			continue;
 		if (shown++)
-			gpuenv_buf_puts(&b, ", ");
-		gpuenv_buf_printf(&b, "%s (sm %d.%d)", g->name ? g->name : "GPU", g->cc_major, g->cc_minor);
+			rc |= gpuenv_buf_puts(&b, ", ");
+		rc |= gpuenv_buf_printf(&b, "%s (sm %d.%d)", g->name ? g->name : "GPU", g->cc_major, g->cc_minor);
 	}
 	if (!shown)
-		gpuenv_buf_puts(&b, "no NVIDIA GPU");
+		rc |= gpuenv_buf_puts(&b, "no NVIDIA GPU");
 	if (t->driver)
-		gpuenv_buf_printf(&b, ", driver %s", t->driver);
+		rc |= gpuenv_buf_printf(&b, ", driver %s", t->driver);
 	else if (t->driver_cuda)
-		gpuenv_buf_printf(&b, ", a driver for CUDA %s", t->driver_cuda);
+		rc |= gpuenv_buf_printf(&b, ", a driver for CUDA %s", t->driver_cuda);
 	if (t->machine)
-		gpuenv_buf_printf(&b, ", %s", t->machine);
-	out = b.data ? gpuenv_arena_strndup(arena, b.data, b.len) : NULL;
+		rc |= gpuenv_buf_printf(&b, ", %s", t->machine);
+	out = b.data && !rc ? gpuenv_arena_strndup(arena, b.data, b.len) : NULL;
 	gpuenv_buf_free(&b);
 	return out;
 }

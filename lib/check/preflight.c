@@ -61,6 +61,7 @@ struct torch_ud {
 	const gpuenv_kb_torch_arch_list_t *al;
 	const char *what;
 	bool ptx_ok;
+	bool relock; /* a lock's build: the fix is to lock again for the GPU */
 };
 
 static void torch_arch(drun_t *r, const int *idx, size_t n, void *p)
@@ -103,7 +104,16 @@ static void torch_arch(drun_t *r, const int *idx, size_t n, void *p)
 	/* the build doctor, diagnose and kb torch would name (gpuenv_kb_torch_pick) */
 	pick = dr_pick_torch(r, u->kv->torch.str.ptr ? dr_fmt(r, "%.*s", GPUENV_STR_ARG(u->kv->torch.str))
 						     : NULL, true, NULL, &pk);
-	if (pick)
+	if (pick && u->relock)
+		v->fix = dr_fmt(r, "lock again for this GPU: a target with gpu = \"%s\" in "
+			"[tool.gpuenv.targets] and gpuenv lock --target NAME (the knowledge base picks "
+			"torch %.*s+%.*s for it%s)", g->name ? g->name : dr_fmt(r, "sm_%d%d", g->maj, g->min),
+			pk.latest ? (int)pk.latest->str.len : (int)pick->torch.str.len,
+			pk.latest ? pk.latest->str.ptr : pick->torch.str.ptr, GPUENV_STR_ARG(pick->tag),
+			pk.driver_upgrade ? dr_fmt(r, ", with a driver >= %.*s",
+						    GPUENV_STR_ARG(pk.driver_upgrade->driver_linux.str))
+					  : "");
+	else if (pick)
 		v->fix = dr_fmt(r, "use torch %.*s+%.*s (CUDA %.*s): %s%s%s",
 			pk.latest ? (int)pk.latest->str.len : (int)pick->torch.str.len,
 			pk.latest ? pk.latest->str.ptr : pick->torch.str.ptr, GPUENV_STR_ARG(pick->tag),
@@ -302,6 +312,58 @@ static bool image_driver(drun_t *r, const gpuenv_kb_image_ref_t *img, const char
 	return false;
 }
 
+/* ---- what every request needs of the node ------------------------------- */
+
+bool pf_node(drun_t *r, int cuda, const char *what, const gpuenv_kb_image_ref_t *img,
+	const char *need_fact, const char *need_src, const char *fix_alt)
+{
+	bool ptx_ok = true;
+
+	dr_rules_machine(r);
+	if (r->ngpus == 0 && !(r->drv_state && strcmp(r->drv_state, "not-loaded") == 0) &&
+		!r->drv_libs_missing) {
+		gpuenv_verdict_t *v = dr_verdict(r, "no-gpu", GPUENV_SEV_ERROR, "machine", "this node");
+		if (v) {
+			dr_ev(r, v, "gpus", NULL, "[]");
+			if (r->drv_state)
+				dr_ev(r, v, "driver.state", NULL, "%s", r->drv_state);
+			v->message = dr_fmt(r, "this node has no NVIDIA GPU that the driver lists; %s needs one",
+				what);
+			v->fix = dr_fmt(r, "run it on a GPU node");
+		}
+	} else if (r->ngpus > 0 && !r->drv_version && !r->drv_cuda) {
+		gpuenv_verdict_t *v = dr_verdict(r, "driver-unknown", GPUENV_SEV_WARNING, "driver",
+			"NVIDIA driver");
+		if (v)
+			v->message = dr_fmt(r, "the facts name no driver version: cannot tell whether it "
+				"runs %s", what);
+	} else if (r->ngpus > 0) {
+		dr_rule_driver_knows_gpus(r, what);
+		if (img && img->row && img->row->driver_min_branch.ptr && r->host.has_driver)
+			ptx_ok = image_driver(r, img, what);
+		else
+			ptx_ok = dr_rule_driver(r, cuda, what, need_fact, need_src, NULL, fix_alt, true);
+	}
+	return ptx_ok;
+}
+
+void pf_torch_arch(drun_t *r, const gpuenv_kb_torch_variant_t *kv, const char *what, bool ptx_ok,
+	bool relock)
+{
+	const gpuenv_kb_torch_arch_list_t *al = gpuenv_kb_torch_arch(r->kb, kv);
+
+	if (al) {
+		struct torch_ud u = { kv, al, what, ptx_ok, relock };
+		per_cc(r, torch_arch, &u);
+		return;
+	}
+	gpuenv_verdict_t *v = dr_verdict(r, "arch-unknown", GPUENV_SEV_WARNING, "machine", what);
+	if (v)
+		v->message = dr_fmt(r, "the knowledge base has no architecture list for torch %.*s "
+			"%.*s: cannot tell which GPUs it carries code for",
+			GPUENV_STR_ARG(kv->torch.str), GPUENV_STR_ARG(kv->tag));
+}
+
 /* ---- the request ------------------------------------------------------- */
 
 /* A request the library refused as malformed is a usage error (exit 2);
@@ -331,6 +393,13 @@ static int preflight(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_fact
 	if ((rc = drun_init(&r, ctx, arena, facts, kb, &out->reasons)) != 0)
 		return rc;
 
+	if (req->lock) {
+		if ((rc = pf_lock(&r, req->lock, req->lock_path ? req->lock_path : "the lock", out)) != 0)
+			return rc;
+		dr_finish(&r);
+		out->go = out->reasons.count[GPUENV_SEV_ERROR] == 0;
+		return r.err;
+	}
 	if (req->cuda) {
 		const gpuenv_kb_toolkit_t *ga;
 		/* one parse, one answer: as `kb driver --cuda` */
@@ -371,42 +440,9 @@ static int preflight(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_fact
 		return r.err;
 	}
 
-	dr_rules_machine(&r);
-	if (r.ngpus == 0 && !(r.drv_state && strcmp(r.drv_state, "not-loaded") == 0) &&
-		!r.drv_libs_missing) {
-		gpuenv_verdict_t *v = dr_verdict(&r, "no-gpu", GPUENV_SEV_ERROR, "machine", "this node");
-		if (v) {
-			dr_ev(&r, v, "gpus", NULL, "[]");
-			if (r.drv_state)
-				dr_ev(&r, v, "driver.state", NULL, "%s", r.drv_state);
-			v->message = dr_fmt(&r, "this node has no NVIDIA GPU that the driver lists; %s needs one",
-				what);
-			v->fix = dr_fmt(&r, "run it on a GPU node");
-		}
-	} else if (r.ngpus > 0 && !r.drv_version && !r.drv_cuda) {
-		gpuenv_verdict_t *v = dr_verdict(&r, "driver-unknown", GPUENV_SEV_WARNING, "driver",
-			"NVIDIA driver");
-		if (v)
-			v->message = dr_fmt(&r, "the facts name no driver version: cannot tell whether it "
-				"runs %s", what);
-	} else if (r.ngpus > 0) {
-		dr_rule_driver_knows_gpus(&r, what);
-		if (img.row && img.row->driver_min_branch.ptr && r.host.has_driver)
-			ptx_ok = image_driver(&r, &img, what);
-		else
-			ptx_ok = dr_rule_driver(&r, out->cuda, what, "request.cuda", "request", NULL, NULL,
-				true);
-	}
-
-	if (kv && gpuenv_kb_torch_arch(kb, kv)) {
-		struct torch_ud u = { kv, gpuenv_kb_torch_arch(kb, kv), what, ptx_ok };
-		per_cc(&r, torch_arch, &u);
-	} else if (kv) {
-		gpuenv_verdict_t *v = dr_verdict(&r, "arch-unknown", GPUENV_SEV_WARNING, "machine", what);
-		if (v)
-			v->message = dr_fmt(&r, "the knowledge base has no architecture list for torch %.*s "
-				"%.*s: cannot tell which GPUs it carries code for",
-				GPUENV_STR_ARG(kv->torch.str), GPUENV_STR_ARG(kv->tag));
+	ptx_ok = pf_node(&r, out->cuda, what, img.row ? &img : NULL, "request.cuda", "request", NULL);
+	if (kv) {
+		pf_torch_arch(&r, kv, what, ptx_ok, false);
 	} else {
 		struct cuda_ud u = { need, what, img.row };
 		per_cc(&r, cuda_arch, &u);
@@ -424,19 +460,22 @@ int gpuenv_preflight_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuen
 	int rc, given;
 
 	memset(out, 0, sizeof(*out));
-	given = !!req->cuda + !!req->torch + !!req->image;
+	given = !!req->cuda + !!req->torch + !!req->image + !!req->lock;
 	if (given != 1)
 		return gpuenv_fail(ctx, GPUENV_EUSAGE, NULL, 0, 0,
-			given ? "give one of --cuda, --torch and --image"
-			      : "nothing to check: give --cuda, --torch or --image");
+			given ? "give one of --cuda, --torch, --image and --lock"
+			      : "nothing to check: give --cuda, --torch, --image or --lock");
 	if (!facts)
 		return gpuenv_fail(ctx, -EINVAL, NULL, 0, 0, "preflight: no facts given");
 	/* the files the question needs: gpus.toml only for an image's
-	 * data-center condition */
+	 * data-center condition and a lock's target */
 	if ((rc = dr_kb_open(ctx, req->kb,
 		     GPUENV_KB_FILE(GPUENV_KB_CUDA) | GPUENV_KB_FILE(GPUENV_KB_TORCH) |
 			     (req->image ? GPUENV_KB_FILE(GPUENV_KB_NGC) | GPUENV_KB_FILE(GPUENV_KB_GPUS)
-					 : 0),
+					 : 0) |
+			     /* a lock: its CUDA wheels (wheels.toml), its target's GPU */
+			     (req->lock ? GPUENV_KB_FILE(GPUENV_KB_WHEELS) | GPUENV_KB_FILE(GPUENV_KB_GPUS)
+					: 0),
 		     &own, &kb)) != 0)
 		return dr_done(ctx, rc);
 	rc = preflight(ctx, arena, facts, kb, req, out);

@@ -27,6 +27,15 @@ int gpuenv_sha256_update(gpuenv_sha256_t *h, const void *p, size_t n)
 	return EVP_DigestUpdate(h->md, p, n) == 1 ? 0 : GPUENV_EUNSUPPORTED;
 }
 
+void gpuenv_sha256_field(gpuenv_sha256_t *h, const char *key, const char *value)
+{
+	gpuenv_sha256_update(h, key, strlen(key) + 1);
+	if (value)
+		gpuenv_sha256_update(h, value, strlen(value) + 1);
+	else
+		gpuenv_sha256_update(h, "\xff", 1);
+}
+
 int gpuenv_sha256_final(gpuenv_sha256_t *h, unsigned char out[GPUENV_SHA256_LEN])
 {
 	unsigned int n = 0;

@@ -950,7 +950,8 @@ int gpuenv_cache_clean(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, bool wait, uint64_t
 		*freed = 0;
 	if ((r = lock_exclusive(c, ctx, wait)))
 		return r;
-	static const char *const tops[] = { "wheels", "trees", "tmp", HTTP_DIR };
+	/* builds, sdists, build-logs: lib/build's (docs/build.md) */
+	static const char *const tops[] = { "wheels", "trees", "tmp", HTTP_DIR, "builds", "sdists", "build-logs" };
 	for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]); i++)
 		empty_dir(c, tops[i], &f);
 	lock_shared(c);

@@ -11,6 +11,7 @@
 
 #include <time.h>
 
+#include "gpuenv/fs.h"
 #include "gpuenv/pep440.h"
 #include "gpuenv/wheel.h"
 
@@ -21,6 +22,7 @@ struct gpuenv_sync {
 	gpuenv_txn_t *txn;
 	gpuenv_env_list_t installed;
 	gpuenv_sync_plan_t plan;
+	gpuenv_sync_built_t *built; /* per plan action: what a source build gave */
 };
 
 const char *gpuenv_sync_op_name(int op)
@@ -65,6 +67,11 @@ static int pkg_applies(gpuenv_sync_t *s, const gpuenv_lock_package_t *p, bool *y
 {
 	gpuenv_marker_t *m;
 	*yes = true;
+	for (size_t i = 0; i < s->o.nskip; i++)
+		if (!strcmp(s->o.skip[i], p->name)) {
+			*yes = false;
+			return 0;
+		}
 	if (!p->marker || !s->o.env)
 		return 0;
 	if (gpuenv_marker_parse(s->ctx, s->arena, gpuenv_str(p->marker), &m) != 0 ||
@@ -84,6 +91,8 @@ static int pkg_wheel(gpuenv_sync_t *s, const gpuenv_lock_package_t *p, const gpu
 		*out = p->archive;
 		return 0;
 	}
+	if (!p->nwheels && (p->sdist || p->directory) && s->o.builder.build)
+		return 0; /* built from source: plan_source */
 	if (!p->nwheels) {
 		const char *what = p->sdist ? "locked as a source distribution only; gpuenv sync installs wheels "
 					      "(source builds are not supported yet): lock with --only-binary "
@@ -121,6 +130,57 @@ static int pkg_wheel(gpuenv_sync_t *s, const gpuenv_lock_package_t *p, const gpu
 					 "and platform are this venv's, or give --python");
 	}
 	return 0;
+}
+
+/* The key recorded in an installed dist-info by a source build, or NULL
+ * (none, or unreadable: then it is built again). */
+static const char *installed_build_key(gpuenv_sync_t *s, const gpuenv_env_dist_t *d)
+{
+	gpuenv_buf_t b;
+	const char *out = NULL, *k;
+	if (!d || d->egg_info || !d->is_dir)
+		return NULL;
+	const char *path = gpuenv_arena_printf(s->arena, "%s/%s", d->path.ptr, GPUENV_SYNC_BUILD_INFO).ptr;
+	if (!path)
+		return NULL;
+	gpuenv_buf_init(&b, s->ctx, 1u << 16);
+	if (gpuenv_fs_read(s->ctx, path, 1u << 16, &b) == 0 && b.data && (k = strstr(b.data, "\"key\": \""))) {
+		k += 8;
+		size_t n = 0;
+		while (n < 64 && gpuenv_hex_digit(k[n]) >= 0)
+			n++;
+		if (n == 64 && k[n] == '"')
+			out = gpuenv_arena_strndup(s->arena, k, n);
+	}
+	gpuenv_error_clear(s->ctx);
+	gpuenv_buf_free(&b);
+	return out;
+}
+
+/* A package built from source: what the builder gets, and its key. */
+static int plan_source(gpuenv_sync_t *s, gpuenv_sync_action_t *a)
+{
+	const gpuenv_lock_package_t *p = a->pkg;
+	gpuenv_sync_source_t *src = gpuenv_arena_calloc(s->arena, 1, sizeof(*src));
+	if (!src)
+		return gpuenv_oom(s->ctx, "the sync plan");
+	src->pkg = p;
+	if (p->directory) {
+		src->directory = p->directory[0] == '/' ? p->directory
+			: gpuenv_arena_printf(s->arena, "%s/%s", s->o.lock_dir, p->directory).ptr;
+		if (src->directory && p->subdirectory)
+			src->directory = gpuenv_arena_printf(s->arena, "%s/%s", src->directory, p->subdirectory).ptr;
+		if (!src->directory)
+			return gpuenv_oom(s->ctx, "the sync plan");
+		gpuenv_fs_tidy_path((char *)src->directory);
+		src->editable = p->editable;
+	} else if (p->sdist->path) {
+		if (!(src->sdist_path = p->sdist->path[0] == '/' ? p->sdist->path
+			      : gpuenv_arena_printf(s->arena, "%s/%s", s->o.lock_dir, p->sdist->path).ptr))
+			return gpuenv_oom(s->ctx, "the sync plan");
+	}
+	a->source = src;
+	return s->o.builder.key(s->o.builder.self, s->ctx, s->arena, src, &a->build_key);
 }
 
 static gpuenv_sync_action_t *plan_push(gpuenv_sync_t *s, gpuenv_sync_action_t **v, size_t *n, size_t *cap)
@@ -187,12 +247,21 @@ static int plan_build(gpuenv_sync_t *s)
 		a->new_version = p->version;
 		if ((r = pkg_wheel(s, p, &a->file)) != 0)
 			return r;
+		if (!a->file && (r = plan_source(s, a)) != 0)
+			return r;
 		if (j < in->ndists && !strcmp(in->dists[j].normalized.ptr, p->name)) {
 			a->dist = &in->dists[j++];
 			a->old_version = a->dist->version.ptr;
-			a->op = !same_version(s, a->old_version, p->version) ? GPUENV_SYNC_UPGRADE
-				: s->o.reinstall			       ? GPUENV_SYNC_REINSTALL
-									       : GPUENV_SYNC_KEEP;
+			/* a source build: the same version of the same build (key) is
+			 * kept; a directory's version is whatever its build says */
+			const char *ik = a->build_key ? installed_build_key(s, a->dist) : NULL;
+			bool same = a->build_key ? ik && !strcmp(ik, a->build_key) &&
+							   (!p->version || same_version(s, a->old_version, p->version))
+						 : same_version(s, a->old_version, p->version);
+			a->op = !same && (!a->build_key || (p->version && !same_version(s, a->old_version, p->version)))
+					? GPUENV_SYNC_UPGRADE
+				: !same || s->o.reinstall ? GPUENV_SYNC_REINSTALL
+							  : GPUENV_SYNC_KEEP;
 			/* a second copy of the same name (two dist-info folders) goes */
 			while (j < in->ndists && !strcmp(in->dists[j].normalized.ptr, p->name))
 				if ((r = plan_remove(s, &v, &n, &cap, &in->dists[j++])) != 0)
@@ -264,6 +333,20 @@ static bool is_requested(const gpuenv_sync_t *s, const char *name)
 	return false;
 }
 
+/* JSON string body of text (quotes and backslashes escaped; the paths
+ * and keys written here hold no control characters). */
+static void json_str(gpuenv_buf_t *b, const char *text)
+{
+	for (const char *c = text; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			gpuenv_buf_putc(b, '\\');
+		if ((unsigned char)*c < 0x20)
+			gpuenv_buf_printf(b, "\\u%04x", (unsigned char)*c);
+		else
+			gpuenv_buf_putc(b, *c);
+	}
+}
+
 /* PEP 610 for an archive: its URL and hash. */
 static const char *direct_url(gpuenv_sync_t *s, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
 	const gpuenv_lock_file_t *f)
@@ -278,11 +361,7 @@ static const char *direct_url(gpuenv_sync_t *s, gpuenv_ctx_t *ctx, gpuenv_arena_
 		return NULL;
 	gpuenv_buf_init(&b, ctx, 1u << 20);
 	gpuenv_buf_puts(&b, "{\"url\": \"");
-	for (const char *c = url; *c; c++) {
-		if (*c == '"' || *c == '\\')
-			gpuenv_buf_putc(&b, '\\');
-		gpuenv_buf_putc(&b, *c);
-	}
+	json_str(&b, url);
 	gpuenv_buf_printf(&b, "\", \"archive_info\": {\"hash\": \"sha256=%s\", \"hashes\": {\"sha256\": \"%s\"}}}\n",
 		f->sha256, f->sha256);
 	if (b.data)
@@ -296,15 +375,24 @@ static bool installs(int op)
 	return op == GPUENV_SYNC_INSTALL || op == GPUENV_SYNC_UPGRADE || op == GPUENV_SYNC_REINSTALL;
 }
 
-/* The cache requests of the plan's installs, in plan order. */
-static int commit_reqs(gpuenv_sync_t *s, gpuenv_cache_req_t *reqs)
+static bool in_round(const gpuenv_sync_t *s, const gpuenv_sync_action_t *a, int round);
+
+/* The cache requests of the round's installs, in plan order. */
+static int commit_reqs(gpuenv_sync_t *s, gpuenv_cache_req_t *reqs, int round)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < s->plan.n; i++) {
 		const gpuenv_sync_action_t *a = &s->plan.actions[i];
 		const gpuenv_lock_file_t *f = a->file;
-		if (!installs(a->op))
+		if (!installs(a->op) || !in_round(s, a, round))
 			continue;
+		if (a->source) { /* built: the wheel in the build cache */
+			const gpuenv_sync_built_t *b = &s->built[i];
+			reqs[k] = (gpuenv_cache_req_t){ .name = b->wheel_name, .path = b->wheel, .sha256 = b->sha256,
+				.size = -1 };
+			k++;
+			continue;
+		}
 		reqs[k].name = f->name;
 		if (!reqs[k].name) { /* an archive: the name its URL or path ends in */
 			const char *u = f->url ? f->url : f->path, *sl = u ? strrchr(u, '/') : NULL;
@@ -318,6 +406,34 @@ static int commit_reqs(gpuenv_sync_t *s, gpuenv_cache_req_t *reqs)
 		reqs[k].size = f->size;
 		k++;
 	}
+	return 0;
+}
+
+/* A source build's dist-info files: gpuenv-build.json (the key, so the
+ * next sync knows the build), and for a directory PEP 610's
+ * direct_url.json with dir_info (PEP 660: "editable": true), which is how
+ * pip and other tools tell an editable install. */
+static int source_meta(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_sync_action_t *a,
+	gpuenv_stage_opts_t *so)
+{
+	const gpuenv_sync_source_t *src = a->source;
+	gpuenv_buf_t b;
+	gpuenv_buf_init(&b, ctx, 1u << 20);
+	gpuenv_buf_puts(&b, "{\"key\": \"");
+	json_str(&b, a->build_key ? a->build_key : "");
+	gpuenv_buf_printf(&b, "\", \"source\": \"%s\"}\n", src->editable ? "editable" : src->directory ? "directory"
+													 : "sdist");
+	so->build_info_json = b.data ? gpuenv_arena_strndup(arena, b.data, b.len) : NULL;
+	gpuenv_buf_reset(&b);
+	if (src->directory) {
+		gpuenv_buf_puts(&b, "{\"url\": \"file://");
+		json_str(&b, src->directory);
+		gpuenv_buf_printf(&b, "\", \"dir_info\": {%s}}\n", src->editable ? "\"editable\": true" : "");
+		so->direct_url_json = b.data ? gpuenv_arena_strndup(arena, b.data, b.len) : NULL;
+	}
+	gpuenv_buf_free(&b);
+	if (!so->build_info_json || (src->directory && !so->direct_url_json))
+		return gpuenv_oom(ctx, "the sync");
 	return 0;
 }
 
@@ -353,13 +469,16 @@ static int stage_one(gpuenv_sync_t *s, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
 	char norm[256];
 	int r;
 	gpuenv_name_normalize_to(gpuenv_str(e->tree.name), norm, sizeof(norm));
-	if (strcmp(norm, a->name) != 0 || !same_version_ctx(ctx, arena, e->tree.version, a->new_version)) {
+	if (strcmp(norm, a->name) != 0 || ((a->new_version || !a->source) &&
+						  !same_version_ctx(ctx, arena, e->tree.version, a->new_version))) {
 		gpuenv_fail(ctx, GPUENV_EFORMAT, s->o.lock_path, 0, 0, "%s %s: the wheel's METADATA says %s %s",
 			a->name, a->new_version ? a->new_version : "", e->tree.name, e->tree.version);
 		return gpuenv_hint(ctx, "the lock or the index is wrong about this file: lock again");
 	}
 	if (a->pkg->archive && !(so.direct_url_json = direct_url(s, ctx, arena, a->file)))
 		return gpuenv_oom(ctx, "the sync");
+	if (a->source && (r = source_meta(ctx, arena, a, &so)) != 0)
+		return r;
 	if ((r = gpuenv_wheel_stage(ctx, arena, &e->tree, e->tree_dir, &s->o.venv->scheme, j->stage, &so, &st)) != 0)
 		return r;
 	j->nfiles = st.nfiles;
@@ -431,8 +550,25 @@ static double mono_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int gpuenv_sync_commit(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t *ix,
-	const gpuenv_cache_progress_t *progress, gpuenv_sync_result_t *res)
+/* A source the builder wants built against the venv itself (no
+ * isolation): it is installed in a second round, after everything else is
+ * in the venv (its build imports torch, say). */
+static bool deferred(const gpuenv_sync_t *s, const gpuenv_sync_action_t *a)
+{
+	return installs(a->op) && a->source && s->o.builder.deferred &&
+	       s->o.builder.deferred(s->o.builder.self, a->name);
+}
+
+/* Is action a part of round (0: all but the deferred sources, 1: those)? */
+static bool in_round(const gpuenv_sync_t *s, const gpuenv_sync_action_t *a, int round)
+{
+	return deferred(s, a) == (round == 1);
+}
+
+/* One round of the commit: its builds, its wheels through the cache, staged,
+ * removed and installed in s->txn, committed.  res accumulates. */
+static int commit_round(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t *ix,
+	const gpuenv_cache_progress_t *progress, gpuenv_sync_result_t *res, int round)
 {
 	gpuenv_ctx_t *ctx = s->ctx;
 	const gpuenv_sync_plan_t *pl = &s->plan;
@@ -442,28 +578,38 @@ int gpuenv_sync_commit(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t *
 	struct stage_job *jobs = NULL;
 	int r;
 
-	memset(res, 0, sizeof(*res));
-	if (!s->txn)
-		return gpuenv_fail(ctx, -EINVAL, s->o.venv->root, 0, 0, "the sync was already committed");
 	for (size_t i = 0; i < pl->n; i++)
-		nreq += installs(pl->actions[i].op);
+		nreq += installs(pl->actions[i].op) && in_round(s, &pl->actions[i], round);
+	/* source builds first: their wheels then go through the cache as
+	 * every other wheel does */
+	if (nreq && !s->built && !(s->built = gpuenv_arena_calloc(s->arena, pl->n, sizeof(*s->built))))
+		return gpuenv_oom(ctx, "the sync");
+	double tb = mono_s();
+	for (size_t i = 0; i < pl->n; i++) {
+		const gpuenv_sync_action_t *a = &pl->actions[i];
+		if (!installs(a->op) || !a->source || !in_round(s, a, round))
+			continue;
+		if ((r = s->o.builder.build(s->o.builder.self, ctx, s->arena, cache, ix, a->source, &s->built[i])) != 0)
+			return r;
+		res->built++;
+	}
+	res->secs_build += mono_s() - tb;
 	if (nreq) {
 		reqs = gpuenv_arena_calloc(s->arena, nreq, sizeof(*reqs));
 		ents = gpuenv_arena_calloc(s->arena, nreq, sizeof(*ents));
 		jobs = gpuenv_arena_calloc(s->arena, nreq, sizeof(*jobs));
 		if (!reqs || !ents || !jobs)
 			return gpuenv_oom(ctx, "the sync");
-		if ((r = commit_reqs(s, reqs)) != 0)
+		if ((r = commit_reqs(s, reqs, round)) != 0)
 			return r;
 		double t0 = mono_s();
 		if ((r = gpuenv_cache_get(cache, ctx, s->arena, ix, reqs, nreq, s->o.limits, progress, ents)) != 0)
 			return r;
-		res->secs_cache = mono_s() - t0;
+		res->secs_cache += mono_s() - t0;
 	}
-	res->link_mode_used = s->o.link_mode;
 	for (size_t i = 0; i < pl->n; i++) {
 		const gpuenv_sync_action_t *a = &pl->actions[i];
-		if (!installs(a->op))
+		if (!installs(a->op) || !in_round(s, a, round))
 			continue;
 		jobs[k] = (struct stage_job){ .a = a, .e = &ents[k], .stage = gpuenv_txn_stage_dir(s->txn, a->name) };
 		if (!jobs[k].stage) /* a full disk says so; else memory ran out */
@@ -473,10 +619,12 @@ int gpuenv_sync_commit(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t *
 	double t1 = mono_s();
 	if (nreq && (r = stage_all(s, jobs, nreq)) != 0)
 		return r;
-	res->secs_stage = mono_s() - t1;
+	res->secs_stage += mono_s() - t1;
 	k = 0;
 	for (size_t i = 0; i < pl->n; i++) {
 		const gpuenv_sync_action_t *a = &pl->actions[i];
+		if (!in_round(s, a, round))
+			continue;
 		if (a->dist && a->op != GPUENV_SYNC_KEEP) {
 			if ((r = gpuenv_txn_remove(s->txn, ctx, a->dist)) != 0)
 				return r;
@@ -497,10 +645,38 @@ int gpuenv_sync_commit(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t *
 		res->repaired += e->repaired;
 	}
 	double t2 = mono_s();
-	r = gpuenv_txn_commit(s->txn, ctx, &res->txn);
+	gpuenv_txn_report_t rep = { 0 };
+	r = gpuenv_txn_commit(s->txn, ctx, &rep);
 	s->txn = NULL; /* commit frees it in every case */
-	res->secs_commit = mono_s() - t2;
+	res->txn.renames += rep.renames;
+	res->txn.removed_files += rep.removed_files;
+	res->txn.ops += rep.ops;
+	res->secs_commit += mono_s() - t2;
 	return r;
+}
+
+int gpuenv_sync_commit(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t *ix,
+	const gpuenv_cache_progress_t *progress, gpuenv_sync_result_t *res)
+{
+	gpuenv_ctx_t *ctx = s->ctx;
+	size_t ndeferred = 0;
+	int r;
+
+	memset(res, 0, sizeof(*res));
+	if (!s->txn)
+		return gpuenv_fail(ctx, -EINVAL, s->o.venv->root, 0, 0, "the sync was already committed");
+	res->link_mode_used = s->o.link_mode;
+	for (size_t i = 0; i < s->plan.n; i++)
+		ndeferred += deferred(s, &s->plan.actions[i]);
+	if ((r = commit_round(s, cache, ix, progress, res, 0)) != 0 || !ndeferred)
+		return r;
+	/* round 2: the builds against the venv, now holding the rest of the
+	 * lock; a kill between the rounds leaves round 1 complete, and the
+	 * next sync plans what round 2 had left */
+	gpuenv_txn_report_t again;
+	if ((r = gpuenv_txn_begin(ctx, &s->o.venv->scheme, s->o.wait ? GPUENV_TXN_WAIT : 0, &again, &s->txn)) != 0)
+		return r;
+	return commit_round(s, cache, ix, progress, res, 1);
 }
 
 void gpuenv_sync_end(gpuenv_sync_t *s)

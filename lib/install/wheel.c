@@ -1319,7 +1319,7 @@ static bool dest_of(stage_t *s, const gpuenv_tree_file_t *f, int *key, const cha
 	if (!strncmp(p, t->dist_info, dl) && p[dl] == '/') {
 		const char *leaf = p + dl + 1;
 		if (!strcmp(leaf, "RECORD") || !strcmp(leaf, "INSTALLER") || !strcmp(leaf, "REQUESTED") ||
-			!strcmp(leaf, "direct_url.json"))
+			!strcmp(leaf, "direct_url.json") || !strcmp(leaf, "gpuenv-build.json"))
 			return false;
 	}
 	if (t->data_dir) {
@@ -1858,7 +1858,10 @@ int gpuenv_wheel_stage(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_wh
 		(opts && opts->requested && (r = write_meta(&s, "REQUESTED", "", 0))) ||
 		(opts && opts->direct_url_json &&
 			(r = write_meta(&s, "direct_url.json", opts->direct_url_json,
-				 strlen(opts->direct_url_json)))))
+				 strlen(opts->direct_url_json)))) ||
+		(opts && opts->build_info_json &&
+			(r = write_meta(&s, "gpuenv-build.json", opts->build_info_json,
+				 strlen(opts->build_info_json)))))
 		goto done_ds;
 	if (s.npy && (r = compile_stage(&s)))
 		goto done_ds;

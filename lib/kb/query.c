@@ -27,6 +27,15 @@ const gpuenv_kb_toolkit_t *gpuenv_kb_toolkit(const gpuenv_kb_t *kb, const gpuenv
 	return NULL;
 }
 
+const gpuenv_kb_wheel_package_t *gpuenv_kb_wheel_package(const gpuenv_kb_t *kb,
+	const char *normalized_name)
+{
+	for (size_t i = 0; normalized_name && i < kb->n_wheel_package; i++)
+		if (gpuenv_str_eq_cstr(kb->wheel_package[i].name, normalized_name))
+			return &kb->wheel_package[i];
+	return NULL;
+}
+
 int gpuenv_kb_cuda_min_driver(const gpuenv_kb_t *kb, gpuenv_str_t cuda,
 	const gpuenv_kb_toolkit_t **ga)
 {

@@ -11,19 +11,12 @@
 
 #include "gpuenv/fs.h"
 #include "gpuenv/hash.h"
+#include "gpuenv/pep440.h"
 #include "gpuenv/pep508.h"
+#include "gpuenv/toml.h"
 #include "gpuenv/wheel.h"
 
 #define LOCK_MAX_KBT 8
-
-static void hash_str(gpuenv_sha256_t *h, const char *key, const char *v)
-{
-	gpuenv_sha256_update(h, key, strlen(key) + 1);
-	if (v)
-		gpuenv_sha256_update(h, v, strlen(v) + 1);
-	else
-		gpuenv_sha256_update(h, "\xff", 1);
-}
 
 const char *gpuenv_project_inputs_hash(gpuenv_arena_t *arena, const gpuenv_manifest_t *m,
 	const gpuenv_manifest_target_t *t)
@@ -34,31 +27,31 @@ const char *gpuenv_project_inputs_hash(gpuenv_arena_t *arena, const gpuenv_manif
 	const gpuenv_target_t *x = &t->target;
 
 	gpuenv_sha256_init(&h);
-	hash_str(&h, "lock-format", "gpuenv-pylock-1");
+	gpuenv_sha256_field(&h, "lock-format", "gpuenv-pylock-1");
 	/* what every target shares, and this target's own line: editing
 	 * another target leaves this lock fresh */
 	if (m->common_inputs_hash && t->inputs_line) {
-		hash_str(&h, "manifest-common", m->common_inputs_hash);
-		hash_str(&h, "target-line", t->inputs_line);
+		gpuenv_sha256_field(&h, "manifest-common", m->common_inputs_hash);
+		gpuenv_sha256_field(&h, "target-line", t->inputs_line);
 	} else {
-		hash_str(&h, "manifest", m->inputs_hash);
+		gpuenv_sha256_field(&h, "manifest", m->inputs_hash);
 	}
-	hash_str(&h, "target", t->name);
+	gpuenv_sha256_field(&h, "target", t->name);
 	if (!x->origin || strcmp(x->origin, "declared") != 0) {
 		/* a probed machine (or a snapshot of one): what the lock depends
 		 * on of it */
 		for (size_t i = 0; i < x->ngpus; i++) {
 			char cc[32];
 			snprintf(cc, sizeof(cc), "%d.%d", x->gpus[i].cc_major, x->gpus[i].cc_minor);
-			hash_str(&h, "gpu", x->gpus[i].name);
-			hash_str(&h, "cc", cc);
+			gpuenv_sha256_field(&h, "gpu", x->gpus[i].name);
+			gpuenv_sha256_field(&h, "cc", cc);
 		}
-		hash_str(&h, "driver", x->driver);
-		hash_str(&h, "driver_cuda", x->driver_cuda);
-		hash_str(&h, "python", x->python);
-		hash_str(&h, "machine", x->machine);
-		hash_str(&h, "libc", x->libc);
-		hash_str(&h, "libc_version", x->libc_version);
+		gpuenv_sha256_field(&h, "driver", x->driver);
+		gpuenv_sha256_field(&h, "driver_cuda", x->driver_cuda);
+		gpuenv_sha256_field(&h, "python", x->python);
+		gpuenv_sha256_field(&h, "machine", x->machine);
+		gpuenv_sha256_field(&h, "libc", x->libc);
+		gpuenv_sha256_field(&h, "libc_version", x->libc_version);
 	}
 	gpuenv_sha256_final(&h, d);
 	gpuenv_hex(d, sizeof(d), hex);
@@ -129,32 +122,24 @@ static const char *lock_torch_reason(gpuenv_arena_t *arena, const gpuenv_project
 	return out;
 }
 
-static int lock_build(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_project_lock_req_t *req,
-	const gpuenv_kb_target_t *kbt, size_t nkbt, const gpuenv_marker_env_t *env,
+/* The resolution's packages as lock entries (one file each), into lock:
+ * what every lock gpuenv makes shares. */
+static int lock_packages(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_marker_env_t *env,
 	const gpuenv_resolution_t *res, gpuenv_lock_t *lock)
 {
-	const gpuenv_manifest_target_t *t = req->t;
 	gpuenv_lock_package_t *pk = gpuenv_arena_calloc(arena, res->npkgs ? res->npkgs : 1, sizeof(*pk));
 	const char **envs = gpuenv_arena_calloc(arena, 1, sizeof(*envs));
-	char cc[16] = "";
 
 	if (!pk || !envs)
 		return gpuenv_oom(ctx, "the lock");
 	memset(lock, 0, sizeof(*lock));
 	lock->lock_version = "1.0";
 	lock->created_by = "gpuenv";
-	lock->requires_python = req->m->requires_python;
 	envs[0] = lock_environment(arena, env);
 	if (!envs[0])
 		return gpuenv_oom(ctx, "the lock");
 	lock->nenvironments = 1;
 	lock->environments = envs;
-	lock->nextras = t->nextras;
-	lock->extras = t->extras;
-	lock->ngroups = t->ngroups;
-	lock->dependency_groups = t->groups;
-	lock->ndefault_groups = t->ngroups;
-	lock->default_groups = t->groups;
 
 	for (size_t i = 0; i < res->npkgs; i++) {
 		const gpuenv_resolved_t *r = &res->pkgs[i];
@@ -197,11 +182,104 @@ static int lock_build(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_pro
 			p->nwheels = 1;
 			p->wheels = w;
 		}
-		if (req->backend && gpuenv_project_torch_routed(p->name))
-			p->reason = lock_torch_reason(arena, req, kbt, nkbt, p->name, p->version);
 	}
 	lock->npackages = res->npkgs;
 	lock->packages = pk;
+	return 0;
+}
+
+/* Does the manifest declare a build backend (PEP 517 [build-system])?
+ * Then the project is a package of its own (uv's rule too), locked as an
+ * editable directory entry that sync installs (docs/build.md). */
+static bool has_build_system(gpuenv_ctx_t *ctx, const gpuenv_manifest_t *m)
+{
+	gpuenv_buf_t b;
+	gpuenv_toml_doc_t doc;
+	bool yes = false;
+	if (!m->path || !m->name)
+		return false;
+	gpuenv_buf_init(&b, ctx, GPUENV_TOML_MAX_SIZE);
+	if (gpuenv_fs_read(ctx, m->path, GPUENV_TOML_MAX_SIZE, &b) == 0 && gpuenv_toml_doc_init(&doc, ctx, m->path) == 0) {
+		if (gpuenv_toml_parse(&doc, b.data ? b.data : "", b.len) == 0) {
+			const gpuenv_toml_value_t *v = gpuenv_toml_get(doc.root, "build-system");
+			yes = v && v->type == GPUENV_TOML_TABLE;
+		}
+		gpuenv_toml_doc_free(&doc);
+	}
+	gpuenv_buf_free(&b);
+	gpuenv_error_clear(ctx); /* the manifest loaded already: what fails here is a miss */
+	return yes;
+}
+
+/* The project itself as PEP 751 directory entry {path = ".", editable =
+ * true}, its dependencies the resolution's roots; inserted in name order. */
+static int lock_project(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_manifest_t *m,
+	const gpuenv_resolution_t *res, gpuenv_lock_t *lock)
+{
+	char norm[256];
+	size_t at = 0, nroot = 0;
+	gpuenv_name_normalize_to(gpuenv_str(m->name), norm, sizeof(norm));
+	for (size_t i = 0; i < lock->npackages; i++) {
+		int c = strcmp(lock->packages[i].name, norm);
+		if (!c)
+			return 0; /* a dependency of the same name: left as it is */
+		if (c < 0)
+			at = i + 1;
+	}
+	for (size_t i = 0; i < res->npkgs; i++)
+		nroot += res->pkgs[i].root;
+	gpuenv_lock_package_t *pk = gpuenv_arena_calloc(arena, lock->npackages + 1, sizeof(*pk));
+	gpuenv_lock_dep_t *d = gpuenv_arena_calloc(arena, nroot ? nroot : 1, sizeof(*d));
+	if (!pk || !d)
+		return gpuenv_oom(ctx, "the lock");
+	size_t k = 0;
+	for (size_t i = 0; i < res->npkgs; i++)
+		if (res->pkgs[i].root) {
+			d[k].name = res->pkgs[i].name;
+			d[k++].version = res->pkgs[i].cand->version;
+		}
+	if (at)
+		memcpy(pk, lock->packages, at * sizeof(*pk));
+	gpuenv_lock_package_t *p = &pk[at];
+	if (!(p->name = gpuenv_arena_strndup(arena, norm, strlen(norm))))
+		return gpuenv_oom(ctx, "the lock");
+	p->version = m->version;
+	p->requires_python = m->requires_python;
+	p->directory = ".";
+	p->editable = true;
+	p->ndeps = k;
+	p->deps = d;
+	if (lock->npackages > at)
+		memcpy(pk + at + 1, lock->packages + at, (lock->npackages - at) * sizeof(*pk));
+	lock->packages = pk;
+	lock->npackages++;
+	return 0;
+}
+
+static int lock_build(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_project_lock_req_t *req,
+	const gpuenv_kb_target_t *kbt, size_t nkbt, const gpuenv_marker_env_t *env,
+	const gpuenv_resolution_t *res, gpuenv_lock_t *lock)
+{
+	const gpuenv_manifest_target_t *t = req->t;
+	char cc[16] = "";
+	int rc;
+
+	if ((rc = lock_packages(ctx, arena, env, res, lock)) != 0)
+		return rc;
+	if (has_build_system(ctx, req->m) && (rc = lock_project(ctx, arena, req->m, res, lock)) != 0)
+		return rc;
+	lock->requires_python = req->m->requires_python;
+	lock->nextras = t->nextras;
+	lock->extras = t->extras;
+	lock->ngroups = t->ngroups;
+	lock->dependency_groups = t->groups;
+	lock->ndefault_groups = t->ngroups;
+	lock->default_groups = t->groups;
+	for (size_t i = 0; req->backend && i < lock->npackages; i++) {
+		gpuenv_lock_package_t *p = (gpuenv_lock_package_t *)&lock->packages[i];
+		if (gpuenv_project_torch_routed(p->name))
+			p->reason = lock_torch_reason(arena, req, kbt, nkbt, p->name, p->version);
+	}
 
 	gpuenv_lock_target_t *lt = &lock->target;
 	const gpuenv_target_t *x = &t->target;
@@ -351,6 +429,30 @@ out:
 	out->pv = pv; /* the lock's strings point into its pages */
 	gpuenv_tagset_free(tags);
 	return rc;
+}
+
+int gpuenv_project_lock_reqs(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_project_reqs_t *req,
+	gpuenv_project_lock_out_t *out)
+{
+	static const char *const all[] = { ":all:" };
+	gpuenv_provider_t prov;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	gpuenv_buf_init(&out->text, ctx, 64u << 20);
+	gpuenv_pv_opts_t po = { .ix = req->ix, .tags = req->tags, .python = req->python,
+		.target_name = req->what, .env = req->env, .roots = req->roots, .nroots = req->nroots,
+		.only_binary = all, .nonly_binary = 1 };
+	gpuenv_resolve_req_t rq = { .roots = req->roots, .nroots = req->nroots, .env = req->env,
+		.prereleases = GPUENV_PRERELEASES_DEFAULT };
+	if ((rc = gpuenv_pv_new(ctx, &po, &out->pv)) != 0)
+		return rc;
+	gpuenv_pv_provider(out->pv, &prov);
+	if ((rc = gpuenv_resolve(ctx, arena, &rq, &prov, &out->res)) != 0)
+		return rc;
+	if ((rc = lock_packages(ctx, arena, req->env, &out->res, &out->lock)) != 0)
+		return rc;
+	return gpuenv_pylock_write(ctx, &out->lock, &out->text);
 }
 
 void gpuenv_project_lock_out_free(gpuenv_project_lock_out_t *out)

@@ -149,6 +149,19 @@ check(rc == 0 and j["labels"] == txt and j["prefix"] == "gpuenv.io", "--format j
 rc, out2, _ = run("--json", "labels", "--facts", H200[1])
 check(out2 == out, "--json = --format json")
 
+# --no-gfd: gpuenv's own only (a node where GFD itself runs)
+rc, own_only, err = labels("--facts", H200[1], "--no-gfd")
+check(rc == 0 and own_only == {k: v for k, v in txt.items() if not k.startswith("nvidia.com/")},
+      "--no-gfd: the gpuenv.io labels alone: %r" % own_only)
+# GFD's machine type file, sanitised as GFD does; unreadable: "unknown" and a warning
+mt = os.path.join(TMP, "product_name")
+open(mt, "w").write("PowerEdge R750xa (Dell)\n")
+rc, got, err = labels("--facts", H200[1], "--machine-type-file", mt)
+check(got.get("nvidia.com/gpu.machine") == "PowerEdge-R750xa-Dell", "machine type file: %r" % got.get("nvidia.com/gpu.machine"))
+rc, got, err = labels("--facts", H200[1], "--machine-type-file", os.path.join(TMP, "nope"))
+check(rc == 0 and got.get("nvidia.com/gpu.machine") == "unknown" and "machine-type-file" in err,
+      "missing machine type file: unknown, a warning: %r %s" % (got.get("nvidia.com/gpu.machine"), err))
+
 # ---- 2. no GPU, no driver ----
 empty = os.path.join(TMP, "empty-root")
 os.makedirs(empty)
@@ -171,6 +184,19 @@ check("nvidia.com/cuda.driver-version.full" not in got, "driver not loaded: no d
 # the live machine (this test host may have no GPU): never an error
 rc, got, err = labels(cwd=empty)
 check(rc == 0 and "nvidia.com/gpu.count" in got and "gpuenv.io/present" in got, "live probe: %d %r %s" % (rc, got, err))
+
+# a Jetson (no NVML): GFD's Tegra path, the GPU CUDA enumerates, the driver "unknown.unknown.unknown"
+p = subprocess.run([BIN, "probe", "--json", "--gpus-only", "--root", os.path.join(SRC, "tests", "fixtures", "hw",
+                    "jetson-orin")], capture_output=True, text=True)
+rc, got, err = labels("--facts", "-", stdin=p.stdout)
+jet = json.loads(p.stdout)
+want = {"nvidia.com/gpu.product": "Orin", "nvidia.com/gpu.count": "1", "nvidia.com/gpu.compute.major": "8",
+        "nvidia.com/gpu.compute.minor": "7", "nvidia.com/gpu.family": "ampere",
+        "nvidia.com/gpu.memory": str(jet["gpus"][0]["memory_total"] // 2**20), "nvidia.com/mig.capable": "false",
+        "nvidia.com/gpu.mode": "unknown", "nvidia.com/cuda.driver-version.full": "unknown.unknown.unknown",
+        "nvidia.com/cuda.driver.major": "unknown", "gpuenv.io/present": "true", "gpuenv.io/gpu.sm": "sm_87"}
+check(rc == 0 and all(got.get(k) == v for k, v in want.items()),
+      "Jetson: %r" % {k: (got.get(k), v) for k, v in want.items() if got.get(k) != v})
 
 # ---- 3. escaping odd product names ----
 base = json.load(open(H200[1]))
@@ -339,6 +365,11 @@ rc, out, err = run("labels", "--facts", H200[1], "--format", "nfd", "--expiry", 
 m = re.search(r"^# \+expiry-time=(\S+)$", out, re.M)
 check(m and abs(datetime.datetime.fromisoformat(m.group(1).replace("Z", "+00:00")).timestamp() - time.time() - 5400) < 10,
       "--expiry 90m")
+for e, ok in (("2024-02-29T00:00:00Z", True), ("2023-02-29T00:00:00Z", False), ("2026-12-01T24:00:00Z", False),
+              ("2026-12-01T20:00:00.123456789-05:30", True), ("2026-12-01 20:00:00Z", False), ("0", True),
+              ("3d", True), ("1w", False), ("-1h", False), ("99999999999d", False)):
+    rc, out, err = run("labels", "--facts", H200[1], "--format", "nfd", "--expiry", e)
+    check((rc == 0) == ok and (ok or "hint:" in err), "--expiry %s: exit %d %s" % (e, rc, err))
 # nothing written on failure
 rc, out, err = run("labels", "--facts", H200[1], "--format", "nfd", "-o", os.path.join(TMP, "nope", "gpuenv"))
 check(rc == 4 and not os.path.exists(os.path.join(TMP, "nope")), "-o into a missing folder: exit 4: %d %s" % (rc, err))
@@ -517,7 +548,7 @@ check(rc == 4 and "label-prefix" in err and "pyproject.toml" in err, "a denied l
 # ---- 9. usage and input errors ----
 for args in (["--format", "yaml"], ["--target", "h200"], ["--selector"], ["--mig-strategy", "auto"],
              ["--expiry", "soon", "--format", "nfd"], ["--expiry", "1h"], ["--json", "--format", "text"],
-             ["--selector", "--target", "h200", "--format", "nfd"], ["extra"]):
+             ["--selector", "--target", "h200", "--format", "nfd"], ["extra"], ["--no-gfd", "--mig-strategy", "single"]):
     a = list(args)
     if a[0] == "--json":
         rc, out, err = run("--json", "labels", *a[1:], "--facts", H200[1])

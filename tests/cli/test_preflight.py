@@ -166,8 +166,9 @@ r = run("preflight", "--facts", str(FIX / "healthy" / "facts.json"))
 check(r.returncode == 2 and "--cuda" in r.stderr, "no request -> 2")
 r = run("preflight", "--cuda", "12.2", "--torch", "2.7.0", "--facts", str(FIX / "healthy" / "facts.json"))
 check(r.returncode == 2, "two requests -> 2")
-r = run("preflight", "--lock", "pylock.toml", "--facts", str(FIX / "healthy" / "facts.json"))
-check(r.returncode == 4 and "lock" in r.stderr, "--lock not supported yet -> 4")
+# --lock FILE: tests/cli/test_preflight_lock.py; a lock that is not there cannot be judged
+r = run("preflight", "--lock", "no-such-pylock.toml", "--facts", str(FIX / "healthy" / "facts.json"))
+check(r.returncode == 4 and "no-such-pylock.toml" in r.stderr, "a missing --lock -> 4: %r" % r.stderr)
 r = run("preflight", "--help")
 check(r.returncode == 0 and "exit status" in r.stdout, "--help")
 

@@ -15,16 +15,40 @@
 #include "../../lib/check/doctor_int.h"
 #include "gpuenv/doctor.h"
 #include "gpuenv/kb.h"
+#include "gpuenv/pylock.h"
 
 #include "testutil.h"
 
 static gpuenv_ctx_t ctx;
 static gpuenv_kb_t *kb;
 
+static gpuenv_arena_t lock_arena;
+/* A lock for the H200 (gpuenv's [tool.gpuenv] fields): torch 2.11 cu130, a
+ * CUDA 13 cuDNN wheel, and numpy for aarch64 only. */
+#define Z64 "0000000000000000000000000000000000000000000000000000000000000000"
+static const char lock_text[] =
+	"lock-version = \"1.0\"\ncreated-by = \"gpuenv\"\nrequires-python = \">=3.10\"\n\n"
+	"[[packages]]\nname = \"numpy\"\nversion = \"2.3.5\"\nwheels = [{ name = "
+	"\"numpy-2.3.5-cp312-cp312-manylinux_2_28_aarch64.whl\", url = \"https://x/n.whl\", "
+	"hashes = { sha256 = \"" Z64 "\" } }]\n\n"
+	"[[packages]]\nname = \"nvidia-cudnn-cu13\"\nversion = \"9.19.0.56\"\nwheels = [{ name = "
+	"\"nvidia_cudnn_cu13-9.19.0.56-py3-none-manylinux_2_27_x86_64.whl\", url = \"https://x/c.whl\", "
+	"hashes = { sha256 = \"" Z64 "\" } }]\n\n"
+	"[[packages]]\nname = \"torch\"\nversion = \"2.11.0+cu130\"\nwheels = [{ name = "
+	"\"torch-2.11.0+cu130-cp312-cp312-manylinux_2_28_x86_64.whl\", url = \"https://x/t.whl\", "
+	"hashes = { sha256 = \"" Z64 "\" } }]\n\n"
+	"[tool.gpuenv]\ntarget = \"h200\"\ngpu = \"NVIDIA H200\"\ncompute-capability = \"9.0\"\n"
+	"driver = \"580.159.04\"\npython = \"3.12\"\nplatform = \"manylinux_2_28_x86_64\"\n"
+	"backend = \"cu130\"\n";
+static gpuenv_lock_t lock;
+
 static int setup(void **state)
 {
 	(void)state;
 	gpuenv_ctx_init(&ctx);
+	gpuenv_arena_init(&lock_arena, &ctx, 0);
+	if (gpuenv_pylock_parse(&ctx, &lock_arena, "pylock.h200.toml", gpuenv_str(lock_text), &lock) != 0)
+		return -1;
 	return gpuenv_kb_load_files(&ctx, NULL, GPUENV_DOCTOR_KB_FILES, &kb);
 }
 
@@ -33,6 +57,7 @@ static int teardown(void **state)
 	(void)state;
 	gpuenv_kb_free(kb);
 	kb = NULL;
+	gpuenv_arena_free(&lock_arena);
 	return 0;
 }
 
@@ -225,8 +250,74 @@ static void test_api(void **state)
 	assert_string_equal(gpuenv_severity_name(7), "unknown");
 }
 
-/* One run of doctor (which 0) or preflight (1) under allocator al: the
- * facts parsed from text (when f is NULL) and judged. */
+
+static const gpuenv_verdict_t *find(const gpuenv_verdicts_t *v, const char *id)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (strcmp(v->items[i].id, id) == 0)
+			return &v->items[i];
+	return NULL;
+}
+
+/* preflight --lock through the API: the verdicts name the packages */
+static void test_lock(void **state)
+{
+	gpuenv_arena_t a, fa;
+	gpuenv_preflight_req_t req = { .lock = &lock, .lock_path = "pylock.h200.toml", .kb = kb };
+	gpuenv_preflight_t p;
+	const gpuenv_verdict_t *v;
+	const gpuenv_facts_t *f;
+
+	(void)state;
+	gpuenv_arena_init(&fa, &ctx, 0);
+	f = load_fixture(&fa, "h200-2026-11-29");
+	gpuenv_arena_init(&a, &ctx, 0);
+	assert_int_equal(gpuenv_preflight_check(&ctx, &a, f, &req, &p), 0);
+	assert_false(p.go);
+	assert_int_equal(p.cuda, 13000);
+	assert_string_equal(p.what, "pylock.h200.toml (target h200)");
+	assert_int_equal(p.reasons.count[GPUENV_SEV_ERROR], 1);
+	assert_non_null(v = find(&p.reasons, "wheel-platform"));
+	assert_string_equal(v->target, "numpy 2.3.5");
+	assert_non_null(strstr(v->message, "this node is x86_64"));
+	assert_non_null(strstr(v->fix, "manylinux_2_28_x86_64"));
+	assert_true(has(&p.reasons, "arch-ok", GPUENV_SEV_INFO));
+	assert_true(has(&p.reasons, "driver-ok", GPUENV_SEV_INFO));
+	assert_true(has(&p.reasons, "target-ok", GPUENV_SEV_INFO));
+	assert_true(has(&p.reasons, "libc-unknown", GPUENV_SEV_WARNING));
+	gpuenv_arena_free(&a);
+	gpuenv_arena_free(&fa);
+
+	/* driver 535 (CUDA 12.2): torch and the CUDA 13 wheel share one verdict */
+	gpuenv_arena_init(&fa, &ctx, 0);
+	f = load_fixture(&fa, "driver-too-old-cu130");
+	gpuenv_arena_init(&a, &ctx, 0);
+	assert_int_equal(gpuenv_preflight_check(&ctx, &a, f, &req, &p), 0);
+	assert_non_null(v = find(&p.reasons, "driver-too-old"));
+	assert_non_null(strstr(v->message, "torch 2.11.0+cu130"));
+	{
+		bool cudnn = false;
+		for (size_t i = 0; i < v->nevidence; i++)
+			cudnn |= strstr(v->evidence[i].fact, "packages[nvidia-cudnn-cu13]") != NULL;
+		assert_true(cudnn);
+	}
+	assert_non_null(strstr(v->fix, "lock again for this node"));
+	assert_true(has(&p.reasons, "target-other", GPUENV_SEV_WARNING) ||
+		has(&p.reasons, "target-ok", GPUENV_SEV_INFO));
+	gpuenv_arena_free(&a);
+
+	/* exactly one request */
+	req.torch = "2.7.0";
+	gpuenv_arena_init(&a, &ctx, 0);
+	assert_int_equal(gpuenv_preflight_check(&ctx, &a, f, &req, &p), GPUENV_EUSAGE);
+	gpuenv_error_clear(&ctx);
+	gpuenv_arena_free(&a);
+	gpuenv_arena_free(&fa);
+}
+
+/* One run of doctor (which 0), preflight (1) or preflight of the lock (2)
+ * under allocator al: the facts parsed from text (when f is NULL) and
+ * judged. */
 static int run_once(int which, const char *text, size_t len, const gpuenv_facts_t *f,
 	gpuenv_allocator_t al, gpuenv_ctx_t *c)
 {
@@ -234,6 +325,7 @@ static int run_once(int which, const char *text, size_t len, const gpuenv_facts_
 	gpuenv_verdicts_t v;
 	gpuenv_doctor_opts_t o = { .kb = kb };
 	gpuenv_preflight_req_t req = { .torch = "2.7.0+cu128", .kb = kb };
+	gpuenv_preflight_req_t lreq = { .lock = &lock, .lock_path = "pylock.h200.toml", .kb = kb };
 	gpuenv_preflight_t p;
 	int rc = 0;
 
@@ -244,7 +336,7 @@ static int run_once(int which, const char *text, size_t len, const gpuenv_facts_
 		rc = gpuenv_facts_parse(c, &a, text, len, "f.json", &f);
 	if (!rc)
 		rc = which == 0 ? gpuenv_doctor_check(c, &a, f, &o, &v)
-				: gpuenv_preflight_check(c, &a, f, &req, &p);
+				: gpuenv_preflight_check(c, &a, f, which == 1 ? &req : &lreq, &p);
 	gpuenv_arena_free(&a);
 	return rc;
 }
@@ -270,7 +362,7 @@ static void test_alloc_failures(void **state)
 		gpuenv_arena_init(&fa, &ctx, 0);
 		if (k >= 2)
 			pre = load_fixture(&fa, names[k]);
-		for (int which = 0; which < 2; which++) {
+		for (int which = 0; which < 3; which++) {
 			bool done = false;
 			for (long n = 0; !done && n < 1000000; n++) {
 				testutil_alloc_t b = { .fail_at = n, .only_one = true };
@@ -282,7 +374,8 @@ static void test_alloc_failures(void **state)
 				} else if (rc == 0 || c.err.code != -ENOMEM ||
 					   !strstr(c.err.msg, "out of memory"))
 					fail_msg("%s: %s: allocation %ld failed: rc %d, ctx->err %d \"%s\"",
-						names[k], which ? "preflight" : "doctor", n, rc, c.err.code,
+						names[k], which == 2 ? "preflight --lock" : which ? "preflight"
+							: "doctor", n, rc, c.err.code,
 						c.err.msg);
 			}
 			assert_true(done);
@@ -298,6 +391,7 @@ int main(void)
 		cmocka_unit_test(test_versions),
 		cmocka_unit_test(test_cover),
 		cmocka_unit_test(test_api),
+		cmocka_unit_test(test_lock),
 		cmocka_unit_test(test_alloc_failures),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
