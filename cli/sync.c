@@ -338,9 +338,11 @@ static json_t *plan_json(const gpuenv_sync_plan_t *pl)
 	json_t *arr = json_array();
 	for (size_t i = 0; arr && i < pl->n; i++) {
 		const gpuenv_sync_action_t *a = &pl->actions[i];
-		json_array_append_new(arr, json_pack("{s:s, s:s, s:s?, s:s?, s:s?}", "name", a->name, "action",
+		const char *src = !a->source ? NULL : a->source->editable ? "editable" : a->source->directory ? "directory"
+														   : "sdist";
+		json_array_append_new(arr, json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s?, s:s?}", "name", a->name, "action",
 			gpuenv_sync_op_name(a->op), "installed", a->old_version, "locked", a->new_version, "file",
-			a->file ? a->file->name : NULL));
+			a->file ? a->file->name : NULL, "build", src, "build_key", a->build_key));
 	}
 	return arr;
 }

@@ -94,13 +94,13 @@ static int pkg_wheel(gpuenv_sync_t *s, const gpuenv_lock_package_t *p, const gpu
 	if (!p->nwheels && (p->sdist || p->directory) && s->o.builder.build)
 		return 0; /* built from source: plan_source */
 	if (!p->nwheels) {
-		const char *what = p->sdist ? "locked as a source distribution only; gpuenv sync installs wheels "
-					      "(source builds are not supported yet): lock with --only-binary "
+		const char *what = p->sdist ? "locked as a source distribution only, and this sync builds no "
+					      "source (no builder, gpuenv/build.h): lock with --only-binary "
 					      "for it, or build a wheel and give its folder with --find-links"
-				   : p->directory ? "a local source directory; gpuenv sync installs wheels (source "
-						    "builds are not supported yet): build a wheel of it"
-				   : p->vcs ? "a VCS checkout; gpuenv sync installs wheels (source builds are not "
-					      "supported yet): build a wheel of it"
+				   : p->directory ? "a local source directory, and this sync builds no source (no "
+						    "builder, gpuenv/build.h): build a wheel of it"
+				   : p->vcs ? "a VCS checkout; gpuenv builds sdists and source directories, not VCS "
+					      "checkouts: build a wheel of it, or lock its sdist"
 					    : "the lock gives no file to install";
 		return pkg_fail(s, p, GPUENV_EUNSUPPORTED, what);
 	}
