@@ -323,6 +323,23 @@ try:
     check(rc == 0 and man and man[-1]["authorization"] == "Basic " + auth64,
           "Basic challenge answered with config.json: exit %d %r" % (rc, se))
     os.remove(fresh)
+    # the same registry through plain http to a host that is not loopback by
+    # its name ([::ffff:127.0.0.1]): the credentials are withheld, and said so
+    import socket
+    try:
+        with socket.create_connection(("::ffff:127.0.0.1", port), timeout=2):
+            mapped = True
+    except OSError:
+        mapped = False
+    if mapped:
+        rc, so, se = run("image", "lock", PT, "-o", fresh, "--registry",
+                         "nvcr.io=http://[::ffff:127.0.0.1]:%d" % port)
+        man = [e for e in server_log() if "/manifests/" in e["path"]]
+        check(rc == 4 and "only over https or to a loopback host" in se and
+              man[-1]["authorization"] is None and not os.path.exists(fresh),
+              "credentials withheld over plain http: exit %d %r" % (rc, se))
+    else:
+        print("skip: no IPv4-mapped IPv6 loopback here")
     shutil.rmtree(docker)
     rc, so, se = run("image", "lock", PT, "-o", fresh, *MIRRORS)
     check(rc == 4 and "needs credentials" in se, "Basic without credentials: %d %r" % (rc, se))
