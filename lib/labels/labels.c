@@ -345,10 +345,12 @@ static const char *gfd_family(int major, int minor)
 	}
 }
 
-/* The GPUs GFD labels: those NVML lists (an NVML index), with a name. */
-static bool gfd_device(const gpuenv_facts_gpu_t *g)
+/* The GPUs GFD labels: those NVML lists (an NVML index), with a name; on a
+ * Jetson, which has no NVML, the GPU CUDA enumerates (GFD's Tegra path,
+ * internal/resource/cuda-lib.go) */
+static bool gfd_device(const gpuenv_facts_t *f, const gpuenv_facts_gpu_t *g)
 {
-	return g->index >= 0 && g->name;
+	return g->name && (g->index >= 0 || (f->jetson.present && g->integrated != GPUENV_TRI_FALSE));
 }
 
 static bool mig_enabled(const gpuenv_facts_gpu_t *g)
@@ -434,11 +436,14 @@ static void GPUENV_PRINTF(2, 3) warn(lab_t *L, const char *fmt, ...)
 
 /* nvidia.com/cuda.driver*, cuda.runtime*: the driver's version split at its
  * dots ("X.Y[.Z]", as GFD refuses others), the CUDA it reports */
-static void gfd_versions(lab_t *L)
+static void gfd_versions(lab_t *L, size_t ndev)
 {
 	const gpuenv_facts_driver_t *d = &L->f->driver;
-	if (d->version) {
-		const char *v = d->version, *d1 = strchr(v, '.'), *d2 = d1 ? strchr(d1 + 1, '.') : NULL;
+	/* GFD on a Jetson (no NVML) writes the driver version as
+	 * "unknown.unknown.unknown" (cuda-lib.go GetDriverVersion) */
+	const char *ver = d->version ? d->version : L->f->jetson.present && ndev ? "unknown.unknown.unknown" : NULL;
+	if (ver) {
+		const char *v = ver, *d1 = strchr(v, '.'), *d2 = d1 ? strchr(d1 + 1, '.') : NULL;
 		if (!d1 || (d2 && strchr(d2 + 1, '.')))
 			warn(L, "driver version \"%s\" is not X.Y[.Z]: no driver labels (GFD writes none either)", v);
 		else {
@@ -522,7 +527,7 @@ static void mig_labels(lab_t *L, int strategy)
 	size_t enabled = 0, disabled = 0, empty = 0;
 	for (size_t i = 0; i < f->ngpus; i++) {
 		const gpuenv_facts_gpu_t *g = &f->gpus[i];
-		if (!gfd_device(g))
+		if (!gfd_device(f, g))
 			continue;
 		if (mig_enabled(g)) {
 			first = first ? first : g;
@@ -540,7 +545,7 @@ static void mig_labels(lab_t *L, int strategy)
 	const gpuenv_facts_gpu_t *parent[64];
 	for (size_t i = 0; i < f->ngpus && !L->rc; i++) {
 		const gpuenv_facts_gpu_t *g = &f->gpus[i];
-		if (!gfd_device(g) || !mig_enabled(g))
+		if (!gfd_device(f, g) || !mig_enabled(g))
 			continue;
 		for (size_t j = 0; j < g->nmig_instances; j++) {
 			const char *nm = g->mig_instances[j].name;
@@ -610,7 +615,6 @@ static void mig_labels(lab_t *L, int strategy)
 static void gfd_labels(lab_t *L, const gpuenv_labels_opts_t *o, size_t *ndev)
 {
 	const gpuenv_facts_t *f = L->f;
-	gfd_versions(L);
 	/* the kinds of GPU, by name; GFD labels one of them when they differ
 	 * (which one, its map order decides): gpuenv the most numerous, the
 	 * first listed on a tie */
@@ -621,11 +625,11 @@ static void gfd_labels(lab_t *L, const gpuenv_labels_opts_t *o, size_t *ndev)
 		const gpuenv_facts_gpu_t *g = &f->gpus[i];
 		size_t n = 0;
 		bool seen = false;
-		if (!gfd_device(g))
+		if (!gfd_device(f, g))
 			continue;
 		(*ndev)++;
 		for (size_t j = 0; j < f->ngpus; j++) {
-			if (!gfd_device(&f->gpus[j]) || strcmp(f->gpus[j].name, g->name))
+			if (!gfd_device(f, &f->gpus[j]) || strcmp(f->gpus[j].name, g->name))
 				continue;
 			seen |= j < i;
 			n++;
@@ -638,6 +642,7 @@ static void gfd_labels(lab_t *L, const gpuenv_labels_opts_t *o, size_t *ndev)
 			bestn = n;
 		}
 	}
+	gfd_versions(L, *ndev);
 	if (!best) {
 		/* GFD writes nothing on a node without GPUs; the count says so
 		 * to a selector (docs/labels.md) */
@@ -652,7 +657,7 @@ static void gfd_labels(lab_t *L, const gpuenv_labels_opts_t *o, size_t *ndev)
 		product(L->ls->arena, o->machine_type && *o->machine_type ? o->machine_type : "unknown", NULL, NULL));
 	bool capable = false;
 	for (size_t i = 0; i < f->ngpus; i++)
-		capable |= gfd_device(&f->gpus[i]) && f->gpus[i].have_mig && f->gpus[i].mig_current;
+		capable |= gfd_device(f, &f->gpus[i]) && f->gpus[i].have_mig && f->gpus[i].mig_current;
 	put(L, "nvidia.com/mig.capable", capable ? "true" : "false");
 	put(L, "nvidia.com/gpu.mode", gfd_mode(f));
 	if (o->mig_strategy != GPUENV_MIG_NONE)
@@ -681,7 +686,7 @@ static void own_labels(lab_t *L, const gpuenv_target_t *m, size_t ndev)
 	bool mixed = false;
 	for (size_t i = 0; i < f->ngpus; i++) {
 		int a, b;
-		if (!gfd_device(&f->gpus[i]) || !gpuenv_facts_gpu_cc(&f->gpus[i], &a, &b))
+		if (!gfd_device(f, &f->gpus[i]) || !gpuenv_facts_gpu_cc(&f->gpus[i], &a, &b))
 			continue;
 		if (maj >= 0 && (a != maj || b != min))
 			mixed = true;
@@ -720,7 +725,7 @@ int gpuenv_labels_from_facts(gpuenv_ctx_t *ctx, gpuenv_labels_t *ls, const gpuen
 	L.prefix = opts->prefix ? opts->prefix : GPUENV_LABELS_DEFAULT_PREFIX;
 	if (opts->no_gfd) {
 		for (size_t i = 0; i < f->ngpus; i++)
-			ndev += gfd_device(&f->gpus[i]);
+			ndev += gfd_device(f, &f->gpus[i]);
 	} else
 		gfd_labels(&L, opts, &ndev);
 	own_labels(&L, machine, ndev);

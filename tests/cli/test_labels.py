@@ -185,6 +185,19 @@ check("nvidia.com/cuda.driver-version.full" not in got, "driver not loaded: no d
 rc, got, err = labels(cwd=empty)
 check(rc == 0 and "nvidia.com/gpu.count" in got and "gpuenv.io/present" in got, "live probe: %d %r %s" % (rc, got, err))
 
+# a Jetson (no NVML): GFD's Tegra path, the GPU CUDA enumerates, the driver "unknown.unknown.unknown"
+p = subprocess.run([BIN, "probe", "--json", "--gpus-only", "--root", os.path.join(SRC, "tests", "fixtures", "hw",
+                    "jetson-orin")], capture_output=True, text=True)
+rc, got, err = labels("--facts", "-", stdin=p.stdout)
+jet = json.loads(p.stdout)
+want = {"nvidia.com/gpu.product": "Orin", "nvidia.com/gpu.count": "1", "nvidia.com/gpu.compute.major": "8",
+        "nvidia.com/gpu.compute.minor": "7", "nvidia.com/gpu.family": "ampere",
+        "nvidia.com/gpu.memory": str(jet["gpus"][0]["memory_total"] // 2**20), "nvidia.com/mig.capable": "false",
+        "nvidia.com/gpu.mode": "unknown", "nvidia.com/cuda.driver-version.full": "unknown.unknown.unknown",
+        "nvidia.com/cuda.driver.major": "unknown", "gpuenv.io/present": "true", "gpuenv.io/gpu.sm": "sm_87"}
+check(rc == 0 and all(got.get(k) == v for k, v in want.items()),
+      "Jetson: %r" % {k: (got.get(k), v) for k, v in want.items() if got.get(k) != v})
+
 # ---- 3. escaping odd product names ----
 base = json.load(open(H200[1]))
 
