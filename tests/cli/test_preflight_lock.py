@@ -259,13 +259,17 @@ check(out and "+cu126" in verdicts(out, "driver-too-old")[0]["message"], "PyPI's
 # one answer per question: a lock holding only torch X is judged as --torch X on every node
 # (the lock's own verdicts aside: Python, tags, the C library, the build's fix words)
 LOCK_ONLY = {"python-ok", "python-mismatch", "python-unknown", "platform-ok", "libc-unknown", "cpu-build"}
+NODES = {}  # one fixture per distinct node (the driver, its libcuda, the GPUs CUDA sees): the rest differ in software
+for d in sorted(os.listdir(FIX)):
+    if os.path.exists(os.path.join(FIX, d, "facts.json")):
+        f = facts(d)
+        key = json.dumps([f.get("driver"), f.get("gpus"), f.get("cuda_visible_devices")], sort_keys=True)
+        NODES.setdefault(key, (d, f))
+check(len(NODES) >= 10, "distinct nodes among the fixtures: %d" % len(NODES))
 for build in ["2.7.0+cu128", "2.6.0+cu124", "2.11.0+cu130", "2.3.1+cu121", "2.7.1+cu126", "2.7.1+cpu"]:
     p = write("pylock.only-%s.toml" % build, 'lock-version = "1.0"\ncreated-by = "uv"\n\n' +
               pkg("torch", build, "torch-%s-py3-none-any.whl" % build))
-    for d in sorted(os.listdir(FIX)):
-        if not os.path.exists(os.path.join(FIX, d, "facts.json")):
-            continue
-        f = facts(d)
+    for d, f in NODES.values():
         ra, a, _ = preflight(p, f)
         rb = run("preflight", "--torch", build, "--facts", "-", "--json", stdin=json.dumps(f))
         b = json.loads(rb.stdout) if rb.returncode in (0, 1) else None
