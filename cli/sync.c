@@ -631,7 +631,7 @@ int cli_sync_opt(struct cli *cli, int c, char *arg, struct cli_sync_opts *o, int
 static int cli_sync(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	static const struct option opts[] = { CLI_LOCK_OPTIONS, CLI_SYNC_OPTIONS,
-		{ "dry-run", no_argument, NULL, 'n' }, { NULL, 0, NULL, 0 } };
+		{ "dry-run", no_argument, NULL, 'n' }, CLI_PROFILE_OPTION, { NULL, 0, NULL, 0 } };
 	struct cli_sync_opts o = { .verb = verb };
 	const char *root = NULL;
 	int c, st = CLI_EXIT_USAGE, h;
@@ -646,9 +646,11 @@ static int cli_sync(struct cli *cli, const struct cli_verb *verb, int argc, char
 	}
 	if (optind < argc)
 		return cli_usage_error(cli, verb, "%s: unexpected argument '%s'", verb->name, argv[optind]);
+	if ((st = cli_profile_start(cli, verb->name, o.lo.profile)) != 0)
+		return st;
 	st = cli_sync_do(cli, &o, &root);
 	free((void *)root);
-	return st;
+	return cli_profile_finish(cli, o.lo.profile, st);
 }
 
 const struct cli_verb cli_verb_sync = {
@@ -659,6 +661,7 @@ const struct cli_verb cli_verb_sync = {
 		 "                 [--with GROUP]... [--dry-run] [--locked] [--offline] [--reinstall]\n"
 		 "                 [--link-mode auto|hardlink|reflink|copy] [--compile] [--no-wait]\n"
 		 "                 [--no-install-project]\n"
+		 "                 [--profile FILE]\n"
 		 "                 [lock's options: --index-url URL ... --cache-dir DIR] [--json]",
 	.help = "  --project DIR      the project (its pyproject.toml); default: .\n"
 		"  --target NAME      the declared target to sync; auto (the default): the one\n"
@@ -683,6 +686,7 @@ const struct cli_verb cli_verb_sync = {
 		"  --facts, --kb-dir, --retries, --timeout, --pre, --only-binary, --no-binary:\n"
 		"                     as for gpuenv lock (used when the lock is made first, and\n"
 		"                     for the downloads)\n"
+		CLI_PROFILE_HELP
 		"  --json             the plan and the figures as one object on stdout\n"
 		"\n"
 		"Every change is one transaction: a sync killed at any point is completed or\n"
@@ -698,5 +702,5 @@ const struct cli_verb cli_verb_sync = {
 		"with --no-wait, a source build failed (the log's end and its path are\n"
 		"printed, with diagnose's causes and fixes), or no CUDA toolkit fits a\n"
 		"build-against-env package, 2 usage, 4 an input could not be read, fetched or\n"
-		"installed",
+		"installed, or the --profile trace could not be written",
 };
