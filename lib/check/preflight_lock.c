@@ -153,7 +153,10 @@ static void rule_python(lrun_t *lr)
 		list = dr_fmt(r, "%s%s%s (%s)", list ? list : "", i ? ", " : "", ver ? ver : "?",
 			e->prefix ? e->prefix : "?");
 	}
-	v = dr_verdict(r, "python-mismatch", GPUENV_SEV_ERROR, "environment",
+	/* a warning: the facts list the environments the probe found (the
+	 * active one, --env), not every interpreter on the node; sync makes
+	 * its venv from any interpreter of the lock's Python */
+	v = dr_verdict(r, "python-mismatch", GPUENV_SEV_WARNING, "environment",
 		f->envs[0].prefix ? f->envs[0].prefix : "Python");
 	if (!v)
 		return;
@@ -166,7 +169,7 @@ static void rule_python(lrun_t *lr)
 	if (rp)
 		dr_ev(r, v, dr_fmt(r, "%s: requires-python", lr->path), "lock", "%s", rp);
 	v->message = dr_fmt(r, "%s is for Python %s%s; the Python environments the facts list for this "
-		"node run %s", lr->path, want ? want : rp, want && rp ? dr_fmt(r, " (requires-python %s)", rp) : "",
+		"node run %s (gpuenv sync needs an interpreter of the lock's Python on this node)", lr->path, want ? want : rp, want && rp ? dr_fmt(r, " (requires-python %s)", rp) : "",
 		list);
 	{
 		const gpuenv_facts_env_t *e = &f->envs[active < f->nenvs ? active : 0];
