@@ -338,9 +338,11 @@ static json_t *plan_json(const gpuenv_sync_plan_t *pl)
 	json_t *arr = json_array();
 	for (size_t i = 0; arr && i < pl->n; i++) {
 		const gpuenv_sync_action_t *a = &pl->actions[i];
-		json_array_append_new(arr, json_pack("{s:s, s:s, s:s?, s:s?, s:s?}", "name", a->name, "action",
+		const char *src = !a->source ? NULL : a->source->editable ? "editable" : a->source->directory ? "directory"
+														   : "sdist";
+		json_array_append_new(arr, json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s?, s:s?}", "name", a->name, "action",
 			gpuenv_sync_op_name(a->op), "installed", a->old_version, "locked", a->new_version, "file",
-			a->file ? a->file->name : NULL));
+			a->file ? a->file->name : NULL, "build", src, "build_key", a->build_key));
 	}
 	return arr;
 }
@@ -394,74 +396,6 @@ static json_t *builds_json(const gpuenv_builder_t *b)
 			r[i].key, "wheel", r[i].wheel, "editable", q[i].editable, "cached", r[i].cached, "isolated",
 			r[i].isolated, "log", r[i].log, "seconds", r[i].secs));
 	return arr;
-}
-
-/* Commit the plan.  The build-against-env packages are built against the
- * venv, so what their builds import (torch) must be in it first: when the
- * plan changes other packages too, a first round commits everything but
- * them (left out as --no-install-project leaves the project out, so one
- * being replaced is removed in that round), and a second round, planned
- * again, builds and installs them; each round is one transaction. */
-static int commit_rounds(struct cli *cli, struct cli_project *pj, const gpuenv_sync_opts_t *so, gpuenv_sync_t **s,
-	gpuenv_cache_t *cache, gpuenv_index_t *ix, const gpuenv_cache_progress_t *cp, const gpuenv_builder_t *builder,
-	const struct cli_build_hw *hw, gpuenv_sync_result_t *res)
-{
-	const gpuenv_sync_plan_t *pl = gpuenv_sync_plan(*s);
-	const char **skip = gpuenv_arena_calloc(&pj->arena, pl->n + so->nskip + 1, sizeof(*skip));
-	size_t nskip = so->nskip, ndefer = 0, nother = 0;
-
-	if (!skip)
-		return cli_error(cli, CLI_EXIT_CANNOT, "sync: out of memory");
-	for (size_t i = 0; i < so->nskip; i++)
-		skip[i] = so->skip[i];
-	for (size_t i = 0; i < pl->n; i++) {
-		const gpuenv_sync_action_t *a = &pl->actions[i];
-		if (a->op == GPUENV_SYNC_KEEP)
-			continue;
-		if (a->source && a->op != GPUENV_SYNC_REMOVE && cli_build_hw_against(&pj->m, a->name)) {
-			skip[nskip++] = a->name;
-			ndefer++;
-		} else {
-			nother++;
-		}
-	}
-	if (ndefer && nother) {
-		gpuenv_sync_opts_t first = *so;
-		gpuenv_sync_result_t r1 = { 0 };
-		gpuenv_sync_t *s1 = NULL;
-		first.skip = skip;
-		first.nskip = nskip;
-		gpuenv_sync_end(*s);
-		*s = NULL;
-		if (gpuenv_sync_begin(&cli->ctx, &pj->arena, &first, &s1) != 0)
-			return cli_report(cli, CLI_EXIT_CANNOT);
-		int r = gpuenv_sync_commit(s1, cache, ix, cp, &r1);
-		gpuenv_sync_end(s1);
-		if (r)
-			return build_failed(cli, builder, pj, hw);
-		if (gpuenv_sync_begin(&cli->ctx, &pj->arena, so, s) != 0)
-			return cli_report(cli, CLI_EXIT_CANNOT);
-		if (gpuenv_sync_commit(*s, cache, ix, cp, res) != 0)
-			return build_failed(cli, builder, pj, hw);
-		res->installed += r1.installed;
-		res->removed += r1.removed;
-		res->downloaded += r1.downloaded;
-		res->unpacked += r1.unpacked;
-		res->repaired += r1.repaired;
-		res->files += r1.files;
-		res->built += r1.built;
-		res->bytes += r1.bytes;
-		if (r1.link_mode_used > res->link_mode_used)
-			res->link_mode_used = r1.link_mode_used;
-		res->secs_cache += r1.secs_cache;
-		res->secs_stage += r1.secs_stage;
-		res->secs_commit += r1.secs_commit;
-		res->secs_build += r1.secs_build;
-		return 0;
-	}
-	if (gpuenv_sync_commit(*s, cache, ix, cp, res) != 0)
-		return build_failed(cli, builder, pj, hw);
-	return 0;
 }
 
 static const char *plural(size_t n)
@@ -592,9 +526,12 @@ int cli_sync_do(struct cli *cli, struct cli_sync_opts *o, const char **venv_root
 			goto out;
 		if (cli_build_hw_refuse(cli, &hw, &pj.m, pl, &st))
 			goto out;
-		if ((st = commit_rounds(cli, &pj, &so, &s, cache, ix, cli->json || o->quiet || cli->verbose < 0 ? NULL : &cp,
-			     builder, &hw, &res)) != 0)
+		/* build-against-env sources: gpuenv_sync_commit installs everything
+		 * else first, then builds them against the venv (two rounds) */
+		if (gpuenv_sync_commit(s, cache, ix, cli->json || o->quiet || cli->verbose < 0 ? NULL : &cp, &res) != 0) {
+			st = build_failed(cli, builder, &pj, &hw);
 			goto out;
+		}
 	}
 	double secs = cli_now_s() - t0;
 	if (cli->json) {
@@ -694,7 +631,7 @@ int cli_sync_opt(struct cli *cli, int c, char *arg, struct cli_sync_opts *o, int
 static int cli_sync(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	static const struct option opts[] = { CLI_LOCK_OPTIONS, CLI_SYNC_OPTIONS,
-		{ "dry-run", no_argument, NULL, 'n' }, { NULL, 0, NULL, 0 } };
+		{ "dry-run", no_argument, NULL, 'n' }, CLI_PROFILE_OPTION, { NULL, 0, NULL, 0 } };
 	struct cli_sync_opts o = { .verb = verb };
 	const char *root = NULL;
 	int c, st = CLI_EXIT_USAGE, h;
@@ -709,9 +646,11 @@ static int cli_sync(struct cli *cli, const struct cli_verb *verb, int argc, char
 	}
 	if (optind < argc)
 		return cli_usage_error(cli, verb, "%s: unexpected argument '%s'", verb->name, argv[optind]);
+	if ((st = cli_profile_start(cli, verb->name, o.lo.profile)) != 0)
+		return st;
 	st = cli_sync_do(cli, &o, &root);
 	free((void *)root);
-	return st;
+	return cli_profile_finish(cli, o.lo.profile, st);
 }
 
 const struct cli_verb cli_verb_sync = {
@@ -722,6 +661,7 @@ const struct cli_verb cli_verb_sync = {
 		 "                 [--with GROUP]... [--dry-run] [--locked] [--offline] [--reinstall]\n"
 		 "                 [--link-mode auto|hardlink|reflink|copy] [--compile] [--no-wait]\n"
 		 "                 [--no-install-project]\n"
+		 "                 [--profile FILE]\n"
 		 "                 [lock's options: --index-url URL ... --cache-dir DIR] [--json]",
 	.help = "  --project DIR      the project (its pyproject.toml); default: .\n"
 		"  --target NAME      the declared target to sync; auto (the default): the one\n"
@@ -746,6 +686,7 @@ const struct cli_verb cli_verb_sync = {
 		"  --facts, --kb-dir, --retries, --timeout, --pre, --only-binary, --no-binary:\n"
 		"                     as for gpuenv lock (used when the lock is made first, and\n"
 		"                     for the downloads)\n"
+		CLI_PROFILE_HELP
 		"  --json             the plan and the figures as one object on stdout\n"
 		"\n"
 		"Every change is one transaction: a sync killed at any point is completed or\n"
@@ -761,5 +702,5 @@ const struct cli_verb cli_verb_sync = {
 		"with --no-wait, a source build failed (the log's end and its path are\n"
 		"printed, with diagnose's causes and fixes), or no CUDA toolkit fits a\n"
 		"build-against-env package, 2 usage, 4 an input could not be read, fetched or\n"
-		"installed",
+		"installed, or the --profile trace could not be written",
 };

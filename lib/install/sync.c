@@ -13,6 +13,7 @@
 
 #include "gpuenv/fs.h"
 #include "gpuenv/pep440.h"
+#include "gpuenv/trace.h"
 #include "gpuenv/wheel.h"
 
 struct gpuenv_sync {
@@ -94,13 +95,13 @@ static int pkg_wheel(gpuenv_sync_t *s, const gpuenv_lock_package_t *p, const gpu
 	if (!p->nwheels && (p->sdist || p->directory) && s->o.builder.build)
 		return 0; /* built from source: plan_source */
 	if (!p->nwheels) {
-		const char *what = p->sdist ? "locked as a source distribution only; gpuenv sync installs wheels "
-					      "(source builds are not supported yet): lock with --only-binary "
+		const char *what = p->sdist ? "locked as a source distribution only, and this sync builds no "
+					      "source (no builder, gpuenv/build.h): lock with --only-binary "
 					      "for it, or build a wheel and give its folder with --find-links"
-				   : p->directory ? "a local source directory; gpuenv sync installs wheels (source "
-						    "builds are not supported yet): build a wheel of it"
-				   : p->vcs ? "a VCS checkout; gpuenv sync installs wheels (source builds are not "
-					      "supported yet): build a wheel of it"
+				   : p->directory ? "a local source directory, and this sync builds no source (no "
+						    "builder, gpuenv/build.h): build a wheel of it"
+				   : p->vcs ? "a VCS checkout; gpuenv builds sdists and source directories, not VCS "
+					      "checkouts: build a wheel of it, or lock its sdist"
 					    : "the lock gives no file to install";
 		return pkg_fail(s, p, GPUENV_EUNSUPPORTED, what);
 	}
@@ -479,7 +480,10 @@ static int stage_one(gpuenv_sync_t *s, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
 		return gpuenv_oom(ctx, "the sync");
 	if (a->source && (r = source_meta(ctx, arena, a, &so)) != 0)
 		return r;
-	if ((r = gpuenv_wheel_stage(ctx, arena, &e->tree, e->tree_dir, &s->o.venv->scheme, j->stage, &so, &st)) != 0)
+	uint64_t t0 = gpuenv_trace_begin(ctx);
+	r = gpuenv_wheel_stage(ctx, arena, &e->tree, e->tree_dir, &s->o.venv->scheme, j->stage, &so, &st);
+	gpuenv_trace_end(ctx, "install", "link", a->name, j->stage, t0);
+	if (r != 0)
 		return r;
 	j->nfiles = st.nfiles;
 	j->link_mode_used = st.link_mode_used;
@@ -512,6 +516,15 @@ static void *stage_worker(void *arg)
 	return NULL;
 }
 
+/* A thread of its own (the calling thread stages too, under its own name). */
+static void *stage_thread(void *arg)
+{
+	struct stage_pool *p = arg;
+
+	gpuenv_trace_thread_name(p->s->ctx, "stage");
+	return stage_worker(arg);
+}
+
 #define SYNC_MAX_THREADS 16
 
 /* Stage every job, on up to one thread per CPU (a venv's files are
@@ -529,7 +542,7 @@ static int stage_all(gpuenv_sync_t *s, struct stage_job *jobs, size_t n)
 		nt = n;
 	pthread_mutex_init(&p.mu, NULL);
 	for (size_t i = 1; i < nt; i++)
-		if (pthread_create(&th[started], NULL, stage_worker, &p) == 0)
+		if (pthread_create(&th[started], NULL, stage_thread, &p) == 0)
 			started++;
 	stage_worker(&p); /* this thread works too */
 	for (size_t i = 0; i < started; i++)
@@ -603,7 +616,10 @@ static int commit_round(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t 
 		if ((r = commit_reqs(s, reqs, round)) != 0)
 			return r;
 		double t0 = mono_s();
-		if ((r = gpuenv_cache_get(cache, ctx, s->arena, ix, reqs, nreq, s->o.limits, progress, ents)) != 0)
+		uint64_t tt = gpuenv_trace_begin(ctx);
+		r = gpuenv_cache_get(cache, ctx, s->arena, ix, reqs, nreq, s->o.limits, progress, ents);
+		gpuenv_trace_end(ctx, "install", "cache", NULL, "download, check and unpack the wheels", tt);
+		if (r != 0)
 			return r;
 		res->secs_cache += mono_s() - t0;
 	}
@@ -617,7 +633,10 @@ static int commit_round(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t 
 		k++;
 	}
 	double t1 = mono_s();
-	if (nreq && (r = stage_all(s, jobs, nreq)) != 0)
+	uint64_t ts = gpuenv_trace_begin(ctx);
+	r = nreq ? stage_all(s, jobs, nreq) : 0;
+	gpuenv_trace_end(ctx, "install", "stage", NULL, "link the packages' files into the transaction", ts);
+	if (r != 0)
 		return r;
 	res->secs_stage += mono_s() - t1;
 	k = 0;
@@ -646,7 +665,9 @@ static int commit_round(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t 
 	}
 	double t2 = mono_s();
 	gpuenv_txn_report_t rep = { 0 };
+	uint64_t tc = gpuenv_trace_begin(ctx);
 	r = gpuenv_txn_commit(s->txn, ctx, &rep);
+	gpuenv_trace_end(ctx, "install", "commit", NULL, s->o.venv->root, tc);
 	s->txn = NULL; /* commit frees it in every case */
 	res->txn.renames += rep.renames;
 	res->txn.removed_files += rep.removed_files;
