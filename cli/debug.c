@@ -30,7 +30,8 @@
 	X(download) \
 	X(txn) \
 	X(cache_get) \
-	X(wheel_install)
+	X(wheel_install) \
+	X(shim_run)
 #define DEBUG_SUB_DECLARE(n) extern const struct cli_verb cli_verb_debug_##n;
 DEBUG_SUBS(DEBUG_SUB_DECLARE)
 #define DEBUG_SUB_ROW(n) &cli_verb_debug_##n,
@@ -91,7 +92,8 @@ const struct cli_verb cli_verb_debug = {
 		"  pylock            FILE -> the PEP 751 lock re-written (or --json), strictly read\n"
 		"  resolve           SCENARIO.toml -> the resolution (packse format, no index)\n"
 		"  txn               one transaction on a venv: remove, install stage folders, recover\n"
-		"  wheel-install     WHEEL -> an unpacked tree, a stage, a venv (installer tests)\n",
+		"  wheel-install     WHEEL -> an unpacked tree, a stage, a venv (installer tests)\n"
+		"  shim-run          CMD as a build under --profile: its compiler calls traced\n",
 };
 
 const struct cli_verb cli_verb_debug_sha256 = {

@@ -115,8 +115,16 @@ static int project_mirrors(struct cli *cli, const struct cli_verb *verb, struct 
 	}
 	if (!path)
 		return cli_report(cli, CLI_EXIT_CANNOT);
-	if (gpuenv_manifest_load(&cli->ctx, arena, path, NULL, &m))
-		return cli_report(cli, CLI_EXIT_CANNOT);
+	if (gpuenv_manifest_load(&cli->ctx, arena, path, NULL, &m)) {
+		char msg[1200];
+		if (o->project || cli->ctx.err.code == -ENOMEM)
+			return cli_report(cli, CLI_EXIT_CANNOT);
+		/* a pyproject.toml found, not named: its mirrors are not used */
+		gpuenv_error_format(&cli->ctx.err, msg, sizeof(msg));
+		fprintf(stderr, "%s: image: warning: %s; its [tool.gpuenv] registries are not used "
+				"(--project names the project)\n", cli->prog, msg);
+		return 0;
+	}
 	for (size_t i = 0; i < m.nregistries; i++) {
 		bool named = false;
 		for (size_t k = 0; k < o->nmirrors && !named; k++)

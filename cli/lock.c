@@ -303,6 +303,7 @@ int cli_lock_opt(struct cli *cli, const struct cli_verb *verb, int c, char *arg,
 	case 'C': o->cache_dir = arg; break;
 	case 'F': o->facts_path = arg; break;
 	case 'k': o->kb_dir = arg; break;
+	case 'X': o->profile = arg; break;
 	case 'r':
 	case 'w':
 		if (!gpuenv_str_to_u64(gpuenv_str(arg), &u) || !u || u > (c == 'r' ? 20 : 3600))
@@ -330,6 +331,7 @@ static int lock_parse_opts(struct cli *cli, const struct cli_verb *verb, int arg
 		{ "all", no_argument, NULL, 'a' },
 		{ "check", no_argument, NULL, 'c' },
 		{ "dump", required_argument, NULL, 'D' },
+		CLI_PROFILE_OPTION,
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, h;
@@ -458,6 +460,8 @@ static int cli_lock(struct cli *cli, const struct cli_verb *verb, int argc, char
 
 	if (lock_parse_opts(cli, verb, argc, argv, &o, &st) != 0)
 		return st;
+	if ((st = cli_profile_start(cli, verb->name, o.profile)) != 0)
+		return st;
 	if ((st = cli_project_open(cli, verb->name, o.project, o.facts_path, o.kb_dir, o.torch_index, &pj)) != 0)
 		goto out;
 	gpuenv_manifest_t *m = &pj.m;
@@ -487,7 +491,7 @@ static int cli_lock(struct cli *cli, const struct cli_verb *verb, int argc, char
 out:
 	gpuenv_index_close(ix);
 	cli_project_close(&pj);
-	return st;
+	return cli_profile_finish(cli, o.profile, st);
 }
 
 const struct cli_verb cli_verb_lock = {
@@ -498,7 +502,7 @@ const struct cli_verb cli_verb_lock = {
 		 "                 [--index-url URL] [--source-url NAME=URL]... [--torch-index URL]\n"
 		 "                 [--find-links DIR]... [--cache-dir DIR] [--facts FILE.json]\n"
 		 "                 [--kb-dir DIR] [--pre] [--only-binary NAMES] [--no-binary NAMES]\n"
-		 "                 [--dump DIR] [--retries N] [--timeout SECONDS] [--json]",
+		 "                 [--dump DIR] [--retries N] [--timeout SECONDS] [--profile FILE] [--json]",
 	.help = "  --project DIR      the project (its pyproject.toml); default: .\n"
 		"  --target NAME      lock this declared target (repeatable); default: all\n"
 		"  --all              lock every declared target (the default)\n"
@@ -523,6 +527,7 @@ const struct cli_verb cli_verb_lock = {
 		"                     metadata of every candidate, slow on large graphs\n"
 		"  --retries N        retry a failed transfer N times (1-20, default 3), with backoff\n"
 		"  --timeout SECONDS  give up on a transfer after this long (default 30)\n"
+		CLI_PROFILE_HELP
 		"  --json             one object per target on stdout\n"
 		"\n"
 		"Each target's torch family (torch, torchvision, torchaudio, ...) comes from one\n"
@@ -530,5 +535,5 @@ const struct cli_verb cli_verb_lock = {
 		"dependency pins a source (then that source is checked against the target).\n"
 		"exit status: 0 every target locked (or fresh with --check), 1 a target has no\n"
 		"solution or a lock is missing or stale, 2 usage, 4 an input could not be\n"
-		"read or fetched, or a lock could not be written",
+		"read or fetched, or a lock (or the --profile trace) could not be written",
 };

@@ -7,6 +7,7 @@
 
 #include "gpuenv/facts.h"
 #include "gpuenv/fs.h"
+#include "gpuenv/trace.h"
 
 /* The machine itself as the one target of a project that declares none. */
 static int project_probed_target(struct cli *cli, const char *verb, const char *facts_path,
@@ -98,6 +99,37 @@ void cli_project_close(struct cli_project *pj)
 	gpuenv_kb_free(pj->kb);
 	pj->kb = NULL;
 	gpuenv_arena_free(&pj->arena);
+}
+
+int cli_profile_start(struct cli *cli, const char *verb, const char *path)
+{
+	char cmd[64];
+
+	if (!path)
+		return 0;
+	snprintf(cmd, sizeof(cmd), "gpuenv %s", verb);
+	if (gpuenv_trace_new(&cli->ctx, cmd, &cli->ctx.trace) != 0)
+		return cli_report(cli, CLI_EXIT_CANNOT);
+	return 0;
+}
+
+int cli_profile_finish(struct cli *cli, const char *path, int st)
+{
+	gpuenv_trace_t *t = cli->ctx.trace;
+
+	if (!t)
+		return st;
+	cli->ctx.trace = NULL;
+	/* a failed run's trace is written too: it shows where the time went */
+	gpuenv_error_t saved = cli->ctx.err;
+	gpuenv_error_clear(&cli->ctx);
+	if (gpuenv_trace_write(&cli->ctx, t, path) != 0) {
+		cli_report(cli, CLI_EXIT_CANNOT);
+		st = CLI_EXIT_CANNOT;
+	}
+	gpuenv_trace_free(&cli->ctx, t);
+	cli->ctx.err = saved;
+	return st;
 }
 
 const char *cli_err_text(struct cli *cli, gpuenv_arena_t *arena, bool with_hint)

@@ -46,6 +46,7 @@ const gpuenv_manifest_target_t *cli_project_target(struct cli *cli, const struct
 
 struct cli_lock_opts {
 	const char *project, *facts_path, *kb_dir, *cache_dir, *index_url, *torch_index, *dump_dir;
+	const char *profile; /* --profile FILE (lock, sync): the trace written there */
 	const char *targets[CLI_LOCK_MAX_ARGS];
 	size_t ntargets;
 	const char *source_urls[CLI_LOCK_MAX_ARGS]; /* NAME=URL */
@@ -75,6 +76,19 @@ struct cli_lock_opts {
 	{ "only-binary", required_argument, NULL, 'B' }, \
 	{ "no-binary", required_argument, NULL, 'S' }, \
 	{ "timeout", required_argument, NULL, 'w' }
+
+/* --profile FILE, for lock and sync (not in CLI_LOCK_OPTIONS: run has none) */
+#define CLI_PROFILE_OPTION { "profile", required_argument, NULL, 'X' }
+#define CLI_PROFILE_HELP \
+	"  --profile FILE     write a Chrome trace of the run to FILE: per package, metadata,\n" \
+	"                     download, hash, unpack, link and build spans, and each compiler\n" \
+	"                     call of a build (gpuenv profile FILE reads it; docs/profile.md)\n"
+
+/* Start recording (cli->ctx.trace) when path is set: 0 or an exit status. */
+int cli_profile_start(struct cli *cli, const char *verb, const char *path);
+/* Write the trace to path (atomically) and stop; st is the verb's exit
+ * status, returned unless the trace could not be written (then 4). */
+int cli_profile_finish(struct cli *cli, const char *path, int st);
 
 /* One of CLI_LOCK_OPTIONS into o: 1 taken, 0 not one of them, -1 a usage
  * error (*exit_st set). */

@@ -26,6 +26,7 @@
 	X(labels) \
 	X(sync) \
 	X(run) \
+	X(profile) \
 	X(venv) \
 	X(cache) \
 	X(drift) \

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "build_hw.h"
 #include "gpuenv/build.h"
 #include "gpuenv/cache.h"
 #include "gpuenv/facts.h"
@@ -337,9 +338,11 @@ static json_t *plan_json(const gpuenv_sync_plan_t *pl)
 	json_t *arr = json_array();
 	for (size_t i = 0; arr && i < pl->n; i++) {
 		const gpuenv_sync_action_t *a = &pl->actions[i];
-		json_array_append_new(arr, json_pack("{s:s, s:s, s:s?, s:s?, s:s?}", "name", a->name, "action",
+		const char *src = !a->source ? NULL : a->source->editable ? "editable" : a->source->directory ? "directory"
+														   : "sdist";
+		json_array_append_new(arr, json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:s?, s:s?}", "name", a->name, "action",
 			gpuenv_sync_op_name(a->op), "installed", a->old_version, "locked", a->new_version, "file",
-			a->file ? a->file->name : NULL));
+			a->file ? a->file->name : NULL, "build", src, "build_key", a->build_key));
 	}
 	return arr;
 }
@@ -360,9 +363,11 @@ static void print_plan(const gpuenv_sync_plan_t *pl)
 	}
 }
 
-/* A failed commit: a source build's failure with its log's tail (exit 1:
+/* A failed commit: a source build's failure with its log's tail, the
+ * toolkit problem it ran with and diagnose's reading of its log (exit 1:
  * the source does not build here), else the error (4). */
-static int build_failed(struct cli *cli, const gpuenv_builder_t *builder)
+static int build_failed(struct cli *cli, const gpuenv_builder_t *builder, struct cli_project *pj,
+	const struct cli_build_hw *hw)
 {
 	const gpuenv_build_req_t *q;
 	const gpuenv_build_result_t *f = builder ? gpuenv_builder_failure(builder, &q) : NULL;
@@ -374,6 +379,7 @@ static int build_failed(struct cli *cli, const gpuenv_builder_t *builder)
 			fputc('\n', stderr);
 		fprintf(stderr, "---\n");
 	}
+	cli_build_hw_explain(cli, pj, hw, f->log);
 	return cli_report(cli, CLI_EXIT_FAIL);
 }
 
@@ -460,9 +466,16 @@ int cli_sync_do(struct cli *cli, struct cli_sync_opts *o, const char **venv_root
 		.link_mode = o->link_mode, .compile = o->compile, .reinstall = o->reinstall, .wait = !o->no_wait };
 	/* source builds (docs/build.md): for the venv's interpreter, the
 	 * packages of [tool.gpuenv] build-against-env against the venv itself */
+	/* ... with the target's hardware (cli/build_hw.c): CUDA_HOME and the
+	 * rest in env, the toolkit's bin on PATH */
+	struct cli_build_hw hw;
+	if ((st = cli_build_hw_setup(cli, o, &pj, t, &lk, &hw)) != 0)
+		goto out;
 	gpuenv_build_opts_t bo = { .python = &venv.python, .tags = tags, .marker_env = &env,
 		.base_env = (const char *const *)environ, .against = venv.site ? &venv : NULL,
-		.against_names = pj.m.build_against_env, .nagainst = pj.m.nbuild_against_env };
+		.against_names = pj.m.build_against_env, .nagainst = pj.m.nbuild_against_env,
+		.env = hw.hw.envp, .nenv = hw.hw.nenv, .path_prefix = hw.hw.path_prepend,
+		.cuda_version = hw.hw.cuda_version };
 	if (gpuenv_builder_new(&cli->ctx, &bo, &builder) != 0) {
 		st = cli_report(cli, CLI_EXIT_CANNOT);
 		goto out;
@@ -511,8 +524,12 @@ int cli_sync_do(struct cli *cli, struct cli_sync_opts *o, const char **venv_root
 		}
 		if (!ix && (st = cli_lock_index_open(cli, o->verb, &o->lo, &pj, NULL, 0, &ix)) != 0)
 			goto out;
+		if (cli_build_hw_refuse(cli, &hw, &pj.m, pl, &st))
+			goto out;
+		/* build-against-env sources: gpuenv_sync_commit installs everything
+		 * else first, then builds them against the venv (two rounds) */
 		if (gpuenv_sync_commit(s, cache, ix, cli->json || o->quiet || cli->verbose < 0 ? NULL : &cp, &res) != 0) {
-			st = build_failed(cli, builder);
+			st = build_failed(cli, builder, &pj, &hw);
 			goto out;
 		}
 	}
@@ -614,7 +631,7 @@ int cli_sync_opt(struct cli *cli, int c, char *arg, struct cli_sync_opts *o, int
 static int cli_sync(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	static const struct option opts[] = { CLI_LOCK_OPTIONS, CLI_SYNC_OPTIONS,
-		{ "dry-run", no_argument, NULL, 'n' }, { NULL, 0, NULL, 0 } };
+		{ "dry-run", no_argument, NULL, 'n' }, CLI_PROFILE_OPTION, { NULL, 0, NULL, 0 } };
 	struct cli_sync_opts o = { .verb = verb };
 	const char *root = NULL;
 	int c, st = CLI_EXIT_USAGE, h;
@@ -629,9 +646,11 @@ static int cli_sync(struct cli *cli, const struct cli_verb *verb, int argc, char
 	}
 	if (optind < argc)
 		return cli_usage_error(cli, verb, "%s: unexpected argument '%s'", verb->name, argv[optind]);
+	if ((st = cli_profile_start(cli, verb->name, o.lo.profile)) != 0)
+		return st;
 	st = cli_sync_do(cli, &o, &root);
 	free((void *)root);
-	return st;
+	return cli_profile_finish(cli, o.lo.profile, st);
 }
 
 const struct cli_verb cli_verb_sync = {
@@ -642,6 +661,7 @@ const struct cli_verb cli_verb_sync = {
 		 "                 [--with GROUP]... [--dry-run] [--locked] [--offline] [--reinstall]\n"
 		 "                 [--link-mode auto|hardlink|reflink|copy] [--compile] [--no-wait]\n"
 		 "                 [--no-install-project]\n"
+		 "                 [--profile FILE]\n"
 		 "                 [lock's options: --index-url URL ... --cache-dir DIR] [--json]",
 	.help = "  --project DIR      the project (its pyproject.toml); default: .\n"
 		"  --target NAME      the declared target to sync; auto (the default): the one\n"
@@ -666,15 +686,21 @@ const struct cli_verb cli_verb_sync = {
 		"  --facts, --kb-dir, --retries, --timeout, --pre, --only-binary, --no-binary:\n"
 		"                     as for gpuenv lock (used when the lock is made first, and\n"
 		"                     for the downloads)\n"
+		CLI_PROFILE_HELP
 		"  --json             the plan and the figures as one object on stdout\n"
 		"\n"
 		"Every change is one transaction: a sync killed at any point is completed or\n"
-		"rolled back by the next gpuenv run on the venv; the venv is never a mix.\n"
+		"rolled back by the next gpuenv run on the venv; the venv is never a mix\n"
+		"(build-against-env packages are a second transaction, after the rest).\n"
 		"sdist and directory entries are built into wheels (PEP 517, docs/build.md),\n"
 		"each in a build venv gpuenv makes; built wheels are cached by source and\n"
-		"build settings, each build's log kept in the cache.\n"
+		"build settings, each build's log kept in the cache. Builds get the target's\n"
+		"hardware: CUDA_HOME (a toolkit of the lock's CUDA major), TORCH_CUDA_ARCH_LIST\n"
+		"(the target's GPUs), MAX_JOBS (this machine's CPUs and memory).\n"
 		"exit status: 0 the venv matches the lock, 1 no target fits this machine, the\n"
 		"lock is missing or stale with --locked, no interpreter fits, the venv is busy\n"
-		"with --no-wait, or a source build failed (the log's end and its path are\n"
-		"printed), 2 usage, 4 an input could not be read, fetched or installed",
+		"with --no-wait, a source build failed (the log's end and its path are\n"
+		"printed, with diagnose's causes and fixes), or no CUDA toolkit fits a\n"
+		"build-against-env package, 2 usage, 4 an input could not be read, fetched or\n"
+		"installed, or the --profile trace could not be written",
 };

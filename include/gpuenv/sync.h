@@ -65,6 +65,11 @@ typedef struct gpuenv_sync_builder {
 	 * wheels are unpacked. */
 	int (*build)(void *self, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_cache_t *cache,
 		gpuenv_index_t *ix, const gpuenv_sync_source_t *src, gpuenv_sync_built_t *out);
+	/* Optional: true for a package built against the venv itself (no
+	 * isolation: [tool.gpuenv] build-against-env).  commit then works in
+	 * two rounds, two transactions: everything else first, then these,
+	 * built when the venv holds what their build imports (torch). */
+	bool (*deferred)(void *self, const char *name);
 } gpuenv_sync_builder_t;
 
 /* The dist-info file that records a source build's key (JSON:
@@ -151,7 +156,9 @@ GPUENV_API int gpuenv_sync_begin(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const
 GPUENV_API const gpuenv_sync_plan_t *gpuenv_sync_plan(const gpuenv_sync_t *s);
 
 /* Carry the plan out: wheels through cache (ix may be NULL when nothing
- * needs a download), staged, committed.  On error the venv is as it was. */
+ * needs a download), staged, committed.  On error the venv is as it was
+ * (with deferred sources: as it was after the first round, which holds
+ * every other package of the plan). */
 GPUENV_API int gpuenv_sync_commit(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t *ix,
 	const gpuenv_cache_progress_t *progress, gpuenv_sync_result_t *res);
 

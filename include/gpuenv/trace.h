@@ -77,6 +77,13 @@ GPUENV_API void gpuenv_trace_end(const gpuenv_ctx_t *ctx, const char *cat, const
 GPUENV_API void gpuenv_trace_complete(const gpuenv_ctx_t *ctx, const char *cat, const char *phase,
 	const char *package, const char *detail, uint64_t start, uint64_t dur, long tid);
 
+/* As gpuenv_trace_complete for work that overlaps on one thread (the
+ * index client's parallel transfers on one curl multi handle): the span
+ * goes on a lane of group (a virtual thread named "GROUP N") where it
+ * overlaps no other span, as Chrome's viewer needs. */
+GPUENV_API void gpuenv_trace_complete_lane(const gpuenv_ctx_t *ctx, const char *group, const char *cat,
+	const char *phase, const char *package, const char *detail, uint64_t start, uint64_t dur);
+
 /* Name the calling thread in the trace ("stage 2"); no-op when off. */
 GPUENV_API void gpuenv_trace_thread_name(const gpuenv_ctx_t *ctx, const char *name);
 
@@ -114,7 +121,9 @@ typedef struct gpuenv_trace_shims {
 } gpuenv_trace_shims_t;
 
 /* Make dir (mkdir -p), dir/bin with one symlink per shim name to self
- * (the gpuenv executable; NULL: /proc/self/exe) and an empty dir/calls.log.
+ * (NULL: gpuenv-shim next to the running executable, which loads only
+ * libc, else the running gpuenv itself, whose main() is the shim under a
+ * tool's name) and an empty dir/calls.log.
  * 0 or -errno recorded with the path. */
 GPUENV_API int gpuenv_trace_shims_setup(gpuenv_ctx_t *ctx, const char *dir, const char *self,
 	gpuenv_trace_shims_t *out);

@@ -32,6 +32,7 @@
 #include "gpuenv/hash.h"
 #include "gpuenv/pep440.h"
 #include "gpuenv/project.h"
+#include "gpuenv/trace.h"
 #include "gpuenv/wheel.h"
 
 /* scripts/embed.py's output (build_embedded.c): lib/build/hook_runner.py */
@@ -60,6 +61,10 @@ struct bctx {
 	int logfd;
 	unsigned seq;	     /* request / result file numbers */
 	char **envp;
+	/* --profile: the compiler shims first on PATH (gpuenv/trace.h) */
+	gpuenv_trace_shims_t shims;
+	bool have_shims;
+	gpuenv_build_opts_t traced; /* o with the shims' PATH and variables */
 };
 
 static double mono_s(void)
@@ -200,7 +205,10 @@ static int run_hook(struct bctx *b, const char *python, const char *hook, const 
 		return r;
 	logf_(b, "\n== gpuenv: %s (%s %s) ==\n", hook, python, RUNNER);
 	char *argv[] = { (char *)python, "-I", (char *)b->runner, (char *)rq, (char *)rs, NULL };
-	if ((r = spawn_wait(b, argv, &status)) != 0)
+	uint64_t t0 = gpuenv_trace_begin(b->ctx);
+	r = spawn_wait(b, argv, &status);
+	gpuenv_trace_end(b->ctx, "build", hook, b->req->name, NULL, t0);
+	if (r)
 		return r;
 	gpuenv_buf_init(&text, b->ctx, GPUENV_BUILD_MAX_RESULT);
 	r = gpuenv_fs_read(b->ctx, rs, GPUENV_BUILD_MAX_RESULT, &text);
@@ -336,6 +344,7 @@ static int install_reqs(struct bctx *b, const gpuenv_venv_t *venv, const char *c
 		}
 	}
 	logf_(b, " ==\n");
+	uint64_t t0 = gpuenv_trace_begin(b->ctx);
 	const char *what = gpuenv_arena_printf(b->arena, "the %s of %s", why, b->what).ptr;
 	gpuenv_project_reqs_t pr = { .ix = b->ix, .tags = b->o->tags, .python = b->o->python->version,
 		.env = b->o->marker_env, .what = what, .roots = roots, .nroots = n };
@@ -361,6 +370,7 @@ static int install_reqs(struct bctx *b, const gpuenv_venv_t *venv, const char *c
 out:
 	gpuenv_sync_end(s);
 	gpuenv_project_lock_out_free(&lo);
+	gpuenv_trace_end(b->ctx, "build", "build-env", b->req->name, why, t0);
 	return r;
 }
 
@@ -501,6 +511,43 @@ static int open_log(struct bctx *b, const char *key)
 	return 0;
 }
 
+/* --profile (ctx->trace set): the compiler shims in the build's folder,
+ * first on its PATH, their two variables set, so every cc, nvcc, ld call
+ * of the build is a span (gpuenv/trace.h).  b->o becomes a copy that says
+ * so; the key was made from the caller's options. */
+static int trace_shims(struct bctx *b)
+{
+	const char *dir;
+	int r;
+	if (!b->ctx->trace)
+		return 0;
+	if (!(dir = gpuenv_arena_printf(b->arena, "%s/shims", b->tmp).ptr))
+		return gpuenv_oom(b->ctx, "the build");
+	if ((r = gpuenv_trace_shims_setup(b->ctx, dir, NULL, &b->shims)) != 0)
+		return r;
+	b->have_shims = true;
+	b->traced = *b->o;
+	const char **env = gpuenv_arena_calloc(b->arena, b->o->nenv + b->shims.nenv, sizeof(*env));
+	if (!env)
+		return gpuenv_oom(b->ctx, "the build");
+	for (size_t i = 0; i < b->o->nenv; i++)
+		env[i] = b->o->env[i];
+	for (size_t i = 0; i < b->shims.nenv; i++)
+		if (!(env[b->o->nenv + i] = gpuenv_arena_printf(b->arena, "%s=%s", b->shims.env[i].name,
+			      b->shims.env[i].value).ptr))
+			return gpuenv_oom(b->ctx, "the build");
+	b->traced.env = env;
+	b->traced.nenv = b->o->nenv + b->shims.nenv;
+	b->traced.path_prefix = b->o->path_prefix && *b->o->path_prefix
+		? gpuenv_arena_printf(b->arena, "%s:%s", b->shims.path_prefix, b->o->path_prefix).ptr
+		: b->shims.path_prefix;
+	if (!b->traced.path_prefix)
+		return gpuenv_oom(b->ctx, "the build");
+	logf_(b, "== gpuenv: --profile: compiler shims first on PATH (%s) ==\n", b->shims.path_prefix);
+	b->o = &b->traced;
+	return 0;
+}
+
 static int do_build(struct bctx *b, const char *key, gpuenv_build_result_t *res)
 {
 	const gpuenv_build_opts_t *o = b->o;
@@ -636,6 +683,7 @@ int gpuenv_build_wheel(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_bu
 			req->name ? req->name : "?");
 	if (!req->name || (!req->directory && !req->sdist_sha256))
 		return gpuenv_fail(ctx, -EINVAL, NULL, 0, 0, "a build needs a name and an sdist or a directory");
+	uint64_t tr0 = gpuenv_trace_begin(ctx);
 	if (!(b.what = gpuenv_arena_printf(arena, "%s %s", req->name, req->version ? req->version
 		      : req->directory ? req->directory : "").ptr))
 		return gpuenv_oom(ctx, "the build");
@@ -646,6 +694,7 @@ int gpuenv_build_wheel(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_bu
 	if (cached(&b, key, res)) {
 		res->cached = true;
 		res->secs = mono_s() - t0;
+		gpuenv_trace_end(ctx, "build", "build", req->name, "cached", tr0);
 		return 0;
 	}
 	const char *tmpl = gpuenv_arena_printf(arena, "%s/tmp/build-XXXXXX", gpuenv_cache_dir(cache)).ptr;
@@ -656,8 +705,16 @@ int gpuenv_build_wheel(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_bu
 		return r;
 	if (!(b.tmp = mkdtemp((char *)tmpl)))
 		return gpuenv_fail(ctx, -errno, tmpl, 0, 0, "cannot create the build folder: %s", strerror(errno));
-	if ((r = open_log(&b, key)) == 0)
+	if ((r = open_log(&b, key)) == 0 && (r = trace_shims(&b)) == 0)
 		r = do_build(&b, key, res);
+	if (b.have_shims) {
+		gpuenv_error_t keep = ctx->err;
+		size_t skipped = 0;
+		if (gpuenv_trace_shims_collect(ctx, &b.shims, req->name, &skipped) != 0)
+			gpuenv_log(ctx, GPUENV_LOG_WARN, "%s: the compiler calls were not all recorded: %s", b.what,
+				ctx->err.msg);
+		ctx->err = keep;
+	}
 	res->log = b.log;
 	if (r == GPUENV_EBUILD)
 		res->log_tail = log_tail(arena, b.log);
@@ -669,6 +726,7 @@ int gpuenv_build_wheel(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_bu
 		gpuenv_log(ctx, GPUENV_LOG_WARN, "%s", ctx->err.msg);
 	ctx->err = keep;
 	res->secs = mono_s() - t0;
+	gpuenv_trace_end(ctx, "build", "build", req->name, r ? "failed" : res->wheel_name, tr0);
 	return r;
 }
 
@@ -789,9 +847,16 @@ static int hook_build(void *self, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpue
 	return 0;
 }
 
+static bool hook_deferred(void *self, const char *name)
+{
+	const gpuenv_builder_t *b = self;
+	return gpuenv_build_against(&b->o, name);
+}
+
 void gpuenv_builder_sync_hook(gpuenv_builder_t *b, gpuenv_sync_builder_t *out)
 {
 	out->self = b;
 	out->key = hook_key;
 	out->build = hook_build;
+	out->deferred = hook_deferred;
 }

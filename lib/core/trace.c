@@ -38,6 +38,15 @@ struct trace_thread {
 	char *name;
 };
 
+#define LANE_GROUPS 16
+#define GROUP_LANES 64
+struct lane_group {
+	char *name;
+	long tid[GROUP_LANES];
+	uint64_t last_end[GROUP_LANES];
+	size_t n;
+};
+
 struct gpuenv_trace {
 	pthread_mutex_t mu;
 	gpuenv_ctx_t mem; /* the creating context's allocator (copied) */
@@ -50,6 +59,8 @@ struct gpuenv_trace {
 	struct trace_thread *threads;
 	size_t nthreads, cap;
 	long next_vtid;
+	struct lane_group groups[LANE_GROUPS];
+	size_t ngroups;
 };
 
 uint64_t gpuenv_trace_now(void)
@@ -125,6 +136,8 @@ void gpuenv_trace_free(gpuenv_ctx_t *ctx, gpuenv_trace_t *t)
 		return;
 	for (size_t i = 0; i < t->nthreads; i++)
 		gpuenv_free(&t->mem, t->threads[i].name);
+	for (size_t i = 0; i < t->ngroups; i++)
+		gpuenv_free(&t->mem, t->groups[i].name);
 	gpuenv_free(&t->mem, t->threads);
 	gpuenv_buf_free(&t->events);
 	gpuenv_free(ctx, t->command);
@@ -250,6 +263,57 @@ void gpuenv_trace_complete(const gpuenv_ctx_t *ctx, const char *cat, const char 
 	pthread_mutex_unlock(&t->mu);
 }
 
+/* A lane of group for [start, end) (under mu): the first whose spans
+ * all ended by start, else a new one; 0 when none can be had. */
+static long lane_locked(gpuenv_trace_t *t, const char *group, uint64_t start, uint64_t end)
+{
+	struct lane_group *g = NULL;
+	char nm[160];
+
+	for (size_t i = 0; i < t->ngroups && !g; i++)
+		if (strcmp(t->groups[i].name, group) == 0)
+			g = &t->groups[i];
+	if (!g) {
+		if (t->ngroups == LANE_GROUPS)
+			return 0;
+		g = &t->groups[t->ngroups];
+		if (!(g->name = gpuenv_strndup(&t->mem, group, strlen(group)))) {
+			t->oom = true;
+			return 0;
+		}
+		g->n = 0;
+		t->ngroups++;
+	}
+	for (size_t i = 0; i < g->n; i++)
+		if (g->last_end[i] <= start) {
+			g->last_end[i] = end;
+			return g->tid[i];
+		}
+	if (g->n == GROUP_LANES) { /* 64 at once: the last lane takes the overlap */
+		if (g->last_end[g->n - 1] < end)
+			g->last_end[g->n - 1] = end;
+		return g->tid[g->n - 1];
+	}
+	g->tid[g->n] = t->next_vtid++;
+	g->last_end[g->n] = end;
+	snprintf(nm, sizeof(nm), "%s %zu", group, g->n + 1);
+	name_thread_locked(t, g->tid[g->n], nm);
+	return g->tid[g->n++];
+}
+
+void gpuenv_trace_complete_lane(const gpuenv_ctx_t *ctx, const char *group, const char *cat,
+	const char *phase, const char *package, const char *detail, uint64_t start, uint64_t dur)
+{
+	gpuenv_trace_t *t = ctx->trace;
+
+	if (!t)
+		return;
+	pthread_mutex_lock(&t->mu);
+	long tid = lane_locked(t, group, start, start + dur);
+	emit_locked(t, cat, phase ? phase : "span", package, detail, start, dur, tid ? tid : this_tid(), NULL);
+	pthread_mutex_unlock(&t->mu);
+}
+
 void gpuenv_trace_end(const gpuenv_ctx_t *ctx, const char *cat, const char *phase,
 	const char *package, const char *detail, uint64_t start)
 {
@@ -368,6 +432,15 @@ int gpuenv_trace_shims_setup(gpuenv_ctx_t *ctx, const char *dir, const char *sel
 				"cannot find the gpuenv executable for the build's tool shims: %s", strerror(errno));
 		exe[n] = '\0';
 		self = exe;
+		/* gpuenv-shim next to it starts faster (it loads only libc) */
+		char *slash = strrchr(exe, '/');
+		if (slash && (size_t)(slash - exe) + sizeof("/gpuenv-shim") <= sizeof(p)) {
+			memcpy(p, exe, (size_t)(slash - exe));
+			memcpy(p + (slash - exe), "/gpuenv-shim", sizeof("/gpuenv-shim"));
+			if (access(p, X_OK) == 0) {
+				memcpy(exe, p, strlen(p) + 1);
+			}
+		}
 	}
 	if ((size_t)snprintf(out->dir, sizeof(out->dir), "%s", dir) >= sizeof(out->dir) ||
 		(size_t)snprintf(out->path_prefix, sizeof(out->path_prefix), "%s/bin", dir) >= sizeof(out->path_prefix) ||
@@ -766,7 +839,8 @@ int gpuenv_trace_shims_collect(gpuenv_ctx_t *ctx, gpuenv_trace_shims_t *s, const
 			bad++;
 		p = nl ? nl + 1 : NULL;
 	}
-	qsort(calls, ncalls, sizeof(*calls), by_start);
+	if (ncalls)
+		qsort(calls, ncalls, sizeof(*calls), by_start);
 	pthread_mutex_lock(&t->mu);
 	for (size_t i = 0; i < ncalls; i++) {
 		struct call *k = &calls[i];

@@ -126,8 +126,8 @@ int gpuenv_image_lock(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_reg
 		}
 		ctx->err = keep;
 	}
-	/* an index that lists one platform twice: the first in its order wins,
-	 * as docker pull picks it (a manifest would not read back otherwise) */
+	/* an index that lists one platform twice: the first in its order wins
+	 * (a manifest would not read back otherwise) */
 	for (size_t i = 0; i < n; i++) {
 		gpuenv_image_entry_t *e = &out[i];
 		gpuenv_image_manifest_t one = { e, 1 };

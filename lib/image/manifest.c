@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "gpuenv/facts.h"
 #include "gpuenv/fs.h"
@@ -163,9 +164,13 @@ int gpuenv_image_ref_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_str_
 			gpuenv_str_eq_cstr(first, "localhost") || upper) {
 			if (!domain_ok(first) || first.len >= sizeof(dom))
 				return bad_ref(ctx, text, "the registry is not HOST[:PORT]");
+			/* host names are case-blind: lower-case, unless only the
+			 * upper case makes it a registry ("Host/x" must read back so) */
+			bool lower = memchr(first.ptr, '.', first.len) || memchr(first.ptr, ':', first.len) ||
+				(first.len == 9 && !strncasecmp(first.ptr, "localhost", 9));
 			for (size_t k = 0; k < first.len; k++)
-				dom[k] = (first.ptr[k] >= 'A' && first.ptr[k] <= 'Z') ? (char)(first.ptr[k] + 32)
-										     : first.ptr[k];
+				dom[k] = lower && first.ptr[k] >= 'A' && first.ptr[k] <= 'Z'
+					? (char)(first.ptr[k] + 32) : first.ptr[k];
 			dom[first.len] = '\0';
 			domain = gpuenv_str(dom);
 			if (!strcmp(dom, "index.docker.io") || !strcmp(dom, "registry-1.docker.io"))
@@ -184,7 +189,9 @@ int gpuenv_image_ref_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_str_
 		start = i + 1;
 	}
 	hub = gpuenv_str_eq_cstr(domain, "docker.io");
-	if (name.len > 255)
+	/* the cap applies to the name as normalized ("library/" included), so
+	 * that a normalized ref always reads back */
+	if (name.len + (hub && !memchr(name.ptr, '/', name.len) ? 8 : 0) > 255)
 		return bad_ref(ctx, text, "the repository name is longer than 255 bytes");
 	out->registry = gpuenv_arena_strndup(arena, domain.ptr, domain.len);
 	if (hub && !memchr(name.ptr, '/', name.len))

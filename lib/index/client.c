@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "gpuenv/fs.h"
+#include "gpuenv/trace.h"
 #include "gpuenv/sdist.h"
 #include "gpuenv/hash.h"
 #include "gpuenv/pep440.h"
@@ -449,7 +450,7 @@ static void pjob_free(pjob_t *pj)
 
 /* The project name a distribution file name starts with, normalised into
  * out; false for other files. */
-static bool dist_name(const char *fn, char *out, size_t outsz)
+bool ix_dist_name(const char *fn, char *out, size_t outsz)
 {
 	size_t n = strlen(fn), stem;
 	const char *dash;
@@ -495,7 +496,7 @@ static int list_folder(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, src_t *s)
 			strerror(errno));
 	while ((de = readdir(d))) {
 		char norm[256];
-		if (!dist_name(de->d_name, norm, sizeof(norm)))
+		if (!ix_dist_name(de->d_name, norm, sizeof(norm)))
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 64;
@@ -597,7 +598,7 @@ static int fl_filter(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, src_t *s, const char
 	for (size_t i = 0; i < s->fl.nfiles; i++) {
 		char norm[256];
 		gpuenv_index_file_t *f;
-		if (!dist_name(s->fl.files[i].filename, norm, sizeof(norm)) || strcmp(norm, name))
+		if (!ix_dist_name(s->fl.files[i].filename, norm, sizeof(norm)) || strcmp(norm, name))
 			continue;
 		if (!(f = ix_files_push(&files, s->pub.url, &r)))
 			return r;
@@ -722,7 +723,13 @@ static int lookup(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, size_t si, const char *
 		return gpuenv_oom(ctx, "for the index client");
 	if ((r = gpuenv_strmap_put(round, key.ptr, key.len, pj)))
 		return r;
-	return page_prepare(pj, ctx);
+	uint64_t t0 = gpuenv_trace_begin(ctx);
+	if ((r = page_prepare(pj, ctx)))
+		return r;
+	if (ctx->trace)
+		ix_trace_job(ctx, &pj->job, "page", pj->name,
+			gpuenv_arena_printf(&ix->arena, "cache: %s", pj->url).ptr, t0);
+	return 0;
 }
 
 /* Every file of the projects in order, a file name seen before dropped. */
@@ -1238,7 +1245,7 @@ static int meta_prepare(mjob_t *mj, gpuenv_ctx_t *ctx)
 	mj->job.answer = meta_answer;
 	if (!f->url || !f->filename)
 		return gpuenv_fail(ctx, GPUENV_EUSAGE, NULL, 0, 0, "a file without a URL or name");
-	dist_name(f->filename, mj->name, sizeof(mj->name));
+	ix_dist_name(f->filename, mj->name, sizeof(mj->name));
 	if ((path = ix_file_url_path(&ix->arena, f->url)).ptr)
 		return meta_local(mj, ctx, path.ptr);
 	gpuenv_str_t mu = gpuenv_arena_printf(&ix->arena, "%s.metadata", f->url);
@@ -1337,8 +1344,13 @@ int gpuenv_index_metadata(gpuenv_index_t *ix, gpuenv_ctx_t *ctx,
 		jv[nj++] = &mj->job;
 		mj->ix = ix;
 		mj->f = f;
+		uint64_t t0 = gpuenv_trace_begin(ctx);
 		if ((r = gpuenv_strmap_put(&batch, f->url, strlen(f->url), mj)) || (r = meta_prepare(mj, ctx)))
 			goto out;
+		if (ctx->trace)
+			ix_trace_job(ctx, &mj->job, "metadata", mj->name,
+				gpuenv_arena_printf(&ix->arena, "%s: %s", mj->meta_url ? "cache" : "file",
+					f->filename).ptr, t0);
 	}
 	if ((r = ix_http_run(&ix->http, ctx, jv, nj)))
 		goto out;

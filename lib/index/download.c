@@ -16,6 +16,7 @@
 
 #include "gpuenv/hash.h"
 #include "gpuenv/fs.h"
+#include "gpuenv/trace.h"
 
 #include "http.h"
 #include "index_int.h"
@@ -44,6 +45,10 @@ typedef struct djob {
 	uint64_t bytes, cap;
 	int werr; /* the sink's failure: -errno of a write, GPUENV_ETOOBIG */
 	ix_cred_t cred;
+	/* --profile: the package, and the time spent hashing as bytes arrived */
+	const gpuenv_ctx_t *traced; /* NULL: tracing off */
+	char pkg[128];
+	uint64_t hash_us;
 } djob_t;
 
 static void report(dl_run_t *run, bool force)
@@ -84,7 +89,12 @@ static int put(djob_t *j, const char *p, size_t n)
 			return j->werr = -errno;
 		w += (size_t)k;
 	}
-	gpuenv_sha256_update(&j->h, p, n);
+	if (j->traced) {
+		uint64_t h0 = gpuenv_trace_now();
+		gpuenv_sha256_update(&j->h, p, n);
+		j->hash_us += gpuenv_trace_now() - h0;
+	} else
+		gpuenv_sha256_update(&j->h, p, n);
 	j->bytes += n;
 	j->run->bytes += n;
 	report(j->run, false);
@@ -127,6 +137,7 @@ static int finish(djob_t *j, gpuenv_ctx_t *ctx)
 {
 	unsigned char dg[GPUENV_SHA256_LEN];
 	char got[2 * GPUENV_SHA256_LEN + 1];
+	uint64_t t0 = gpuenv_trace_begin(ctx);
 
 	gpuenv_sha256_final(&j->h, dg);
 	j->hashing = false;
@@ -145,6 +156,15 @@ static int finish(djob_t *j, gpuenv_ctx_t *ctx)
 					"check the source, then lock again");
 	}
 	j->job.done = true;
+	if (ctx->trace) {
+		/* the bytes were hashed as they arrived: the span is the check, its
+		 * detail the hashing time inside the download span */
+		char d[200];
+		snprintf(d, sizeof(d), "sha256 of %llu bytes, %llu us of hashing while downloading",
+			(unsigned long long)j->bytes, (unsigned long long)j->hash_us);
+		gpuenv_trace_complete_lane(ctx, IX_TRACE_LANES, "index", "hash", j->pkg, d, t0,
+			gpuenv_trace_now() - t0);
+	}
 	return 0;
 }
 
@@ -321,17 +341,27 @@ int gpuenv_index_download(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, gpuenv_download
 		j->d = &dl[i];
 		j->run = &run;
 		j->fd = -1;
+		uint64_t t0 = gpuenv_trace_begin(ctx);
 		if ((r = prepare(j, ix, ctx, &arena, &remote))) {
 			ix_job_fail(&j->job, ctx, r);
 			run.done++;
 			continue;
 		}
+		if (ctx->trace) {
+			j->traced = ctx;
+			if (!ix_dist_name(j->name, j->pkg, sizeof(j->pkg)))
+				snprintf(j->pkg, sizeof(j->pkg), "%s", j->name);
+		}
 		if (remote) {
+			ix_trace_job(ctx, &j->job, "download", j->pkg, NULL, t0);
 			jv[nremote++] = &j->job;
 			continue;
 		}
 		if ((r = copy_local(j, ctx, j->local)))
 			ix_job_fail(&j->job, ctx, r);
+		if (ctx->trace)
+			gpuenv_trace_complete_lane(ctx, IX_TRACE_LANES, "index", "download", j->pkg,
+				gpuenv_arena_printf(&arena, "file: %s", j->local).ptr, t0, gpuenv_trace_now() - t0);
 		run.done++;
 		report(&run, true);
 	}

@@ -16,6 +16,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "gpuenv/trace.h"
+
 #include "http.h"
 #include "index_int.h"
 
@@ -351,7 +353,33 @@ static int start(ix_http_t *h, gpuenv_ctx_t *ctx, ix_job_t *job)
 	h->stats->requests++;
 	job->active = true;
 	job->want = false;
+	if (job->trace_phase && !job->trace_t0 && ctx->trace)
+		job->trace_t0 = gpuenv_trace_now();
 	return 0;
+}
+
+void ix_trace_job(gpuenv_ctx_t *ctx, ix_job_t *job, const char *phase, const char *pkg,
+	const char *what, uint64_t t0)
+{
+	if (!ctx->trace)
+		return;
+	if (job->want) {
+		job->trace_phase = phase;
+		job->trace_pkg = pkg;
+		return;
+	}
+	gpuenv_trace_complete_lane(ctx, IX_TRACE_LANES, "index", phase, pkg, what, t0, gpuenv_trace_now() - t0);
+}
+
+/* A job that is done: its span (ix_trace_job), once. */
+static void job_traced(gpuenv_ctx_t *ctx, ix_job_t *job)
+{
+	if (!job->trace_phase || !ctx->trace)
+		return;
+	uint64_t now = gpuenv_trace_now(), t0 = job->trace_t0 ? job->trace_t0 : now;
+	gpuenv_trace_complete_lane(ctx, IX_TRACE_LANES, "index", job->trace_phase, job->trace_pkg,
+		job->req.url, t0, now - t0);
+	job->trace_phase = NULL;
 }
 
 static void release(ix_http_t *h, ix_job_t *job)
@@ -509,6 +537,7 @@ int ix_http_run(ix_http_t *h, gpuenv_ctx_t *ctx, ix_job_t **jobs, size_t n)
 			}
 			if ((r = start(h, ctx, j)) < 0) {
 				ix_job_fail(j, ctx, r);
+				job_traced(ctx, j);
 				continue;
 			}
 			active++;
@@ -531,6 +560,7 @@ int ix_http_run(ix_http_t *h, gpuenv_ctx_t *ctx, ix_job_t **jobs, size_t n)
 			any = true;
 			finished(h, ctx, j, m->data.result);
 			if (j->done) {
+				job_traced(ctx, j);
 				ndone++;
 				if (h->progress)
 					h->progress(h->progress_arg, ndone, n, h->stats->bytes);

@@ -83,7 +83,17 @@ struct ix_job {
 	/* engine */
 	CURL *easy;
 	bool active;
+	/* --profile: with trace_phase set, the job is one span of package
+	 * trace_pkg from its first request to its end (http.c) */
+	const char *trace_phase, *trace_pkg;
+	uint64_t trace_t0;
 };
+
+/* --profile: job is one span: from its first request when it goes to the
+ * network (want set), else (the cache or a file answered it) from t0 to
+ * now with detail what ("cache: URL").  No-op when tracing is off. */
+void ix_trace_job(gpuenv_ctx_t *ctx, ix_job_t *job, const char *phase, const char *pkg,
+	const char *what, uint64_t t0);
 
 int ix_http_init(ix_http_t *h, gpuenv_ctx_t *ctx);
 void ix_http_free(ix_http_t *h);

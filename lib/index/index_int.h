@@ -32,6 +32,14 @@ bool ix_url_host(const char *url, char *out, size_t outsz);
 gpuenv_str_t ix_pct_decode(gpuenv_arena_t *arena, gpuenv_str_t s);
 
 /* The last path segment of a URL without query or fragment, percent-decoded. */
+/* The normalized project name of a wheel or sdist file name, into out;
+ * false when fn is neither. */
+bool ix_dist_name(const char *fn, char *out, size_t outsz);
+
+/* --profile (gpuenv/trace.h): the spans of the index client go on the
+ * lanes of this group (its transfers overlap on one thread). */
+#define IX_TRACE_LANES "index"
+
 gpuenv_str_t ix_url_basename(gpuenv_arena_t *arena, gpuenv_str_t url);
 
 /* The local path of a file:// URL (percent-decoded, in arena), or

@@ -52,6 +52,7 @@ typedef struct rq {
 	char *authorization;			  /* "Bearer ..." (malloc'd, wiped) */
 	ix_cred_t cred;				  /* Basic credentials, when sent */
 	bool creds_loaded, tried_token, tried_basic, sent_creds;
+	bool withheld; /* credentials there, not sent: plain http to another host */
 	gpuenv_docker_creds_t creds;
 	const char *manifest_digest, *manifest_mt;
 	const char *config_digest, *config_url;
@@ -107,21 +108,23 @@ static bool path_ok(const char *s, const char *extra)
 	return true;
 }
 
-static void pct_append(gpuenv_buf_t *b, const char *s)
+/* s percent-encoded (RFC 3986 unreserved kept) onto b: 0 or the buffer's error */
+static int pct_append(gpuenv_buf_t *b, const char *s)
 {
 	static const char hex[] = "0123456789ABCDEF";
+	int r = 0;
 
-	for (; *s; s++) {
+	for (; *s && !r; s++) {
 		unsigned char c = (unsigned char)*s;
 		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
 			c == '-' || c == '.' || c == '_' || c == '~')
-			gpuenv_buf_putc(b, (char)c);
+			r = gpuenv_buf_putc(b, (char)c);
 		else {
-			gpuenv_buf_putc(b, '%');
-			gpuenv_buf_putc(b, hex[c >> 4]);
-			gpuenv_buf_putc(b, hex[c & 15]);
+			char e[3] = { '%', hex[c >> 4], hex[c & 15] };
+			r = gpuenv_buf_append(b, e, 3);
 		}
 	}
+	return r;
 }
 
 static void set_auth(rq_t *j, const char *token)
@@ -252,6 +255,10 @@ static int needs_creds(rq_t *j, gpuenv_ctx_t *ctx, const char *url)
 	const char *cfg = j->reg->config_path ? j->reg->config_path : "~/.docker/config.json";
 	char hint[512];
 
+	if (j->withheld)
+		return fail(j, ctx, -EACCES, url, "use an https URL (or a mirror on this machine)",
+			"needs credentials, and gpuenv sends those %s has for %s only over https or to "
+			"a loopback host, not to %.200s", cfg, j->q->registry, url);
 	if (j->sent_creds)
 		return fail(j, ctx, -EACCES, url, "log in again: docker login HOST (the token or "
 						  "password may have expired)",
@@ -287,36 +294,31 @@ static int on_401(rq_t *j, gpuenv_ctx_t *ctx)
 			"HTTP 401 without a WWW-Authenticate challenge");
 	if ((rc = gpuenv_registry_challenge_parse(ctx, j->reg->arena,
 		     gpuenv_str(r->www_authenticate), &ch))) {
-		char msg[sizeof(ctx->err.msg)];
+		char msg[sizeof(ctx->err.msg)], hint[sizeof(ctx->err.hint)];
 		if (rc == -ENOMEM)
 			return ix_job_fail(&j->job, ctx, rc);
 		snprintf(msg, sizeof(msg), "%s", ctx->err.msg);
-		return fail(j, ctx, rc, url, ctx->err.hint, "%s", msg);
+		snprintf(hint, sizeof(hint), "%s", ctx->err.hint);
+		return fail(j, ctx, rc, url, hint[0] ? hint : NULL, "%s", msg);
 	}
 	if ((rc = load_creds(j, ctx)))
 		return rc;
 	if (ch.bearer) {
 		gpuenv_buf_t b;
-		gpuenv_buf_init(&b, ctx, IX_URL_MAX);
-		gpuenv_buf_puts(&b, ch.realm);
 		bool q = strchr(ch.realm, '?') != NULL;
-		if (ch.service) {
-			gpuenv_buf_puts(&b, q ? "&service=" : "?service=");
-			pct_append(&b, ch.service);
-			q = true;
-		}
-		gpuenv_buf_puts(&b, q ? "&scope=" : "?scope=");
-		if (ch.scope)
-			pct_append(&b, ch.scope);
-		else {
-			gpuenv_buf_t s;
-			gpuenv_buf_init(&s, ctx, IX_URL_MAX);
-			gpuenv_buf_printf(&s, "repository:%s:pull", j->q->repository);
-			pct_append(&b, s.data ? s.data : "");
-			gpuenv_buf_free(&s);
-		}
-		j->token_url = b.data ? gpuenv_arena_strndup(j->reg->arena, b.data, b.len) : NULL;
+		const char *scope = ch.scope ? ch.scope
+			: gpuenv_arena_printf(j->reg->arena, "repository:%s:pull", j->q->repository).ptr;
+		gpuenv_buf_init(&b, ctx, IX_URL_MAX);
+		rc = scope ? gpuenv_buf_puts(&b, ch.realm) : -ENOMEM;
+		if (!rc && ch.service && !(rc = gpuenv_buf_puts(&b, q ? "&service=" : "?service=")))
+			rc = pct_append(&b, ch.service), q = true;
+		if (!rc && !(rc = gpuenv_buf_puts(&b, q ? "&scope=" : "?scope=")))
+			rc = pct_append(&b, scope);
+		j->token_url = !rc ? gpuenv_arena_strndup(j->reg->arena, b.data, b.len) : NULL;
 		gpuenv_buf_free(&b);
+		if (rc == GPUENV_ETOOBIG)
+			return fail(j, ctx, rc, url, NULL, "the token URL of the challenge is longer than %d "
+				"bytes", IX_URL_MAX);
 		if (!j->token_url)
 			return fail(j, ctx, -ENOMEM, url, NULL, "out of memory");
 		if (strncasecmp(j->token_url, "http://", 7) && strncasecmp(j->token_url, "https://", 8))
@@ -326,13 +328,16 @@ static int on_401(rq_t *j, gpuenv_ctx_t *ctx)
 			j->cred.user = (char *)j->creds.user;
 			j->cred.pass = (char *)j->creds.pass;
 			j->sent_creds = true;
-		}
+		} else if (j->creds.user)
+			j->withheld = true;
 		j->tried_token = true;
 		ask(j, ctx, STEP_TOKEN, j->token_url, GPUENV_REGISTRY_TOKEN_MAX);
 		return 0;
 	}
 	if (ch.basic) {
-		if (!j->creds.user || !safe_for_creds(url))
+		if (j->creds.user && !safe_for_creds(url))
+			j->withheld = true;
+		if (!j->creds.user || j->withheld)
 			return needs_creds(j, ctx, url);
 		j->cred.user = (char *)j->creds.user;
 		j->cred.pass = (char *)j->creds.pass;

@@ -39,6 +39,8 @@
 #include "gpuenv/cache.h"
 #include "gpuenv/fs.h"
 #include "gpuenv/hash.h"
+#include "gpuenv/pep440.h"
+#include "gpuenv/trace.h"
 
 #define STAMP ".used"
 #define HTTP_DIR "http-v1" /* lib/index/cache.c's folder */
@@ -305,19 +307,38 @@ fail:
 	return r;
 }
 
+/* --profile: the package of a wheel's file name (its first field: PEP
+ * 427 escapes the name's own dashes), PEP 503 normalized. */
+static void trace_pkg(const char *whl, char *out, size_t n)
+{
+	const char *dash = strchr(whl, '-');
+
+	if (gpuenv_name_normalize_to(gpuenv_str_n(whl, dash ? (size_t)(dash - whl) : strlen(whl)), out, n) == SIZE_MAX)
+		snprintf(out, n, "%s", whl);
+}
+
 /* Unpack one item's wheel into tmp/, then rename the tree into place. */
 static int unpack_one(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, const gpuenv_unpack_limits_t *lim,
 	item_t *it)
 {
-	char t[128], tpath[PATH_MAX], wpath[PATH_MAX];
+	char t[128], tpath[PATH_MAX], wpath[PATH_MAX], pkg[128] = "";
 	gpuenv_arena_t arena;
 	gpuenv_wheel_tree_t tree;
 	int r;
+	uint64_t t0 = gpuenv_trace_begin(ctx);
 
-	if (it->state == S_UNPACK_CACHED && wheel_intact(c, ctx, it)) {
-		it->state = S_FETCH; /* damaged: fetched again in the next round */
-		discard(c, it->wheel_dir);
-		return 0;
+	if (ctx->trace)
+		trace_pkg(it->req->name, pkg, sizeof(pkg));
+	if (it->state == S_UNPACK_CACHED) {
+		bool damaged = wheel_intact(c, ctx, it);
+		gpuenv_trace_end(ctx, "install", "hash", pkg,
+			damaged ? "sha256 of the cached wheel: damaged, fetched again" : "sha256 of the cached wheel", t0);
+		if (damaged) {
+			it->state = S_FETCH; /* damaged: fetched again in the next round */
+			discard(c, it->wheel_dir);
+			return 0;
+		}
+		t0 = gpuenv_trace_begin(ctx);
 	}
 	tmp_name(c, "tree", t, sizeof(t));
 	snprintf(tpath, sizeof(tpath), "%s/%s", c->dir, t);
@@ -325,6 +346,7 @@ static int unpack_one(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, const gpuenv_unpack_
 	gpuenv_arena_init(&arena, ctx, 0);
 	r = gpuenv_wheel_unpack(ctx, &arena, wpath, it->req->name, it->sha, tpath, lim, &tree);
 	gpuenv_arena_free(&arena);
+	gpuenv_trace_end(ctx, "install", "unpack", pkg, it->req->name, t0);
 	if (r)
 		return r;
 	if ((r = enter(c, t, it->tree_rel, GPUENV_TREE_MANIFEST)))
@@ -362,6 +384,15 @@ static void *worker(void *arg)
 		pthread_cond_signal(&p->cv);
 		pthread_mutex_unlock(&p->mu);
 	}
+}
+
+/* A thread of its own (the calling thread works when none could start). */
+static void *worker_thread(void *arg)
+{
+	pool_t *p = arg;
+
+	gpuenv_trace_thread_name(p->ctx, "unpack");
+	return worker(arg);
 }
 
 static unsigned nthreads_for(size_t n)
@@ -415,7 +446,7 @@ static int unpack_all(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, const gpuenv_unpack_
 	pthread_mutex_init(&p.mu, NULL);
 	pthread_cond_init(&p.cv, NULL);
 	for (unsigned i = 0; i < nt; i++)
-		if (pthread_create(&th[i], NULL, worker, &p) == 0)
+		if (pthread_create(&th[i], NULL, worker_thread, &p) == 0)
 			started++;
 	if (!started) /* no thread could start: this one does the work */
 		worker(&p);

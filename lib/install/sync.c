@@ -13,6 +13,7 @@
 
 #include "gpuenv/fs.h"
 #include "gpuenv/pep440.h"
+#include "gpuenv/trace.h"
 #include "gpuenv/wheel.h"
 
 struct gpuenv_sync {
@@ -94,13 +95,13 @@ static int pkg_wheel(gpuenv_sync_t *s, const gpuenv_lock_package_t *p, const gpu
 	if (!p->nwheels && (p->sdist || p->directory) && s->o.builder.build)
 		return 0; /* built from source: plan_source */
 	if (!p->nwheels) {
-		const char *what = p->sdist ? "locked as a source distribution only; gpuenv sync installs wheels "
-					      "(source builds are not supported yet): lock with --only-binary "
+		const char *what = p->sdist ? "locked as a source distribution only, and this sync builds no "
+					      "source (no builder, gpuenv/build.h): lock with --only-binary "
 					      "for it, or build a wheel and give its folder with --find-links"
-				   : p->directory ? "a local source directory; gpuenv sync installs wheels (source "
-						    "builds are not supported yet): build a wheel of it"
-				   : p->vcs ? "a VCS checkout; gpuenv sync installs wheels (source builds are not "
-					      "supported yet): build a wheel of it"
+				   : p->directory ? "a local source directory, and this sync builds no source (no "
+						    "builder, gpuenv/build.h): build a wheel of it"
+				   : p->vcs ? "a VCS checkout; gpuenv builds sdists and source directories, not VCS "
+					      "checkouts: build a wheel of it, or lock its sdist"
 					    : "the lock gives no file to install";
 		return pkg_fail(s, p, GPUENV_EUNSUPPORTED, what);
 	}
@@ -375,14 +376,16 @@ static bool installs(int op)
 	return op == GPUENV_SYNC_INSTALL || op == GPUENV_SYNC_UPGRADE || op == GPUENV_SYNC_REINSTALL;
 }
 
-/* The cache requests of the plan's installs, in plan order. */
-static int commit_reqs(gpuenv_sync_t *s, gpuenv_cache_req_t *reqs)
+static bool in_round(const gpuenv_sync_t *s, const gpuenv_sync_action_t *a, int round);
+
+/* The cache requests of the round's installs, in plan order. */
+static int commit_reqs(gpuenv_sync_t *s, gpuenv_cache_req_t *reqs, int round)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < s->plan.n; i++) {
 		const gpuenv_sync_action_t *a = &s->plan.actions[i];
 		const gpuenv_lock_file_t *f = a->file;
-		if (!installs(a->op))
+		if (!installs(a->op) || !in_round(s, a, round))
 			continue;
 		if (a->source) { /* built: the wheel in the build cache */
 			const gpuenv_sync_built_t *b = &s->built[i];
@@ -477,7 +480,10 @@ static int stage_one(gpuenv_sync_t *s, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
 		return gpuenv_oom(ctx, "the sync");
 	if (a->source && (r = source_meta(ctx, arena, a, &so)) != 0)
 		return r;
-	if ((r = gpuenv_wheel_stage(ctx, arena, &e->tree, e->tree_dir, &s->o.venv->scheme, j->stage, &so, &st)) != 0)
+	uint64_t t0 = gpuenv_trace_begin(ctx);
+	r = gpuenv_wheel_stage(ctx, arena, &e->tree, e->tree_dir, &s->o.venv->scheme, j->stage, &so, &st);
+	gpuenv_trace_end(ctx, "install", "link", a->name, j->stage, t0);
+	if (r != 0)
 		return r;
 	j->nfiles = st.nfiles;
 	j->link_mode_used = st.link_mode_used;
@@ -510,6 +516,15 @@ static void *stage_worker(void *arg)
 	return NULL;
 }
 
+/* A thread of its own (the calling thread stages too, under its own name). */
+static void *stage_thread(void *arg)
+{
+	struct stage_pool *p = arg;
+
+	gpuenv_trace_thread_name(p->s->ctx, "stage");
+	return stage_worker(arg);
+}
+
 #define SYNC_MAX_THREADS 16
 
 /* Stage every job, on up to one thread per CPU (a venv's files are
@@ -527,7 +542,7 @@ static int stage_all(gpuenv_sync_t *s, struct stage_job *jobs, size_t n)
 		nt = n;
 	pthread_mutex_init(&p.mu, NULL);
 	for (size_t i = 1; i < nt; i++)
-		if (pthread_create(&th[started], NULL, stage_worker, &p) == 0)
+		if (pthread_create(&th[started], NULL, stage_thread, &p) == 0)
 			started++;
 	stage_worker(&p); /* this thread works too */
 	for (size_t i = 0; i < started; i++)
@@ -548,8 +563,25 @@ static double mono_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int gpuenv_sync_commit(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t *ix,
-	const gpuenv_cache_progress_t *progress, gpuenv_sync_result_t *res)
+/* A source the builder wants built against the venv itself (no
+ * isolation): it is installed in a second round, after everything else is
+ * in the venv (its build imports torch, say). */
+static bool deferred(const gpuenv_sync_t *s, const gpuenv_sync_action_t *a)
+{
+	return installs(a->op) && a->source && s->o.builder.deferred &&
+	       s->o.builder.deferred(s->o.builder.self, a->name);
+}
+
+/* Is action a part of round (0: all but the deferred sources, 1: those)? */
+static bool in_round(const gpuenv_sync_t *s, const gpuenv_sync_action_t *a, int round)
+{
+	return deferred(s, a) == (round == 1);
+}
+
+/* One round of the commit: its builds, its wheels through the cache, staged,
+ * removed and installed in s->txn, committed.  res accumulates. */
+static int commit_round(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t *ix,
+	const gpuenv_cache_progress_t *progress, gpuenv_sync_result_t *res, int round)
 {
 	gpuenv_ctx_t *ctx = s->ctx;
 	const gpuenv_sync_plan_t *pl = &s->plan;
@@ -559,42 +591,41 @@ int gpuenv_sync_commit(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t *
 	struct stage_job *jobs = NULL;
 	int r;
 
-	memset(res, 0, sizeof(*res));
-	if (!s->txn)
-		return gpuenv_fail(ctx, -EINVAL, s->o.venv->root, 0, 0, "the sync was already committed");
 	for (size_t i = 0; i < pl->n; i++)
-		nreq += installs(pl->actions[i].op);
+		nreq += installs(pl->actions[i].op) && in_round(s, &pl->actions[i], round);
 	/* source builds first: their wheels then go through the cache as
 	 * every other wheel does */
-	if (nreq && !(s->built = gpuenv_arena_calloc(s->arena, pl->n, sizeof(*s->built))))
+	if (nreq && !s->built && !(s->built = gpuenv_arena_calloc(s->arena, pl->n, sizeof(*s->built))))
 		return gpuenv_oom(ctx, "the sync");
 	double tb = mono_s();
 	for (size_t i = 0; i < pl->n; i++) {
 		const gpuenv_sync_action_t *a = &pl->actions[i];
-		if (!installs(a->op) || !a->source)
+		if (!installs(a->op) || !a->source || !in_round(s, a, round))
 			continue;
 		if ((r = s->o.builder.build(s->o.builder.self, ctx, s->arena, cache, ix, a->source, &s->built[i])) != 0)
 			return r;
 		res->built++;
 	}
-	res->secs_build = mono_s() - tb;
+	res->secs_build += mono_s() - tb;
 	if (nreq) {
 		reqs = gpuenv_arena_calloc(s->arena, nreq, sizeof(*reqs));
 		ents = gpuenv_arena_calloc(s->arena, nreq, sizeof(*ents));
 		jobs = gpuenv_arena_calloc(s->arena, nreq, sizeof(*jobs));
 		if (!reqs || !ents || !jobs)
 			return gpuenv_oom(ctx, "the sync");
-		if ((r = commit_reqs(s, reqs)) != 0)
+		if ((r = commit_reqs(s, reqs, round)) != 0)
 			return r;
 		double t0 = mono_s();
-		if ((r = gpuenv_cache_get(cache, ctx, s->arena, ix, reqs, nreq, s->o.limits, progress, ents)) != 0)
+		uint64_t tt = gpuenv_trace_begin(ctx);
+		r = gpuenv_cache_get(cache, ctx, s->arena, ix, reqs, nreq, s->o.limits, progress, ents);
+		gpuenv_trace_end(ctx, "install", "cache", NULL, "download, check and unpack the wheels", tt);
+		if (r != 0)
 			return r;
-		res->secs_cache = mono_s() - t0;
+		res->secs_cache += mono_s() - t0;
 	}
-	res->link_mode_used = s->o.link_mode;
 	for (size_t i = 0; i < pl->n; i++) {
 		const gpuenv_sync_action_t *a = &pl->actions[i];
-		if (!installs(a->op))
+		if (!installs(a->op) || !in_round(s, a, round))
 			continue;
 		jobs[k] = (struct stage_job){ .a = a, .e = &ents[k], .stage = gpuenv_txn_stage_dir(s->txn, a->name) };
 		if (!jobs[k].stage) /* a full disk says so; else memory ran out */
@@ -602,12 +633,17 @@ int gpuenv_sync_commit(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t *
 		k++;
 	}
 	double t1 = mono_s();
-	if (nreq && (r = stage_all(s, jobs, nreq)) != 0)
+	uint64_t ts = gpuenv_trace_begin(ctx);
+	r = nreq ? stage_all(s, jobs, nreq) : 0;
+	gpuenv_trace_end(ctx, "install", "stage", NULL, "link the packages' files into the transaction", ts);
+	if (r != 0)
 		return r;
-	res->secs_stage = mono_s() - t1;
+	res->secs_stage += mono_s() - t1;
 	k = 0;
 	for (size_t i = 0; i < pl->n; i++) {
 		const gpuenv_sync_action_t *a = &pl->actions[i];
+		if (!in_round(s, a, round))
+			continue;
 		if (a->dist && a->op != GPUENV_SYNC_KEEP) {
 			if ((r = gpuenv_txn_remove(s->txn, ctx, a->dist)) != 0)
 				return r;
@@ -628,10 +664,40 @@ int gpuenv_sync_commit(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t *
 		res->repaired += e->repaired;
 	}
 	double t2 = mono_s();
-	r = gpuenv_txn_commit(s->txn, ctx, &res->txn);
+	gpuenv_txn_report_t rep = { 0 };
+	uint64_t tc = gpuenv_trace_begin(ctx);
+	r = gpuenv_txn_commit(s->txn, ctx, &rep);
+	gpuenv_trace_end(ctx, "install", "commit", NULL, s->o.venv->root, tc);
 	s->txn = NULL; /* commit frees it in every case */
-	res->secs_commit = mono_s() - t2;
+	res->txn.renames += rep.renames;
+	res->txn.removed_files += rep.removed_files;
+	res->txn.ops += rep.ops;
+	res->secs_commit += mono_s() - t2;
 	return r;
+}
+
+int gpuenv_sync_commit(gpuenv_sync_t *s, gpuenv_cache_t *cache, gpuenv_index_t *ix,
+	const gpuenv_cache_progress_t *progress, gpuenv_sync_result_t *res)
+{
+	gpuenv_ctx_t *ctx = s->ctx;
+	size_t ndeferred = 0;
+	int r;
+
+	memset(res, 0, sizeof(*res));
+	if (!s->txn)
+		return gpuenv_fail(ctx, -EINVAL, s->o.venv->root, 0, 0, "the sync was already committed");
+	res->link_mode_used = s->o.link_mode;
+	for (size_t i = 0; i < s->plan.n; i++)
+		ndeferred += deferred(s, &s->plan.actions[i]);
+	if ((r = commit_round(s, cache, ix, progress, res, 0)) != 0 || !ndeferred)
+		return r;
+	/* round 2: the builds against the venv, now holding the rest of the
+	 * lock; a kill between the rounds leaves round 1 complete, and the
+	 * next sync plans what round 2 had left */
+	gpuenv_txn_report_t again;
+	if ((r = gpuenv_txn_begin(ctx, &s->o.venv->scheme, s->o.wait ? GPUENV_TXN_WAIT : 0, &again, &s->txn)) != 0)
+		return r;
+	return commit_round(s, cache, ix, progress, res, 1);
 }
 
 void gpuenv_sync_end(gpuenv_sync_t *s)

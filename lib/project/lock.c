@@ -14,6 +14,7 @@
 #include "gpuenv/pep440.h"
 #include "gpuenv/pep508.h"
 #include "gpuenv/toml.h"
+#include "gpuenv/trace.h"
 #include "gpuenv/wheel.h"
 
 #define LOCK_MAX_KBT 8
@@ -406,7 +407,9 @@ int gpuenv_project_lock_target(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const g
 		if ((rc = gpuenv_pv_new(ctx, &po, &pv)) != 0)
 			goto out;
 		gpuenv_pv_provider(pv, &prov);
+		uint64_t t0 = gpuenv_trace_begin(ctx);
 		rc = gpuenv_resolve(ctx, arena, &rq, &prov, &out->res);
+		gpuenv_trace_end(ctx, "lock", "resolve", NULL, t->name, t0);
 		if (rc != GPUENV_ENOSOLUTION || pass == 1)
 			break;
 		gpuenv_error_clear(ctx);

@@ -19,6 +19,7 @@
 #include "gpuenv/metadata.h"
 #include "gpuenv/pep440.h"
 #include "gpuenv/pep508.h"
+#include "gpuenv/trace.h"
 #include "gpuenv/wheel.h"
 
 #define PV_CRAWL_MAX 20000 /* projects one crawl may queue */
@@ -493,7 +494,9 @@ static int pv_flush(gpuenv_pv_t *pv, bool crawl)
 				names[i] = batch[i]->name;
 				only[i] = batch[i]->fallback_tried ? NULL : batch[i]->only_source;
 			}
+			uint64_t t0 = gpuenv_trace_begin(pv->ctx);
 			rc = gpuenv_index_projects(pv->o.ix, pv->ctx, names, only, n, out);
+			gpuenv_trace_end(pv->ctx, "lock", "crawl pages", NULL, "a round of project pages", t0);
 			for (size_t i = 0; rc == 0 && i < n; i++) {
 				struct pv_proj *p = batch[i];
 				/* the torch family's build index lacks a name: the usual rule */
@@ -534,7 +537,9 @@ static int pv_flush(gpuenv_pv_t *pv, bool crawl)
 			pv->nmq = 0;
 			for (size_t i = 0; i < n; i++)
 				files[i] = batch[i]->pub.file;
+			uint64_t t0 = gpuenv_trace_begin(pv->ctx);
 			rc = gpuenv_index_metadata(pv->o.ix, pv->ctx, files, n, md);
+			gpuenv_trace_end(pv->ctx, "lock", "crawl metadata", NULL, "a round of METADATA", t0);
 			for (size_t i = 0; rc == 0 && i < n; i++) {
 				if ((rc = pv_parse_meta(pv, batch[i], md[i])) != 0)
 					break;

@@ -9,7 +9,11 @@ index whose build backend is Debian's setuptools and wheel wheels
   - a second sync into a fresh venv reuses the cached builds (no hook runs:
     the build log is not written again); a changed build setting
     (TORCH_CUDA_ARCH_LIST) rebuilds and reinstalls;
-  - a failing build exits 1 with the end of its log and the log's path;
+  - a failing build exits 1 with the end of its log and the log's path; an
+    sdist with a member that climbs out of its folder is refused;
+  - a build that imports a package of the target environment fails isolated
+    and builds with [tool.gpuenv] build-against-env, after the rest of the
+    lock is installed (two rounds);
   - the project's own package is locked as an editable `directory` entry and
     installed editable (PEP 660): it imports, an edit of its source shows
     without a sync; --no-install-project leaves it out; a non-editable
@@ -17,6 +21,7 @@ index whose build backend is Debian's setuptools and wheel wheels
   - the hook runner's protocol: a backend without build_editable, an
     in-tree backend through backend-path.
 """
+import glob
 import gzip
 import io
 import json
@@ -76,23 +81,17 @@ def run(*args, env=None, timeout=600):
     return p.returncode, p.stdout, p.stderr
 
 
-def platform_tag():
-    import platform
-    lib, ver = platform.libc_ver()
-    a, b = (ver.split(".") + ["0"])[:2] if lib == "glibc" else ("2", "17")
-    return "manylinux_%s_%s_%s" % (a, b, platform.machine())
-
-
-def sdist(outdir, name, version, members, requires=()):
+def sdist(outdir, name, version, members, requires=(), raw_names=False):
     """<name>-<version>.tar.gz with PKG-INFO (Metadata-Version 2.2, static)
-    and the given members {path: text}."""
+    and the given members {path: text} (raw_names: paths as they are, not
+    under the top-level folder)."""
     base = "%s-%s" % (mkwheel.dist_part(name), version)
     md = mkwheel.metadata_text(name, version, requires, None, None, None, "2.2")
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as t:
         for p, d in [("PKG-INFO", md)] + sorted(members.items()):
             d = d.encode()
-            ti = tarfile.TarInfo("%s/%s" % (base, p))
+            ti = tarfile.TarInfo(p if raw_names and p != "PKG-INFO" else "%s/%s" % (base, p))
             ti.size, ti.mtime, ti.mode = len(d), 0, 0o644
             t.addfile(ti, io.BytesIO(d))
     os.makedirs(outdir, exist_ok=True)
@@ -151,19 +150,28 @@ dists.append(sdist(stage, "broken", "1.0", {
     "pyproject.toml": PYPROJECT % ("broken", "1.0", ""),
     "setup.py": 'import sys\nsys.stderr.write("broken: this package refuses to build (fixture)\\n")\n'
                 'raise SystemExit("fixture build failure")\n'}))
+# a build that imports a package of the target environment (as flash-attn's
+# imports torch): fails isolated, builds with [tool.gpuenv] build-against-env
+dists.append(sdist(stage, "needsenv", "1.0", {
+    "setup.py": 'import helper  # the target environment\'s\nfrom setuptools import setup\n'
+                'setup(name="needsenv", version="1.0", packages=["needsenv"])\n',
+    "needsenv/__init__.py": "import helper\nOK = True\n"}, requires=["helper"]))
+# an sdist with a member that climbs out of its folder
+dists.append(sdist(stage, "evil", "1.0", {"evil-1.0/setup.py": "from setuptools import setup\nsetup()\n",
+                                          "evil-1.0/../../escaped.txt": "out\n"}, raw_names=True))
 mkwheel.write_index(INDEX, dists)
 SIMPLE = "file://" + os.path.join(INDEX, "simple") + "/"
 
 
-def project(name, deps, build_system=True, files=None):
+def project(name, deps, build_system=True, files=None, tool=""):
     d = os.path.join(TMP, name)
     os.makedirs(d, exist_ok=True)
-    text = ""
+    text = tool
     if build_system:
         text += '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n\n'
     text += '[project]\nname = "%s"\nversion = "0.3"\ndependencies = [%s]\n' % (
         name, ", ".join('"%s"' % x for x in deps))
-    text += '\n[tool.gpuenv.targets.cpu]\ngpu = "none"\npython = "%s"\nplatform = "%s"\n' % (PYXY, platform_tag())
+    text += '\n[tool.gpuenv.targets.cpu]\ngpu = "none"\npython = "%s"\nplatform = "%s"\n' % (PYXY, mkwheel.platform_tag())
     with open(os.path.join(d, "pyproject.toml"), "w") as f:
         f.write(text)
     for p, t in (files or {}).items():
@@ -203,6 +211,10 @@ def logs():
 
 APP = project("app", ["purepkg", "cext"], files={"app/__init__.py": 'GREETING = "hello 1"\n'})
 V1 = os.path.join(TMP, "v1")
+rc, out, err = sync(APP, V1, "--dry-run")
+check(rc == 0 and "+ cext 1.0 (source build)" in out and "+ app 0.3 (editable build)" in out,
+      "the dry run shows the builds: %s%s" % (out, err))
+check(not logs(), "a dry run builds nothing")
 rc, out, err = sync(APP, V1, "--json")
 check(rc == 0, "sync with two sdists and the project: exit %d\n%s%s" % (rc, out, err))
 lock = open(os.path.join(APP, "pylock.cpu.toml")).read()
@@ -277,6 +289,39 @@ rc, out, err = sync(BAD, os.path.join(TMP, "vbad"))
 check(rc == 1, "a failing build exits 1: %d\n%s" % (rc, err))
 check("fixture build failure" in err and "refuses to build" in err, "the log's end is shown:\n" + err)
 check("build-logs/broken-1.0-" in err, "the log's path is named:\n" + err)
+
+# ---- a hostile sdist is refused before anything runs -----------------------
+
+EVIL = project("evilproj", ["evil"], build_system=False)
+rc, out, err = sync(EVIL, os.path.join(TMP, "vevil"))
+check(rc == 1 and "leaves the archive's folder" in err, "an sdist member climbing out is refused: %d %s" % (rc, err))
+check(not glob.glob(os.path.join(CACHE, "**", "escaped.txt"), recursive=True) and
+      not os.path.exists(os.path.join(CACHE, "escaped.txt")) and not os.path.exists(os.path.join(TMP, "escaped.txt")),
+      "nothing was written outside the build folder")
+
+# ---- a build that imports the target's environment: isolated it fails, ------
+# ---- with build-against-env it builds after the rest is installed -----------
+
+ISO = project("iso", ["needsenv"], build_system=False)
+rc, out, err = sync(ISO, os.path.join(TMP, "viso"))
+check(rc == 1 and "No module named 'helper'" in err, "an isolated build cannot import the target's packages: %d %s"
+      % (rc, err[-600:]))
+AGAINST = project("against", ["needsenv", "setuptools", "wheel"], build_system=False,
+                  tool='[tool.gpuenv]\nbuild-against-env = ["needsenv"]\n\n')
+VA = os.path.join(TMP, "vagainst")
+rc, out, err = sync(AGAINST, VA, "--json")
+check(rc == 0, "build-against-env builds against the venv: %s%s" % (out, err[-1500:]))
+if rc == 0:
+    b = json.loads(out)["builds"]
+    check(len(b) == 1 and b[0]["name"] == "needsenv" and b[0]["isolated"] is False, "one build, not isolated: %r" % b)
+    log = open(b[0]["log"]).read()
+    check("no isolation" in log and VA in log, "the log says it ran against the venv")
+rc2, o2 = vpy(VA, "import needsenv; print(needsenv.OK)")
+check(rc2 == 0 and o2 == "True", "the package built against the venv imports: " + o2)
+ok, msg = pip_check(VA)
+check(ok, "pip check after a build against the venv: " + msg)
+rc, out, err = sync(AGAINST, VA)
+check(rc == 0 and "already match" in out, "a second sync keeps it: %s%s" % (out, err))
 
 # ---- a directory entry that is not editable (the lock edited as another ---
 # ---- tool would write it): built with build_wheel, rebuilt when it changes --

@@ -17,6 +17,11 @@ cu124 (an RTX 4090 on an R550 driver) and CPU torch:
     Python, a Jetson) and preflight agreeing that the refused image is no-go;
     nothing written on any refusal;
   - Jetson: the KB holds no L4T image, and export says so; --trust-base;
+  - FROM tag@digest from image-manifest.json (hand-written, and made by
+    `gpuenv image lock` against tests/fixtures/registry_server.py), a
+    platform the lock lacks refused, a malformed manifest;
+  - the rule over every CUDA build of torch.toml x Python 3.10 / 3.12 x an
+    R580 and an R535 driver, against an oracle that reads the KB files;
   - h200 of the satellite example has no lock (no solution), and export says
     so; compose parsed with yaml: one service per target, GPU reservations."""
 import fnmatch
@@ -33,6 +38,7 @@ BIN = os.environ["GPUENV_BIN"]
 SRC = os.environ.get("GPUENV_SRC", os.path.join(os.path.dirname(__file__), "..", ".."))
 SHARED = os.environ.get("GPUENV_SHARED", os.path.join(SRC, "..", "shared"))
 sys.path.insert(0, os.path.join(SRC, "tests", "fixtures"))
+import registry_server as rs  # noqa: E402
 import torch_index  # noqa: E402
 
 failures = []
@@ -309,6 +315,30 @@ rc, out, err = run("export", "--project", SAT, "--target", "t4", "--format", "do
 check(rc == 4 and "other-manifest.json" in err and not os.path.exists(NOPE), "a malformed image manifest: %d %s" % (rc, err))
 os.unlink(os.path.join(SAT, "image-manifest.json"))
 
+# end to end: gpuenv image lock against the fixture registry (docker.io sent to it), then export
+blobs = {}
+amd = rs.image_manifest(blobs, "amd64", salt="e1")
+arm = rs.image_manifest(blobs, "arm64", variant="v8", salt="e1")
+INDEX = rs.image_index(blobs, [(amd[0], amd[1], "linux", "amd64", None), (arm[0], arm[1], "linux", "arm64", "v8")])
+STATE = os.path.join(TMP, "registry.json")
+rs.write_state(STATE, {"blobs": blobs, "tags": {"nvidia/cuda": {"11.8.0-runtime-ubuntu22.04": INDEX}}, "auth": "token"})
+proc, port = rs.start(STATE)
+try:
+    rc, out, err = run("image", "lock", "nvidia/cuda:11.8.0-runtime-ubuntu22.04", "-o",
+                       os.path.join(SAT, "image-manifest.json"), "--registry", "docker.io=http://127.0.0.1:%d" % port)
+    check(rc == 0, "image lock against the fixture registry: %d %s" % (rc, err))
+    rc, out, err = run("export", "--project", SAT, "--target", "a100", "--format", "dockerfile")
+    check(rc == 0 and ("\nFROM nvidia/cuda:11.8.0-runtime-ubuntu22.04@%s\n" % INDEX) in out,
+          "image lock, then export: FROM tag@the digest the registry serves: %d %s %s" % (rc, err, INDEX))
+finally:
+    proc.terminate()
+    proc.wait()
+os.unlink(os.path.join(SAT, "image-manifest.json"))
+
+rc, out, err = run("export", "--project", SAT, "--target", "a100", "--format", "dockerfile", "--base",
+                   "nvidia/cuda:11.8.0-runtime-ubuntu22.04@sha256:abc", "-o", NOPE)
+check(rc == 2 and "64" in err and not os.path.exists(NOPE), "--base with a malformed digest: usage: %d %s" % (rc, err))
+
 # compose: one service per target of the project
 COMPOSE = os.path.join(SAT, "docker-compose.yml")
 rc, out, err = run("export", "--project", SAT, "--format", "compose", "-o", COMPOSE)
@@ -387,6 +417,63 @@ rc, out, err = run("export", "--project", CTR, "--format", "compose")
 svc = yaml.safe_load(out).get("services", {}) if rc == 0 else {}
 check(set(svc) == {"h200", "rtx4090", "cpu"} and "deploy" not in svc.get("cpu", {}) and "deploy" in svc.get("h200", {}),
       "compose: no GPU reservation for the CPU target: %s" % svc.get("cpu"))
+# the rule over every CUDA build the KB knows (torch.toml [[variant]] tags), Python 3.10 and 3.12,
+# an H200 on R580 and an A100 on R535: a lock with that build gets an image of its CUDA major, of its
+# release or newer, that preflight accepts on the target's facts; or exit 4 exactly when images.toml
+# has no tag of that major on an Ubuntu with the target's Python, or the driver is below the
+# major's minimum (CUDA 13 on R535).  The oracle reads the KB files itself.
+import tomllib  # noqa: E402
+with open(os.path.join(SRC, "data", "kb", "torch.toml"), "rb") as f:
+    TAGS = sorted({v["tag"] for v in tomllib.load(f)["variant"] if v["tag"].startswith("cu")})
+with open(os.path.join(SRC, "data", "kb", "images.toml"), "rb") as f:
+    CUDA_IMAGES = tomllib.load(f)["cuda_image"]
+with open(os.path.join(SRC, "data", "kb", "ngc.toml"), "rb") as f:
+    UBUNTU_PY = {}
+    for c in tomllib.load(f)["container"]:
+        if "ubuntu" in c and "python" in c:
+            UBUNTU_PY.setdefault(c["ubuntu"], set()).add(".".join(c["python"].split(".")[:2]))
+
+
+def oracle(tag, py):
+    major, minor = int(tag[2:-1]), int(tag[-1])
+    return [(r["cuda_full"], o) for r in CUDA_IMAGES if r["status"] in ("supported", "end-of-life")
+            and "runtime" in r["flavours"] and int(r["cuda_full"].split(".")[0]) == major
+            and int(r["cuda_full"].split(".")[1]) >= minor for o in r["os"]
+            if o.startswith("ubuntu") and UBUNTU_PY.get(o[6:]) == {py}]
+
+
+GRID = os.path.join(TMP, "grid")
+os.makedirs(GRID)
+GT = {"h200py310": ("H200", "580.159.04", "3.10", "h200"), "h200py312": ("H200", "580.159.04", "3.12", "h200"),
+      "a100py310": ("A100", "535.104.05", "3.10", "a100")}
+with open(os.path.join(GRID, "pyproject.toml"), "w") as f:
+    f.write('[project]\nname = "grid"\nversion = "1"\ndependencies = ["numpy"]\n')
+    for name, (gpu, drv, py, _) in GT.items():
+        f.write('\n[tool.gpuenv.targets.%s]\ngpu = "%s"\ndriver = "%s"\npython = "%s"\n'
+                'platform = "manylinux_2_28_x86_64"\n' % (name, gpu, drv, py))
+base_lock = open(os.path.join(CTR, "pylock.cpu.toml")).read()
+chosen = 0
+for name, (gpu, drv, py, facts) in GT.items():
+    for tag in TAGS:
+        with open(os.path.join(GRID, "pylock.%s.toml" % name), "w") as f:
+            f.write(base_lock.replace('backend = "cpu"', 'backend = "%s"' % tag).replace('python = "3.12"', 'python = "%s"' % py))
+        df = os.path.join(GRID, "Dockerfile." + name)
+        rc, out, err = run("--json", "export", "--project", GRID, "--target", name, "--format", "dockerfile", "-o", df)
+        want = oracle(tag, py)
+        major, minor = int(tag[2:-1]), int(tag[-1])
+        what = "grid %s %s (%s)" % (name, tag, want[:3])
+        if rc == 0:
+            chosen += 1
+            b = json.loads(out)["base"]
+            cm, cn = (int(x) for x in b["cuda"].split("."))
+            check(cm == major and cn >= minor and b["chosen"], "%s: CUDA %s for %s" % (what, b["cuda"], tag))
+            rc2, pf, err2 = preflight(df, FACTS[facts])
+            check(rc2 == 0 and pf.get("go") is True, "%s: preflight --dockerfile go: %d %s" % (what, rc2, err2))
+        else:
+            check(rc == 4 and "no nvidia/cuda tag" in err and (not want or (major == 13 and drv < "580")),
+                  "%s: exit 4 only when no tag can fit: %d %s" % (what, rc, err))
+check(chosen >= 2 * len(TAGS), "grid: most builds get an image: %d of %d" % (chosen, 3 * len(TAGS)))
+
 OUTSIDE = os.path.join(TMP, "Dockerfile.outside")
 rc, out, err = run("export", "--project", CTR, "--target", "h200", "--format", "dockerfile", "-o", OUTSIDE)
 check(rc == 2 and "outside the project" in err and not os.path.exists(OUTSIDE), "-o outside the project: usage: %s" % err)

@@ -58,6 +58,8 @@ amd2 = rs.image_manifest(blobs, "amd64", salt="a2")
 INDEX2 = rs.image_index(blobs, [(amd2[0], amd2[1], "linux", "amd64", None),
                                 (arm[0], arm[1], "linux", "arm64", "v8")])
 CUDA = rs.image_manifest(blobs, "amd64", docker=True, salt="c")[0]
+ptamd = rs.image_manifest(blobs, "amd64", docker=True, salt="p")
+HUBPT = rs.image_index(blobs, [(ptamd[0], ptamd[1], "linux", "amd64", None)], docker=True)
 UNKNOWN = rs.image_index(blobs, [(amd[0], amd[1], "linux", "amd64", None)], docker=True,
                          attestation=False)
 SCHEMA1 = rs.add_blob(blobs, "application/vnd.docker.distribution.manifest.v1+prettyjws",
@@ -69,11 +71,12 @@ PT = "nvcr.io/nvidia/pytorch:25.01-py3"
 CU = "nvidia/cuda:12.4.1-runtime-ubuntu22.04"
 CU_REF = "docker.io/nvidia/cuda:12.4.1-runtime-ubuntu22.04"
 UNK = "nvcr.io/nvidia/notinkb:1.0"
+HPT = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
 
 
 def state(auth="none", tags=None, faults=None):
     t = {"nvidia/pytorch": {"25.01-py3": INDEX}, "nvidia/cuda": {"12.4.1-runtime-ubuntu22.04": CUDA},
-         "nvidia/notinkb": {"1.0": UNKNOWN}, "nvidia/old": {"1": SCHEMA1},
+         "nvidia/notinkb": {"1.0": UNKNOWN}, "pytorch/pytorch": {"2.5.1-cuda12.4-cudnn9-runtime": HUBPT}, "nvidia/old": {"1": SCHEMA1},
          "nvidia/artifact": {"1": ARTIFACT}}
     for repo, tt in (tags or {}).items():
         t.setdefault(repo, {}).update(tt)
@@ -111,6 +114,18 @@ try:
     out = os.path.join(TMP, "image-manifest.json")
 
     # ---- lock: digests, platforms, components ---------------------------------------------
+    # a pytorch/pytorch tag: components by its grammar and images.toml
+    hub = os.path.join(TMP, "hub.json")
+    rc, so, se = run("image", "lock", HPT, "-o", hub, *MIRRORS)
+    rk, ko, _ = run("kb", "image", HPT, "--json")
+    kbp = json.loads(ko)["images"][0] if rk == 0 else {}
+    hm = json.loads(read(hub))["images"][0] if rc == 0 else {}
+    check(rc == 0 and hm.get("ref") == "docker.io/" + HPT and hm.get("digest") == HUBPT and
+          hm.get("components") == {"cuda": kbp.get("cuda"), "torch": kbp.get("torch"),
+                                   "cudnn": str(kbp.get("cudnn_major")), "python": kbp.get("python"),
+                                   "driver_min": kbp.get("min_driver")},
+          "pytorch/pytorch components = kb image: %d %r %r" % (rc, hm.get("components"), se))
+
     rc, so, se = run("image", "lock", PT, CU, UNK, "-o", out, *MIRRORS)
     check(rc == 0, "lock: exit %d: %s" % (rc, se))
     m = json.loads(read(out)) if os.path.exists(out) else {"images": []}
@@ -308,6 +323,23 @@ try:
     check(rc == 0 and man and man[-1]["authorization"] == "Basic " + auth64,
           "Basic challenge answered with config.json: exit %d %r" % (rc, se))
     os.remove(fresh)
+    # the same registry through plain http to a host that is not loopback by
+    # its name ([::ffff:127.0.0.1]): the credentials are withheld, and said so
+    import socket
+    try:
+        with socket.create_connection(("::ffff:127.0.0.1", port), timeout=2):
+            mapped = True
+    except OSError:
+        mapped = False
+    if mapped:
+        rc, so, se = run("image", "lock", PT, "-o", fresh, "--registry",
+                         "nvcr.io=http://[::ffff:127.0.0.1]:%d" % port)
+        man = [e for e in server_log() if "/manifests/" in e["path"]]
+        check(rc == 4 and "only over https or to a loopback host" in se and
+              man[-1]["authorization"] is None and not os.path.exists(fresh),
+              "credentials withheld over plain http: exit %d %r" % (rc, se))
+    else:
+        print("skip: no IPv4-mapped IPv6 loopback here")
     shutil.rmtree(docker)
     rc, so, se = run("image", "lock", PT, "-o", fresh, *MIRRORS)
     check(rc == 4 and "needs credentials" in se, "Basic without credentials: %d %r" % (rc, se))
@@ -324,6 +356,16 @@ try:
           "[tool.gpuenv] registries (--project): exit %d %r" % (rc, se))
     rc, so, se = run("image", "check", fresh, cwd=proj)
     check(rc == 0, "[tool.gpuenv] registries of ./pyproject.toml: exit %d %r" % (rc, se))
+    # a ./pyproject.toml that does not read: a warning when not named, an error when named
+    broken = os.path.join(TMP, "broken")
+    os.makedirs(broken)
+    with open(os.path.join(broken, "pyproject.toml"), "w") as f:
+        f.write('[tool.gpuenv]\nregistries = { "nvcr.io" = 3 }\n')
+    rc, so, se = run("image", "check", fresh, *MIRRORS, cwd=broken)
+    check(rc == 0 and "warning" in se and "pyproject.toml" in se,
+          "an unnamed broken pyproject.toml: a warning: %d %r" % (rc, se))
+    rc, so, se = run("image", "check", fresh, *MIRRORS, "--project", broken)
+    check(rc == 4 and "pyproject.toml" in se, "a named broken project: exit %d %r" % (rc, se))
     # --registry wins over the project's
     rc, so, se = run("image", "check", fresh, "--project", proj, "--registry",
                      "nvcr.io=http://127.0.0.1:1")

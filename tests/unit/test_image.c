@@ -85,6 +85,10 @@ static void test_refs(void **state)
 	ref_is("127.0.0.1:5000/a_b__c/d-e--f.g:T_1.x-y", "127.0.0.1:5000", "a_b__c/d-e--f.g", "T_1.x-y",
 		NULL);
 	ref_is("NVCR.IO/nvidia/pytorch:25.01-py3", "nvcr.io", "nvidia/pytorch", "25.01-py3", NULL);
+	ref_is("LocalHost/x", "localhost", "x", "latest", NULL);
+	/* upper case alone makes a registry: kept, so the ref reads back the same */
+	ref_is("Registry/x:1", "Registry", "x", "1", NULL);
+	ref_is("Registry/x:1@" D1, "Registry", "x", "1", D1);
 	ref_is("nvcr.io/nvidia/pytorch:25.01-py3@" D1, "nvcr.io", "nvidia/pytorch", "25.01-py3", D1);
 	ref_is("nvcr.io/nvidia/pytorch@" D1, "nvcr.io", "nvidia/pytorch", "latest", D1);
 	ref_bad("", "empty");
@@ -107,6 +111,18 @@ static void test_refs(void **state)
 		memcpy(tag, "x:", 2);
 		tag[2 + 129] = '\0';
 		ref_bad(tag, "tag");
+	}
+	{
+		/* 250 bytes: 255 only once "library/" is added, so refused (a
+		 * normalized ref must read back) */
+		char name[260];
+		memset(name, 'a', 250);
+		name[250] = '\0';
+		ref_bad(name, "longer than 255");
+		name[247] = '\0';
+		char repo[300];
+		snprintf(repo, sizeof(repo), "library/%s", name);
+		ref_is(name, "docker.io", repo, "latest", NULL);
 	}
 	assert_true(gpuenv_image_digest_valid(gpuenv_str(D1)));
 	assert_false(gpuenv_image_digest_valid(gpuenv_str(

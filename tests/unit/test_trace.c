@@ -288,6 +288,32 @@ static void test_shims_collect(void **state)
 	rmdir(dir);
 }
 
+/* A build that called no tool: an empty calls file, no span, the folder gone. */
+static void test_shims_none(void **state)
+{
+	(void)state;
+	gpuenv_ctx_t ctx;
+	gpuenv_trace_t *t;
+	gpuenv_trace_shims_t sh;
+	char dir[64], sdir[128];
+	struct stat st;
+	size_t n, dropped, skipped = 9;
+
+	gpuenv_ctx_init(&ctx);
+	tmpdir(dir, sizeof(dir));
+	snprintf(sdir, sizeof(sdir), "%s/s", dir);
+	assert_int_equal(gpuenv_trace_new(&ctx, "x", &t), 0);
+	ctx.trace = t;
+	assert_int_equal(gpuenv_trace_shims_setup(&ctx, sdir, NULL, &sh), 0);
+	assert_int_equal(gpuenv_trace_shims_collect(&ctx, &sh, "p", &skipped), 0);
+	assert_int_equal(skipped, 0);
+	gpuenv_trace_counts(t, &n, &dropped);
+	assert_int_equal(n, 0);
+	assert_int_equal(stat(sdir, &st), -1);
+	gpuenv_trace_free(&ctx, t);
+	rmdir(dir);
+}
+
 /* Every allocation of recording and writing fails in turn: the write
  * reports it, nothing crashes, nothing leaks. */
 static void test_alloc_failures(void **state)
@@ -332,6 +358,7 @@ int main(void)
 		cmocka_unit_test(test_empty_trace),
 		cmocka_unit_test(test_shim_parse),
 		cmocka_unit_test(test_shims_collect),
+		cmocka_unit_test(test_shims_none),
 		cmocka_unit_test(test_alloc_failures),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
