@@ -249,6 +249,38 @@ ENVS = write("pylock.envs.toml", 'lock-version = "1.0"\ncreated-by = "uv"\n'
              'environments = ["sys_platform == \'darwin\'"]\n\n' + pkg("tomli", "2.0.1", "tomli-2.0.1-py3-none-any.whl"))
 case("environments that exclude this node", ENVS, healthy, 1, [("lock-environments", "error")])
 
+# torch from PyPI, a plain version (uv, pdm): the release's PyPI build, as --torch 2.7.1 reads it
+PYPI_TORCH = write("pylock.pypi.toml", 'lock-version = "1.0"\ncreated-by = "uv"\n\n' +
+                   pkg("torch", "2.7.1", "torch-2.7.1-cp312-cp312-manylinux_2_28_x86_64.whl"))
+out = case("PyPI torch 2.7.1 on driver 470", PYPI_TORCH, facts("driver470-cu121"), 1, [("driver-too-old", "error")])
+check(out and "+cu126" in verdicts(out, "driver-too-old")[0]["message"], "PyPI's 2.7.1 is the cu126 build: %s"
+      % [v["message"] for v in verdicts(out)])
+
+# one answer per question: a lock holding only torch X is judged as --torch X on every node
+# (the lock's own verdicts aside: Python, tags, the C library, the build's fix words)
+LOCK_ONLY = {"python-ok", "python-mismatch", "python-unknown", "platform-ok", "libc-unknown", "cpu-build"}
+NODES = {}  # one fixture per distinct node (the driver, its libcuda, the GPUs CUDA sees): the rest differ in software
+for d in sorted(os.listdir(FIX)):
+    if os.path.exists(os.path.join(FIX, d, "facts.json")):
+        f = facts(d)
+        key = json.dumps([f.get("driver"), f.get("gpus"), f.get("cuda_visible_devices")], sort_keys=True)
+        NODES.setdefault(key, (d, f))
+check(len(NODES) >= 10, "distinct nodes among the fixtures: %d" % len(NODES))
+for build in ["2.7.0+cu128", "2.6.0+cu124", "2.11.0+cu130", "2.3.1+cu121", "2.7.1+cu126", "2.7.1+cpu"]:
+    p = write("pylock.only-%s.toml" % build, 'lock-version = "1.0"\ncreated-by = "uv"\n\n' +
+              pkg("torch", build, "torch-%s-py3-none-any.whl" % build))
+    for d, f in NODES.values():
+        ra, a, _ = preflight(p, f)
+        rb = run("preflight", "--torch", build, "--facts", "-", "--json", stdin=json.dumps(f))
+        b = json.loads(rb.stdout) if rb.returncode in (0, 1) else None
+        if a is None or b is None:
+            check(False, "%s on %s: judged both ways (%d, %d)" % (build, d, ra, rb.returncode))
+            continue
+        va = sorted((v["id"], v["severity"], v["message"]) for v in a["verdicts"] if v["id"] not in LOCK_ONLY)
+        vb = sorted((v["id"], v["severity"], v["message"]) for v in b["verdicts"] if v["id"] not in LOCK_ONLY)
+        check(ra == rb.returncode and a["go"] == b["go"] and a["cuda"] == b["cuda"] and va == vb,
+              "%s on %s: --lock %d %s / --torch %d %s" % (build, d, ra, va, rb.returncode, vb))
+
 # ---- --json: --image's shape, plus "lock" ------------------------------------------------
 
 rc1, a, _ = preflight(L["h100"], healthy)
