@@ -175,6 +175,16 @@ if has_labels:
     a[a.index("/etc/kubernetes/node-feature-discovery/features.d/gpuenv")] = nfd
     r = subprocess.run([BIN, *a, "--facts", FACTS], capture_output=True, text=True, timeout=60)
     check(r.returncode == 0 and os.path.exists(nfd), "the DaemonSet's labels line: %d %r" % (r.returncode, r.stderr))
+    # the ConfigMap's project: the labels line gets --project /etc/gpuenv
+    check(re.search(r'\[ -f /etc/gpuenv/pyproject.toml \] && proj="--project /etc/gpuenv"', script)
+          and re.search(re.escape(LABELS_CMD) + r" \$proj", script) and os.path.dirname("/etc/gpuenv/expect.toml")
+          == expect_dir, "the project in the ConfigMap reaches labels: %r" % script)
+    sat = os.path.join(SRC, "..", "shared", "examples", "satellite-classifier")
+    if os.path.isfile(os.path.join(sat, "pyproject.toml")):
+        r = subprocess.run([BIN, *a, "--facts", FACTS, "--project", sat], capture_output=True, text=True, timeout=120)
+        with open(nfd) as f:
+            tl = [ln for ln in f.read().splitlines() if "/target." in ln]
+        check(r.returncode == 0 and len(tl) == 4, "labels with the project: %d %r %r" % (r.returncode, tl, r.stderr))
 else:
     print("SKIP: this gpuenv has no labels verb yet; its command line is checked as text only")
 
