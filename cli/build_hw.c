@@ -20,6 +20,11 @@ int cli_build_hw_setup(struct cli *cli, const struct cli_sync_opts *o, struct cl
 	int st;
 
 	memset(out, 0, sizeof(*out));
+	bool sources = false; /* nothing to build: nothing to decide (a no-op sync stays cheap) */
+	for (size_t i = 0; i < lk->npackages && !sources; i++)
+		sources = !lk->packages[i].nwheels && (lk->packages[i].sdist || lk->packages[i].directory);
+	if (!sources)
+		return 0;
 	/* --facts describes this machine, its toolkits included; else this
 	 * machine's own (sync's light probe leaves them out) */
 	if (o->lo.facts_path) {

@@ -20,8 +20,9 @@ struct cli_build_hw {
 };
 
 /* Decide the builds' hardware for target t and its lock: the toolkits of
- * --facts, else this machine's; the build machine's CPUs and memory.  0,
- * or an exit status (reported: out of memory, unreadable facts). */
+ * --facts, else this machine's; the build machine's CPUs and memory.  A
+ * lock with no sdist or directory entry gets nothing (hw.nenv 0).  0, or
+ * an exit status (reported: out of memory, unreadable facts). */
 int cli_build_hw_setup(struct cli *cli, const struct cli_sync_opts *o, struct cli_project *pj,
 	const gpuenv_manifest_target_t *t, const gpuenv_lock_t *lk, struct cli_build_hw *out);
 

@@ -811,9 +811,9 @@ int cli_export_dockerfile(struct cli *cli, const struct cli_export_docker *o)
 		st = judge(&d, ref, o->trust_base, &b);
 		if (!st && at)
 			b.digest = at + 1;
-		if (!st && at && strncmp(at + 1, "sha256:", 7)) {
-			st = cli_error(cli, CLI_EXIT_USAGE, "%s: --base %s: a digest is sha256:<64 hex digits>",
-				verb, o->base);
+		if (!st && at && !gpuenv_image_digest_valid(gpuenv_str(at + 1))) {
+			st = cli_error(cli, CLI_EXIT_USAGE, "%s: --base %s: a digest is sha256: and 64 "
+				"lower-case hex digits", verb, o->base);
 			goto out;
 		}
 	} else

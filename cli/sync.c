@@ -398,74 +398,6 @@ static json_t *builds_json(const gpuenv_builder_t *b)
 	return arr;
 }
 
-/* Commit the plan.  The build-against-env packages are built against the
- * venv, so what their builds import (torch) must be in it first: when the
- * plan changes other packages too, a first round commits everything but
- * them (left out as --no-install-project leaves the project out, so one
- * being replaced is removed in that round), and a second round, planned
- * again, builds and installs them; each round is one transaction. */
-static int commit_rounds(struct cli *cli, struct cli_project *pj, const gpuenv_sync_opts_t *so, gpuenv_sync_t **s,
-	gpuenv_cache_t *cache, gpuenv_index_t *ix, const gpuenv_cache_progress_t *cp, const gpuenv_builder_t *builder,
-	const struct cli_build_hw *hw, gpuenv_sync_result_t *res)
-{
-	const gpuenv_sync_plan_t *pl = gpuenv_sync_plan(*s);
-	const char **skip = gpuenv_arena_calloc(&pj->arena, pl->n + so->nskip + 1, sizeof(*skip));
-	size_t nskip = so->nskip, ndefer = 0, nother = 0;
-
-	if (!skip)
-		return cli_error(cli, CLI_EXIT_CANNOT, "sync: out of memory");
-	for (size_t i = 0; i < so->nskip; i++)
-		skip[i] = so->skip[i];
-	for (size_t i = 0; i < pl->n; i++) {
-		const gpuenv_sync_action_t *a = &pl->actions[i];
-		if (a->op == GPUENV_SYNC_KEEP)
-			continue;
-		if (a->source && a->op != GPUENV_SYNC_REMOVE && cli_build_hw_against(&pj->m, a->name)) {
-			skip[nskip++] = a->name;
-			ndefer++;
-		} else {
-			nother++;
-		}
-	}
-	if (ndefer && nother) {
-		gpuenv_sync_opts_t first = *so;
-		gpuenv_sync_result_t r1 = { 0 };
-		gpuenv_sync_t *s1 = NULL;
-		first.skip = skip;
-		first.nskip = nskip;
-		gpuenv_sync_end(*s);
-		*s = NULL;
-		if (gpuenv_sync_begin(&cli->ctx, &pj->arena, &first, &s1) != 0)
-			return cli_report(cli, CLI_EXIT_CANNOT);
-		int r = gpuenv_sync_commit(s1, cache, ix, cp, &r1);
-		gpuenv_sync_end(s1);
-		if (r)
-			return build_failed(cli, builder, pj, hw);
-		if (gpuenv_sync_begin(&cli->ctx, &pj->arena, so, s) != 0)
-			return cli_report(cli, CLI_EXIT_CANNOT);
-		if (gpuenv_sync_commit(*s, cache, ix, cp, res) != 0)
-			return build_failed(cli, builder, pj, hw);
-		res->installed += r1.installed;
-		res->removed += r1.removed;
-		res->downloaded += r1.downloaded;
-		res->unpacked += r1.unpacked;
-		res->repaired += r1.repaired;
-		res->files += r1.files;
-		res->built += r1.built;
-		res->bytes += r1.bytes;
-		if (r1.link_mode_used > res->link_mode_used)
-			res->link_mode_used = r1.link_mode_used;
-		res->secs_cache += r1.secs_cache;
-		res->secs_stage += r1.secs_stage;
-		res->secs_commit += r1.secs_commit;
-		res->secs_build += r1.secs_build;
-		return 0;
-	}
-	if (gpuenv_sync_commit(*s, cache, ix, cp, res) != 0)
-		return build_failed(cli, builder, pj, hw);
-	return 0;
-}
-
 static const char *plural(size_t n)
 {
 	return n == 1 ? "" : "s";
@@ -594,9 +526,12 @@ int cli_sync_do(struct cli *cli, struct cli_sync_opts *o, const char **venv_root
 			goto out;
 		if (cli_build_hw_refuse(cli, &hw, &pj.m, pl, &st))
 			goto out;
-		if ((st = commit_rounds(cli, &pj, &so, &s, cache, ix, cli->json || o->quiet || cli->verbose < 0 ? NULL : &cp,
-			     builder, &hw, &res)) != 0)
+		/* build-against-env sources: gpuenv_sync_commit installs everything
+		 * else first, then builds them against the venv (two rounds) */
+		if (gpuenv_sync_commit(s, cache, ix, cli->json || o->quiet || cli->verbose < 0 ? NULL : &cp, &res) != 0) {
+			st = build_failed(cli, builder, &pj, &hw);
 			goto out;
+		}
 	}
 	double secs = cli_now_s() - t0;
 	if (cli->json) {

@@ -192,8 +192,40 @@ static void fit_driver(fit_state_t *s, const gpuenv_kb_t *kb, const gpuenv_targe
 				w->driver_cuda);
 		return;
 	}
+	if (w->driver && m->driver && gpuenv_kb_ver_parse(gpuenv_str(w->driver), &wc) &&
+		gpuenv_kb_ver_parse(gpuenv_str(m->driver), &mc)) {
+		/* a declared driver without a lock: the machine runs what the
+		 * target's driver runs when its own is as new, or when the KB
+		 * says it runs CUDA releases at least as new */
+		gpuenv_kb_driver_max_t wm, mm;
+		if (gpuenv_kb_ver_cmp(&mc, &wc) >= 0) {
+			say(s, GPUENV_KB_YES, "this machine's driver %s is at least the target's, %s", m->driver,
+				w->driver);
+			return;
+		}
+		if (!kb) {
+			say(s, GPUENV_KB_UNKNOWN, "this machine's driver %s is older than the target's, %s", m->driver,
+				w->driver);
+			return;
+		}
+		gpuenv_kb_driver_max_cuda(kb, &wc, &wm);
+		gpuenv_kb_driver_max_cuda(kb, &mc, &mm);
+		if (!wm.ga)
+			say(s, GPUENV_KB_UNKNOWN, "the knowledge base cannot tell what the target's driver %s runs",
+				w->driver);
+		else if (mm.ga && gpuenv_kb_ver_cmp(&mm.ga->cuda, &wm.ga->cuda) >= 0)
+			say(s, GPUENV_KB_YES, "this machine's driver %s runs CUDA %.*s, as the target's %s does",
+				m->driver, (int)mm.ga->cuda.str.len, mm.ga->cuda.str.ptr, w->driver);
+		else
+			say(s, GPUENV_KB_NO, "the target's driver %s runs CUDA %.*s; this machine's %s runs %s%.*s",
+				w->driver, (int)wm.ga->cuda.str.len, wm.ga->cuda.str.ptr, m->driver,
+				mm.ga ? "CUDA " : "no CUDA release the knowledge base lists", mm.ga ? (int)mm.ga->cuda.str.len : 0,
+				mm.ga ? mm.ga->cuda.str.ptr : "");
+		return;
+	}
 	if (w->driver_cuda || w->driver)
-		say(s, GPUENV_KB_UNKNOWN, "the CUDA this machine's driver runs is unknown");
+		say(s, GPUENV_KB_UNKNOWN, "the CUDA %s driver runs is unknown",
+			m->driver || m->driver_cuda ? "the target's" : "this machine's");
 }
 
 int gpuenv_target_fit(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_kb_t *kb,

@@ -153,7 +153,10 @@ static void rule_python(lrun_t *lr)
 		list = dr_fmt(r, "%s%s%s (%s)", list ? list : "", i ? ", " : "", ver ? ver : "?",
 			e->prefix ? e->prefix : "?");
 	}
-	v = dr_verdict(r, "python-mismatch", GPUENV_SEV_ERROR, "environment",
+	/* a warning: the facts list the environments the probe found (the
+	 * active one, --env), not every interpreter on the node; sync makes
+	 * its venv from any interpreter of the lock's Python */
+	v = dr_verdict(r, "python-mismatch", GPUENV_SEV_WARNING, "environment",
 		f->envs[0].prefix ? f->envs[0].prefix : "Python");
 	if (!v)
 		return;
@@ -165,14 +168,16 @@ static void rule_python(lrun_t *lr)
 		dr_ev(r, v, dr_fmt(r, "%s: tool.gpuenv.python", lr->path), "lock", "%s", want);
 	if (rp)
 		dr_ev(r, v, dr_fmt(r, "%s: requires-python", lr->path), "lock", "%s", rp);
-	v->message = dr_fmt(r, "%s is for Python %s%s; the environments of this node run %s", lr->path,
-		want ? want : rp, want && rp ? dr_fmt(r, " (requires-python %s)", rp) : "", list);
+	v->message = dr_fmt(r, "%s is for Python %s%s; the Python environments the facts list for this "
+		"node run %s (gpuenv sync needs an interpreter of the lock's Python on this node)", lr->path, want ? want : rp, want && rp ? dr_fmt(r, " (requires-python %s)", rp) : "",
+		list);
 	{
 		const gpuenv_facts_env_t *e = &f->envs[active < f->nenvs ? active : 0];
 		const char *ver = e->python.version ? e->python.version : e->python_xy;
-		v->fix = dr_fmt(r, "install Python %s on this node (gpuenv sync makes its venv from it), "
-			"or lock again for this node's Python: python = \"%s\" in the target "
-			"(gpuenv lock --target NAME)", want ? want : rp, ver ? py_xy(lr, ver) : "?");
+		v->fix = dr_fmt(r, "install Python %s on this node (gpuenv sync makes its venv from it; "
+			"gpuenv probe --env DIR shows an environment the probe did not find), or lock again "
+			"for this node's Python: python = \"%s\" in the target (gpuenv lock --target NAME)",
+			want ? want : rp, ver ? py_xy(lr, ver) : "?");
 	}
 }
 
@@ -318,7 +323,7 @@ static void torch_of(lrun_t *lr, torch_build_t *tb)
 	tb->what = tb->cuda ? dr_fmt(r, "torch %s (CUDA %s)", ver, cb) : dr_fmt(r, "torch %s", ver);
 }
 
-static void rule_torch(lrun_t *lr, const torch_build_t *tb, bool *needs_gpu, int *cuda)
+static void rule_torch(lrun_t *lr, const torch_build_t *tb, bool *asked, int *cuda)
 {
 	drun_t *r = lr->r;
 	const char *fact = dr_fmt(r, "%s: packages[torch] needs CUDA", lr->path);
@@ -354,7 +359,7 @@ static void rule_torch(lrun_t *lr, const torch_build_t *tb, bool *needs_gpu, int
 			"what it needs of the driver and the GPUs", tb->what);
 		return;
 	}
-	*needs_gpu = true;
+	*asked = true;
 	*cuda = tb->cuda;
 	ptx_ok = pf_node(r, tb->cuda, tb->what, NULL, fact, "lock", lr->relock);
 	if (tb->kv) {
@@ -369,15 +374,13 @@ static void rule_torch(lrun_t *lr, const torch_build_t *tb, bool *needs_gpu, int
 	}
 }
 
-static void rule_cuda_wheels(lrun_t *lr, bool *needs_gpu, int *cuda)
+static void rule_cuda_wheels(lrun_t *lr, bool *asked, int *cuda)
 {
 	drun_t *r = lr->r;
-	bool node_said = *needs_gpu;
 
 	for (size_t i = 0; i < lr->lk->npackages && !r->err; i++) {
 		const gpuenv_lock_package_t *p = &lr->lk->packages[i];
 		const char *cite, *what, *fact;
-		size_t before = r->out->n;
 		int need;
 
 		if (!lr->applies[i] || !(need = wheel_need(lr, p, &cite)))
@@ -386,17 +389,19 @@ static void rule_cuda_wheels(lrun_t *lr, bool *needs_gpu, int *cuda)
 		fact = dr_fmt(r, "%s: packages[%s] needs CUDA", lr->path, p->name);
 		if (need > *cuda)
 			*cuda = need;
-		*needs_gpu = true;
-		if (!node_said) {
+		if (!*asked) {
 			/* the first CUDA wheel of a lock without a CUDA torch asks the node */
-			node_said = true;
+			*asked = true;
 			pf_node(r, need, what, NULL, fact, "lock", lr->relock);
 		} else if (r->ngpus > 0) {
 			dr_rule_driver(r, need, what, fact, "lock", NULL, lr->relock, false);
 		}
-		if (cite && r->out->n > before)
-			dr_ev_kb(r, &r->out->items[before], dr_fmt(r, "kb:wheels.toml package %s", p->name),
-				cite, "cuda_major %d", need / 1000);
+		/* the KB row in the driver verdict of that CUDA (dr_rule_driver's) */
+		for (size_t k = 0; cite && k < r->ndrv_seen; k++)
+			if (r->drv_seen[k].need == need && !r->drv_seen[k].env && r->drv_seen[k].vi != SIZE_MAX)
+				dr_ev_kb(r, &r->out->items[r->drv_seen[k].vi],
+					dr_fmt(r, "kb:wheels.toml package %s", p->name), cite, "cuda_major %d",
+					need / 1000);
 	}
 }
 
@@ -621,9 +626,25 @@ static void rule_platform(lrun_t *lr)
 	}
 	if (!tr.glibc) {
 		/* the facts do not say: any version of it (glibc when the C library
-		 * itself is unknown), and a warning for what needs a new one */
+		 * itself is unknown), and a warning for what needs a new one; for
+		 * glibc, the newest the lock's wheels name, so the tag set stays
+		 * small */
+		unsigned top = 217;
+		for (size_t i = 0; i < lr->lk->npackages; i++)
+			for (size_t w = 0; lr->applies[i] && w < lr->lk->packages[i].nwheels; w++) {
+				const char *n = lr->lk->packages[i].wheels[w].name, *m = n;
+				while ((m = strstr(m, "manylinux_"))) {
+					unsigned a, b;
+					if (sscanf(m, "manylinux_%u_%u_", &a, &b) == 2 && a == 2 && b < 100 &&
+						200 + b > top)
+						top = 200 + b;
+					m += 10;
+				}
+			}
 		t.libc = tr.musl ? "musl" : "glibc";
-		t.libc_version = tr.musl ? "1.99" : "2.99";
+		t.libc_version = tr.musl ? "1.99" : dr_fmt(r, "2.%u", top - 200);
+		if (!t.libc_version)
+			return;
 	}
 	if ((rc = gpuenv_target_wheel(r->ctx, &t, &wt)) != 0 ||
 		(rc = gpuenv_tagset_build(r->ctx, &wt, &tr.set)) != 0) {
@@ -759,7 +780,7 @@ int pf_lock(drun_t *r, const gpuenv_lock_t *lk, const char *path, gpuenv_preflig
 {
 	lrun_t lr;
 	torch_build_t tb;
-	bool needs_gpu = false;
+	bool asked = false; /* the node asked for a GPU and a driver */
 	int cuda = 0;
 
 	memset(&lr, 0, sizeof(lr));
@@ -776,9 +797,9 @@ int pf_lock(drun_t *r, const gpuenv_lock_t *lk, const char *path, gpuenv_preflig
 		return r->err;
 	torch_of(&lr, &tb);
 	if (!r->err)
-		rule_torch(&lr, &tb, &needs_gpu, &cuda);
+		rule_torch(&lr, &tb, &asked, &cuda);
 	if (!r->err)
-		rule_cuda_wheels(&lr, &needs_gpu, &cuda);
+		rule_cuda_wheels(&lr, &asked, &cuda);
 	if (!r->err)
 		rule_platform(&lr);
 	if (!r->err)

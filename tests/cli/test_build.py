@@ -81,13 +81,6 @@ def run(*args, env=None, timeout=600):
     return p.returncode, p.stdout, p.stderr
 
 
-def platform_tag():
-    import platform
-    lib, ver = platform.libc_ver()
-    a, b = (ver.split(".") + ["0"])[:2] if lib == "glibc" else ("2", "17")
-    return "manylinux_%s_%s_%s" % (a, b, platform.machine())
-
-
 def sdist(outdir, name, version, members, requires=(), raw_names=False):
     """<name>-<version>.tar.gz with PKG-INFO (Metadata-Version 2.2, static)
     and the given members {path: text} (raw_names: paths as they are, not
@@ -178,7 +171,7 @@ def project(name, deps, build_system=True, files=None, tool=""):
         text += '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n\n'
     text += '[project]\nname = "%s"\nversion = "0.3"\ndependencies = [%s]\n' % (
         name, ", ".join('"%s"' % x for x in deps))
-    text += '\n[tool.gpuenv.targets.cpu]\ngpu = "none"\npython = "%s"\nplatform = "%s"\n' % (PYXY, platform_tag())
+    text += '\n[tool.gpuenv.targets.cpu]\ngpu = "none"\npython = "%s"\nplatform = "%s"\n' % (PYXY, mkwheel.platform_tag())
     with open(os.path.join(d, "pyproject.toml"), "w") as f:
         f.write(text)
     for p, t in (files or {}).items():

@@ -207,6 +207,20 @@ vpy = os.path.join(TMP, "v1", "bin", "python")
 p = subprocess.run([vpy, "-c", "import torch, needsenv; print(torch.version.cuda)"], capture_output=True, text=True)
 check(p.returncode == 0 and p.stdout.strip() == "13.0", "torch and needsenv import: %s%s" % (p.stdout, p.stderr))
 
+# a second sync changes nothing; --reinstall takes both rounds again, the
+# build from the build cache
+rc, out, err = sync(APP, "v1")
+check(rc == 0 and "already match" in out, "a second sync changes nothing: %s%s" % (out, err))
+rc, out, err = sync(APP, "v1", "--reinstall", "--json")
+check(rc == 0, "--reinstall: %s%s" % (out, err))
+if rc == 0:
+    j = json.loads(out)
+    b = {x["name"]: x for x in j["builds"]}
+    check("needsenv" in b and b["needsenv"]["cached"] and not b["needsenv"]["isolated"],
+          "needsenv comes from the build cache, built against the venv: %r" % j["builds"])
+    check(j["counts"]["upgrade"] == 4, "all four packages reinstalled once: %r" % j["counts"])
+check(report("needsenv") is None, "the cached build ran no hook")
+
 # ---- the same sdist with isolation: torch is not there, and diagnose says why --
 
 ISO = project("iso", ["torch", "needsenv"], 'gpu = "H200"')

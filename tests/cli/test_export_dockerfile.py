@@ -335,6 +335,10 @@ finally:
     proc.wait()
 os.unlink(os.path.join(SAT, "image-manifest.json"))
 
+rc, out, err = run("export", "--project", SAT, "--target", "a100", "--format", "dockerfile", "--base",
+                   "nvidia/cuda:11.8.0-runtime-ubuntu22.04@sha256:abc", "-o", NOPE)
+check(rc == 2 and "64" in err and not os.path.exists(NOPE), "--base with a malformed digest: usage: %d %s" % (rc, err))
+
 # compose: one service per target of the project
 COMPOSE = os.path.join(SAT, "docker-compose.yml")
 rc, out, err = run("export", "--project", SAT, "--format", "compose", "-o", COMPOSE)

@@ -384,7 +384,8 @@ want = {"gpuenv.io/target.h200": "true", "gpuenv.io/target.t4": "false", "gpuenv
         "gpuenv.io/target.jetson": "false"}
 check(rc == 0 and {k: v for k, v in got.items() if ".io/target." in k} == want,
       "H200 against the satellite example: %r %s" % (got, err))
-check("target h200" in err and "sync --target auto" in err, "h200 without a lock: true, with a warning: %s" % err)
+# without a lock the declared driver decides: the H200's 580.159.04 is the target's
+check("target h200" not in err, "h200 without a lock: true, without a warning: %s" % err)
 # with locks (the CUDA of the locked torch build decides)
 proj = os.path.join(TMP, "satellite")
 os.makedirs(proj)

@@ -1,4 +1,4 @@
-/* Fuzz target: doctor and preflight over arbitrary JSON.  The facts come from
+/* Fuzz target: doctor and preflight (of a lock too) over arbitrary JSON.  The facts come from
  * anywhere (--facts FILE), so every rule must survive any shape: missing
  * fields, wrong types, huge or negative numbers, strings where arrays go.
  * A document without "schema" gets one, so the rules run on it.  Then the
@@ -12,11 +12,32 @@
 #include "gpuenv/doctor.h"
 #include "gpuenv/facts.h"
 #include "gpuenv/kb.h"
+#include "gpuenv/pylock.h"
 
 #include "fuzz_alloc.h"
 
 static gpuenv_ctx_t ctx;
 static gpuenv_kb_t *kb; /* loaded once: the harness may keep state, the library does not */
+
+/* preflight --lock over the same facts: a gpuenv lock with torch, a CUDA
+ * wheel and a wheel for another machine (read once, like the KB; its
+ * allocation failures are fuzz_preflight_lock's and test_doctor's) */
+#define Z64 "0000000000000000000000000000000000000000000000000000000000000000"
+static const char lock_text[] =
+	"lock-version = \"1.0\"\ncreated-by = \"gpuenv\"\nrequires-python = \">=3.10\"\n\n"
+	"[[packages]]\nname = \"numpy\"\nversion = \"2.3.5\"\nwheels = [{ name = "
+	"\"numpy-2.3.5-cp312-cp312-manylinux_2_28_aarch64.whl\", url = \"https://x/n.whl\", "
+	"hashes = { sha256 = \"" Z64 "\" } }]\n\n"
+	"[[packages]]\nname = \"nvidia-cudnn-cu12\"\nversion = \"9.5.1.17\"\nwheels = [{ name = "
+	"\"nvidia_cudnn_cu12-9.5.1.17-py3-none-manylinux_2_27_x86_64.whl\", url = \"https://x/c.whl\", "
+	"hashes = { sha256 = \"" Z64 "\" } }]\n\n"
+	"[[packages]]\nname = \"torch\"\nversion = \"2.7.0+cu128\"\nwheels = [{ name = "
+	"\"torch-2.7.0+cu128-cp312-cp312-manylinux_2_28_x86_64.whl\", url = \"https://x/t.whl\", "
+	"hashes = { sha256 = \"" Z64 "\" } }]\n\n"
+	"[tool.gpuenv]\ntarget = \"h100\"\ngpu = \"NVIDIA H100\"\ncompute-capability = \"9.0\"\n"
+	"driver = \"570.133.20\"\npython = \"3.12\"\nbackend = \"cu128\"\n";
+static gpuenv_arena_t lock_arena;
+static gpuenv_lock_t lock;
 
 /* The facts parsed and decoded, doctor and a preflight, under fuzz_oom's
  * failing allocator: every error recorded, memory running out reported as
@@ -54,6 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		{ .torch = "2.11.0" },
 		{ .image = "nvcr.io/nvidia/tritonserver:24.10-py3" },
 		{ .image = "nvidia/cuda:12.4.1-runtime-ubuntu22.04" },
+		{ .lock = &lock, .lock_path = "pylock.toml" },
 	};
 	json_error_t jerr;
 	json_t *doc, *out;
@@ -63,6 +85,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!kb) {
 		gpuenv_ctx_init(&ctx);
 		if (gpuenv_kb_load_files(&ctx, NULL, GPUENV_DOCTOR_KB_FILES, &kb) != 0)
+			abort();
+		gpuenv_arena_init(&lock_arena, &ctx, 0);
+		if (gpuenv_pylock_parse(&ctx, &lock_arena, "pylock.toml", gpuenv_str(lock_text), &lock) != 0)
 			abort();
 	}
 	/* the text as the verbs read it: every syntax and schema error is

@@ -126,6 +126,23 @@ static void test_driver_and_platform(void **state)
 	f = judge(&a100_old, &want_a100, "13.0");
 	assert_int_equal(f.verdict, GPUENV_KB_NO);
 	assert_non_null(strstr(f.reasons[0], "CUDA 13.0"));
+	/* a target declaring only its driver (no lock): a driver at least as
+	 * new fits; an older one fits when it runs the same newest CUDA
+	 * release (the KB's table), else not */
+	gpuenv_target_t want_drv = declared(&A100, "570.86.10", NULL);
+	gpuenv_target_t a100_new = machine(&A100, 1, "580.95.05", NULL);
+	f = judge(&a100_new, &want_drv, NULL);
+	assert_int_equal(f.verdict, GPUENV_KB_YES);
+	assert_non_null(strstr(f.reasons[f.nreasons - 1], "at least the target's"));
+	gpuenv_target_t a100_same = machine(&A100, 1, "570.86.15", NULL);
+	want_drv.driver = "570.124.06";
+	f = judge(&a100_same, &want_drv, NULL);
+	assert_int_equal(f.verdict, GPUENV_KB_YES);
+	assert_non_null(strstr(f.reasons[f.nreasons - 1], "runs CUDA 12.8"));
+	gpuenv_target_t a100_r535 = machine(&A100, 1, "535.104.05", NULL);
+	f = judge(&a100_r535, &want_drv, NULL);
+	assert_int_equal(f.verdict, GPUENV_KB_NO);
+	assert_non_null(strstr(f.reasons[0], "runs CUDA 12.8; this machine's 535.104.05 runs CUDA 12.2"));
 	/* no driver loaded */
 	gpuenv_target_t nodrv = machine(&A100, 1, NULL, NULL);
 	assert_int_equal(judge(&nodrv, &want_a100, NULL).verdict, GPUENV_KB_NO);
