@@ -93,7 +93,7 @@ static void print_text(struct cli *cli, const char *path, const gpuenv_prof_t *p
 	printf("%s%s%s%s: %zu spans on %zu threads over %s\n", path, p->command ? " (" : "",
 		p->command ? p->command : "", p->command ? ")" : "", p->nspans, p->nthreads, a);
 	if (s->npackages) {
-		printf("\nslowest packages (the time of their spans, tool calls aside):\n");
+		printf("\nslowest packages (the time of their outermost spans, tool calls aside):\n");
 		for (size_t i = 0; i < top_n(s->npackages, top); i++) {
 			gpuenv_prof_human(s->packages[i].total_us, a, sizeof(a));
 			printf("  %-28s %10s ", s->packages[i].key, a);

@@ -61,7 +61,8 @@ typedef struct gpuenv_prof_stat {
 
 typedef struct gpuenv_prof_summary {
 	double wall_us;			  /* t1 - t0 */
-	gpuenv_prof_stat_t *packages;	  /* the packages' spans (tool calls aside) */
+	gpuenv_prof_stat_t *packages;	  /* the packages' outermost spans (a span inside another of
+					     its package on its thread, a build's hooks, counts once) */
 	size_t npackages;
 	gpuenv_prof_stat_t *phases;	  /* every span but tool calls, by phase */
 	size_t nphases;

@@ -82,8 +82,26 @@ int gpuenv_prof_summarize(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv
 	for (int i = 0; i < N; i++)
 		a[i] = (acc_t){ .ctx = ctx, .map = { .ctx = ctx }, .arena = arena };
 	out->wall_us = p->t1 - p->t0;
+	/* the spans open around the current one on its thread (the spans
+	 * come by thread, then start, the outer first): a package's time is
+	 * that of its outermost spans, not again that of the hooks inside its
+	 * build */
+	struct open_span {
+		double end;
+		const char *package;
+	} open[64];
+	size_t nopen = 0;
 	for (size_t k = 0; k < p->nspans && !r; k++) {
 		const gpuenv_prof_span_t *s = &p->spans[k];
+		if (k && p->spans[k - 1].thread != s->thread)
+			nopen = 0;
+		while (nopen && open[nopen - 1].end <= s->ts)
+			nopen--;
+		bool nested = false;
+		for (size_t i = 0; i < nopen && s->package && !nested; i++)
+			nested = open[i].package && !strcmp(open[i].package, s->package);
+		if (nopen < sizeof(open) / sizeof(open[0]))
+			open[nopen++] = (struct open_span){ s->ts + s->dur, s->package };
 		if (s->tool) {
 			bool failed = s->status > 0;
 			out->tool_calls++;
@@ -94,11 +112,10 @@ int gpuenv_prof_summarize(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv
 			continue;
 		}
 		r = add(&a[PHASE], s->phase, NULL, s->dur, false);
-		if (!r && s->package) {
+		if (!r && s->package && !nested)
 			r = add(&a[PKG], s->package, NULL, s->dur, false);
-			if (!r)
-				r = add(&a[PKG_PHASE], s->package, s->phase, s->dur, false);
-		}
+		if (!r && s->package)
+			r = add(&a[PKG_PHASE], s->package, s->phase, s->dur, false);
 	}
 	gpuenv_prof_stat_t **dst[N] = { &out->packages, &out->phases, &out->package_phases, &out->tools,
 		&out->package_tools };

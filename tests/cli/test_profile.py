@@ -339,6 +339,9 @@ if have_builder and os.access(NVCC, os.X_OK) and all(os.path.exists(p) for p in 
         j = json.loads(out) if rc == 0 else {}
         bp = {(x["package"], x["tool"]): x["calls"] for x in j.get("tools_by_package", [])}
         check(bp.get(("nvccpkg", "nvcc")) == 47, "gpuenv profile counts the build's 47 nvcc calls: %r" % bp)
+        pk = {x["package"]: x for x in j.get("packages", [])}
+        check(0 < pk.get("nvccpkg", {}).get("total_us", 0) <= j.get("wall_us", 0),
+              "the build's hooks inside its span are not counted twice: %r of %r" % (pk.get("nvccpkg"), j.get("wall_us")))
 else:
     print("note: the sdist build check needs the PEP 517 builder with the shims (lib/build/build.c), %s, Debian's "
           "setuptools and wheel wheels and %s: skipped" % (NVCC, DEBIAN_PY))
