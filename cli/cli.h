@@ -91,6 +91,10 @@ void cli_json_drop(json_t *v);
 
 /* Print a JSON value on stdout (indented, one trailing newline) and free it. */
 int cli_print_json(struct cli *cli, json_t *value);
+/* A verb's output: to -o FILE atomically (gpuenv_fs_write_atomic_ex with
+ * fs_flags), else to stdout.  CLI_EXIT_OK, or CLI_EXIT_CANNOT reported. */
+int cli_write_output(struct cli *cli, const struct cli_verb *verb, const char *out, const char *data,
+	size_t len, unsigned fs_flags);
 
 /* Read a whole file ("-" = stdin) into buf; reports errors itself. */
 int cli_read_input(struct cli *cli, const char *path, size_t max, gpuenv_buf_t *buf);

@@ -196,16 +196,8 @@ static int cli_drift(struct cli *cli, const struct cli_verb *verb, int argc, cha
 		st = cli_error(cli, CLI_EXIT_CANNOT, "%s: out of memory writing the report", verb->name);
 		goto done;
 	}
-	if (out) {
-		if (gpuenv_fs_write_atomic(&cli->ctx, out, o.data, o.len, 0644) != 0) {
-			st = cli_report(cli, CLI_EXIT_CANNOT);
-			goto done;
-		}
-	} else if (fwrite(o.data, 1, o.len, stdout) != o.len) {
-		st = CLI_EXIT_CANNOT; /* main() reports the write error */
-		goto done;
-	}
-	st = rep.nfailed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+	if ((st = cli_write_output(cli, verb, out, o.data, o.len, 0)) == CLI_EXIT_OK)
+		st = rep.nfailed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 done:
 	gpuenv_buf_free(&o);
 	gpuenv_buf_free(&in);

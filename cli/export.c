@@ -306,13 +306,8 @@ static int cli_export(struct cli *cli, const struct cli_verb *verb, int argc, ch
 	gpuenv_buf_init(&o, &cli->ctx, GPUENV_PYLOCK_MAX_SIZE);
 	if (cli_export_requirements(cli, &a, &lk, lock, constraints, hashes, &o))
 		st = cli_report(cli, CLI_EXIT_CANNOT);
-	else if (out) {
-		if (gpuenv_fs_write_atomic(&cli->ctx, out, o.data, o.len, 0644))
-			st = cli_report(cli, CLI_EXIT_CANNOT);
-		else
-			fprintf(stderr, "%s: %zu packages from %s\n", out, lk.npackages, lock);
-	} else if (fwrite(o.data, 1, o.len, stdout) != o.len)
-		st = cli_error(cli, CLI_EXIT_CANNOT, "%s: cannot write the output", verb->name);
+	else if ((st = cli_write_output(cli, verb, out, o.data, o.len, 0)) == CLI_EXIT_OK && out)
+		fprintf(stderr, "%s: %zu packages from %s\n", out, lk.npackages, lock);
 	gpuenv_buf_free(&o);
 done:
 	if (have_pj)

@@ -52,14 +52,7 @@ static void print_warnings(struct cli *cli, const struct cli_verb *verb, const g
  * NFD never reads it half-written), else to stdout. */
 static int emit(struct cli *cli, const struct cli_verb *verb, const char *out, const char *data, size_t len)
 {
-	if (out) {
-		if (gpuenv_fs_write_atomic_ex(&cli->ctx, out, data, len, 0644, GPUENV_FS_HIDDEN_TMP))
-			return cli_report(cli, CLI_EXIT_CANNOT);
-		return CLI_EXIT_OK;
-	}
-	if (fwrite(data, 1, len, stdout) != len)
-		return cli_error(cli, CLI_EXIT_CANNOT, "%s: cannot write the output", verb->name);
-	return CLI_EXIT_OK;
+	return cli_write_output(cli, verb, out, data, len, GPUENV_FS_HIDDEN_TMP);
 }
 
 static int emit_json(struct cli *cli, const struct cli_verb *verb, const char *out, json_t *v)

@@ -206,6 +206,17 @@ void cli_json_drop(json_t *v)
 #endif
 }
 
+int cli_write_output(struct cli *cli, const struct cli_verb *verb, const char *out, const char *data,
+	size_t len, unsigned fs_flags)
+{
+	if (out)
+		return gpuenv_fs_write_atomic_ex(&cli->ctx, out, data, len, 0644, fs_flags)
+			? cli_report(cli, CLI_EXIT_CANNOT) : CLI_EXIT_OK;
+	if (len && fwrite(data, 1, len, stdout) != len)
+		return cli_error(cli, CLI_EXIT_CANNOT, "%s: cannot write the output", verb->name);
+	return CLI_EXIT_OK;
+}
+
 int cli_print_json(struct cli *cli, json_t *value)
 {
 	int r;
