@@ -39,7 +39,10 @@ struct gpuenv_tagset;
 /* One lock package that is built from source. */
 typedef struct gpuenv_sync_source {
 	const gpuenv_lock_package_t *pkg;
-	const char *sdist_path; /* an sdist entry's local path, absolute; NULL: its url */
+	/* the source file built: the sdist entry, or an archive entry that is
+	 * not a wheel (PEP 751 archive: a direct URL or path), its name set */
+	const gpuenv_lock_file_t *sdist;
+	const char *sdist_path; /* its local path, absolute; NULL: its url */
 	const char *directory;	/* a directory entry's path, absolute; NULL: an sdist */
 	bool editable;		/* PEP 660 (a directory entry marked editable) */
 } gpuenv_sync_source_t;

@@ -791,11 +791,12 @@ static void req_of(const gpuenv_sync_source_t *src, gpuenv_build_req_t *q)
 		q->directory = src->directory;
 		q->editable = src->editable;
 	} else {
-		q->sdist_url = p->sdist->url;
+		const gpuenv_lock_file_t *f = src->sdist ? src->sdist : p->sdist;
+		q->sdist_url = f->url;
 		q->sdist_path = src->sdist_path;
-		q->sdist_name = p->sdist->name;
-		q->sdist_sha256 = p->sdist->sha256;
-		q->sdist_size = p->sdist->size;
+		q->sdist_name = f->name;
+		q->sdist_sha256 = f->sha256;
+		q->sdist_size = f->size;
 	}
 }
 

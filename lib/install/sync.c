@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <time.h>
@@ -83,14 +84,43 @@ static int pkg_applies(gpuenv_sync_t *s, const gpuenv_lock_package_t *p, bool *y
 	return 0;
 }
 
+/* The file name of an archive entry: its name, else the last part of its
+ * path or URL (without query or fragment), in arena; NULL: out of memory. */
+static const char *archive_name(gpuenv_arena_t *arena, const gpuenv_lock_file_t *f)
+{
+	const char *u = f->name ? f->name : f->path ? f->path : f->url ? f->url : "";
+	size_t n = strcspn(u, "?#");
+	const char *b = u;
+	for (size_t i = 0; i < n; i++)
+		if (u[i] == '/')
+			b = u + i + 1;
+	return gpuenv_arena_strndup(arena, b, n - (size_t)(b - u));
+}
+
+static bool archive_is_wheel(const char *name)
+{
+	size_t n = strlen(name);
+	return n > 4 && !strcasecmp(name + n - 4, ".whl");
+}
+
 /* The wheel of p the venv's interpreter installs: the best-ranked one. */
 static int pkg_wheel(gpuenv_sync_t *s, const gpuenv_lock_package_t *p, const gpuenv_lock_file_t **out)
 {
 	long best = -1;
 	*out = NULL;
 	if (p->archive) {
-		*out = p->archive;
-		return 0;
+		const char *name = archive_name(s->arena, p->archive);
+		if (!name)
+			return gpuenv_oom(s->ctx, "the sync plan");
+		if (archive_is_wheel(name)) {
+			*out = p->archive;
+			return 0;
+		}
+		if (s->o.builder.build)
+			return 0; /* an sdist archive, built from source: plan_source */
+		return pkg_fail(s, p, GPUENV_EUNSUPPORTED, gpuenv_arena_printf(s->arena, "the archive %s is not a "
+			"wheel, and this sync builds no source (no builder, gpuenv/build.h): build a wheel of it",
+			name).ptr);
 	}
 	if (!p->nwheels && (p->sdist || p->directory) && s->o.builder.build)
 		return 0; /* built from source: plan_source */
@@ -175,9 +205,14 @@ static int plan_source(gpuenv_sync_t *s, gpuenv_sync_action_t *a)
 			return gpuenv_oom(s->ctx, "the sync plan");
 		gpuenv_fs_tidy_path((char *)src->directory);
 		src->editable = p->editable;
-	} else if (p->sdist->path) {
-		if (!(src->sdist_path = p->sdist->path[0] == '/' ? p->sdist->path
-			      : gpuenv_arena_printf(s->arena, "%s/%s", s->o.lock_dir, p->sdist->path).ptr))
+	} else {
+		const gpuenv_lock_file_t *f = p->sdist ? p->sdist : p->archive;
+		gpuenv_lock_file_t *c = gpuenv_arena_alloc(s->arena, sizeof(*c));
+		if (!c || !(*c = *f, c->name = f->name ? f->name : archive_name(s->arena, f)))
+			return gpuenv_oom(s->ctx, "the sync plan");
+		src->sdist = c;
+		if (f->path && !(src->sdist_path = f->path[0] == '/' ? f->path
+				     : gpuenv_arena_printf(s->arena, "%s/%s", s->o.lock_dir, f->path).ptr))
 			return gpuenv_oom(s->ctx, "the sync plan");
 	}
 	a->source = src;
@@ -476,7 +511,8 @@ static int stage_one(gpuenv_sync_t *s, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
 			a->name, a->new_version ? a->new_version : "", e->tree.name, e->tree.version);
 		return gpuenv_hint(ctx, "the lock or the index is wrong about this file: lock again");
 	}
-	if (a->pkg->archive && !(so.direct_url_json = direct_url(s, ctx, arena, a->file)))
+	if (a->pkg->archive &&
+		!(so.direct_url_json = direct_url(s, ctx, arena, a->file ? a->file : a->source->sdist)))
 		return gpuenv_oom(ctx, "the sync");
 	if (a->source && (r = source_meta(ctx, arena, a, &so)) != 0)
 		return r;

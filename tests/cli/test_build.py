@@ -25,6 +25,7 @@ import glob
 import gzip
 import io
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -351,6 +352,31 @@ plan = {a["name"]: a["action"] for a in json.loads(out)["plan"]} if rc == 0 else
 check(plan.get("libdir") == "reinstall", "a changed tree is built again: %r %s" % (plan, err))
 rc2, o2 = vpy(VL, "import libdir; print(libdir.X)")
 check(o2 == "43", "the rebuilt tree is installed: " + o2)
+
+# ---- an sdist given as a PEP 751 archive entry (a direct URL, as another ----
+# ---- tool locks `pkg @ https://.../pkg-1.0.tar.gz`): built, not unzipped ----
+
+ARC = project("arcapp", ["purepkg"], build_system=False)
+rc, out, err = run("lock", "--project", ARC, "--index-url", SIMPLE, "--cache-dir", CACHE)
+check(rc == 0, "lock arcapp: %s%s" % (out, err))
+ap = os.path.join(ARC, "pylock.cpu.toml")
+text = open(ap).read()
+m = re.search(r'^sdist = \{ name = "[^"]+", (.*)$', text, re.M)
+check(m is not None, "purepkg locked as an sdist:\n" + text)
+if m:
+    with open(ap, "w") as f:
+        f.write(text.replace(m.group(0), "archive = { " + m.group(1)))
+    VA = os.path.join(TMP, "varc")
+    rc, out, err = sync(ARC, VA, "--locked", "--json")
+    check(rc == 0, "sync an sdist archive entry: %s%s" % (out, err))
+    if rc == 0:
+        b = json.loads(out)["builds"]
+        check(len(b) == 1 and b[0]["name"] == "purepkg", "the archive is built: %r" % b)
+    rc2, o2 = vpy(VA, "import purepkg; print(purepkg.VALUE)")
+    check(rc2 == 0 and o2 == "pure 1.0", "the built archive imports: " + o2)
+    du = [os.path.join(dp, f) for dp, _, fs in os.walk(os.path.join(VA, "lib")) for f in fs
+          if f == "direct_url.json" and "purepkg-1.0" in dp]
+    check(du and "archive_info" in json.load(open(du[0])), "PEP 610 archive_info for the archive: %r" % du)
 
 # ---- an in-tree backend (backend-path) without build_editable ---------------
 
