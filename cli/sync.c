@@ -129,8 +129,9 @@ static int pick_auto(struct cli *cli, struct cli_sync_opts *o, struct cli_projec
 		o->auto_reason = fits[best].nreasons ? fits[best].reasons[0] : NULL;
 		return 0;
 	}
+	const char *desc = gpuenv_target_describe(&pj->arena, machine);
 	fprintf(stderr, "%s: %s: --target auto: no target of %s runs on this machine (%s):\n", cli->prog,
-		o->verb->name, pj->path, gpuenv_target_describe(&pj->arena, machine));
+		o->verb->name, pj->path, desc ? desc : "not described: out of memory");
 	for (size_t i = 0; i < pj->ntargets; i++)
 		fprintf(stderr, "  %s: %s\n", pj->targets[i].name, fits[i].nreasons ? fits[i].reasons[0] : "no");
 	fprintf(stderr, "hint: name one with --target NAME (a build host may sync any target), or declare a "
