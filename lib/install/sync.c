@@ -429,11 +429,9 @@ static int commit_reqs(gpuenv_sync_t *s, gpuenv_cache_req_t *reqs, int round)
 			k++;
 			continue;
 		}
-		reqs[k].name = f->name;
-		if (!reqs[k].name) { /* an archive: the name its URL or path ends in */
-			const char *u = f->url ? f->url : f->path, *sl = u ? strrchr(u, '/') : NULL;
-			reqs[k].name = sl ? sl + 1 : u;
-		}
+		/* an archive: the name its path or URL ends in, as pkg_wheel read it */
+		if (!(reqs[k].name = f->name ? f->name : archive_name(s->arena, f)))
+			return gpuenv_oom(s->ctx, "the sync");
 		reqs[k].url = f->url;
 		if (f->path && !(reqs[k].path = f->path[0] == '/' ? f->path
 				     : gpuenv_arena_printf(s->arena, "%s/%s", s->o.lock_dir, f->path).ptr))

@@ -105,12 +105,6 @@ bool gpuenv_label_key_valid(gpuenv_str_t s, const char **why)
 	return gpuenv_label_name_valid(gpuenv_str_n(slash + 1, s.len - pl - 1), why);
 }
 
-static bool has_suffix(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-	return n >= m && !strcmp(s + n - m, suffix);
-}
-
 int gpuenv_labels_prefix_check(gpuenv_ctx_t *ctx, const char *prefix, const char *what)
 {
 	const char *why = NULL;
@@ -121,15 +115,16 @@ int gpuenv_labels_prefix_check(gpuenv_ctx_t *ctx, const char *prefix, const char
 	}
 	/* NFD: kubernetes.io and its subdomains are always denied, but for its
 	 * own feature. and profile.node.kubernetes.io namespaces */
-	if ((!strcmp(prefix, "kubernetes.io") || has_suffix(prefix, ".kubernetes.io")) &&
+	if ((!strcmp(prefix, "kubernetes.io") || gpuenv_str_endswith(gpuenv_str(prefix), ".kubernetes.io")) &&
 		strcmp(prefix, "feature.node.kubernetes.io") && strcmp(prefix, "profile.node.kubernetes.io") &&
-		!has_suffix(prefix, ".feature.node.kubernetes.io") && !has_suffix(prefix, ".profile.node.kubernetes.io")) {
+		!gpuenv_str_endswith(gpuenv_str(prefix), ".feature.node.kubernetes.io") &&
+		!gpuenv_str_endswith(gpuenv_str(prefix), ".profile.node.kubernetes.io")) {
 		gpuenv_fail(ctx, GPUENV_EUSAGE, NULL, 0, 0, "%s \"%s\": node-feature-discovery never publishes labels "
 			"under kubernetes.io or its subdomains", what, prefix);
 		return gpuenv_hint(ctx, "use a domain of your own, \"%s\", or a subdomain of "
 			"feature.node.kubernetes.io", GPUENV_LABELS_DEFAULT_PREFIX);
 	}
-	if (!strcmp(prefix, "k8s.io") || has_suffix(prefix, ".k8s.io")) {
+	if (!strcmp(prefix, "k8s.io") || gpuenv_str_endswith(gpuenv_str(prefix), ".k8s.io")) {
 		gpuenv_fail(ctx, GPUENV_EUSAGE, NULL, 0, 0, "%s \"%s\": Kubernetes reserves k8s.io and its "
 			"subdomains for its own components", what, prefix);
 		return gpuenv_hint(ctx, "use a domain of your own, as \"%s\"", GPUENV_LABELS_DEFAULT_PREFIX);
