@@ -35,7 +35,7 @@ if [ -z "${GPUENV:-}" ]; then
 	GPUENV=$PWD/build/gpuenv
 fi
 if ! "$GPUENV" debug pyenv --help >/dev/null 2>&1; then
-	echo "stack.sh: this gpuenv has no 'debug pyenv' verb yet (cli/debug.c rows): skipped" >&2
+	echo "stack.sh: this gpuenv has no 'debug pyenv' verb yet (cli/debug/debug.c rows): skipped" >&2
 	exit 0
 fi
 if [ -z "$ENVDIR" ]; then

@@ -1,5 +1,5 @@
 /* The target's hardware in sync's source builds: the variables of
- * lib/build/hw.c for the builder, the toolkit problem kept for the builds
+ * lib/builder/hw.c for the builder, the toolkit problem kept for the builds
  * that need CUDA, diagnose's reading of a failed build's log
  * (docs/build.md). */
 #include "build_hw.h"

@@ -1,5 +1,5 @@
 /* The target's hardware in sync's source builds (cli/build_hw.c over
- * lib/build/hw.c; docs/build.md, "The target's hardware"). */
+ * lib/builder/hw.c; docs/build.md, "The target's hardware"). */
 #ifndef GPUENV_CLI_BUILD_HW_H
 #define GPUENV_CLI_BUILD_HW_H
 

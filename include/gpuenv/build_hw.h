@@ -1,4 +1,4 @@
-/* gpuenv build_hw: the target's hardware in a source build (lib/build/hw.c).
+/* gpuenv build_hw: the target's hardware in a source build (lib/builder/hw.c).
  *
  * A PEP 517 build of a CUDA extension (flash-attn, apex, a project's own
  * kernels) reads its hardware from the environment: torch's cpp_extension

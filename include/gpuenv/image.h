@@ -1,4 +1,4 @@
-/* gpuenv image lock / check (lib/image/lock.c; docs/image.md): container
+/* gpuenv image lock / check (lib/image/image_lock.c; docs/image.md): container
  * image references resolved to digests through the registry client
  * (gpuenv/registry.h), with the components the knowledge base gives for
  * each tag, as image-manifest.json entries (gpuenv/image_manifest.h). */

@@ -18,7 +18,7 @@
 #include "gpuenv/hash.h"
 #include "gpuenv/pep440.h"
 
-#include "cache.h"
+#include "http_cache.h"
 #include "http.h"
 #include "index_int.h"
 

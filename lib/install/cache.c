@@ -43,7 +43,7 @@
 #include "gpuenv/trace.h"
 
 #define STAMP ".used"
-#define HTTP_DIR "http-v1" /* lib/index/cache.c's folder */
+#define HTTP_DIR "http-v1" /* lib/index/http_cache.c's folder */
 #define MAX_THREADS 8
 
 struct gpuenv_cache {
@@ -981,7 +981,7 @@ int gpuenv_cache_clean(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, bool wait, uint64_t
 		*freed = 0;
 	if ((r = lock_exclusive(c, ctx, wait)))
 		return r;
-	/* builds, sdists, build-logs: lib/build's (docs/build.md) */
+	/* builds, sdists, build-logs: lib/builder's (docs/build.md) */
 	static const char *const tops[] = { "wheels", "trees", "tmp", HTTP_DIR, "builds", "sdists", "build-logs" };
 	for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]); i++)
 		empty_dir(c, tops[i], &f);

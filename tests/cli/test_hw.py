@@ -38,7 +38,7 @@ def js(args, env=None):
 
 p = run(["--help"])
 if p.returncode == 2 and "unknown subcommand" in p.stderr:
-    # the `gpus` row of cli/debug.c lands with the integration of this branch
+    # the `gpus` row of cli/debug/debug.c lands with the integration of this branch
     print("gpuenv debug gpus is not in the debug table yet")
     sys.exit(77)
 check("--help", p.returncode == 0 and "--deep" in p.stdout, p.stdout + p.stderr)

@@ -308,7 +308,7 @@ if "bdist_wheel" in sys.argv:
         subprocess.run(["nvcc", "--version"], check=True, stdout=subprocess.DEVNULL)
 setup(name="nvccpkg", version="1.0", packages=["nvccpkg"])
 """
-# the builder records its tool calls since it sets the shims up (lib/build/build.c)
+# the builder records its tool calls since it sets the shims up (lib/builder/build.c)
 BUILD_C = os.path.join(SRC, "lib", "build", "build.c")
 have_builder = os.path.exists(BUILD_C) and "gpuenv_trace_shims_setup" in open(BUILD_C).read()
 if have_builder and os.access(NVCC, os.X_OK) and all(os.path.exists(p) for p in (SETUPTOOLS, WHEEL, DEBIAN_PY)):
@@ -343,7 +343,7 @@ if have_builder and os.access(NVCC, os.X_OK) and all(os.path.exists(p) for p in 
         check(0 < pk.get("nvccpkg", {}).get("total_us", 0) <= j.get("wall_us", 0),
               "the build's hooks inside its span are not counted twice: %r of %r" % (pk.get("nvccpkg"), j.get("wall_us")))
 else:
-    print("note: the sdist build check needs the PEP 517 builder with the shims (lib/build/build.c), %s, Debian's "
+    print("note: the sdist build check needs the PEP 517 builder with the shims (lib/builder/build.c), %s, Debian's "
           "setuptools and wheel wheels and %s: skipped" % (NVCC, DEBIAN_PY))
 
 # ---- the flame graph ---------------------------------------------------------------

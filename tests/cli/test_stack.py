@@ -4,7 +4,7 @@ files with chosen DT_NEEDED / RPATH / RUNPATH, a toolkit, a venv with the
 h200-env corpus's torch and cuDNN METADATA) and over this machine (ldd's own
 answers for a few system binaries).
 
-Exits 77 while cli/debug.c has no rows for these verbs (they are added at
+Exits 77 while cli/debug/debug.c has no rows for these verbs (they are added at
 integration)."""
 import json
 import os
@@ -33,7 +33,7 @@ def check(cond, what):
 
 
 if run("ldd", "--help").returncode != 0:
-    print("gpuenv debug ldd is not registered in cli/debug.c yet: skipped")
+    print("gpuenv debug ldd is not registered in cli/debug/debug.c yet: skipped")
     sys.exit(77)
 
 

@@ -1,5 +1,5 @@
 /* Fuzz target: what a source build reads before and after running Python
- * (lib/build/spec.c): pyproject.toml's [build-system] and the hook runner's
+ * (lib/builder/spec.c): pyproject.toml's [build-system] and the hook runner's
  * result file.  The input is given to both.  Besides the sanitizers,
  * invariants abort() on violation:
  *   - a [build-system] read has a backend and at least the legacy

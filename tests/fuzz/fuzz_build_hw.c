@@ -1,4 +1,4 @@
-/* Fuzz target: lib/build/hw.c over any bytes: the first line the locked
+/* Fuzz target: lib/builder/hw.c over any bytes: the first line the locked
  * CUDA ("13.0"; empty: a CPU-only build), the rest a facts document whose
  * toolkits and GPUs decide the build (the facts decoder first), for the
  * facts' own target and a fixed A10 one sharing the build.  Besides the

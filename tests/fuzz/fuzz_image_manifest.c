@@ -1,4 +1,4 @@
-/* Fuzz target: image-manifest.json (lib/image/manifest.c) and image
+/* Fuzz target: image-manifest.json (lib/image/image_manifest.c) and image
  * references.  Besides the sanitizers and the allocation failures of
  * fuzz_alloc.h, invariants abort() on violation:
  *   - a manifest that reads is written, read back and written again to the

@@ -1,4 +1,4 @@
-/* Unit tests for the pure parts of source builds (lib/build/spec.c):
+/* Unit tests for the pure parts of source builds (lib/builder/spec.c):
  * pyproject.toml's [build-system] with PEP 517/518's defaults and refusals,
  * the hook runner's result file, the build environment, and the cache key
  * (what changes it and what does not). */
@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../lib/build/build_int.h"
+#include "../../lib/builder/build_int.h"
 #include "gpuenv/build.h"
 
 static gpuenv_ctx_t ctx;

@@ -1,4 +1,4 @@
-/* Unit tests for lib/build/hw.c: the toolkit, TORCH_CUDA_ARCH_LIST,
+/* Unit tests for lib/builder/hw.c: the toolkit, TORCH_CUDA_ARCH_LIST,
  * NVCC_THREADS and MAX_JOBS of a source build, from facts fixtures (the
  * H200 snapshot, facts without a toolkit, a CUDA 12.x toolkit against a
  * CUDA 13.0 lock), several targets sharing one build, the build host's

@@ -1,4 +1,4 @@
-/* Unit tests for image references and image-manifest.json (lib/image/manifest.c):
+/* Unit tests for image references and image-manifest.json (lib/image/image_manifest.c):
  * the reference grammar and its normalization, the strict reader and its
  * messages, the lookup the Dockerfile export uses, the deterministic writer
  * (what it writes reads back equal, sorted), and every allocation failing in

@@ -1,4 +1,4 @@
-/* lib/build's own functions, shared by its files (not exported). */
+/* lib/builder's own functions, shared by its files (not exported). */
 #ifndef GPUENV_BUILD_INT_H
 #define GPUENV_BUILD_INT_H
 

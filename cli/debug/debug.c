@@ -6,7 +6,7 @@
 
 #include "gpuenv/hash.h"
 
-/* Each subcommand ends its cli/debug_*.c file with its struct cli_verb. */
+/* Each subcommand ends its file in cli/debug/ with its struct cli_verb. */
 #define DEBUG_SUBS(X) X(toml_decode) \
 	X(toml_encode) \
 	X(version_sort) \

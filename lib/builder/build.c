@@ -35,7 +35,7 @@
 #include "gpuenv/trace.h"
 #include "gpuenv/wheel.h"
 
-/* scripts/embed.py's output (build_embedded.c): lib/build/hook_runner.py */
+/* scripts/embed.py's output (build_embedded.c): lib/builder/hook_runner.py */
 struct gpuenv_embedded_file {
 	const char *name;
 	const unsigned char *data;

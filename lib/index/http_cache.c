@@ -31,7 +31,7 @@
 #include "gpuenv/fs.h"
 #include "gpuenv/hash.h"
 
-#include "cache.h"
+#include "http_cache.h"
 
 #define MAGIC "gpuenv-http-cache 1\n"
 
