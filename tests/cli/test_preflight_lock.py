@@ -224,6 +224,20 @@ e = verdicts(out, "driver-too-old")
 check(e and any(ev["fact"] == "kb:wheels.toml package nvidia-cudnn-cu13" and ev["kb_source"] for ev in e[0]["evidence"])
       and "upgrade the driver to >= 580" in e[0]["fix"], "the KB row cited, the driver to install: %s" % e)
 
+# DALI (issue 25): its package name fixes the CUDA build (KB wheels.toml rows from DALI's support matrix)
+DALI = write("pylock.dali.toml", 'lock-version = "1.0"\ncreated-by = "uv"\n\n' +
+             pkg("nvidia-dali-cuda120", "1.53.0", "nvidia_dali_cuda120-1.53.0-py3-none-manylinux2014_x86_64.whl"))
+out = case("DALI for CUDA 12 on driver 470", DALI, facts("driver470-cu121"), 1, [("driver-too-old", "error")])
+e = verdicts(out, "driver-too-old")
+check(e and "nvidia-dali-cuda120 1.53.0" in e[0]["message"] and "CUDA 12.0" in e[0]["message"] and
+      any(ev["fact"] == "kb:wheels.toml package nvidia-dali-cuda120" for ev in e[0]["evidence"]) and
+      ">= 525" in e[0]["fix"], "DALI judged by its KB row, the driver to install named: %s" % e)
+case("DALI for CUDA 12 on the H200 (driver 580)", DALI, facts("h200-2026-11-29"), 0, [("driver-ok", "info")])
+DALI13 = write("pylock.dali13.toml", 'lock-version = "1.0"\ncreated-by = "uv"\n\n' +
+               pkg("nvidia-dali-cuda130", "1.53.0", "nvidia_dali_cuda130-1.53.0-py3-none-manylinux2014_x86_64.whl"))
+case("DALI for CUDA 13 on driver 535", DALI13, facts("driver-too-old-cu130"), 1, [("driver-too-old", "error")])
+case("DALI for CUDA 13 on the H200", DALI13, facts("h200-2026-11-29"), 0, [("driver-ok", "info")])
+
 TORCH_ONLY = write("pylock.torch.toml", 'lock-version = "1.0"\ncreated-by = "pdm"\n\n' +
                    pkg("torch", "2.6.0+cu124", "torch-2.6.0+cu124-cp312-cp312-linux_x86_64.whl",
                        'index = "https://download.pytorch.org/whl/cu124"\n'))
