@@ -294,7 +294,13 @@ try:
     shutil.rmtree(probe)
     rng = random.Random(9)
     landed = {"old": 0, "new": 0, "mid": 0, "recovery killed": 0}
-    for i in range(100):
+    # at least 100 trials, and on until 10 of them landed inside a commit: on
+    # a loaded machine (a parallel test run) one process start can outlast
+    # the measured span, and fewer kills land mid-commit; the trials go on
+    # (up to 400) rather than the check failing for the machine's load
+    for i in range(400):
+        if i >= 100 and landed["mid"] >= 10:
+            break
         venv = os.path.join(work, "kill-%d" % i)
         shutil.copytree(template, venv, symlinks=True)
         e = dict(os.environ, GPUENV_TEST_TXN_STEP_US="3000")
