@@ -259,42 +259,56 @@ static void print_model(struct cli *cli, const gpuenv_onnx_model_t *m)
 
 static int cli_trt_inspect(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
-	gpuenv_arena_t arena;
-	gpuenv_onnx_model_t m;
-	int c, st;
+	json_t *all = NULL;
+	int c, st, status = CLI_EXIT_OK;
 
 	while ((c = cli_getopt(cli, verb, argc, argv, "", NULL, &st)) != -1)
 		if (c == CLI_OPT_EXIT)
 			return st;
 	if (optind >= argc)
 		return cli_usage_error(cli, verb, "%s: no MODEL given", verb->name);
-	if (argc - optind > 1)
-		return cli_usage_error(cli, verb, "%s: one MODEL at a time", verb->name);
-	gpuenv_arena_init(&arena, &cli->ctx, 0);
-	if (gpuenv_onnx_inspect(&cli->ctx, &arena, argv[optind], &m)) {
+	/* several models: one JSON array, in the order given */
+	if (cli->json && argc - optind > 1 && !(all = json_array()))
+		return cli_error(cli, CLI_EXIT_CANNOT, "out of memory building JSON");
+	for (int i = optind; i < argc; i++) {
+		gpuenv_arena_t arena;
+		gpuenv_onnx_model_t m;
+
+		gpuenv_arena_init(&arena, &cli->ctx, 0);
+		if (gpuenv_onnx_inspect(&cli->ctx, &arena, argv[i], &m)) {
+			status = cli_report(cli, CLI_EXIT_CANNOT);
+		} else if (all) {
+			json_t *o = model_json(cli, &m);
+			if (!o || json_array_append_new(all, o))
+				status = cli_error(cli, CLI_EXIT_CANNOT, "out of memory building JSON");
+		} else if (cli->json) {
+			st = cli_print_json(cli, model_json(cli, &m));
+			status = st ? st : status;
+		} else {
+			if (i > optind)
+				printf("\n");
+			print_model(cli, &m);
+		}
 		gpuenv_arena_free(&arena);
-		return cli_report(cli, CLI_EXIT_CANNOT);
 	}
-	if (cli->json) {
-		st = cli_print_json(cli, model_json(cli, &m));
-	} else {
-		print_model(cli, &m);
-		st = CLI_EXIT_OK;
+	if (all) {
+		st = cli_print_json(cli, all);
+		status = st ? st : status;
 	}
-	gpuenv_arena_free(&arena);
-	return st;
+	return status;
 }
 
 const struct cli_verb cli_verb_trt_inspect = {
 	.name = "inspect",
 	.run = cli_trt_inspect,
 	.summary = "what an ONNX model declares: opsets, inputs, outputs, operators, weights",
-	.usage = "gpuenv trt inspect MODEL.onnx [--json]",
+	.usage = "gpuenv trt inspect MODEL.onnx... [--json]",
 	.help = "The model is mapped, not loaded: tensor payloads are skipped by their length and\n"
 		"external data (MODEL.onnx.data) is checked, never read.  In --json a shape entry is\n"
 		"an integer (fixed), a string (symbolic dim_param) or null (unknown); a shape of\n"
-		"null means the tensor has no shape at all.\n\n"
-		"exit status: 0 the model was read; 2 usage; 4 the model could not be read or is\n"
+		"null means the tensor has no shape at all.  Several models: one JSON array, in the\n"
+		"order given (a model that cannot be read is reported and left out).\n\n"
+		"exit status: 0 every model was read; 2 usage; 4 a model could not be read or is\n"
 		"damaged (FILE:OFFSET and what is wrong), or its external data is missing or\n"
 		"outside its folder.\n",
 };

@@ -946,10 +946,13 @@ int gpuenv_onnx_inspect(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *pa
 	fd = gpuenv_fs_open_regular(ctx, AT_FDCWD, path, &st);
 	if (fd < 0)
 		return fd;
-	if (st.st_size == 0 || (uint64_t)st.st_size > SIZE_MAX) {
+	if (st.st_size == 0) { /* mmap cannot map it; the reader says what it is */
 		close(fd);
-		return gpuenv_fail(ctx, GPUENV_EFORMAT, path, 0, 0,
-			st.st_size ? "too large to map" : "empty file, not an ONNX model");
+		return gpuenv_onnx_inspect_mem(ctx, arena, "", 0, path, NULL, out);
+	}
+	if ((uint64_t)st.st_size > SIZE_MAX) {
+		close(fd);
+		return gpuenv_fail(ctx, GPUENV_ETOOBIG, path, 0, 0, "too large to map");
 	}
 	/* mapped, not read: payloads are skipped by their lengths, so only
 	 * the pages holding the graph's structure are ever touched */
