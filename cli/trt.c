@@ -308,7 +308,7 @@ const struct cli_verb cli_verb_trt_inspect = {
 		"an integer (fixed), a string (symbolic dim_param) or null (unknown); a shape of\n"
 		"null means the tensor has no shape at all.  Several models: one JSON array, in the\n"
 		"order given (a model that cannot be read is reported and left out).\n\n"
-		"exit status: 0 every model was read; 2 usage; 4 a model could not be read or is\n"
+		"exit status: 0 every model was read, 2 usage, 4 a model could not be read or is\n"
 		"damaged (FILE:OFFSET and what is wrong), or its external data is missing or\n"
-		"outside its folder.\n",
+		"outside its folder\n",
 };
