@@ -31,6 +31,7 @@
 	X(cache) \
 	X(drift) \
 	X(trt) \
+	X(triton) \
 	X(debug)
 #define CLI_VERB_DECLARE(n) extern const struct cli_verb cli_verb_##n;
 CLI_VERBS(CLI_VERB_DECLARE)

@@ -421,7 +421,7 @@ static int read_field(struct cur *c, struct vec *v, unsigned depth)
 				while (q < c->end && (*q == ' ' || *q == '\t'))
 					q++;
 				if (q < c->end && (*q == ':' || *q == '{' || *q == '<'))
-					return err(c, f.line, f.col, NULL,
+					return err(c, f.line, f.col, "a message's fields go between braces: NAME { FIELD: VALUE ... }",
 						"'%s [ ... ]' holds fields, not messages: a list holds values or "
 						"{ ... } messages; for one message write '%s { ... }'",
 						f.name, f.name);
