@@ -26,7 +26,7 @@ const struct cli_verb cli_verb_trt = {
 	.name = "trt",
 	.run = cli_trt,
 	.summary = "ONNX models and TensorRT engines: what a model declares",
-	.usage = "gpuenv trt inspect MODEL.onnx [--json]",
+	.usage = "gpuenv trt SUBCOMMAND [ARGS...]",
 	.help = "subcommands (each takes --help and --json):\n"
 		"  inspect MODEL.onnx   IR version, opsets, producer, inputs and outputs with\n"
 		"                       their types and shapes, operators, initializers and\n"

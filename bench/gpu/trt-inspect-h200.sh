@@ -102,6 +102,10 @@ EOPY
 cat "$O/export.txt" | grep -v "^ " | tail -20
 
 # ---- inspect, compare, time ----
+if ! ls "$W"/*.onnx > /dev/null 2>&1; then
+	echo "no model was exported: see $O/export.txt"
+	exit 1
+fi
 for m in "$W"/*.onnx; do
 	b=$(basename "$m" .onnx)
 	"$G" trt inspect --json "$m" > "$O/$b.json" 2> "$O/$b.err"

@@ -402,6 +402,22 @@ static void test_limits(void **state)
 		model.inputs[0].dtype == GPUENV_ONNX_INT8 && !model.inputs[0].has_shape);
 	assert_false(gpuenv_onnx_value_is_dynamic(&model.inputs[0]));
 	gpuenv_arena_free(&a);
+	/* one name written 10,000 times in one value (the last counts): one
+	 * copy is kept, not 10 MB of them */
+	gpuenv_buf_reset(&b);
+	{
+		char name[1000];
+		memset(name, 'n', sizeof(name));
+		for (int i = 0; i < 10000; i++)
+			put_len(&v, 1, name, sizeof(name));
+		put_str(&v, 1, "last");
+	}
+	put_msg(&g, 11, &v);
+	put_msg(&b, 7, &g);
+	assert_int_equal(inspect_bytes(&b, &model, &a), 0);
+	assert_true(model.ninputs == 1 && gpuenv_str_eq_cstr(model.inputs[0].name, "last"));
+	assert_true(a.used < 64 * 1024);
+	gpuenv_arena_free(&a);
 	/* external data in a model read from memory: refused, not looked for */
 	gpuenv_buf_reset(&b);
 	put_str(&v, 8, "w");
