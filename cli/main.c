@@ -30,6 +30,7 @@
 	X(venv) \
 	X(cache) \
 	X(drift) \
+	X(trt) \
 	X(debug)
 #define CLI_VERB_DECLARE(n) extern const struct cli_verb cli_verb_##n;
 CLI_VERBS(CLI_VERB_DECLARE)
