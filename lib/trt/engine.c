@@ -451,7 +451,7 @@ int gpuenv_trt_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, const gpuenv_kb_t *kb
 				    "version-compatible engine of TensorRT %s runs on that release and "
 				    "newer ones (from %s), never on an older runtime: install TensorRT "
 				    ">= %s, or rebuild with TensorRT %s", out->tensorrt, r->tensorrt,
-				    vc ? vc->tensorrt_min.str.ptr : "8.6", r->tensorrt, out->tensorrt))
+				    vc ? trt_kbs(a, vc->tensorrt_min.str) : "8.6", r->tensorrt, out->tensorrt))
 				return -ENOMEM;
 		} else if (REASON(GPUENV_TRT_NOTE_INFO, &vc->row, "TensorRT %s here runs this "
 				   "version-compatible engine of TensorRT %s", out->tensorrt, r->tensorrt)) {
@@ -528,7 +528,7 @@ int gpuenv_trt_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, const gpuenv_kb_t *kb
 				   "GPU %zu, %s, is sm_%d%d: hardware compatibility %s covers compute "
 				   "capability %s and newer only: rebuild on a %s", i, name,
 				   g->cc_major, g->cc_minor, r->hardware_compatibility,
-				   hrow ? hrow->cc_min.str.ptr : "8.0", name)) {
+				   hrow ? trt_kbs(a, hrow->cc_min.str) : "8.0", name)) {
 			return -ENOMEM;
 		}
 	}

@@ -138,6 +138,13 @@ int gpuenv_trt_shape_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char 
 
 /* ---- notes and arguments ------------------------------------------------------------ */
 
+const char *trt_kbs(gpuenv_arena_t *a, gpuenv_str_t s)
+{
+	const char *c = s.ptr ? gpuenv_arena_strndup(a, s.ptr, s.len) : NULL;
+
+	return c ? c : "";
+}
+
 const char *trt_row_cite(gpuenv_arena_t *a, const gpuenv_kb_row_t *row)
 {
 	char where[64];
@@ -236,6 +243,7 @@ static int plan_precision(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, const gpuenv_trt
 	const gpuenv_kb_trt_precision_t *prow = NULL;
 	const gpuenv_kb_trt_flag_t *frow = NULL;
 	int p = req->precision, st;
+	bool picked = false;
 	const char *flag;
 
 	if (p == GPUENV_TRT_AUTO) {
@@ -249,6 +257,7 @@ static int plan_precision(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, const gpuenv_trt
 				"first: %.*s", v->str.ptr, GPUENV_STR_ARG(frow->replacement));
 		if (gpuenv_kb_trt_precision(kb, "fp16", v, req->cc_major, req->cc_minor, &prow)) {
 			p = GPUENV_TRT_FP16;
+			picked = true;
 			if (NOTE(GPUENV_TRT_NOTE_INFO, &prow->row,
 				    "--fp16: the %s (compute capability %d.%d) runs FP16 fast with TensorRT "
 				    "%s; layers without an FP16 kernel stay FP32",
@@ -280,8 +289,8 @@ static int plan_precision(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, const gpuenv_trt
 			"%s: TensorRT %s's precision matrix does not list the %s (compute capability "
 			"%d.%d) for %s", gpuenv_trt_precision_name(p), v->str.ptr, req->gpu,
 			req->cc_major, req->cc_minor, gpuenv_trt_precision_name(p));
-	if (NOTE(GPUENV_TRT_NOTE_INFO, &prow->row, "%s: compute capability %d.%d runs %s with "
-		    "TensorRT %s", flag, req->cc_major, req->cc_minor, gpuenv_trt_precision_name(p),
+	if (!picked && NOTE(GPUENV_TRT_NOTE_INFO, &prow->row, "%s: compute capability %d.%d runs %s "
+		    "with TensorRT %s", flag, req->cc_major, req->cc_minor, gpuenv_trt_precision_name(p),
 		    v->str.ptr))
 		return -ENOMEM;
 	if ((p == GPUENV_TRT_INT8 || p == GPUENV_TRT_FP8) &&
@@ -446,7 +455,7 @@ static int plan_portable(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, const gpuenv_trt_
 				"build one engine per GPU architecture (one trt optimize per target), or "
 				"use TensorRT 8.6 or newer",
 				"--portable-gpus: TensorRT %s has no hardware compatibility (it came in %s)",
-				v->str.ptr, frow && frow->added.n ? frow->added.str.ptr : "8.6");
+				v->str.ptr, frow && frow->added.n ? trt_kbs(a, frow->added.str) : "8.6");
 		if (amp && amp_gpu && gpuenv_kb_ver_cmp(v, &amp->added) >= 0)
 			pick = amp;
 		else if (same && gpuenv_kb_ver_cmp(v, &same->added) >= 0)
@@ -460,10 +469,10 @@ static int plan_portable(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, const gpuenv_trt_
 			return refuse(ctx, a, amp ? &amp->row : NULL, why,
 				"--portable-gpus: hardware compatibility ampere+ needs compute "
 				"capability %s or newer; the %s is %d.%d (sm_%d%d)",
-				amp ? amp->cc_min.str.ptr : "8.0", req->gpu, req->cc_major, req->cc_minor,
+				amp ? trt_kbs(a, amp->cc_min.str) : "8.0", req->gpu, req->cc_major, req->cc_minor,
 				req->cc_major, req->cc_minor);
 		}
-		out->hardware_compatibility = strcmp(pick->runs_on.ptr, "same_cc") == 0
+		out->hardware_compatibility = gpuenv_str_eq_cstr(pick->runs_on, "same_cc")
 			? "same-compute-capability" : "ampere+";
 		if (arg(ctx, out, gpuenv_arena_printf(a, "--hardwareCompatibilityLevel=%.*s",
 				      GPUENV_STR_ARG(pick->trtexec)).ptr) ||
@@ -481,7 +490,7 @@ static int plan_portable(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, const gpuenv_trt_
 			return refuse(ctx, a, vc ? &vc->row : NULL, "rebuild the engine with each "
 				"TensorRT that runs it, or use TensorRT 8.6 or newer",
 				"--portable-tensorrt: TensorRT %s cannot build version-compatible engines "
-				"(from %s)", v->str.ptr, vc ? vc->tensorrt_min.str.ptr : "8.6");
+				"(from %s)", v->str.ptr, vc ? trt_kbs(a, vc->tensorrt_min.str) : "8.6");
 		out->version_compatible = true;
 		if (arg(ctx, out, "--versionCompatible") ||
 			NOTE(GPUENV_TRT_NOTE_INFO, &vc->row, "--versionCompatible: runs on TensorRT %s "

@@ -1,0 +1,14 @@
+/* TensorRT engines in the CLI (cli/trt_engine.c): shared with preflight. */
+#ifndef GPUENV_CLI_TRT_ENGINE_H
+#define GPUENV_CLI_TRT_ENGINE_H
+
+#include "cli.h"
+
+/* `preflight --engine ENGINE` and `trt check ENGINE`: the engine's record
+ * judged on this node (or the one facts_path describes); kb_dir replaces
+ * built-in KB files.  The exit status: 0 go, 1 no-go, 4 no record or a
+ * record or facts that cannot be read. */
+int cli_trt_engine_check(struct cli *cli, const struct cli_verb *verb, const char *engine,
+	const char *facts_path, const char *kb_dir);
+
+#endif
