@@ -105,7 +105,7 @@ static int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc,
 		return cli_usage_error(cli, verb, "%s: give one of --cuda, --torch, --image, --dockerfile, "
 			"--lock and --engine", verb->name);
 	if (engine) /* a TensorRT engine, by its record (cli/trt_engine.c) */
-		return cli_trt_engine_check(cli, verb, engine, facts_path, kb_dir);
+		return cli_trt_engine_check(cli, verb, &engine, 1, facts_path, kb_dir);
 	if (kb_dir && (st = cli_kb_load(cli, kb_dir, &kb)) != 0)
 		return st;
 	gpuenv_arena_init(&arena, &cli->ctx, 0);

@@ -321,6 +321,17 @@ static int optimize_run(struct cli *cli, const struct cli_verb *verb, struct opt
 		}
 		if ((st = project_shapes(cli, &pj, shapes, &nshapes)))
 			goto out;
+	} else if (o->check_command && !o->model && !o->gpu) {
+		/* a line judged against a release needs no GPU */
+		if (!o->tensorrt) {
+			st = cli_usage_error(cli, verb, "%s: against which TensorRT? give --target T or "
+				"--tensorrt VERSION", verb->name);
+			goto out;
+		}
+		tg[0].gpu = "-";
+		tg[0].tensorrt = o->tensorrt;
+		tg[0].tensorrt_from = "--tensorrt";
+		ntg = 1;
 	} else {
 		if (!o->gpu || !o->tensorrt) {
 			st = cli_usage_error(cli, verb, "%s: for which GPU and TensorRT? give --target T "
@@ -790,10 +801,18 @@ static int cli_trt_build(struct cli *cli, const struct cli_verb *verb, int argc,
 	gpuenv_trt_shape_t shapes[MAX_SHAPES];
 	size_t nshapes = 0, nextra = 0;
 	bool have_pj = false;
-	int c, st = 0, took, rc;
+	char **extra;
+	int c, st = 0, took, rc, dd;
 
 	memset(&o, 0, sizeof(o));
 	memset(&pj, 0, sizeof(pj));
+	/* trtexec's own arguments after "--", split off before option parsing
+	 * (getopt would move them) */
+	for (dd = 1; dd < argc && strcmp(argv[dd], "--") != 0; dd++)
+		;
+	extra = argv + (dd < argc ? dd + 1 : argc);
+	nextra = dd < argc ? (size_t)(argc - dd - 1) : 0;
+	argc = dd;
 	while ((c = cli_getopt(cli, verb, argc, argv, "o:", opts, &st)) != -1) {
 		if (c == CLI_OPT_EXIT)
 			return st;
@@ -808,14 +827,11 @@ static int cli_trt_build(struct cli *cli, const struct cli_verb *verb, int argc,
 		else
 			return cli_usage_error(cli, verb, "%s: unexpected option", verb->name);
 	}
-	if (optind < argc && strcmp(argv[optind], "--") != 0)
+	if (optind < argc)
 		o.model = argv[optind++];
-	if (optind < argc && strcmp(argv[optind], "--") == 0)
-		optind++;
-	else if (optind < argc)
+	if (optind < argc)
 		return cli_usage_error(cli, verb, "%s: unexpected argument '%s' (trtexec's own "
 			"arguments go after --)", verb->name, argv[optind]);
-	nextra = (size_t)(argc - optind);
 	if (!o.model)
 		return cli_usage_error(cli, verb, "%s: which model? give MODEL.onnx", verb->name);
 	if (o.ntargets > 1)
@@ -928,13 +944,15 @@ static int cli_trt_build(struct cli *cli, const struct cli_verb *verb, int argc,
 	for (size_t i = 1; i < plan.argc; i++)
 		xargv[i] = (char *)plan.argv[i];
 	for (size_t i = 0; i < nextra; i++)
-		xargv[plan.argc + i] = argv[optind + (int)i];
+		xargv[plan.argc + i] = extra[i];
 	fprintf(stderr, "%s: %s: running", cli->prog, verb->name);
 	for (size_t i = 0; xargv[i]; i++)
 		fprintf(stderr, " %s", xargv[i]);
 	fprintf(stderr, "\n");
-	/* an engine of an earlier build must not pass for this one */
-	if (unlink(engine) != 0 && errno != ENOENT) {
+	/* an engine of an earlier build (and its record) must not pass for this one */
+	record_path = gpuenv_arena_printf(&a, "%s.gpuenv.json", engine).ptr;
+	if ((unlink(engine) != 0 && errno != ENOENT) ||
+		(unlink(record_path) != 0 && errno != ENOENT)) {
 		st = cli_error(cli, CLI_EXIT_CANNOT, "%s: %s", engine, strerror(errno));
 		goto out;
 	}
@@ -944,6 +962,8 @@ static int cli_trt_build(struct cli *cli, const struct cli_verb *verb, int argc,
 		goto out;
 	}
 	if (rc != 0) {
+		/* what a failed build left must not pass for an engine */
+		unlink(engine);
 		st = cli_error(cli, CLI_EXIT_CANNOT, "%s: trtexec failed (exit status %d): no engine, "
 			"no record; `gpuenv diagnose` reads its log", verb->name, rc);
 		goto out;
@@ -983,7 +1003,6 @@ static int cli_trt_build(struct cli *cli, const struct cli_verb *verb, int argc,
 		st = cli_report(cli, CLI_EXIT_CANNOT);
 		goto out;
 	}
-	record_path = gpuenv_arena_printf(&a, "%s.gpuenv.json", engine).ptr;
 	if (gpuenv_trt_record_json(&cli->ctx, &a, &rec, &text) ||
 		gpuenv_fs_write_atomic(&cli->ctx, record_path, text, strlen(text), 0644)) {
 		st = cli_report(cli, CLI_EXIT_CANNOT);
@@ -1028,66 +1047,100 @@ const struct cli_verb cli_verb_trt_build = {
 
 /* ---- check and preflight --engine ------------------------------------------------------------ */
 
-int cli_trt_engine_check(struct cli *cli, const struct cli_verb *verb, const char *engine,
-	const char *facts_path, const char *kb_dir)
+/* One engine's record, read into rec; 0 or an exit status (reported). */
+static int record_read(struct cli *cli, const struct cli_verb *verb, gpuenv_arena_t *a,
+	const char *engine, const char **rpath, gpuenv_trt_record_t *rec)
 {
-	const char *rpath;
-	const gpuenv_facts_t *facts;
-	gpuenv_trt_record_t rec;
-	gpuenv_trt_verdict_t v;
-	gpuenv_target_t node;
-	gpuenv_kb_t *kb = NULL;
-	gpuenv_arena_t a;
-	gpuenv_buf_t b;
 	size_t n = strlen(engine);
+	gpuenv_buf_t b;
 	int st = 0;
 
-	gpuenv_arena_init(&a, &cli->ctx, 0);
-	rpath = n > 12 && !strcmp(engine + n - 12, ".gpuenv.json") ? engine
-		: gpuenv_arena_printf(&a, "%s.gpuenv.json", engine).ptr;
-	if (access(rpath, F_OK) != 0) {
-		st = cli_error(cli, CLI_EXIT_CANNOT, "%s: %s: no record of this engine (%s): what "
+	*rpath = n > 12 && !strcmp(engine + n - 12, ".gpuenv.json") ? engine
+		: gpuenv_arena_printf(a, "%s.gpuenv.json", engine).ptr;
+	if (access(*rpath, F_OK) != 0)
+		return cli_error(cli, CLI_EXIT_CANNOT, "%s: %s: no record of this engine (%s): what "
 			"built it is unknown (the TensorRT release, the GPU's compute capability, "
 			"hardware and version compatibility, precisions); build it with `gpuenv trt "
 			"build`, or ask the engine itself: trtexec --loadEngine=%s --getPlanVersionOnly "
-			"(TensorRT 10+) prints its TensorRT", verb->name, engine, rpath, engine);
-		goto out;
-	}
+			"(TensorRT 10+) prints its TensorRT", verb->name, engine, *rpath, engine);
 	gpuenv_buf_init(&b, &cli->ctx, GPUENV_TRT_RECORD_MAX);
-	if (cli_read_input(cli, rpath, GPUENV_TRT_RECORD_MAX, &b)) {
-		gpuenv_buf_free(&b);
+	if (cli_read_input(cli, *rpath, GPUENV_TRT_RECORD_MAX, &b))
 		st = CLI_EXIT_CANNOT;
-		goto out;
-	}
-	if (gpuenv_trt_record_parse(&cli->ctx, &a, b.data ? b.data : "", b.len, rpath, &rec)) {
-		gpuenv_buf_free(&b);
+	else if (gpuenv_trt_record_parse(&cli->ctx, a, b.data ? b.data : "", b.len, *rpath, rec))
 		st = cli_report(cli, CLI_EXIT_CANNOT);
+	gpuenv_buf_free(&b);
+	return st;
+}
+
+int cli_trt_engine_check(struct cli *cli, const struct cli_verb *verb, const char *const *engines,
+	size_t nengines, const char *facts_path, const char *kb_dir)
+{
+	const gpuenv_facts_t *facts;
+	gpuenv_target_t node;
+	gpuenv_kb_t *kb = NULL;
+	gpuenv_arena_t a;
+	json_t *all = NULL;
+	bool nogo = false;
+	int st = 0;
+
+	gpuenv_arena_init(&a, &cli->ctx, 0);
+	/* the records first: a missing one is said before the probe runs */
+	gpuenv_trt_record_t *recs = gpuenv_arena_calloc(&a, nengines, sizeof(*recs));
+	const char **rpaths = gpuenv_arena_calloc(&a, nengines, sizeof(*rpaths));
+	if (!recs || !rpaths) {
+		st = cli_error(cli, CLI_EXIT_CANNOT, "out of memory");
 		goto out;
 	}
-	gpuenv_buf_free(&b);
+	for (size_t i = 0; i < nengines; i++)
+		if ((st = record_read(cli, verb, &a, engines[i], &rpaths[i], &recs[i])))
+			goto out;
 	if ((st = kb_load(cli, kb_dir, &kb)) ||
 		(st = cli_facts_load(cli, verb->name, facts_path, NULL, &a, &facts)))
 		goto out;
-	if (gpuenv_target_from_facts(&cli->ctx, &a, facts, SIZE_MAX, &node) ||
-		gpuenv_trt_check(&cli->ctx, &a, kb, &rec, &node, &v)) {
+	if (gpuenv_target_from_facts(&cli->ctx, &a, facts, SIZE_MAX, &node)) {
 		st = cli_report(cli, CLI_EXIT_CANNOT);
 		goto out;
 	}
-	st = v.go ? CLI_EXIT_OK : CLI_EXIT_FAIL;
-	if (cli->json) {
-		if (cli_print_json(cli, json_pack("{s:b, s:s, s:s, s:s?, s:o, s:{s:s, s:s, s:s, s:b}}",
-			    "go", v.go, "what", v.what, "record", rpath, "node_tensorrt", v.tensorrt,
-			    "reasons", notes_json(v.reasons, v.nreasons), "engine", "tensorrt",
-			    rec.tensorrt, "compute_capability", rec.compute_capability,
-			    "hardware_compatibility", rec.hardware_compatibility, "version_compatible",
-			    rec.version_compatible)))
-			st = CLI_EXIT_CANNOT;
+	if (cli->json && nengines > 1 && !(all = json_array())) {
+		st = cli_error(cli, CLI_EXIT_CANNOT, "out of memory");
 		goto out;
 	}
-	printf("%s%s%s: this node %s %s\n", cli_col(cli, v.go ? CLI_GREEN : CLI_RED),
-		v.go ? "go" : "no-go", cli_col(cli, CLI_RESET), v.go ? "can run" : "cannot run", v.what);
-	print_notes(cli, v.reasons, v.nreasons);
+	for (size_t i = 0; i < nengines; i++) {
+		const gpuenv_trt_record_t *rec = &recs[i];
+		gpuenv_trt_verdict_t v;
+		if (gpuenv_trt_check(&cli->ctx, &a, kb, rec, &node, &v)) {
+			st = cli_report(cli, CLI_EXIT_CANNOT);
+			goto out;
+		}
+		nogo |= !v.go;
+		if (cli->json) {
+			json_t *o = json_pack("{s:s, s:b, s:s, s:s, s:s?, s:o, s:{s:s, s:s, s:s, s:b}}",
+				"engine", engines[i], "go", v.go, "what", v.what, "record", rpaths[i],
+				"node_tensorrt", v.tensorrt, "reasons", notes_json(v.reasons, v.nreasons),
+				"built", "tensorrt", rec->tensorrt, "compute_capability",
+				rec->compute_capability, "hardware_compatibility",
+				rec->hardware_compatibility, "version_compatible", rec->version_compatible);
+			if (all)
+				json_array_append_new(all, o);
+			else
+				all = o;
+			continue;
+		}
+		printf("%s%s%s%s%s: this node %s %s\n", nengines > 1 ? engines[i] : "",
+			nengines > 1 ? ": " : "", cli_col(cli, v.go ? CLI_GREEN : CLI_RED),
+			v.go ? "go" : "no-go", cli_col(cli, CLI_RESET), v.go ? "can run" : "cannot run",
+			v.what);
+		print_notes(cli, v.reasons, v.nreasons);
+	}
+	st = nogo ? CLI_EXIT_FAIL : CLI_EXIT_OK;
+	if (cli->json) {
+		int r = cli_print_json(cli, all);
+		all = NULL;
+		if (r)
+			st = CLI_EXIT_CANNOT;
+	}
 out:
+	json_decref(all);
 	gpuenv_kb_free(kb);
 	gpuenv_arena_free(&a);
 	return st;
@@ -1113,21 +1166,23 @@ static int cli_trt_check(struct cli *cli, const struct cli_verb *verb, int argc,
 		else
 			return cli_usage_error(cli, verb, "%s: unexpected option", verb->name);
 	}
-	if (optind + 1 != argc)
-		return cli_usage_error(cli, verb, "%s: give one ENGINE (its record is "
+	if (optind >= argc)
+		return cli_usage_error(cli, verb, "%s: which engine? give ENGINE (its record is "
 			"ENGINE.gpuenv.json)", verb->name);
-	return cli_trt_engine_check(cli, verb, argv[optind], facts, kb_dir);
+	return cli_trt_engine_check(cli, verb, (const char *const *)argv + optind,
+		(size_t)(argc - optind), facts, kb_dir);
 }
 
 const struct cli_verb cli_verb_trt_check = {
 	.name = "check",
 	.run = cli_trt_check,
 	.summary = "go or no-go: can this node run an engine gpuenv built (its record)?",
-	.usage = "gpuenv trt check ENGINE [--facts FILE.json] [--kb-dir DIR] [--json]",
-	.help = "  reads ENGINE.gpuenv.json and judges it on this node (as preflight --engine):\n"
+	.usage = "gpuenv trt check ENGINE... [--facts FILE.json] [--kb-dir DIR] [--json]",
+	.help = "  reads ENGINE.gpuenv.json and judges it on this node (as preflight --engine);\n"
+		"  several engines: one line (one JSON object in an array) each, in the order given:\n"
 		"  the node's TensorRT (libnvinfer) against the engine's, its GPUs against the\n"
 		"  engine's compute capability and hardware compatibility, each precision\n"
 		"  --facts FILE.json  judge the node a snapshot describes instead of this one\n"
-		"exit status: 0 go, 1 no-go, 2 usage, 4 no record, or a record or facts that cannot\n"
-		"  be read (docs/exit-codes.md)\n",
+		"exit status: 0 go (every engine), 1 no-go (one or more), 2 usage, 4 no record, or a\n"
+		"  record or facts that cannot be read (docs/exit-codes.md)\n",
 };

@@ -4,11 +4,12 @@
 
 #include "cli.h"
 
-/* `preflight --engine ENGINE` and `trt check ENGINE`: the engine's record
- * judged on this node (or the one facts_path describes); kb_dir replaces
- * built-in KB files.  The exit status: 0 go, 1 no-go, 4 no record or a
- * record or facts that cannot be read. */
-int cli_trt_engine_check(struct cli *cli, const struct cli_verb *verb, const char *engine,
-	const char *facts_path, const char *kb_dir);
+/* `preflight --engine ENGINE` and `trt check ENGINE...`: each engine's
+ * record judged on this node (or the one facts_path describes); kb_dir
+ * replaces built-in KB files.  --json: one object, or an array for several.
+ * The exit status: 0 go, 1 no-go (any), 4 no record or a record or facts
+ * that cannot be read. */
+int cli_trt_engine_check(struct cli *cli, const struct cli_verb *verb, const char *const *engines,
+	size_t nengines, const char *facts_path, const char *kb_dir);
 
 #endif
