@@ -951,6 +951,10 @@ static int cli_trt_build(struct cli *cli, const struct cli_verb *verb, int argc,
 	fprintf(stderr, "\n");
 	/* an engine of an earlier build (and its record) must not pass for this one */
 	record_path = gpuenv_arena_printf(&a, "%s.gpuenv.json", engine).ptr;
+	if (!record_path) {
+		st = cli_error(cli, CLI_EXIT_CANNOT, "out of memory");
+		goto out;
+	}
 	if ((unlink(engine) != 0 && errno != ENOENT) ||
 		(unlink(record_path) != 0 && errno != ENOENT)) {
 		st = cli_error(cli, CLI_EXIT_CANNOT, "%s: %s", engine, strerror(errno));
