@@ -25,9 +25,8 @@ static int cli_trt(struct cli *cli, const struct cli_verb *verb, int argc, char 
 const struct cli_verb cli_verb_trt = {
 	.name = "trt",
 	.run = cli_trt,
-	.summary = "ONNX models and TensorRT engines: what a model declares",
-	.usage = "gpuenv trt inspect MODEL.onnx [--json]\n"
-		"       gpuenv trt optimize | build | check ... (gpuenv trt SUB --help)",
+	.summary = "ONNX models and TensorRT engines: inspect, optimize, build, check",
+	.usage = "gpuenv trt SUBCOMMAND [ARGS...]",
 	.help = "subcommands (each takes --help and --json):\n"
 		"  inspect MODEL.onnx   IR version, opsets, producer, inputs and outputs with\n"
 		"                       their types and shapes, operators, initializers and\n"
@@ -44,32 +43,37 @@ static json_t *jtext(struct cli *cli, gpuenv_str_t s)
 	return cli_json_text(cli, s.ptr ? s.ptr : "", s.ptr ? s.len : 0);
 }
 
+/* a new container put under key in parent at once, so a failure later
+ * frees it with the parent; NULL when memory ran out */
+static json_t *child(json_t *parent, const char *key, json_t *c)
+{
+	return parent && c && !json_object_set_new(parent, key, c) ? c : NULL;
+}
+
+static bool set_int(json_t *o, const char *key, uint64_t v)
+{
+	return o && !json_object_set_new(o, key, json_integer((json_int_t)v));
+}
+
 static json_t *value_json(struct cli *cli, const gpuenv_onnx_value_t *v)
 {
 	json_t *o = json_object(), *shape;
 	const char *dt = v->dtype ? gpuenv_onnx_dtype_name(v->dtype) : NULL;
-	bool ok = o != NULL;
+	bool ok;
 
-	if (v->has_shape) {
-		shape = json_array();
-		for (size_t i = 0; shape && i < v->ndims; i++) {
-			const gpuenv_onnx_dim_t *d = &v->dims[i];
-			json_t *j = d->kind == GPUENV_ONNX_DIM_FIXED ? json_integer((json_int_t)d->value)
-				: d->kind == GPUENV_ONNX_DIM_SYMBOLIC ? jtext(cli, d->param)
-								      : json_null();
-			if (json_array_append_new(shape, j)) {
-				json_decref(shape);
-				shape = NULL;
-			}
-		}
-	} else {
-		shape = json_null();
-	}
-	ok = ok && !json_object_set_new(o, "name", jtext(cli, v->name));
+	ok = o && !json_object_set_new(o, "name", jtext(cli, v->name));
 	/* a number onnx.proto does not name is shown as the number */
 	ok = ok && !json_object_set_new(o, "dtype", dt ? json_string(dt)
 			: v->dtype ? json_integer(v->dtype) : json_null());
-	ok = ok && !json_object_set_new(o, "shape", shape);
+	/* no shape at all: null; else one entry per dim */
+	shape = ok ? child(o, "shape", v->has_shape ? json_array() : json_null()) : NULL;
+	ok = shape != NULL;
+	for (size_t i = 0; ok && v->has_shape && i < v->ndims; i++) {
+		const gpuenv_onnx_dim_t *d = &v->dims[i];
+		ok = !json_array_append_new(shape, d->kind == GPUENV_ONNX_DIM_FIXED
+				? json_integer((json_int_t)d->value)
+				: d->kind == GPUENV_ONNX_DIM_SYMBOLIC ? jtext(cli, d->param) : json_null());
+	}
 	if (ok && v->kind != GPUENV_ONNX_TYPE_TENSOR) {
 		const char *k = gpuenv_onnx_type_kind_name(v->kind);
 		ok = !json_object_set_new(o, "type", k ? json_string(k) : json_null());
@@ -95,61 +99,56 @@ static json_t *values_json(struct cli *cli, const gpuenv_onnx_value_t *v, size_t
 
 static json_t *model_json(struct cli *cli, const gpuenv_onnx_model_t *m)
 {
-	json_t *o = json_object(), *opset = json_object(), *ops = json_object();
-	json_t *init = json_object(), *ext = json_object(), *files = json_array();
-	bool ok = o && opset && ops && init && ext && files;
+	json_t *o = json_object(), *opset, *ops, *init, *ext, *files;
 	gpuenv_buf_t producer;
+	bool ok;
 
-	for (size_t i = 0; ok && i < m->nopsets; i++) {
-		json_t *k = jtext(cli, m->opsets[i].domain);
-		ok = k && !json_object_set_new(opset, json_string_value(k),
-				json_integer((json_int_t)m->opsets[i].version));
-		json_decref(k);
-	}
-	for (size_t i = 0; ok && i < m->nops; i++) {
-		json_t *k = jtext(cli, m->ops[i].qualified);
-		ok = k && !json_object_set_new(ops, json_string_value(k),
-				json_integer((json_int_t)m->ops[i].count));
-		json_decref(k);
-	}
-	for (size_t i = 0; ok && i < m->nextfiles; i++) {
-		const gpuenv_onnx_extfile_t *f = &m->extfiles[i];
-		json_t *r = json_object();
-		ok = r && !json_object_set_new(r, "location", jtext(cli, f->location)) &&
-			!json_object_set_new(r, "path", jtext(cli, f->path)) &&
-			!json_object_set_new(r, "tensors", json_integer((json_int_t)f->tensors)) &&
-			!json_object_set_new(r, "bytes", json_integer((json_int_t)f->bytes)) &&
-			!json_object_set_new(r, "file_size", json_integer((json_int_t)f->file_size));
-		ok = ok && !json_array_append_new(files, r);
-	}
 	/* "pytorch 2.11.0": the name and the version, as the issue shows */
 	gpuenv_buf_init(&producer, &cli->ctx, 2 * GPUENV_ONNX_MAX_STRING + 2);
-	ok = ok && !gpuenv_buf_append(&producer, m->producer_name.ptr, m->producer_name.len);
+	ok = !gpuenv_buf_append(&producer, m->producer_name.ptr, m->producer_name.len);
 	if (ok && m->producer_version.len)
 		ok = !gpuenv_buf_printf(&producer, "%s" GPUENV_STR_FMT,
 			m->producer_name.len ? " " : "", GPUENV_STR_ARG(m->producer_version));
-	ok = ok && !json_object_set_new(o, "path", cli_json_text(cli, m->path, strlen(m->path))) &&
-		!json_object_set_new(o, "file_size", json_integer((json_int_t)m->file_size)) &&
-		!json_object_set_new(o, "ir_version", json_integer((json_int_t)m->ir_version)) &&
-		!json_object_set_new(o, "opset", opset) &&
-		!json_object_set_new(o, "producer",
+	/* keys in the order the issue shows them */
+	ok = ok && o && !json_object_set_new(o, "path", cli_json_text(cli, m->path, strlen(m->path))) &&
+		set_int(o, "file_size", m->file_size) && set_int(o, "ir_version", (uint64_t)m->ir_version);
+	opset = ok ? child(o, "opset", json_object()) : NULL;
+	for (size_t i = 0; opset && i < m->nopsets; i++) {
+		json_t *k = jtext(cli, m->opsets[i].domain);
+		/* a domain imported twice: the last import counts, as in onnx */
+		ok = k && set_int(opset, json_string_value(k), (uint64_t)m->opsets[i].version);
+		json_decref(k);
+		opset = ok ? opset : NULL;
+	}
+	ok = opset && !json_object_set_new(o, "producer",
 			cli_json_text(cli, producer.data ? producer.data : "", producer.len)) &&
 		!json_object_set_new(o, "inputs", values_json(cli, m->inputs, m->ninputs)) &&
-		!json_object_set_new(o, "outputs", values_json(cli, m->outputs, m->noutputs)) &&
-		!json_object_set_new(o, "operators", ops) &&
-		!json_object_set_new(o, "nodes", json_integer((json_int_t)m->nodes)) &&
-		!json_object_set_new(o, "subgraph_nodes", json_integer((json_int_t)m->subgraph_nodes)) &&
-		!json_object_set_new(o, "functions", json_integer((json_int_t)m->functions)) &&
-		!json_object_set_new(init, "count", json_integer((json_int_t)m->initializers)) &&
-		!json_object_set_new(init, "bytes", json_integer((json_int_t)m->initializer_bytes)) &&
-		!json_object_set_new(ext, "tensors", json_integer((json_int_t)m->external_tensors)) &&
-		!json_object_set_new(ext, "bytes", json_integer((json_int_t)m->external_bytes)) &&
-		!json_object_set_new(ext, "files", files) &&
-		!json_object_set_new(init, "external", ext) &&
-		!json_object_set_new(o, "initializers", init);
+		!json_object_set_new(o, "outputs", values_json(cli, m->outputs, m->noutputs));
 	gpuenv_buf_free(&producer);
+	ops = ok ? child(o, "operators", json_object()) : NULL;
+	for (size_t i = 0; ops && i < m->nops; i++) {
+		json_t *k = jtext(cli, m->ops[i].qualified);
+		ok = k && set_int(ops, json_string_value(k), m->ops[i].count);
+		json_decref(k);
+		ops = ok ? ops : NULL;
+	}
+	ok = ops && set_int(o, "nodes", m->nodes) && set_int(o, "subgraph_nodes", m->subgraph_nodes) &&
+		set_int(o, "functions", m->functions);
+	init = ok ? child(o, "initializers", json_object()) : NULL;
+	ok = set_int(init, "count", m->initializers) && set_int(init, "bytes", m->initializer_bytes);
+	ext = ok ? child(init, "external", json_object()) : NULL;
+	ok = set_int(ext, "tensors", m->external_tensors) && set_int(ext, "bytes", m->external_bytes);
+	files = ok ? child(ext, "files", json_array()) : NULL;
+	ok = files != NULL;
+	for (size_t i = 0; ok && i < m->nextfiles; i++) {
+		const gpuenv_onnx_extfile_t *f = &m->extfiles[i];
+		json_t *r = json_object();
+		ok = r && !json_array_append_new(files, r) &&
+			!json_object_set_new(r, "location", jtext(cli, f->location)) &&
+			!json_object_set_new(r, "path", jtext(cli, f->path)) && set_int(r, "tensors", f->tensors) &&
+			set_int(r, "bytes", f->bytes) && set_int(r, "file_size", f->file_size);
+	}
 	if (!ok) {
-		/* whatever was not handed to o yet is freed here; the rest with o */
 		json_decref(o);
 		return NULL;
 	}
@@ -312,7 +311,7 @@ const struct cli_verb cli_verb_trt_inspect = {
 		"an integer (fixed), a string (symbolic dim_param) or null (unknown); a shape of\n"
 		"null means the tensor has no shape at all.  Several models: one JSON array, in the\n"
 		"order given (a model that cannot be read is reported and left out).\n\n"
-		"exit status: 0 every model was read; 2 usage; 4 a model could not be read or is\n"
+		"exit status: 0 every model was read, 2 usage, 4 a model could not be read or is\n"
 		"damaged (FILE:OFFSET and what is wrong), or its external data is missing or\n"
-		"outside its folder.\n",
+		"outside its folder\n",
 };

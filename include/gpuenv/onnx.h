@@ -198,8 +198,9 @@ GPUENV_API int gpuenv_onnx_inspect_mem(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
  * the same domain); -1 when it imports none. */
 GPUENV_API int64_t gpuenv_onnx_opset_version(const gpuenv_onnx_model_t *m, const char *domain);
 
-/* True when some dim of some input is not fixed (symbolic or unknown), or
- * an input tensor has no shape: the model needs TensorRT shape profiles. */
+/* True for a tensor (or sparse tensor) with a dim that is not fixed
+ * (symbolic or unknown) or with no shape at all: an input TensorRT needs a
+ * shape profile for.  False for other kinds (sequence, map, ...). */
 GPUENV_API bool gpuenv_onnx_value_is_dynamic(const gpuenv_onnx_value_t *v);
 
 #ifdef __cplusplus

@@ -205,14 +205,25 @@ static int grow(struct rd *r, void **arr, size_t *cap, size_t n, size_t elem, si
 	return 0;
 }
 
-/* A string field copied into the arena (NUL-terminated). */
-static int str(struct rd *r, const onnx_wire_t *w, const onnx_wire_field_t *f, gpuenv_str_t *out)
+/* A string field as a slice of the file, its length checked.  It is copied
+ * into the arena once its message is read (own()): a name repeated a
+ * million times in one message costs one copy, not a million. */
+static int name_of(struct rd *r, const onnx_wire_t *w, const onnx_wire_field_t *f, gpuenv_str_t *out)
 {
 	if (f->len > GPUENV_ONNX_MAX_STRING)
 		return bad(r, GPUENV_ETOOBIG, f->off, "a name of %zu bytes (more than %d): refused",
 			f->len, GPUENV_ONNX_MAX_STRING);
-	*out = gpuenv_arena_str(r->arena, gpuenv_str_n(onnx_wire_bytes(w, f), f->len));
-	return out->ptr ? 0 : gpuenv_oom(r->ctx, "reading an ONNX model");
+	*out = gpuenv_str_n(onnx_wire_bytes(w, f), f->len);
+	return 0;
+}
+
+/* s copied into the arena (NUL-terminated); NULL stays NULL */
+static int own(struct rd *r, gpuenv_str_t *s)
+{
+	if (!s->ptr)
+		return 0;
+	*s = gpuenv_arena_str(r->arena, *s);
+	return s->ptr ? 0 : gpuenv_oom(r->ctx, "reading an ONNX model");
 }
 
 static gpuenv_str_t slice(const onnx_wire_t *w, const onnx_wire_field_t *f)
@@ -235,13 +246,15 @@ static int read_dim(struct rd *r, onnx_wire_t w, gpuenv_onnx_dim_t *d)
 			d->value = (int64_t)f.u;
 			d->param = GPUENV_STR_NULL;
 		} else if (f.num == DIM_PARAM && f.wire == ONNX_WIRE_LEN) {
-			if ((e = str(r, &w, &f, &d->param)))
+			if ((e = name_of(r, &w, &f, &d->param)))
 				return e;
 			d->kind = GPUENV_ONNX_DIM_SYMBOLIC;
 			d->value = 0;
 		}
 	}
-	return wire_end(r, &w, "TensorShapeProto.Dimension");
+	if ((e = wire_end(r, &w, "TensorShapeProto.Dimension")))
+		return e;
+	return own(r, &d->param);
 }
 
 static int read_shape(struct rd *r, onnx_wire_t w, gpuenv_onnx_value_t *v, bool keep)
@@ -381,7 +394,7 @@ static int read_value(struct rd *r, onnx_wire_t w, gpuenv_onnx_value_t *v)
 
 	while (onnx_wire_next(&w, &f)) {
 		if (f.num == VALUE_NAME && f.wire == ONNX_WIRE_LEN) {
-			if ((e = str(r, &w, &f, &v->name)))
+			if ((e = name_of(r, &w, &f, &v->name)))
 				return e;
 		} else if (f.num == VALUE_TYPE && f.wire == ONNX_WIRE_LEN) {
 			if ((e = enter(r, &f, "TypeProto")) ||
@@ -390,9 +403,11 @@ static int read_value(struct rd *r, onnx_wire_t w, gpuenv_onnx_value_t *v)
 			r->depth--;
 		}
 	}
+	if ((e = wire_end(r, &w, "ValueInfoProto")))
+		return e;
 	if (!v->name.ptr)
 		v->name = GPUENV_STR_LIT("");
-	return wire_end(r, &w, "ValueInfoProto");
+	return own(r, &v->name);
 }
 
 /* ---- tensors and external data ----------------------------------------------- */
@@ -778,7 +793,7 @@ static int read_graph(struct rd *r, onnx_wire_t w, bool main)
 		if (!main)
 			continue;
 		if (f.num == GRAPH_NAME) {
-			if ((e = str(r, &w, &f, &m->graph_name)))
+			if ((e = name_of(r, &w, &f, &m->graph_name)))
 				return e;
 		} else if (f.num == GRAPH_INPUT) {
 			if ((e = add_value(r, &w, &f, &m->inputs, &m->ninputs, &r->cap_inputs, "graph inputs")))
@@ -804,14 +819,16 @@ static int read_opset(struct rd *r, onnx_wire_t w, gpuenv_onnx_opset_t *o)
 		if (f.num == OPSET_DOMAIN && f.wire == ONNX_WIRE_LEN) {
 			if (!f.len) {
 				o->domain = GPUENV_STR_LIT("ai.onnx");
-			} else if ((e = str(r, &w, &f, &o->domain))) {
+			} else if ((e = name_of(r, &w, &f, &o->domain))) {
 				return e;
 			}
 		} else if (f.num == OPSET_VERSION && f.wire == ONNX_WIRE_VARINT) {
 			o->version = (int64_t)f.u;
 		}
 	}
-	return wire_end(r, &w, "OperatorSetIdProto");
+	if ((e = wire_end(r, &w, "OperatorSetIdProto")))
+		return e;
+	return own(r, &o->domain);
 }
 
 static int read_model(struct rd *r, onnx_wire_t w)
@@ -831,15 +848,15 @@ static int read_model(struct rd *r, onnx_wire_t w)
 				m->model_version = (int64_t)f.u;
 			break;
 		case MODEL_PRODUCER_NAME:
-			if (f.wire == ONNX_WIRE_LEN && (e = str(r, &w, &f, &m->producer_name)))
+			if (f.wire == ONNX_WIRE_LEN && (e = name_of(r, &w, &f, &m->producer_name)))
 				return e;
 			break;
 		case MODEL_PRODUCER_VERSION:
-			if (f.wire == ONNX_WIRE_LEN && (e = str(r, &w, &f, &m->producer_version)))
+			if (f.wire == ONNX_WIRE_LEN && (e = name_of(r, &w, &f, &m->producer_version)))
 				return e;
 			break;
 		case MODEL_DOMAIN:
-			if (f.wire == ONNX_WIRE_LEN && (e = str(r, &w, &f, &m->domain)))
+			if (f.wire == ONNX_WIRE_LEN && (e = name_of(r, &w, &f, &m->domain)))
 				return e;
 			break;
 		case MODEL_OPSET_IMPORT:
@@ -920,6 +937,10 @@ int gpuenv_onnx_inspect_mem(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const void
 		e = bad(&r, GPUENV_EFORMAT, 0, "no graph (ModelProto field 7): not an ONNX model");
 		gpuenv_hint(ctx, "gpuenv trt inspect reads ONNX models (.onnx) as torch.onnx.export writes them");
 	}
+	/* the model's own strings: slices of the file until now */
+	if (!e && !(e = own(&r, &out->producer_name)) && !(e = own(&r, &out->producer_version)) &&
+		!(e = own(&r, &out->domain)))
+		e = own(&r, &out->graph_name);
 	if (!e) {
 		drop_initializer_inputs(&r);
 		if (out->nops)

@@ -69,23 +69,17 @@ bool onnx_wire_next(onnx_wire_t *w, onnx_wire_field_t *f)
 		f->len = (size_t)n;
 		break;
 	case ONNX_WIRE_I64:
-		if (left < 8)
-			return fail(w, w->pos, "truncated 64-bit value");
-		v = 0;
-		for (int i = 7; i >= 0; i--)
-			v = v << 8 | p[w->pos + (size_t)i];
+	case ONNX_WIRE_I32: {
+		size_t width = f->wire == ONNX_WIRE_I64 ? 8 : 4;
+		if (left < width)
+			return fail(w, w->pos, width == 8 ? "truncated 64-bit value" : "truncated 32-bit value");
+		v = 0; /* little-endian */
+		for (size_t i = width; i-- > 0;)
+			v = v << 8 | p[w->pos + i];
 		f->u = v;
-		f->len = 8;
+		f->len = width;
 		break;
-	case ONNX_WIRE_I32:
-		if (left < 4)
-			return fail(w, w->pos, "truncated 32-bit value");
-		v = 0;
-		for (int i = 3; i >= 0; i--)
-			v = v << 8 | p[w->pos + (size_t)i];
-		f->u = v;
-		f->len = 4;
-		break;
+	}
 	case ONNX_WIRE_LEN:
 		n = onnx_wire_varint(p + w->pos, left, &v);
 		if (n <= 0)

@@ -2,9 +2,14 @@
 bytes of protobuf by hand: the fuzz corpus (tests/fuzz/make_onnx_corpus.py)
 and tests/cli/test_trt_inspect.py build on them.  Each model shows one thing
 the reader must get right."""
-import numpy as np
-import onnx
-from onnx import TensorProto, helper as h
+import os
+
+try:  # the hand-written protobuf below needs neither
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper as h
+except ImportError:
+    onnx = None
 
 
 def _opset(v=18, extra=()):
@@ -131,3 +136,24 @@ def field(num, wire, payload=b"", value=None):
 
 def msg(num, payload):
     return field(num, 2, payload)
+
+
+def write_sparse_model(path, nbytes):
+    """A model whose one initializer has nbytes of raw_data written as a
+    hole (a sparse file: little disk), then a MatMul node, input x
+    ["batch", nbytes // 4] and output y, opset 18.  The graph's
+    structure sits before and after the hole, as exporters write it."""
+    F, M = field, msg
+    tensor_head = (F(1, 0, value=nbytes // 4) + F(2, 0, value=1) + F(8, 2, b"weight")
+                   + varint(9 << 3 | 2) + varint(nbytes))
+    init_head = varint(5 << 3 | 2) + varint(len(tensor_head) + nbytes)
+    rest = (M(1, F(1, 2, b"x") + F(1, 2, b"weight") + F(2, 2, b"y") + F(4, 2, b"MatMul"))
+            + M(11, M(1, b"x") + M(2, M(1, F(1, 0, value=1) + M(2, M(1, F(2, 2, b"batch"))
+                                                               + M(1, F(1, 0, value=nbytes // 4))))))
+            + M(12, M(1, b"y") + M(2, M(1, F(1, 0, value=1)))))
+    graph_len = len(init_head) + len(tensor_head) + nbytes + len(rest)
+    with open(path, "wb") as f:
+        f.write(F(1, 0, value=8) + F(2, 2, b"gpuenv-tests") + varint(7 << 3 | 2) + varint(graph_len))
+        f.write(init_head + tensor_head)
+        f.seek(nbytes, os.SEEK_CUR)
+        f.write(rest + M(8, F(2, 0, value=18)))
