@@ -8,6 +8,7 @@
 #include "gpuenv/doctor.h"
 #include "gpuenv/pylock.h"
 #include "lock_util.h"
+#include "trt_engine.h"
 
 /* The lock's own words: torch's version, the target, the package count. */
 static const gpuenv_lock_package_t *lock_torch(const gpuenv_lock_t *lk)
@@ -48,9 +49,11 @@ static int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc,
 		{ "dockerfile", required_argument, NULL, 'D' },
 		{ "facts", required_argument, NULL, 'f' },
 		{ "kb-dir", required_argument, NULL, 'k' },
+		{ "engine", required_argument, NULL, 'e' },
 		{ NULL, 0, NULL, 0 },
 	};
 	gpuenv_preflight_req_t req = { 0 };
+	const char *engine = NULL;
 	const char *facts_path = NULL, *lock = NULL, *kb_dir = NULL, *dockerfile = NULL;
 	gpuenv_dockerfile_base_t df = { 0 };
 	gpuenv_lock_t lk;
@@ -85,19 +88,24 @@ static int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc,
 		case 'k':
 			kb_dir = optarg;
 			break;
+		case 'e':
+			engine = optarg;
+			break;
 		default:
 			return cli_usage_error(cli, verb, "%s: unexpected option", verb->name);
 		}
 	}
 	if (optind < argc)
 		return cli_usage_error(cli, verb, "%s: unexpected argument '%s'", verb->name, argv[optind]);
-	given = !!req.cuda + !!req.torch + !!req.image + !!lock + !!dockerfile;
+	given = !!req.cuda + !!req.torch + !!req.image + !!lock + !!dockerfile + !!engine;
 	if (given == 0)
 		return cli_usage_error(cli, verb, "%s: what should this node run? give --cuda, --torch, "
-			"--image, --dockerfile or --lock", verb->name);
+			"--image, --dockerfile, --lock or --engine", verb->name);
 	if (given > 1)
-		return cli_usage_error(cli, verb, "%s: give one of --cuda, --torch, --image, --dockerfile "
-			"and --lock", verb->name);
+		return cli_usage_error(cli, verb, "%s: give one of --cuda, --torch, --image, --dockerfile, "
+			"--lock and --engine", verb->name);
+	if (engine) /* a TensorRT engine, by its record (cli/trt_engine.c) */
+		return cli_trt_engine_check(cli, verb, &engine, 1, facts_path, kb_dir);
 	if (kb_dir && (st = cli_kb_load(cli, kb_dir, &kb)) != 0)
 		return st;
 	gpuenv_arena_init(&arena, &cli->ctx, 0);
@@ -167,7 +175,7 @@ const struct cli_verb cli_verb_preflight = {
 	.run = cli_preflight,
 	.summary = "go or no-go: can this node run a CUDA version, a torch build, an image or a lock?",
 	.usage = "gpuenv preflight (--cuda X.Y | --torch VERSION | --image IMAGE:TAG | --dockerfile FILE\n"
-		"                 | --lock FILE)\n"
+		"                 | --lock FILE | --engine ENGINE)\n"
 		"                 [--facts FILE.json] [--kb-dir DIR] [--json]",
 	.help = "  --cuda X.Y         a CUDA application of that version (12.2)\n"
 		"  --torch VERSION    a torch build (2.7.0+cu128; without +cuXYZ the PyPI build)\n"
@@ -178,10 +186,14 @@ const struct cli_verb cli_verb_preflight = {
 		"  --lock FILE        a PEP 751 lock (pylock.t4.toml; gpuenv's or another tool's): each\n"
 		"                     package it installs here, judged on this node (torch's CUDA and\n"
 		"                     arch list, CUDA wheels, wheel tags, Python, the lock's target)\n"
+		"  --engine ENGINE    a TensorRT engine gpuenv trt build made, by its record\n"
+		"                     (ENGINE.gpuenv.json): TensorRT, compute capability, hardware and\n"
+		"                     version compatibility, precisions (docs/trt.md)\n"
 		"  --facts FILE.json  judge the node a snapshot describes instead of this one\n"
 		"  --kb-dir DIR       knowledge-base files (cuda.toml, torch.toml, ngc.toml) from DIR\n"
 		"exit status: 0 go, 1 no-go, 2 usage, 4 the facts or the request could not\n"
-		"  be judged (unknown to the knowledge base, a malformed lock or Dockerfile),\n"
+		"  be judged (unknown to the knowledge base, a malformed lock or Dockerfile,\n"
+		"  an engine without a record),\n"
 		"  or the output not written\n"
 		"  (docs/exit-codes.md)\n",
 };

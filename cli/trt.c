@@ -9,7 +9,7 @@
 
 /* Each sub-verb ends its file with `const struct cli_verb cli_verb_trt_NAME`;
  * a new one is one X() here (cli/trt_engine.c adds its own). */
-#define TRT_SUBS(X) X(inspect)
+#define TRT_SUBS(X) X(inspect) X(optimize) X(build) X(check)
 #define TRT_SUB_DECLARE(n) extern const struct cli_verb cli_verb_trt_##n;
 TRT_SUBS(TRT_SUB_DECLARE)
 #define TRT_SUB_ROW(n) &cli_verb_trt_##n,
@@ -25,12 +25,15 @@ static int cli_trt(struct cli *cli, const struct cli_verb *verb, int argc, char 
 const struct cli_verb cli_verb_trt = {
 	.name = "trt",
 	.run = cli_trt,
-	.summary = "ONNX models and TensorRT engines: what a model declares",
+	.summary = "ONNX models and TensorRT engines: inspect, optimize, build, check",
 	.usage = "gpuenv trt SUBCOMMAND [ARGS...]",
 	.help = "subcommands (each takes --help and --json):\n"
 		"  inspect MODEL.onnx   IR version, opsets, producer, inputs and outputs with\n"
 		"                       their types and shapes, operators, initializers and\n"
-		"                       external data (docs/trt.md)\n",
+		"                       external data (docs/trt.md)\n"
+		"  optimize MODEL.onnx  the trtexec command for a target's GPU and TensorRT\n"
+		"  build MODEL.onnx     run it here and write the engine's record\n"
+		"  check ENGINE         go or no-go of an engine on this node, by its record\n",
 };
 
 /* ---- inspect ------------------------------------------------------------------ */

@@ -71,6 +71,8 @@ ENUMS = {
     "kernel_module": {"open", "proprietary"},
     "platform": {"linux-x86_64"},
     "image_status": {"supported", "end-of-life", "unsupported", "seen"},
+    "trt_precision": {"fp32", "tf32", "fp16", "bf16", "fp8", "int8"},
+    "trt_runs_on": {"cc_min", "same_cc"},
 }
 
 # key -> (type, format-or-enum-name or None, required)
@@ -183,6 +185,21 @@ SCHEMA = {
         "pytorch_image": spec(torch=("str", "torch_release", R), cuda=("str", "cuda", R),
                               cudnn_major=("int", None, R), flavours=("strlist", "pytorch_flavour", R),
                               python=("str", "python", O)),
+    },
+    # TensorRT for gpuenv trt and preflight --engine (lib/kb/trt.c, docs/kb.md)
+    "tensorrt.toml": {
+        "release": spec(tensorrt=("str", "version", R), cuda=("strlist", "cuda", O),
+                        cudnn=("str", "version", O), sm_min=("str", "sm", O),
+                        opset_min=("int", None, O), opset_max=("int", None, O)),
+        "precision": spec(precision=("str", "trt_precision", R), tensorrt_min=("str", "version", R),
+                          tensorrt_max=("str", "version", O), cc=("strlist", "cc", R)),
+        "flag": spec(flag=("str", None, R), added=("str", "version", O),
+                     deprecated=("str", "version", O), removed=("str", "version", O),
+                     replacement=("str", None, O)),
+        "hardware_compat": spec(level=("str", "ident", R), trtexec=("str", None, R),
+                                added=("str", "version", R), cc_min=("str", "cc", R),
+                                runs_on=("str", "trt_runs_on", R)),
+        "version_compat": spec(tensorrt_min=("str", "version", R), runtime_min=("str", "version", R)),
     },
     "about.toml": {
         "about": spec(date=("str", "month", R)),
@@ -482,6 +499,30 @@ class Checker:
                         self.err(f, t, i, f"cuda {c} is outside cuda_majors {cm}")
         self.unique(f, "soname", lambda r: r["soname"], "SONAME")
 
+    def check_tensorrt(self):
+        f = "tensorrt.toml"
+        self.unique(f, "release", lambda r: r["tensorrt"], "release")
+        self.unique(f, "flag", lambda r: r["flag"], "flag")
+        self.unique(f, "hardware_compat", lambda r: r["level"], "level")
+        self.unique(f, "precision", lambda r: (r["precision"], r["tensorrt_min"]), "precision row")
+        for i, r in enumerate(self.rows(f, "flag")):
+            if not str(r.get("flag", "")).startswith("--"):
+                self.err(f, "flag", i, "flag: a trtexec option starts with '--'")
+            seq = [r[k] for k in ("added", "deprecated", "removed") if isinstance(r.get(k), str)]
+            try:
+                if [self.vkey(v) for v in seq] != sorted(self.vkey(v) for v in seq):
+                    self.err(f, "flag", i, "added <= deprecated <= removed, in release order")
+            except ValueError:
+                pass
+            if "removed" in r and "replacement" not in r:
+                self.err(f, "flag", i, "a removed flag names its replacement")
+        for i, r in enumerate(self.rows(f, "release")):
+            lo, hi = r.get("opset_min"), r.get("opset_max")
+            if isinstance(lo, int) and isinstance(hi, int) and lo > hi:
+                self.err(f, "release", i, "opset_min > opset_max")
+        if not self.rows(f, "release") or not self.rows(f, "flag"):
+            self.err(f, None, None, "needs [[release]] and [[flag]] rows")
+
     def check_wheels(self):
         f = "wheels.toml"
         self.unique(f, "package", lambda r: r["name"], "distribution name")
@@ -682,6 +723,7 @@ def main(argv):
     series = c.check_torch(cuda_versions, known_sm)
     c.check_libraries(cuda_versions)
     c.check_wheels()
+    c.check_tensorrt()
     c.check_ngc(cuda_versions)
     c.check_images(cuda_versions, series)
     c.check_diagnose()

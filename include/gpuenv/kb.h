@@ -83,6 +83,7 @@ enum gpuenv_kb_file_id {
 	GPUENV_KB_DIAGNOSE, /* diagnose.toml */
 	GPUENV_KB_IMAGES,   /* images.toml: Docker Hub images by tag grammar */
 	GPUENV_KB_ABOUT,    /* about.toml: the knowledge base's own date */
+	GPUENV_KB_TENSORRT, /* tensorrt.toml: gpuenv trt (gpuenv/kb_trt.h) */
 	GPUENV_KB_NFILES
 };
 
@@ -399,6 +400,12 @@ typedef struct gpuenv_kb {
 	/* images.toml */
 	GPUENV_KB_TABLE(gpuenv_kb_cuda_image_t, cuda_image);
 	GPUENV_KB_TABLE(gpuenv_kb_pytorch_image_t, pytorch_image);
+	/* tensorrt.toml: the row types are in gpuenv/kb_trt.h */
+	GPUENV_KB_TABLE(struct gpuenv_kb_trt_release, trt_release);
+	GPUENV_KB_TABLE(struct gpuenv_kb_trt_precision, trt_precision);
+	GPUENV_KB_TABLE(struct gpuenv_kb_trt_flag, trt_flag);
+	GPUENV_KB_TABLE(struct gpuenv_kb_trt_hwcompat, trt_hwcompat);
+	GPUENV_KB_TABLE(struct gpuenv_kb_trt_vcompat, trt_vcompat);
 
 	/* private: rows and strings */
 	gpuenv_arena_t arena;

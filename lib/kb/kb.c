@@ -19,11 +19,13 @@
 #include "embedded.h"
 #include "gpuenv/fs.h"
 #include "gpuenv/kb_bundle.h"
+#include "gpuenv/kb_trt.h"
 #include "gpuenv/toml.h"
 
 static const char *const file_names[GPUENV_KB_NFILES] = {
 	"cuda.toml", "gpus.toml", "torch.toml", "libraries.toml",
 	"wheels.toml", "ngc.toml", "diagnose.toml", "images.toml", "about.toml",
+	"tensorrt.toml",
 };
 
 const char *gpuenv_kb_file_name(int id)
@@ -315,6 +317,29 @@ static const struct field f_signature[] = { FLD(T, id, F_STR, R), FLD(T, title, 
 	FLD(T, cause, F_STR, R), FLD(T, fix, F_STR, R), FLD(T, fix_log, F_STR, O),
 	FLD(T, fix_facts, F_STR, O), END };
 #undef T
+/* tensorrt.toml (gpuenv/kb_trt.h) */
+#define T gpuenv_kb_trt_release_t
+static const struct field f_trt_release[] = { FLD(T, tensorrt, F_VER, R), FLD(T, cuda, F_VERS, O),
+	FLD(T, cudnn, F_VER, O), FLD(T, sm_min, F_SM, O), FLD(T, opset_min, F_INT, O),
+	FLD(T, opset_max, F_INT, O), END };
+#undef T
+#define T gpuenv_kb_trt_precision_t
+static const struct field f_trt_precision[] = { FLD(T, precision, F_STR, R),
+	FLD(T, tensorrt_min, F_VER, R), FLD(T, tensorrt_max, F_VER, O), FLD(T, cc, F_VERS, R), END };
+#undef T
+#define T gpuenv_kb_trt_flag_t
+static const struct field f_trt_flag[] = { FLD(T, flag, F_STR, R), FLD(T, added, F_VER, O),
+	FLD(T, deprecated, F_VER, O), FLD(T, removed, F_VER, O), FLD(T, replacement, F_STR, O),
+	END };
+#undef T
+#define T gpuenv_kb_trt_hwcompat_t
+static const struct field f_trt_hwcompat[] = { FLD(T, level, F_STR, R), FLD(T, trtexec, F_STR, R),
+	FLD(T, added, F_VER, R), FLD(T, cc_min, F_CC, R), FLD(T, runs_on, F_STR, R), END };
+#undef T
+#define T gpuenv_kb_trt_vcompat_t
+static const struct field f_trt_vcompat[] = { FLD(T, tensorrt_min, F_VER, R),
+	FLD(T, runtime_min, F_VER, R), END };
+#undef T
 
 struct table {
 	uint8_t file;
@@ -361,6 +386,11 @@ static const struct table tables[] = {
 	TBL(GPUENV_KB_ABOUT, "about", about, gpuenv_kb_about_t),
 	TBL(GPUENV_KB_IMAGES, "cuda_image", cuda_image, gpuenv_kb_cuda_image_t),
 	TBL(GPUENV_KB_IMAGES, "pytorch_image", pytorch_image, gpuenv_kb_pytorch_image_t),
+	TBL(GPUENV_KB_TENSORRT, "release", trt_release, gpuenv_kb_trt_release_t),
+	TBL(GPUENV_KB_TENSORRT, "precision", trt_precision, gpuenv_kb_trt_precision_t),
+	TBL(GPUENV_KB_TENSORRT, "flag", trt_flag, gpuenv_kb_trt_flag_t),
+	TBL(GPUENV_KB_TENSORRT, "hardware_compat", trt_hwcompat, gpuenv_kb_trt_hwcompat_t),
+	TBL(GPUENV_KB_TENSORRT, "version_compat", trt_vcompat, gpuenv_kb_trt_vcompat_t),
 };
 
 #define NTABLES (sizeof(tables) / sizeof(tables[0]))
@@ -818,7 +848,7 @@ static int load_sources(gpuenv_ctx_t *ctx, const gpuenv_kb_source_t *src, size_t
 				0, 0, "not a knowledge-base file");
 			return gpuenv_hint(ctx, "the files are cuda.toml, gpus.toml, torch.toml, "
 						"libraries.toml, wheels.toml, ngc.toml, diagnose.toml, "
-						"images.toml and about.toml");
+						"images.toml, about.toml and tensorrt.toml");
 		}
 		use[id] = &src[i];
 	}

@@ -13,7 +13,9 @@
 #define TORCH_INDEX "https://download.pytorch.org/whl"
 
 static const char *const GPUENV_KEYS[] = { "torch-backend", "torch-index", "targets", "registries",
-	"build-against-env", "label-prefix", NULL };
+	"build-against-env", "label-prefix",
+	"trt", /* [tool.gpuenv.trt]: gpuenv trt's shapes, read by the trt verbs (docs/trt.md) */
+	NULL };
 static const char *const TARGET_KEYS[] = { "gpu", "compute_capability", "driver", "cuda", "python",
 	"platform", "groups", "extras", "torch-backend", NULL };
 

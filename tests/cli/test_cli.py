@@ -108,7 +108,7 @@ verbs = ["probe", "doctor", "preflight", "diagnose", "kb", "lock", "tree", "expo
 subs = {"kb": ["torch", "driver", "gpu", "image", "sources", "info", "update", "bundle"],
         "image": ["lock", "check"],
         "cache": ["dir", "size", "prune", "clean"],
-        "trt": ["inspect"],
+        "trt": ["inspect", "optimize", "build", "check"],
         "debug": ["toml-decode", "toml-encode", "version-sort", "specifier", "marker",
                   "requirement", "wheel-name", "wheel-tags", "metadata", "fatbin", "gpus",
                   "libs", "pyenv", "pythons", "ldd", "sha256", "pylock", "shim-run"]}

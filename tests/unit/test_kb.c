@@ -18,6 +18,7 @@
 #include "gpuenv/diagnose.h"
 #include "gpuenv/core.h"
 #include "gpuenv/kb.h"
+#include "gpuenv/kb_trt.h"
 #include "gpuenv/kb_answer.h"
 
 #include "testutil.h"
@@ -108,8 +109,13 @@ static void test_every_row_has_a_source(void **state)
 	EVERY_ROW(toolkit_known)
 	EVERY_ROW(cuda_image)
 	EVERY_ROW(pytorch_image)
+	EVERY_ROW(trt_release)
+	EVERY_ROW(trt_precision)
+	EVERY_ROW(trt_flag)
+	EVERY_ROW(trt_hwcompat)
+	EVERY_ROW(trt_vcompat)
 	nt = gpuenv_kb_tables(kb, t, 64);
-	assert_int_equal(nt, 30);
+	assert_int_equal(nt, 35);
 	for (size_t i = 0; i < nt; i++) {
 		assert_true(t[i].rows > 0);
 		counted += t[i].rows;
