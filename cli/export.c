@@ -9,6 +9,7 @@
 
 #include "gpuenv/export.h"
 #include "gpuenv/fs.h"
+#include "gpuenv/kb_answer.h"
 #include "gpuenv/project.h"
 #include "lock_util.h"
 
@@ -29,9 +30,12 @@ static json_t *base_json(const gpuenv_base_image_t *b)
 		json_array_append_new(warns, json_string(b->warns[i]));
 	char cuda[32];
 	snprintf(cuda, sizeof(cuda), "%u.%u", b->img.cuda.part[0], b->img.cuda.part[1]);
-	return json_pack("{s:s, s:s?, s:b, s:b, s:s?, s:s?, s:o, s:o}", "image", b->ref, "digest", b->digest,
+	/* runs: the target's driver on the image's CUDA, the word `kb image` and
+	 * preflight --image give (tests/cli/test_consistency.py) */
+	return json_pack("{s:s, s:s?, s:b, s:b, s:s?, s:s?, s:s?, s:o, s:o}", "image", b->ref, "digest", b->digest,
 		"chosen", b->chosen, "known", b->known, "cuda", b->img.cuda.n ? cuda : NULL, "flavour",
-		b->flavour, "reasons", notes, "warnings", warns);
+		b->flavour, "runs", b->known ? gpuenv_kb_runs_name(b->runs) : NULL, "reasons", notes, "warnings",
+		warns);
 }
 
 /* --format dockerfile: the Dockerfile of t, with its requirements file and
