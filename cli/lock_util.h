@@ -1,6 +1,8 @@
-/* What the project verbs (lock, tree, and later sync) share: the project
- * opened once, its manifest and its targets (the declared ones, or this
- * machine from the probe when none is declared). */
+/* What the project verbs (lock, tree, export, sync, run, labels) share on
+ * the command line: the project opened through lib/project (with this
+ * machine from the probe when none is declared), a target named with
+ * suggestions, lock's and sync's option sets, --profile.  The work itself
+ * is the library's (gpuenv/project.h, gpuenv/export.h). */
 #ifndef GPUENV_CLI_LOCK_UTIL_H
 #define GPUENV_CLI_LOCK_UTIL_H
 

@@ -28,17 +28,10 @@ struct dx {
 	bool oom;
 };
 
-static const char *fmt(struct dx *d, const char *f, ...) GPUENV_PRINTF(2, 3);
-static const char *fmt(struct dx *d, const char *f, ...)
+/* s (a gpuenv_arena_printf result) as a string; a failed one marks d. */
+static const char *kept(struct dx *d, gpuenv_str_t s)
 {
-	va_list ap;
-	gpuenv_str_t s;
-
-	va_start(ap, f);
-	s = gpuenv_arena_vprintf(d->a, f, ap);
-	va_end(ap);
-	if (!s.ptr)
-		d->oom = true;
+	d->oom |= !s.ptr;
 	return s.ptr ? s.ptr : "";
 }
 
@@ -211,15 +204,16 @@ static int pin_digest(struct dx *d, const gpuenv_export_docker_req_t *q, gpuenv_
 	bool found = false;
 
 	if (!path) {
-		path = fmt(d, "%s/image-manifest.json", q->project_dir);
+		path = kept(d, gpuenv_arena_printf(d->a, "%s/image-manifest.json", q->project_dir));
 		if (d->oom || !export_exists(path))
 			return 0;
 	}
 	if (gpuenv_image_manifest_read(d->ctx, d->a, path, &im))
 		return x->status = GPUENV_BASE_CANNOT, d->ctx->err.code;
 	if (!(e = gpuenv_image_manifest_find(&im, b->ref))) {
-		gpuenv_base_warn(b, fmt(d, "%s has no entry for %s: FROM names it by tag only (gpuenv image lock %s "
-					   "adds it)", path, b->ref, b->ref));
+		gpuenv_base_warn(b, kept(d, gpuenv_arena_printf(d->a, "%s has no entry for %s: FROM names it by tag "
+					   "only (gpuenv image lock %s "
+					   "adds it)", path, b->ref, b->ref)));
 		return 0;
 	}
 	for (size_t i = 0; i < e->nplatforms && arch; i++)
@@ -227,20 +221,21 @@ static int pin_digest(struct dx *d, const gpuenv_export_docker_req_t *q, gpuenv_
 	if (arch && e->nplatforms && !found) {
 		const char *list = "";
 		for (size_t i = 0; i < e->nplatforms; i++)
-			list = fmt(d, "%s%s%s/%s", list, i ? ", " : "", e->platforms[i].os,
-				e->platforms[i].architecture);
+			list = kept(d, gpuenv_arena_printf(d->a, "%s%s%s/%s", list, i ? ", " : "", e->platforms[i].os,
+				e->platforms[i].architecture));
 		x->status = GPUENV_BASE_REFUSED;
 		gpuenv_fail(d->ctx, GPUENV_EUNSUPPORTED, NULL, 0, 0, "base image %s: %s records no linux/%s image "
 			"for it (target %s is %s): only %s", b->ref, path, arch, q->t->name, m, list);
 		return gpuenv_hint(d->ctx, "use an image published for the target's platform");
 	}
 	if (b->digest && strcmp(b->digest, e->digest)) {
-		gpuenv_base_warn(b, fmt(d, "--base gives %s; %s records %s for %s: FROM writes the one --base gives",
-					   b->digest, path, e->digest, b->ref));
+		gpuenv_base_warn(b, kept(d, gpuenv_arena_printf(d->a, "--base gives %s; %s records %s for %s: FROM "
+					   "writes the one --base gives",
+					   b->digest, path, e->digest, b->ref)));
 		return 0;
 	}
 	b->digest = e->digest;
-	gpuenv_base_note(b, fmt(d, "digest %s from %s (the image lock)", e->digest, path));
+	gpuenv_base_note(b, kept(d, gpuenv_arena_printf(d->a, "digest %s from %s (the image lock)", e->digest, path)));
 	return 0;
 }
 
@@ -259,8 +254,9 @@ static void warn_local(struct dx *d, const gpuenv_lock_t *lk, gpuenv_export_dock
 			first = p->name;
 	}
 	if (n && x->nwarnings < GPUENV_EXPORT_MAX_WARNINGS)
-		x->warnings[x->nwarnings++] = fmt(d, "%zu packages (%s first) come from local files or a file:// "
-			"index, which a docker build cannot reach", n, first);
+		x->warnings[x->nwarnings++] = kept(d, gpuenv_arena_printf(d->a, "%zu packages (%s first) come from "
+			"local files or a file:// "
+			"index, which a docker build cannot reach", n, first));
 }
 
 /* What the base image is judged for: the target as the KB sees it, the
@@ -323,8 +319,8 @@ int gpuenv_export_dockerfile(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, const gpuenv_
 		return fail(x, x->status ? x->status : GPUENV_BASE_CANNOT, ctx->err.code);
 	/* where the files go: the Dockerfile at out, the requirements and the
 	 * .dockerignore beside it; COPY paths are relative to the project */
-	x->dockerfile_name = fmt(&d, "Dockerfile.%s", q->t->name);
-	x->requirements_name = fmt(&d, "requirements.%s.txt", q->t->name);
+	x->dockerfile_name = kept(&d, gpuenv_arena_printf(a, "Dockerfile.%s", q->t->name));
+	x->requirements_name = kept(&d, gpuenv_arena_printf(a, "requirements.%s.txt", q->t->name));
 	x->platform = export_platform(q->t);
 	x->image = export_docker_name(a, q->m->name);
 	lockname = gpuenv_project_lock_name(a, q->m, q->t);
@@ -335,9 +331,9 @@ int gpuenv_export_dockerfile(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, const gpuenv_
 				ctx->err.code);
 		x->dockerfile_name = slash ? slash + 1 : q->out;
 		x->dockerfile_path = q->out;
-		x->requirements_path = fmt(&d, "%.*s%s", slash ? (int)(slash - q->out + 1) : 0, q->out,
-			x->requirements_name);
-		x->ignore_path = fmt(&d, "%s.dockerignore", q->out);
+		x->requirements_path = kept(&d, gpuenv_arena_printf(a, "%.*s%s", slash ? (int)(slash - q->out + 1) : 0, q->out,
+			x->requirements_name));
+		x->ignore_path = kept(&d, gpuenv_arena_printf(a, "%s.dockerignore", q->out));
 	}
 	if (gpuenv_export_requirements(ctx, a, q->lk, q->lock_path, false, true, &x->requirements) != 0)
 		return fail(x, GPUENV_BASE_CANNOT, ctx->err.code);
