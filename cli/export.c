@@ -1,171 +1,129 @@
-/* gpuenv export: a target's lock as pip-installable text (docs/export.md).
- *
- * requirements: the index lines of the sources the lock used (--index-url
- * for the one most packages came from, PyPI first when it is one of them,
- * --extra-index-url for the others), then one requirement per package,
- * "name==version ; marker", with a --hash=sha256: for every file the lock
- * has for it (wheels and sdist), so that `pip install --require-hashes -r`
- * installs exactly the lock; a package the lock has from a single URL or
- * path is written "name @ URL" with its hash.  constraints: the same pins
- * without hashes and index lines, as pip's -c takes them (a URL is not a
- * constraint: such packages are left out, with a comment).  Nothing is
- * written when a package cannot be exported (a directory or VCS entry has no
- * hash to enforce): the error names it and says what to do. */
-#include "export.h"
+/* gpuenv export: a target's lock as pip requirements or constraints, a
+ * Dockerfile or a compose file (docs/export.md).  The formats are
+ * lib/export's (gpuenv/export.h); this file reads the options, finds the
+ * lock and prints what the library made. */
+#include "cli.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpuenv/export.h"
 #include "gpuenv/fs.h"
+#include "gpuenv/kb_answer.h"
 #include "gpuenv/project.h"
-#include "gpuenv/pylock.h"
+#include "lock_util.h"
 
 enum { OPT_PROJECT = 0x2201, OPT_TARGET, OPT_LOCK, OPT_FORMAT, OPT_OUT, OPT_NO_HASHES, OPT_BASE,
 	OPT_TRUST_BASE, OPT_IMAGE_MANIFEST };
 
-#define PYPI_SIMPLE "https://pypi.org/simple"
-
-struct index_count {
-	const char *url;
-	size_t n;
+struct export_opts {
+	const char *project, *target, *lock, *format, *out, *base, *image_manifest;
+	bool hashes, trust_base, constraints, docker, compose;
 };
 
-static bool is_pypi(const char *url)
+static json_t *base_json(const gpuenv_base_image_t *b)
 {
-	return strncmp(url, PYPI_SIMPLE, strlen(PYPI_SIMPLE)) == 0;
+	json_t *notes = json_array(), *warns = json_array();
+	for (size_t i = 0; i < b->nnotes; i++)
+		json_array_append_new(notes, json_string(b->notes[i]));
+	for (size_t i = 0; i < b->nwarns; i++)
+		json_array_append_new(warns, json_string(b->warns[i]));
+	char cuda[32];
+	snprintf(cuda, sizeof(cuda), "%u.%u", b->img.cuda.part[0], b->img.cuda.part[1]);
+	/* runs: the target's driver on the image's CUDA, the word `kb image` and
+	 * preflight --image give (tests/cli/test_consistency.py) */
+	return json_pack("{s:s, s:s?, s:b, s:b, s:s?, s:s?, s:s?, s:o, s:o}", "image", b->ref, "digest", b->digest,
+		"chosen", b->chosen, "known", b->known, "cuda", b->img.cuda.n ? cuda : NULL, "flavour",
+		b->flavour, "runs", b->known ? gpuenv_kb_runs_name(b->runs) : NULL, "reasons", notes, "warnings",
+		warns);
 }
 
-/* The indexes packages came from, the primary first: PyPI when used, else
- * the one most packages came from (ties: the first in package order). */
-static size_t collect_indexes(const gpuenv_lock_t *lk, struct index_count *ix, size_t max)
+/* --format dockerfile: the Dockerfile of t, with its requirements file and
+ * .dockerignore beside -o. */
+static int export_dockerfile(struct cli *cli, const char *verb, const struct export_opts *eo, gpuenv_project_t *pj,
+	const gpuenv_manifest_target_t *t, const gpuenv_lock_t *lk, const char *lock_path)
 {
-	size_t n = 0, best = 0;
+	gpuenv_export_docker_req_t q = { .kb = pj->kb, .m = &pj->m, .project_dir = pj->dir, .t = t, .lk = lk,
+		.lock_path = lock_path, .base = eo->base, .trust_base = eo->trust_base,
+		.image_manifest = eo->image_manifest, .out = eo->out };
+	gpuenv_export_docker_t x;
+	int st = CLI_EXIT_OK;
 
-	for (size_t i = 0; i < lk->npackages; i++) {
-		const char *u = lk->packages[i].index;
-		size_t k;
-		if (!u)
-			continue;
-		for (k = 0; k < n && strcmp(ix[k].url, u); k++)
-			;
-		if (k == n) {
-			if (n == max)
-				continue;
-			ix[n++] = (struct index_count){ u, 0 };
+	if (gpuenv_export_dockerfile(&cli->ctx, &pj->arena, &q, &x) != 0) {
+		st = cli_report(cli, x.status ? x.status : CLI_EXIT_CANNOT);
+		goto out;
+	}
+	for (size_t i = 0; i < x.nwarnings; i++)
+		fprintf(stderr, "%s: %s: warning: %s\n", cli->prog, verb, x.warnings[i]);
+	if (eo->out && gpuenv_export_docker_write(&cli->ctx, &x) != 0) {
+		st = cli_report(cli, CLI_EXIT_CANNOT);
+		goto out;
+	}
+	if (cli->json) {
+		json_t *files = json_array(), *j;
+		if (eo->out) {
+			json_array_append_new(files, json_pack("{s:s, s:s}", "path", x.dockerfile_path, "what", "dockerfile"));
+			json_array_append_new(files, json_pack("{s:s, s:s}", "path", x.requirements_path, "what",
+				"requirements"));
+			json_array_append_new(files, json_pack("{s:s, s:s, s:b}", "path", x.ignore_path, "what",
+				"dockerignore", "written", x.wrote_ignore));
 		}
-		ix[k].n++;
+		j = json_pack("{s:s, s:s, s:o, s:o}", "target", t->name, "lock", lock_path, "base", base_json(&x.base),
+			"files", files);
+		if (j && !eo->out)
+			json_object_set_new(j, "dockerfile", json_string(x.dockerfile.data));
+		if (cli_print_json(cli, j))
+			st = CLI_EXIT_CANNOT;
+	} else if (eo->out) {
+		fprintf(stderr, "%s: FROM %s%s%s, %zu packages from %s\n", x.dockerfile_path, x.base.ref,
+			x.base.digest ? "@" : "", x.base.digest ? x.base.digest : "", lk->npackages, lock_path);
+		fprintf(stderr, "%s: the requirements it installs (with hashes)\n", x.requirements_path);
+		fprintf(stderr, "%s: %s\n", x.ignore_path, x.wrote_ignore ? "what the build leaves out (edit it)" :
+			"there already: left as it is");
+		fprintf(stderr, "build: docker build%s%s -f %s -t %s:%s %s\n", x.platform ? " --platform " : "",
+			x.platform ? x.platform : "", x.dockerfile_path, x.image, t->name, pj->dir);
+	} else {
+		if (fwrite(x.dockerfile.data, 1, x.dockerfile.len, stdout) != x.dockerfile.len)
+			st = cli_error(cli, CLI_EXIT_CANNOT, "%s: cannot write the output", verb);
+		fprintf(stderr, "%s: %s: the Dockerfile COPYs %s: write both with -o %s (or the requirements "
+			"alone: gpuenv export --target %s -o %s)\n", cli->prog, verb, x.requirements_name,
+			x.dockerfile_name, t->name, x.requirements_name);
 	}
-	for (size_t k = 1; k < n; k++)
-		if ((is_pypi(ix[k].url) && !is_pypi(ix[best].url)) ||
-			(is_pypi(ix[k].url) == is_pypi(ix[best].url) && ix[k].n > ix[best].n))
-			best = k;
-	if (best) {
-		struct index_count t = ix[0];
-		ix[0] = ix[best];
-		ix[best] = t;
+out:
+	gpuenv_export_docker_free(&x);
+	return st;
+}
+
+/* --format compose: docker-compose.yml, one service per target. */
+static int export_compose(struct cli *cli, const char *verb, const char *out, gpuenv_project_t *pj)
+{
+	gpuenv_export_compose_t c;
+	int st = CLI_EXIT_OK;
+
+	if (gpuenv_export_compose(&cli->ctx, &pj->arena, &pj->m, pj->dir, pj->targets, pj->ntargets, out, &c)) {
+		st = cli_report(cli, cli->ctx.err.code == GPUENV_EUSAGE ? CLI_EXIT_USAGE : CLI_EXIT_CANNOT);
+		goto done;
 	}
-	return n;
+	for (size_t i = 0; i < c.nmissing; i++)
+		fprintf(stderr, "%s: %s: note: service %s needs Dockerfile.%s: gpuenv export --target %s "
+			"--format dockerfile -o Dockerfile.%s\n", cli->prog, verb, c.missing[i], c.missing[i],
+			c.missing[i], c.missing[i]);
+	if (out) {
+		if (gpuenv_fs_write_atomic(&cli->ctx, out, c.text.data, c.text.len, 0644))
+			st = cli_report(cli, CLI_EXIT_CANNOT);
+		else
+			fprintf(stderr, "%s: %zu services (%zu Dockerfiles still to export)\n", out, c.nservices,
+				c.nmissing);
+	} else if (fwrite(c.text.data, 1, c.text.len, stdout) != c.text.len)
+		st = cli_error(cli, CLI_EXIT_CANNOT, "%s: cannot write the output", verb);
+done:
+	gpuenv_buf_free(&c.text);
+	return st;
 }
 
-/* The one file of a package that has no index (a find-links or path wheel),
- * as a URL, or NULL. */
-static const char *single_url(gpuenv_arena_t *a, const gpuenv_lock_package_t *p,
-	const gpuenv_lock_file_t **file)
-{
-	const gpuenv_lock_file_t *f = p->nwheels == 1 && !p->sdist ? &p->wheels[0] :
-		!p->nwheels && p->sdist ? p->sdist : p->archive;
-	*file = f;
-	if (!f)
-		return NULL;
-	if (f->url)
-		return f->url;
-	if (f->path)
-		return f->path[0] == '/' ? gpuenv_arena_printf(a, "file://%s", f->path).ptr : NULL;
-	return NULL;
-}
-
-static void put_hash(gpuenv_buf_t *o, const gpuenv_lock_file_t *f)
-{
-	if (f && f->sha256)
-		gpuenv_buf_printf(o, " \\\n    --hash=sha256:%s", f->sha256);
-}
-
-int cli_export_requirements(struct cli *cli, gpuenv_arena_t *a, const gpuenv_lock_t *lk, const char *lock_path,
-	bool constraints, bool hashes, gpuenv_buf_t *o)
-{
-	struct index_count ix[32];
-	size_t nix = collect_indexes(lk, ix, 32);
-	const char *tname = lk->target.name;
-
-	gpuenv_buf_printf(o, "# %s exported by gpuenv from %s%s%s%s\n", constraints ? "constraints" :
-		"requirements", lock_path, tname ? " (target " : "", tname ? tname : "", tname ? ")" : "");
-	if (!constraints && hashes)
-		gpuenv_buf_printf(o, "# pip install --require-hashes -r FILE installs exactly the lock\n");
-	if (constraints)
-		for (size_t k = 0; k < nix; k++)
-			gpuenv_buf_printf(o, "# index: %s\n", ix[k].url);
-	else
-		for (size_t k = 0; k < nix; k++)
-			gpuenv_buf_printf(o, "%s %s\n", k ? "--extra-index-url" : "--index-url", ix[k].url);
-	gpuenv_buf_printf(o, "\n");
-	for (size_t i = 0; i < lk->npackages; i++) {
-		const gpuenv_lock_package_t *p = &lk->packages[i];
-		const char *mk = p->marker;
-		if (p->directory || p->vcs) {
-			if (constraints) {
-				gpuenv_buf_printf(o, "# %s: a %s entry, not a constraint\n", p->name,
-					p->directory ? "directory" : "VCS");
-				continue;
-			}
-			if (hashes) {
-				gpuenv_fail(&cli->ctx, GPUENV_EUNSUPPORTED, lock_path, 0, 0, "package %s is a "
-					"%s entry: pip cannot check a hash of it, so --require-hashes would "
-					"refuse the file", p->name, p->directory ? "directory" : "VCS");
-				return gpuenv_hint(&cli->ctx, "export with --no-hashes, or --format "
-							      "constraints");
-			}
-			if (p->directory)
-				gpuenv_buf_printf(o, "%s%s", p->editable ? "-e " : "", p->directory);
-			else
-				gpuenv_buf_printf(o, "%s @ %s+%s@%s", p->name, p->vcs->type,
-					p->vcs->url ? p->vcs->url : p->vcs->path, p->vcs->commit_id);
-		} else if (!p->index) {
-			const gpuenv_lock_file_t *f;
-			const char *url = single_url(a, p, &f);
-			if (!url) {
-				gpuenv_fail(&cli->ctx, GPUENV_EUNSUPPORTED, lock_path, 0, 0, "package %s %s "
-					"has %zu files and no index: pip needs one URL or an index to find "
-					"it", p->name, p->version ? p->version : "", p->nwheels +
-					(p->sdist != NULL));
-				return gpuenv_hint(&cli->ctx, "lock it from an index or find-links source "
-							      "(gpuenv lock --find-links DIR)");
-			}
-			if (constraints) {
-				gpuenv_buf_printf(o, "# %s: from %s, a URL is not a constraint\n", p->name, url);
-				continue;
-			}
-			gpuenv_buf_printf(o, "%s @ %s", p->name, url);
-			if (mk)
-				gpuenv_buf_printf(o, " ; %s", mk);
-			if (hashes)
-				put_hash(o, f);
-			gpuenv_buf_printf(o, "\n");
-			continue;
-		} else
-			gpuenv_buf_printf(o, "%s==%s", p->name, p->version);
-		if (mk)
-			gpuenv_buf_printf(o, " ; %s", mk);
-		if (hashes && !constraints && p->index) {
-			for (size_t w = 0; w < p->nwheels; w++)
-				put_hash(o, &p->wheels[w]);
-			put_hash(o, p->sdist);
-		}
-		gpuenv_buf_printf(o, "\n");
-	}
-	return o->len && o->data ? 0 : gpuenv_oom(&cli->ctx, "the export");
-}
-
-static int cli_export(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+/* The options into eo: 0, or -1 with *st the exit status. */
+static int export_parse(struct cli *cli, const struct cli_verb *verb, int argc, char **argv, struct export_opts *eo,
+	int *st)
 {
 	static const struct option opts[] = {
 		{ "project", required_argument, NULL, OPT_PROJECT },
@@ -179,139 +137,132 @@ static int cli_export(struct cli *cli, const struct cli_verb *verb, int argc, ch
 		{ "image-manifest", required_argument, NULL, OPT_IMAGE_MANIFEST },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *project = NULL, *target = NULL, *lock = NULL, *format = "requirements", *out = NULL;
-	const char *base = NULL, *image_manifest = NULL;
-	bool hashes = true, constraints, docker, compose, trust_base = false;
-	struct cli_project pj;
-	const gpuenv_manifest_target_t *dt = NULL;
+	int c;
+
+	*eo = (struct export_opts){ .format = "requirements", .hashes = true };
+	while ((c = cli_getopt(cli, verb, argc, argv, "o:", opts, st)) != -1) {
+		switch (c) {
+		case CLI_OPT_EXIT: return -1;
+		case OPT_PROJECT: eo->project = optarg; break;
+		case OPT_TARGET: eo->target = optarg; break;
+		case OPT_LOCK: eo->lock = optarg; break;
+		case OPT_FORMAT: eo->format = optarg; break;
+		case 'o':
+		case OPT_OUT: eo->out = optarg; break;
+		case OPT_NO_HASHES: eo->hashes = false; break;
+		case OPT_BASE: eo->base = optarg; break;
+		case OPT_TRUST_BASE: eo->trust_base = true; break;
+		case OPT_IMAGE_MANIFEST: eo->image_manifest = optarg; break;
+		default: *st = CLI_EXIT_USAGE; return -1;
+		}
+	}
+	const char *why = NULL, *format = eo->format;
+	eo->constraints = !strcmp(format, "constraints");
+	eo->docker = !strcmp(format, "dockerfile");
+	eo->compose = !strcmp(format, "compose");
+	if (optind < argc)
+		*st = cli_usage_error(cli, verb, "%s: unexpected argument '%s'", verb->name, argv[optind]);
+	else if (strcmp(format, "requirements") && !eo->constraints && !eo->docker && !eo->compose)
+		*st = cli_usage_error(cli, verb, "%s: --format %s: the formats are requirements, "
+			"constraints, dockerfile and compose", verb->name, format);
+	else if (eo->lock && (eo->project || eo->target))
+		why = "--lock names the lock; --project and --target choose one: give one or the other";
+	else if (eo->lock && (eo->docker || eo->compose))
+		*st = cli_usage_error(cli, verb, "%s: --format %s is made for a project's targets (their "
+			"source is the build context): give --project and --target, not --lock", verb->name, format);
+	else if ((eo->base || eo->trust_base || eo->image_manifest) && !eo->docker)
+		why = "--base, --trust-base and --image-manifest are options of --format dockerfile";
+	else if (eo->compose && eo->target)
+		why = "--format compose has a service for every target: leave --target out";
+	else if ((eo->docker || eo->compose) && !eo->hashes)
+		*st = cli_usage_error(cli, verb, "%s: --format %s installs with --require-hashes: "
+			"--no-hashes does not apply", verb->name, format);
+	else
+		return 0;
+	if (why)
+		*st = cli_usage_error(cli, verb, "%s: %s", verb->name, why);
+	return -1;
+}
+
+/* The project's lock of eo->target (or of its one target) into lk: 0, or
+ * the exit status (reported).  A stale lock is exported with a warning. */
+static int export_find_lock(struct cli *cli, const struct cli_verb *verb, const struct export_opts *eo,
+	gpuenv_project_t *pj, const gpuenv_manifest_target_t **tp, const char **path, gpuenv_lock_t *lk)
+{
+	const gpuenv_manifest_target_t *t = NULL;
+	const char *detail = NULL;
+	int st = 0;
+
+	if (eo->target)
+		t = cli_project_target(cli, verb, pj, eo->target, &st);
+	else if (pj->ntargets == 1)
+		t = &pj->targets[0];
+	else
+		st = cli_usage_error(cli, verb, "%s: the project declares %zu targets: name one with --target",
+			verb->name, pj->ntargets);
+	if (!t)
+		return st;
+	*tp = t;
+	if (!(*path = gpuenv_project_lock_path(pj, t)))
+		return cli_error(cli, CLI_EXIT_CANNOT, "%s: out of memory", verb->name);
+	int state = gpuenv_project_lock_state(pj, t, *path, lk, &detail);
+	if (state < 0)
+		return cli_report(cli, CLI_EXIT_CANNOT);
+	if (state == GPUENV_LOCK_MISSING)
+		return cli_error(cli, CLI_EXIT_CANNOT, "%s: %s: no lock for target %s (run gpuenv lock --target %s)",
+			verb->name, *path, t->name, t->name);
+	if (state == GPUENV_LOCK_STALE)
+		fprintf(stderr, "%s: %s: warning: %s is stale (%s): exporting it as it is; gpuenv lock --target %s "
+			"brings it up to date\n", cli->prog, verb->name, *path, detail ? detail : "the project changed",
+			t->name);
+	return 0;
+}
+
+static int cli_export(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+{
+	struct export_opts eo;
+	gpuenv_project_t pj;
+	const gpuenv_manifest_target_t *t = NULL;
+	const char *lock;
 	bool have_pj = false;
 	gpuenv_arena_t a;
 	gpuenv_lock_t lk;
 	gpuenv_buf_t o;
-	int c, st = 0;
+	int st = 0;
 
-	while ((c = cli_getopt(cli, verb, argc, argv, "o:", opts, &st)) != -1) {
-		switch (c) {
-		case CLI_OPT_EXIT:
-			return st;
-		case OPT_PROJECT:
-			project = optarg;
-			break;
-		case OPT_TARGET:
-			target = optarg;
-			break;
-		case OPT_LOCK:
-			lock = optarg;
-			break;
-		case OPT_FORMAT:
-			format = optarg;
-			break;
-		case 'o':
-		case OPT_OUT:
-			out = optarg;
-			break;
-		case OPT_NO_HASHES:
-			hashes = false;
-			break;
-		case OPT_BASE:
-			base = optarg;
-			break;
-		case OPT_TRUST_BASE:
-			trust_base = true;
-			break;
-		case OPT_IMAGE_MANIFEST:
-			image_manifest = optarg;
-			break;
-		default:
-			return CLI_EXIT_USAGE;
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error(cli, verb, "%s: unexpected argument '%s'", verb->name, argv[optind]);
-	if (strcmp(format, "requirements") && strcmp(format, "constraints") && strcmp(format, "dockerfile") &&
-		strcmp(format, "compose"))
-		return cli_usage_error(cli, verb, "%s: --format %s: the formats are requirements, "
-			"constraints, dockerfile and compose", verb->name, format);
-	if (lock && (project || target))
-		return cli_usage_error(cli, verb, "%s: --lock names the lock; --project and --target "
-			"choose one: give one or the other", verb->name);
-	constraints = !strcmp(format, "constraints");
-	docker = !strcmp(format, "dockerfile");
-	compose = !strcmp(format, "compose");
-	if (lock && (docker || compose))
-		return cli_usage_error(cli, verb, "%s: --format %s is made for a project's targets (their "
-			"source is the build context): give --project and --target, not --lock", verb->name,
-			format);
-	if ((base || trust_base || image_manifest) && !docker)
-		return cli_usage_error(cli, verb, "%s: --base, --trust-base and --image-manifest are "
-			"options of --format dockerfile", verb->name);
-	if (compose && target)
-		return cli_usage_error(cli, verb, "%s: --format compose has a service for every target: "
-			"leave --target out", verb->name);
-	if ((docker || compose) && !hashes)
-		return cli_usage_error(cli, verb, "%s: --format %s installs with --require-hashes: "
-			"--no-hashes does not apply", verb->name, format);
+	if (export_parse(cli, verb, argc, argv, &eo, &st) != 0)
+		return st;
 	gpuenv_arena_init(&a, &cli->ctx, 0);
 	memset(&lk, 0, sizeof(lk));
-	if (compose) {
-		if ((st = cli_project_open(cli, verb->name, project, NULL, NULL, NULL, &pj)) == 0) {
-			struct cli_export_docker eo = { .verb = verb, .pj = &pj, .out = out };
-			st = cli_export_compose(cli, &eo);
-		}
-		cli_project_close(&pj);
-		gpuenv_arena_free(&a);
-		return st;
-	}
+	lock = eo.lock;
 	if (!lock) {
-		const gpuenv_manifest_target_t *t = NULL;
-		if ((st = cli_project_open(cli, verb->name, project, NULL, NULL, NULL, &pj)) != 0)
-			goto done;
 		have_pj = true;
-		if (target)
-			t = cli_project_target(cli, verb, &pj, target, &st);
-		else if (pj.ntargets == 1)
-			t = &pj.targets[0];
-		else
-			st = cli_usage_error(cli, verb, "%s: the project declares %zu targets: name one "
-				"with --target", verb->name, pj.ntargets);
-		if (!t)
+		if ((st = cli_project_open(cli, verb->name, eo.project, NULL, NULL, NULL, 0, &pj)) != 0)
 			goto done;
-		dt = t;
-		lock = gpuenv_arena_printf(&a, "%s/%s", pj.dir,
-			gpuenv_project_lock_name(&a, &pj.m, t)).ptr;
-		{
-			const char *detail = NULL;
-			const char *state = cli_lock_check_one(cli, &a, &pj.m, t, lock, &detail, &lk);
-			if (!strcmp(state, "missing")) {
-				st = cli_error(cli, CLI_EXIT_CANNOT, "%s: %s: no lock for target %s (run "
-					"gpuenv lock --target %s)", verb->name, lock, t->name, t->name);
-				goto done;
-			}
-			if (!strcmp(state, "stale"))
-				fprintf(stderr, "%s: %s: warning: %s is stale (%s): exporting it as it "
-					"is; gpuenv lock --target %s brings it up to date\n", cli->prog,
-					verb->name, lock, detail ? detail : "the project changed", t->name);
+		if (eo.compose) {
+			st = export_compose(cli, verb->name, eo.out, &pj);
+			goto done;
 		}
+		if ((st = export_find_lock(cli, verb, &eo, &pj, &t, &lock, &lk)) != 0)
+			goto done;
 	}
-	if (!lk.lock_version && cli_lock_read(cli, &a, lock, &lk)) {
+	if (!lk.lock_version && gpuenv_project_read_lock(&cli->ctx, &a, lock, &lk)) {
 		st = cli_report(cli, CLI_EXIT_CANNOT);
 		goto done;
 	}
-	if (docker) {
-		struct cli_export_docker eo = { .verb = verb, .pj = &pj, .t = dt, .lk = &lk, .lock_path = lock,
-			.base = base, .trust_base = trust_base, .image_manifest = image_manifest, .out = out };
-		st = cli_export_dockerfile(cli, &eo);
+	if (eo.docker) {
+		st = export_dockerfile(cli, verb->name, &eo, &pj, t, &lk, lock);
 		goto done;
 	}
 	gpuenv_buf_init(&o, &cli->ctx, GPUENV_PYLOCK_MAX_SIZE);
-	if (cli_export_requirements(cli, &a, &lk, lock, constraints, hashes, &o))
+	if (gpuenv_export_requirements(&cli->ctx, &a, &lk, lock, eo.constraints, eo.hashes, &o))
 		st = cli_report(cli, CLI_EXIT_CANNOT);
-	else if ((st = cli_write_output(cli, verb, out, o.data, o.len, 0)) == CLI_EXIT_OK && out)
-		fprintf(stderr, "%s: %zu packages from %s\n", out, lk.npackages, lock);
+	else if ((st = cli_write_output(cli, verb, eo.out, o.data, o.len, 0)) == CLI_EXIT_OK && eo.out)
+		fprintf(stderr, "%s: %zu packages from %s\n", eo.out, lk.npackages, lock);
 	gpuenv_buf_free(&o);
 done:
 	if (have_pj)
-		cli_project_close(&pj);
+		gpuenv_project_close(&pj);
 	gpuenv_arena_free(&a);
 	return st;
 }

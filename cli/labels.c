@@ -111,7 +111,7 @@ static const char *project_dir(const struct labels_opts *o)
 /* The prefix of gpuenv's own labels: --prefix, [tool.gpuenv] label-prefix,
  * the default.  0 or an exit status. */
 static int pick_prefix(struct cli *cli, const struct cli_verb *verb, const struct labels_opts *o,
-	const struct cli_project *pj, const char **out)
+	const gpuenv_project_t *pj, const char **out)
 {
 	if (o->prefix) {
 		if (gpuenv_labels_prefix_check(&cli->ctx, o->prefix, "--prefix"))
@@ -130,7 +130,7 @@ static int pick_prefix(struct cli *cli, const struct cli_verb *verb, const struc
 }
 
 static int do_selector(struct cli *cli, const struct cli_verb *verb, const struct labels_opts *o,
-	struct cli_project *pj, const char *prefix, gpuenv_arena_t *a)
+	gpuenv_project_t *pj, const char *prefix, gpuenv_arena_t *a)
 {
 	int st = 0;
 	if (!pj->m.ntargets)
@@ -142,7 +142,7 @@ static int do_selector(struct cli *cli, const struct cli_verb *verb, const struc
 	gpuenv_lock_t lk;
 	const char *lk_path = NULL;
 	char cb[32];
-	const char *cuda = cli_project_locked_cuda(cli, pj, t, &lk, &lk_path, cb, sizeof(cb));
+	const char *cuda = gpuenv_project_locked_cuda(pj, t, &lk, &lk_path, cb, sizeof(cb));
 	gpuenv_selector_t sel;
 	if (gpuenv_labels_selector(&cli->ctx, a, pj->kb, prefix, t->name, &t->target, cuda, &sel))
 		return cli_report(cli, CLI_EXIT_CANNOT);
@@ -180,7 +180,7 @@ static int do_selector(struct cli *cli, const struct cli_verb *verb, const struc
 /* PREFIX/target.NAME for every declared target: "true" when this machine
  * runs it by sync --target auto's judgement (a verdict other than no),
  * "false" otherwise */
-static int target_labels(struct cli *cli, struct cli_project *pj, const gpuenv_target_t *machine,
+static int target_labels(struct cli *cli, gpuenv_project_t *pj, const gpuenv_target_t *machine,
 	const char *prefix, gpuenv_labels_t *ls)
 {
 	for (size_t i = 0; i < pj->ntargets; i++) {
@@ -193,7 +193,7 @@ static int target_labels(struct cli *cli, struct cli_project *pj, const gpuenv_t
 				return cli_report(cli, CLI_EXIT_CANNOT);
 			continue;
 		}
-		if (cli_project_fit(cli, pj, machine, t, &lk, &lk_path, &fit))
+		if (gpuenv_project_fit(pj, machine, t, &lk, &lk_path, &fit))
 			return cli_report(cli, CLI_EXIT_CANNOT);
 		if (fit.verdict == GPUENV_KB_UNKNOWN) {
 			/* the judgement's reasons, the uncertain one among them */
@@ -214,7 +214,7 @@ static int target_labels(struct cli *cli, struct cli_project *pj, const gpuenv_t
 }
 
 static int do_labels(struct cli *cli, const struct cli_verb *verb, const struct labels_opts *o,
-	struct cli_project *pj, const char *prefix, long long expiry, gpuenv_arena_t *a)
+	gpuenv_project_t *pj, const char *prefix, long long expiry, gpuenv_arena_t *a)
 {
 	const gpuenv_facts_t *facts = NULL;
 	gpuenv_target_t machine;
@@ -226,8 +226,8 @@ static int do_labels(struct cli *cli, const struct cli_verb *verb, const struct 
 		return st;
 	if (gpuenv_target_from_facts(&cli->ctx, a, facts, SIZE_MAX, &machine))
 		return cli_report(cli, CLI_EXIT_CANNOT);
-	if (pj && (st = cli_machine_from_kb(cli, pj->kb, a, &machine)) != 0)
-		return st;
+	if (pj && gpuenv_project_machine_from_kb(&cli->ctx, pj->kb, a, &machine) != 0)
+		return cli_report(cli, CLI_EXIT_CANNOT);
 	lo.mig_strategy = gpuenv_mig_strategy_parse(o->mig ? o->mig : "none");
 	/* GFD reads the DMI product name; a snapshot has none of this host's */
 	if (o->machine_type_file)
@@ -287,7 +287,7 @@ static int cli_labels(struct cli *cli, const struct cli_verb *verb, int argc, ch
 		{ NULL, 0, NULL, 0 },
 	};
 	struct labels_opts o = { 0 };
-	struct cli_project pj;
+	gpuenv_project_t pj;
 	bool have_pj = false;
 	const char *prefix = NULL, *dir;
 	long long expiry = -1;
@@ -382,9 +382,9 @@ static int cli_labels(struct cli *cli, const struct cli_verb *verb, int argc, ch
 		goto done;
 	}
 	if (dir) {
-		if ((st = cli_project_open_ex(cli, verb->name, dir, o.facts, o.kb_dir, NULL, CLI_PROJECT_DECLARED,
+		if ((st = cli_project_open(cli, verb->name, dir, o.facts, o.kb_dir, NULL, CLI_PROJECT_DECLARED,
 			     &pj)) != 0) {
-			cli_project_close(&pj);
+			gpuenv_project_close(&pj);
 			goto done;
 		}
 		have_pj = true;
@@ -395,7 +395,7 @@ static int cli_labels(struct cli *cli, const struct cli_verb *verb, int argc, ch
 			: do_labels(cli, verb, &o, have_pj ? &pj : NULL, prefix, expiry, &a);
 done:
 	if (have_pj)
-		cli_project_close(&pj);
+		gpuenv_project_close(&pj);
 	gpuenv_arena_free(&a);
 	return st;
 }

@@ -1,6 +1,8 @@
-/* What the project verbs (lock, tree, and later sync) share: the project
- * opened once, its manifest and its targets (the declared ones, or this
- * machine from the probe when none is declared). */
+/* What the project verbs (lock, tree, export, sync, run, labels) share on
+ * the command line: the project opened through lib/project (with this
+ * machine from the probe when none is declared), a target named with
+ * suggestions, lock's and sync's option sets, --profile.  The work itself
+ * is the library's (gpuenv/project.h, gpuenv/export.h). */
 #ifndef GPUENV_CLI_LOCK_UTIL_H
 #define GPUENV_CLI_LOCK_UTIL_H
 
@@ -8,36 +10,21 @@
 #include "gpuenv/kb.h"
 #include "gpuenv/index.h"
 #include "gpuenv/manifest.h"
+#include "gpuenv/project.h"
 #include "gpuenv/pylock.h"
 
-struct cli_project {
-	gpuenv_arena_t arena;
-	gpuenv_kb_t *kb;
-	gpuenv_manifest_t m;
-	const char *dir;  /* the project directory (locks are written there) */
-	const char *path; /* its pyproject.toml */
-	const gpuenv_manifest_target_t *targets;
-	size_t ntargets;
-};
-
-/* Open project (a directory or a pyproject.toml; NULL: "."), load the KB
- * (kb_dir replaces built-in files) and the manifest; with no target
- * declared, build the probed one (facts_path: a snapshot instead of the
- * probe).  torch_index replaces [tool.gpuenv] torch-index.  0, or an exit
- * status (reported); pj is always safe to close. */
-int cli_project_open(struct cli *cli, const char *verb, const char *project, const char *facts_path,
-	const char *kb_dir, const char *torch_index, struct cli_project *pj);
-void cli_project_close(struct cli_project *pj);
-/* As cli_project_open; CLI_PROJECT_DECLARED: a project that declares no
- * target gets none (ntargets 0) instead of the probed machine. */
+/* Open the project (gpuenv_project_open) for verb; with no target
+ * declared, the probed machine (facts_path: a snapshot instead of the
+ * probe) is its one target unless flags has CLI_PROJECT_DECLARED.  0, or an
+ * exit status (reported); pj is always safe to close. */
 #define CLI_PROJECT_DECLARED 1u
-int cli_project_open_ex(struct cli *cli, const char *verb, const char *project, const char *facts_path,
-	const char *kb_dir, const char *torch_index, unsigned flags, struct cli_project *pj);
+int cli_project_open(struct cli *cli, const char *verb, const char *project, const char *facts_path,
+	const char *kb_dir, const char *torch_index, unsigned flags, gpuenv_project_t *pj);
 
 /* The target called name, or NULL after a usage error (the declared
  * targets' nearest name suggested) with *st its exit status. */
 const gpuenv_manifest_target_t *cli_project_target(struct cli *cli, const struct cli_verb *verb,
-	const struct cli_project *pj, const char *name, int *st);
+	const gpuenv_project_t *pj, const char *name, int *st);
 
 /* ---- the lock verb's machinery, shared with sync (cli/lock.c) ---------- */
 
@@ -99,25 +86,16 @@ int cli_lock_opt(struct cli *cli, const struct cli_verb *verb, int c, char *arg,
 int cli_lock_sources(struct cli *cli, const struct cli_verb *verb, const struct cli_lock_opts *o,
 	const gpuenv_manifest_t *m, gpuenv_arena_t *arena, gpuenv_index_source_t *src, size_t *n);
 
-/* The index client over those sources and extra ones. */
-int cli_lock_index_open(struct cli *cli, const struct cli_verb *verb, const struct cli_lock_opts *o,
-	struct cli_project *pj, const gpuenv_index_source_t *extra, size_t nextra, gpuenv_index_t **ix);
+/* The library's lock options from o (the sources, the index's settings,
+ * pip's format control; no callback).  0, or an exit status (reported). */
+int cli_lock_lib_opts(struct cli *cli, const struct cli_verb *verb, const struct cli_lock_opts *o,
+	gpuenv_project_t *pj, gpuenv_project_lock_opts_t *lo);
 
-/* Lock the targets pick[0..npick), writing their locks; *ix_out is the index
- * client used (the caller closes it).  The exit status lock earns. */
+/* Lock the targets pick[0..npick) (gpuenv_project_lock), printing each
+ * target's outcome; *ix_out is the index client used (the caller closes
+ * it).  The exit status lock earns. */
 int cli_lock_targets(struct cli *cli, const struct cli_verb *verb, const struct cli_lock_opts *o,
-	struct cli_project *pj, const gpuenv_manifest_target_t *const *pick, size_t npick, gpuenv_index_t **ix_out);
-
-/* Read and parse the lock at path into lk (its strings in arena).  0, or
- * the error (recorded in ctx: -ENOENT when there is none). */
-int cli_lock_read(struct cli *cli, gpuenv_arena_t *arena, const char *path, gpuenv_lock_t *lk);
-
-/* "fresh", "stale", "missing" or "unreadable" for a target's lock at path
- * (*detail: why, or NULL).  lk (may be NULL): a lock read already (its
- * lock_version set) is judged as it is; otherwise the one read is stored
- * there (lock_version NULL when none could be read). */
-const char *cli_lock_check_one(struct cli *cli, gpuenv_arena_t *arena, const gpuenv_manifest_t *m,
-	const gpuenv_manifest_target_t *t, const char *path, const char **detail, gpuenv_lock_t *lk);
+	gpuenv_project_t *pj, const gpuenv_manifest_target_t *const *pick, size_t npick, gpuenv_index_t **ix_out);
 
 /* ---- sync, shared with run (cli/sync.c) --------------------------------- */
 
@@ -152,28 +130,8 @@ struct cli_sync_opts {
 
 int cli_sync_opt(struct cli *cli, int c, char *arg, struct cli_sync_opts *o, int *exit_st);
 
-/* ---- does this machine run a target (cli/sync.c; sync --target auto, labels) ---- */
-struct gpuenv_fit;
-/* What the probe may leave out, from the KB: a GPU's compute capability by
- * its name, the newest CUDA the driver runs by its version.  0, or an exit
- * status (reported). */
-int cli_machine_from_kb(struct cli *cli, const gpuenv_kb_t *kb, gpuenv_arena_t *arena, gpuenv_target_t *t);
-/* The CUDA ("12.6") of target t's locked torch build into buf, or NULL when
- * there is no readable lock (then judged by the target's driver); *lk and
- * *lk_path get the lock read (zeroed / NULL when none). */
-const char *cli_project_locked_cuda(struct cli *cli, struct cli_project *pj, const gpuenv_manifest_target_t *t,
-	gpuenv_lock_t *lk, const char **lk_path, char *buf, size_t bufsz);
-/* gpuenv_target_fit of machine against t with its locked build's CUDA: the
- * one judgement of sync --target auto.  0, or -1 with ctx->err set. */
-int cli_project_fit(struct cli *cli, struct cli_project *pj, const gpuenv_target_t *machine,
-	const gpuenv_manifest_target_t *t, gpuenv_lock_t *lk, const char **lk_path, struct gpuenv_fit *fit);
-
 /* Sync as the options say; *venv_root (malloc'd, caller frees; may stay
  * NULL) is the venv synced.  The exit status. */
 int cli_sync_do(struct cli *cli, struct cli_sync_opts *o, const char **venv_root);
-
-/* ctx->err as one line ("file:line:col: message"), with "; hint" when it
- * has one, in arena ("out of memory" when that fails). */
-const char *cli_err_text(struct cli *cli, gpuenv_arena_t *arena, bool with_hint);
 
 #endif

@@ -1,5 +1,6 @@
 /* gpuenv: entry point, global options and the verb table. */
 #include "cli.h"
+#include "alloc_inject.h"
 
 #include "gpuenv/trace.h"
 
@@ -130,6 +131,7 @@ int main(int argc, char **argv)
 	cli.prog = "gpuenv";
 	cli.ctx.log = log_stderr;
 	cli.ctx.log_ud = &cli;
+	cli_alloc_inject(&cli);
 
 	opterr = 0;
 	/* '+': stop at the verb, its options are its own */

@@ -124,7 +124,7 @@ static int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc,
 	}
 	if (lock) {
 		/* a lock that cannot be read or is malformed: 4 with FILE:LINE:COL */
-		if (cli_lock_read(cli, &arena, lock, &lk) != 0) {
+		if (gpuenv_project_read_lock(&cli->ctx, &arena, lock, &lk) != 0) {
 			st = cli_report(cli, CLI_EXIT_CANNOT);
 			goto out;
 		}

@@ -73,16 +73,16 @@ static json_t *tree_json(const gpuenv_lock_t *lk)
 	return a;
 }
 
-static int tree_one(struct cli *cli, struct cli_project *pj, const gpuenv_manifest_target_t *t, json_t *out)
+static int tree_one(struct cli *cli, gpuenv_project_t *pj, const gpuenv_manifest_target_t *t, json_t *out)
 {
 	const char *name = gpuenv_project_lock_name(&pj->arena, &pj->m, t);
-	const char *path = gpuenv_arena_printf(&pj->arena, "%s/%s", pj->dir, name).ptr;
+	const char *path = gpuenv_project_lock_path(pj, t);
 	gpuenv_lock_t lk;
 	const gpuenv_dep_t *deps;
 	size_t ndeps;
 	int st = CLI_EXIT_OK;
 
-	if (cli_lock_read(cli, &pj->arena, path, &lk) != 0) {
+	if (!path || gpuenv_project_read_lock(&cli->ctx, &pj->arena, path, &lk) != 0) {
 		if (cli->ctx.err.code == -ENOENT)
 			gpuenv_hint(&cli->ctx, "run `gpuenv lock --target %s` first", t->name);
 		st = cli_report(cli, CLI_EXIT_CANNOT);
@@ -137,7 +137,7 @@ static int cli_tree(struct cli *cli, const struct cli_verb *verb, int argc, char
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *project = NULL, *target = NULL, *facts = NULL;
-	struct cli_project pj;
+	gpuenv_project_t pj;
 	int c, st;
 
 	while ((c = cli_getopt(cli, verb, argc, argv, "", opts, &st)) != -1) {
@@ -153,7 +153,7 @@ static int cli_tree(struct cli *cli, const struct cli_verb *verb, int argc, char
 	}
 	if (optind < argc)
 		return cli_usage_error(cli, verb, "%s: unexpected argument '%s'", verb->name, argv[optind]);
-	if ((st = cli_project_open(cli, verb->name, project, facts, NULL, NULL, &pj)) != 0)
+	if ((st = cli_project_open(cli, verb->name, project, facts, NULL, NULL, 0, &pj)) != 0)
 		goto out;
 	const gpuenv_manifest_target_t *only = NULL;
 	if (target && !(only = cli_project_target(cli, verb, &pj, target, &st)))
@@ -171,7 +171,7 @@ static int cli_tree(struct cli *cli, const struct cli_verb *verb, int argc, char
 	if (arr && cli_print_json(cli, arr) != 0)
 		st = CLI_EXIT_CANNOT;
 out:
-	cli_project_close(&pj);
+	gpuenv_project_close(&pj);
 	return st;
 }
 

@@ -164,6 +164,173 @@ GPUENV_API const char *gpuenv_project_lock_name(gpuenv_arena_t *arena, const gpu
  * torchvision, torchaudio, ...): routed to the target's build. */
 GPUENV_API bool gpuenv_project_torch_routed(const char *name);
 
+/* ---- the project session: opened once, its targets, their locks --------
+ * (lib/project/session.c, freshness.c).  What lock, sync, tree, export and
+ * labels share: the manifest and the KB loaded once, the targets declared
+ * (or the machine a probe describes, for a project that declares none),
+ * each target's lock by its path and whether it is fresh. */
+
+struct gpuenv_facts;
+
+typedef struct gpuenv_project {
+	gpuenv_ctx_t *ctx;
+	gpuenv_arena_t arena;
+	gpuenv_kb_t *kb;
+	gpuenv_manifest_t m;
+	const char *dir;  /* the project directory (locks are written there) */
+	const char *path; /* its pyproject.toml */
+	const gpuenv_manifest_target_t *targets; /* the declared ones, or the machine */
+	size_t ntargets;
+} gpuenv_project_t;
+
+/* Open project (a directory or a pyproject.toml; NULL: "."): the KB
+ * (kb_dir's files replace the built-in ones), the manifest, its declared
+ * targets; torch_index replaces [tool.gpuenv] torch-index.  0, or the
+ * error; pj is always safe to close. */
+GPUENV_API int gpuenv_project_open(gpuenv_ctx_t *ctx, const char *project, const char *kb_dir,
+	const char *torch_index, gpuenv_project_t *pj);
+/* The machine facts describe as the one target ("auto") of a project that
+ * declares none, with the wheel platform it supports.  0, or the error
+ * (no Python environment found: nothing to lock for). */
+GPUENV_API int gpuenv_project_add_machine(gpuenv_project_t *pj, const struct gpuenv_facts *facts);
+GPUENV_API void gpuenv_project_close(gpuenv_project_t *pj);
+
+/* The target called name, or NULL. */
+GPUENV_API const gpuenv_manifest_target_t *gpuenv_project_find_target(const gpuenv_project_t *pj,
+	const char *name);
+/* "<dir>/pylock.<target>.toml", in pj's arena (NULL: out of memory). */
+GPUENV_API const char *gpuenv_project_lock_path(gpuenv_project_t *pj, const gpuenv_manifest_target_t *t);
+/* Read and parse the lock at path (its strings in arena).  0, or the error
+ * (-ENOENT when there is none). */
+GPUENV_API int gpuenv_project_read_lock(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *path,
+	gpuenv_lock_t *lk);
+
+enum gpuenv_lock_state {
+	GPUENV_LOCK_FRESH = 0,	    /* made from these inputs */
+	GPUENV_LOCK_STALE = 1,	    /* the manifest or the target changed since */
+	GPUENV_LOCK_MISSING = 2,
+	GPUENV_LOCK_UNREADABLE = 3,
+};
+/* "fresh", "stale", "missing", "unreadable". */
+GPUENV_API const char *gpuenv_lock_state_name(int state);
+
+/* Is target t's lock at path fresh?  *detail says why not (NULL when
+ * fresh).  lk (may be NULL): a lock read already (lock_version set) is
+ * judged as it is; otherwise the one read is stored there (lock_version
+ * NULL when none could be read).  An enum gpuenv_lock_state, or -ENOMEM
+ * (ctx->err set). */
+GPUENV_API int gpuenv_project_lock_state(gpuenv_project_t *pj, const gpuenv_manifest_target_t *t,
+	const char *path, gpuenv_lock_t *lk, const char **detail);
+
+/* ---- locking the project's targets (lib/project/lock_targets.c) --------- */
+
+/* One target locked, as gpuenv_project_lock reports it (valid during the
+ * callback only). */
+typedef struct gpuenv_project_locked {
+	const gpuenv_manifest_target_t *t;
+	const char *lock_name, *lock_path;
+	/* "written", "unchanged", "no-solution" or "error" */
+	const char *status;
+	int rc;		    /* 0, GPUENV_ENOSOLUTION, or the error */
+	const char *error;  /* status "error": the error's line, and its hint ("" none) */
+	const char *hint;
+	double secs;
+	/* the torch build: the KB's choice, or why none runs (torch_error) */
+	const gpuenv_backend_choice_t *backend;
+	const char *torch_error;
+	const gpuenv_resolution_t *res; /* rc 0: the packages; no-solution: the explanation */
+	const char *torch;		/* torch's version in the lock, or NULL */
+	/* with opts->dump_dir: the scenario written, or why not */
+	const char *dump_path, *dump_error;
+} gpuenv_project_locked_t;
+
+typedef struct gpuenv_project_lock_opts {
+	/* the index: the project's sources with the command line's
+	 * replacements (sources, nsources), the cache, offline, the transfer
+	 * limits, progress; the torch builds' indexes are added */
+	gpuenv_index_opts_t index;
+	bool pre;
+	const char *const *only_binary, *const *no_binary; /* pip's format control */
+	size_t nonly_binary, nno_binary;
+	/* write each target's resolution inputs as DIR/scenario.<target>.toml */
+	const char *dump_dir;
+	/* each target's outcome, in order */
+	void (*done)(void *ud, const gpuenv_project_locked_t *r);
+	void *ud;
+} gpuenv_project_lock_opts_t;
+
+/* The index client over opts->index's sources and extra ones. */
+GPUENV_API int gpuenv_project_index_open(gpuenv_project_t *pj, const gpuenv_project_lock_opts_t *opts,
+	const gpuenv_index_source_t *extra, size_t nextra, gpuenv_index_t **ix);
+
+/* Lock the targets pick[0..npick): each target's torch build first (its
+ * index joins the sources), then each target resolved and its lock written
+ * when it changed (opts->done says how each went).  *ix_out: the index
+ * client used (the caller closes it; NULL on error).  0 when every target
+ * was handled (*worst: 0, 1 some target has no solution, 4 some lock could
+ * not be made or written), or the error that stopped it all. */
+GPUENV_API int gpuenv_project_lock(gpuenv_project_t *pj, const gpuenv_project_lock_opts_t *opts,
+	const gpuenv_manifest_target_t *const *pick, size_t npick, gpuenv_index_t **ix_out, int *worst);
+
+/* ---- does this machine run a target (lib/project/fit.c; sync --target
+ * auto, labels) ------------------------------------------------------------ */
+
+struct gpuenv_fit;
+
+/* What a light probe leaves out, from the KB: a GPU's compute capability
+ * by its name, the newest CUDA the driver runs by its version.  0, or
+ * -ENOMEM (recorded). */
+GPUENV_API int gpuenv_project_machine_from_kb(gpuenv_ctx_t *ctx, const gpuenv_kb_t *kb, gpuenv_arena_t *arena,
+	gpuenv_target_t *t);
+/* This machine as a target, completed from the KB: facts (a snapshot), or
+ * NULL for a light probe (sysfs and procfs: GPUs, driver, host; NVML's
+ * start alone costs more than a no-op sync may).  0, or the error. */
+GPUENV_API int gpuenv_project_machine(gpuenv_project_t *pj, const struct gpuenv_facts *facts, gpuenv_target_t *out);
+/* The CUDA ("12.6") of target t's locked torch build into buf, or NULL when
+ * there is no readable lock (then judged by the target's driver); *lk and
+ * *lk_path get the lock read (zeroed / NULL when none). */
+GPUENV_API const char *gpuenv_project_locked_cuda(gpuenv_project_t *pj, const gpuenv_manifest_target_t *t,
+	gpuenv_lock_t *lk, const char **lk_path, char *buf, size_t bufsz);
+/* gpuenv_target_fit of machine against t with its locked build's CUDA: the
+ * one judgement of sync --target auto and labels.  0, or -ENOMEM. */
+GPUENV_API int gpuenv_project_fit(gpuenv_project_t *pj, const gpuenv_target_t *machine,
+	const gpuenv_manifest_target_t *t, gpuenv_lock_t *lk, const char **lk_path, struct gpuenv_fit *fit);
+/* The target machine runs best (--target auto): its index, or SIZE_MAX
+ * when none does; fits[0..pj->ntargets) get every judgement (in pj's
+ * arena), *lk / *lk_path the lock read last.  0, or -ENOMEM. */
+GPUENV_API int gpuenv_project_pick(gpuenv_project_t *pj, const gpuenv_target_t *machine, struct gpuenv_fit **fits,
+	gpuenv_lock_t *lk, const char **lk_path, size_t *best);
+
+/* ---- syncing one target's venv (lib/project/sync_target.c) ------------- */
+
+struct gpuenv_venv;
+struct gpuenv_sync_opts;
+struct gpuenv_marker_env;
+
+enum gpuenv_project_venv_made {
+	GPUENV_VENV_OPENED = 0,	 /* there already, of the lock's Python */
+	GPUENV_VENV_CREATED = 1, /* made for an interpreter that fits */
+	GPUENV_VENV_DRY = 2,	 /* would be made (dry run): venv->site NULL */
+};
+
+/* The venv of a sync: dir (NULL: <project>/.venv) opened, or made for the
+ * interpreter python (NULL: the lock's Python) when missing (dry_run: only
+ * described).  A venv of another Python than the lock's is refused
+ * (GPUENV_EUNSUPPORTED, with the fix); no interpreter that fits:
+ * GPUENV_ENOTFOUND.  0 with *made an enum gpuenv_project_venv_made, or the
+ * error. */
+GPUENV_API int gpuenv_project_venv(gpuenv_project_t *pj, const char *dir, const char *python, bool dry_run,
+	const gpuenv_lock_t *lk, struct gpuenv_venv *venv, int *made);
+
+/* What gpuenv_sync_begin needs for venv on this machine, in so: the wheel
+ * tags and marker environment of its interpreter (*tags: free with
+ * gpuenv_tagset_free; env: filled), the lock and its directory, the target's
+ * direct dependencies (REQUESTED), the project's own package left out when
+ * skip_project.  The link mode and flags are the caller's.  0, or the error. */
+GPUENV_API int gpuenv_project_sync_opts(gpuenv_project_t *pj, const gpuenv_manifest_target_t *t,
+	const gpuenv_lock_t *lk, const char *lock_path, const struct gpuenv_venv *venv, bool skip_project,
+	struct gpuenv_tagset **tags, struct gpuenv_marker_env *env, struct gpuenv_sync_opts *so);
+
 #ifdef __cplusplus
 }
 #endif

@@ -85,6 +85,8 @@ const char *gpuenv_strerror(int code)
 {
 	if (code == 0)
 		return "success";
+	if (code == -ENOMEM) /* one wording for every allocation failure (gpuenv_oom's) */
+		return "out of memory";
 	if (code < GPUENV_E_BASE && code > GPUENV_E_LAST)
 		return gpuenv_errstr[-(code - GPUENV_E_BASE)];
 	if (code < 0 && code > GPUENV_E_BASE)

@@ -597,15 +597,18 @@ static int parse_want(gpuenv_ctx_t *ctx, const char *text, struct want *w)
 	return gpuenv_hint(ctx, "give X.Y (3.12), X.Y.Z (3.12.1), a name (python3.12) or a path (/usr/bin/python3)");
 }
 
-/* Whether the set admits the version text (a parse the set can judge). */
-static bool set_admits(gpuenv_ctx_t *ctx, const gpuenv_specset_t *set, const char *text)
+/* Whether the set admits the version text (a parse the set can judge): 1,
+ * 0, or -ENOMEM (recorded: out of memory is not "no interpreter fits"). */
+static int set_admits(gpuenv_ctx_t *ctx, const gpuenv_specset_t *set, const char *text)
 {
 	gpuenv_arena_t tmp;
 	gpuenv_version_t v;
 	gpuenv_arena_init(&tmp, ctx, 0);
 	int r = gpuenv_version_parse(ctx, &tmp, gpuenv_str(text), &v);
-	bool ok = r == 0 && gpuenv_specset_contains(set, gpuenv_str(text), &v, GPUENV_PRERELEASES_YES);
+	int ok = r == 0 && gpuenv_specset_contains(set, gpuenv_str(text), &v, GPUENV_PRERELEASES_YES);
 	gpuenv_arena_free(&tmp);
+	if (r == -ENOMEM)
+		return -ENOMEM;
 	if (r)
 		gpuenv_error_clear(ctx);
 	return ok;
@@ -641,7 +644,9 @@ static int judge(struct finder *F, struct cand *c, const struct want *w, const g
 			char lo[32], hi[32];
 			snprintf(lo, sizeof(lo), "%u.%u.0", c->py.major, c->py.minor);
 			snprintf(hi, sizeof(hi), "%u.%u.9999", c->py.major, c->py.minor);
-			bool a = set_admits(F->ctx, set, lo), b = set_admits(F->ctx, set, hi);
+			int a = set_admits(F->ctx, set, lo), b = set_admits(F->ctx, set, hi);
+			if (a < 0 || b < 0)
+				return -ENOMEM;
 			if (a == b) {
 				*ok = a;
 				return 0;
@@ -654,8 +659,9 @@ static int judge(struct finder *F, struct cand *c, const struct want *w, const g
 			if (c->xy_only)
 				return 0; /* cannot tell: not a fit */
 		}
-		*ok = set_admits(F->ctx, set, c->py.version);
-		return 0;
+		int admits = set_admits(F->ctx, set, c->py.version);
+		*ok = admits > 0;
+		return admits < 0 ? -ENOMEM : 0;
 	}
 	*ok = true;
 	return 0;
@@ -722,7 +728,7 @@ static int not_found(struct finder *F, const struct want *w, const char *fits)
 				char lo[16], hi[16];
 				snprintf(lo, sizeof(lo), "3.%u.0", y);
 				snprintf(hi, sizeof(hi), "3.%u.9999", y);
-				if (set_admits(F->ctx, &set, lo) || set_admits(F->ctx, &set, hi))
+				if (set_admits(F->ctx, &set, lo) > 0 || set_admits(F->ctx, &set, hi) > 0)
 					hy = y;
 			}
 		}

@@ -11,6 +11,11 @@ GPUs, torch builds and NGC tags must get the same verdicts.
                        in an environment, the KB's arch list deciding)
   which torch build    kb torch's pick, diagnose's concrete fix ({torch_pick}),
                        doctor's fix for a CPU torch of B's release
+  image T, driver D, GPU G, the Dockerfile's base (lib/kb/base_image.c)
+                       export --format dockerfile --base T (its "runs", or a
+                       refusal for the driver), kb image, preflight --image
+  the lock's build     lock's [tool.gpuenv] backend for a target of GPU G and
+                       driver D, kb torch's pick
 
 The facts snapshots are the healthy fixture (tests/fixtures/doctor/healthy)
 with the GPU and the driver replaced; the driver's own CUDA version is left
@@ -22,11 +27,15 @@ R470/R525/R535/R545 on data-center GPUs through forward compatibility; R550
 is none of them, so every verb says no.
 """
 import copy
+import functools
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
+import tomllib
 from pathlib import Path
 
 BIN = os.environ["GPUENV_BIN"]
@@ -167,6 +176,7 @@ for D in DRIVERS:
               "%s: kb driver --cuda %s, kb driver %s, preflight %s, doctor %s" % (q, w_cuda, w_drv, w_pf, w_doc))
 
 # ---- 2. images ------------------------------------------------------------------------------
+image_words = {}  # (image, driver, GPU) -> (kb image, preflight --image), for section 5
 IMG_WORD = {"yes": "yes", "minor-version-compat": "minor-compat", "forward-compat": "forward-compat",
             "no": "no"}
 for T in IMAGES:
@@ -177,6 +187,7 @@ for T in IMAGES:
             w_kb = IMG_WORD.get(k["images"][0]["runs"]) if k else None
             rc, p, r = preflight(facts(G, D), "--image", T)
             w_pf = driver_word(p["verdicts"]) if p else None
+            image_words[T, D, G] = (w_kb, w_pf)
             check(w_kb is not None and w_kb == w_pf, "%s: kb image %s, preflight %s" % (q, w_kb, w_pf))
             if T.endswith("tritonserver:24.10-py3") and D == "550.54.15":
                 check(w_kb == w_pf == "no" and p and not p["go"] and k["images"][0]["decided_by"] == "release-notes",
@@ -229,6 +240,68 @@ for G in gpu:
             check(cpu and want == got_dg == got_doc and up_dg,
                   "%s, the build to install: kb torch %s, diagnose %s, doctor's cpu-torch fix %s (upgrade %s)"
                   % (q, want, got_dg, got_doc, up_kb))
+
+# ---- 5. export's base image and lock's torch build -------------------------------------------
+# a project per (GPU, driver, Python): lock records the torch build lock picks for the
+# target; export --format dockerfile --base T judges T for the target with a lock that
+# names no CUDA build (so only the driver and the GPU decide)
+TMP = tempfile.mkdtemp(prefix="gpuenv-consistency-")
+EMPTY = os.path.join(TMP, "empty-index", "simple")
+os.makedirs(EMPTY)
+UBUNTU_PY = {"22.04": "3.10", "24.04": "3.12"}  # Ubuntu's python3 per release
+BASE_DRIVERS = ["470.57.02", "535.104.05", "550.54.15", "580.65.06"]
+BASE_GPUS = ["H100", "RTX 5090"]  # a data-center GPU (forward compatibility) and a new one
+
+
+@functools.lru_cache(maxsize=None)
+def image_python(T):
+    rc, k, r = js("kb", "image", T)
+    i = k["images"][0] if k and k.get("images") else {}
+    return i.get("python") or UBUNTU_PY.get(i.get("ubuntu") or "", "3.12")
+
+
+def target_project(G, D, py):
+    d = os.path.join(TMP, "%s-%s-%s" % (G.replace(" ", "_"), D, py))
+    if not os.path.isdir(d):
+        os.makedirs(d)
+        with open(os.path.join(d, "pyproject.toml"), "w") as f:
+            f.write('[project]\nname = "c"\nversion = "0.1"\ndependencies = []\n\n[tool.gpuenv.targets.t]\n'
+                    'gpu = "%s"\ndriver = "%s"\npython = "%s"\nplatform = "manylinux_2_36_x86_64"\n'
+                    % (gpu[G]["name"], D, py))
+    return d
+
+
+for G in BASE_GPUS:
+    for D in BASE_DRIVERS:
+        # the lock's torch build is kb torch's pick
+        d = target_project(G, D, "3.12")
+        r = run("lock", "--project", d, "--index-url", "file://" + EMPTY + "/", "--cache-dir", os.path.join(TMP, "c"))
+        rc, k, _ = js("kb", "torch", "--gpu", G, "--driver", D)
+        pk = k.get("pick") if k else None
+        try:
+            got = tomllib.loads(open(os.path.join(d, "pylock.t.toml")).read())["tool"]["gpuenv"].get("backend")
+        except (OSError, KeyError, ValueError):
+            got = None
+        # a pick that needs a driver upgrade is no build for this target: the lock records none
+        want = pk["tag"] if pk and not pk.get("driver_upgrade") else None
+        check(r.returncode == 0 and got == want,
+              "%s, driver %s: lock's build %s, kb torch's pick %s (%s)" % (G, D, got, want, r.stderr[-200:]))
+        for T in IMAGES:
+            d = target_project(G, D, image_python(T))
+            with open(os.path.join(d, "pylock.t.toml"), "w") as f:
+                f.write('lock-version = "1.0"\ncreated-by = "test"\npackages = []\n\n[tool.gpuenv]\ntarget = "t"\n')
+            q = "%s, driver %s, %s" % (T, D, G)
+            rc, e, r = js("export", "--project", d, "--target", "t", "--format", "dockerfile", "--base", T)
+            if rc == 0 and e:
+                w_ex = IMG_WORD.get(e["base"].get("runs"))
+            elif rc == 1 and "driver" in r.stderr and "compute capability" not in r.stderr:
+                w_ex = "no"
+            else:  # refused for the GPU's compute capability, or not judged: not the driver's question
+                check(rc == 1 and "compute capability" in r.stderr, "%s: export %d: %s" % (q, rc, r.stderr[-300:]))
+                continue
+            w_kb, w_pf = image_words[T, D, G]  # asked in section 2
+            check(w_ex == w_kb == w_pf, "%s: export's base %s, kb image %s, preflight %s" % (q, w_ex, w_kb, w_pf))
+shutil.rmtree(TMP, ignore_errors=True)
 
 print("%d answers compared" % asked)
 if failures:
