@@ -110,7 +110,7 @@ static int gpu_of(struct cli *cli, gpuenv_arena_t *a, const gpuenv_kb_t *kb, con
 
 /* The target's TensorRT: its lock's tensorrt package, else an exact pin of
  * tensorrt in its dependencies (a Poetry group's "8.5.3.1"). */
-static const char *target_tensorrt(struct cli *cli, struct cli_project *pj,
+static const char *target_tensorrt(struct cli *cli, gpuenv_project_t *pj,
 	const gpuenv_manifest_target_t *mt, const char **from)
 {
 	gpuenv_arena_t *a = &pj->arena;
@@ -123,7 +123,7 @@ static const char *target_tensorrt(struct cli *cli, struct cli_project *pj,
 
 	memset(&lk, 0, sizeof(lk));
 	if (path && access(path, F_OK) == 0) {
-		if (cli_lock_read(cli, a, path, &lk) == 0) {
+		if (gpuenv_project_read_lock(&cli->ctx, a, path, &lk) == 0) {
 			for (size_t i = 0; i < lk.npackages; i++)
 				if (!strcmp(lk.packages[i].name, "tensorrt") ||
 					!strncmp(lk.packages[i].name, "tensorrt-cu", 11)) {
@@ -154,7 +154,7 @@ static const char *target_tensorrt(struct cli *cli, struct cli_project *pj,
 }
 
 /* [tool.gpuenv.trt] shapes = ["input:1x3x640x640..8x3x640x640..32x3x640x640"] */
-static int project_shapes(struct cli *cli, struct cli_project *pj, gpuenv_trt_shape_t *shapes,
+static int project_shapes(struct cli *cli, gpuenv_project_t *pj, gpuenv_trt_shape_t *shapes,
 	size_t *n)
 {
 	gpuenv_toml_doc_t doc;
@@ -267,7 +267,7 @@ static const char *share_key(gpuenv_arena_t *a, const gpuenv_kb_t *kb, const str
 
 static int optimize_run(struct cli *cli, const struct cli_verb *verb, struct opt_args *o)
 {
-	struct cli_project pj;
+	gpuenv_project_t pj;
 	struct trt_target tg[MAX_TARGETS];
 	gpuenv_trt_shape_t shapes[MAX_SHAPES];
 	gpuenv_trt_plan_t *plans = NULL;
@@ -284,7 +284,7 @@ static int optimize_run(struct cli *cli, const struct cli_verb *verb, struct opt
 	if ((st = kb_load(cli, o->kb_dir, &kb)))
 		goto out;
 	if (o->ntargets) {
-		if ((st = cli_project_open_ex(cli, verb->name, o->project, NULL, o->kb_dir, NULL,
+		if ((st = cli_project_open(cli, verb->name, o->project, NULL, o->kb_dir, NULL,
 			     CLI_PROJECT_DECLARED, &pj)))
 			goto out;
 		have_pj = true;
@@ -506,7 +506,7 @@ static int optimize_run(struct cli *cli, const struct cli_verb *verb, struct opt
 	}
 out:
 	if (have_pj)
-		cli_project_close(&pj);
+		gpuenv_project_close(&pj);
 	gpuenv_kb_free(kb);
 	gpuenv_arena_free(&a);
 	return st;
@@ -793,7 +793,7 @@ static int cli_trt_build(struct cli *cli, const struct cli_verb *verb, int argc,
 	gpuenv_trt_model_t model;
 	gpuenv_trt_plan_t plan;
 	gpuenv_trt_record_t rec;
-	struct cli_project pj;
+	gpuenv_project_t pj;
 	gpuenv_kb_t *kb = NULL;
 	gpuenv_arena_t a;
 	char **xargv;
@@ -868,7 +868,7 @@ static int cli_trt_build(struct cli *cli, const struct cli_verb *verb, int argc,
 	tensorrt = o.tensorrt;
 	if (o.ntargets) {
 		const gpuenv_manifest_target_t *mt;
-		if ((st = cli_project_open_ex(cli, verb->name, o.project, NULL, o.kb_dir, NULL,
+		if ((st = cli_project_open(cli, verb->name, o.project, NULL, o.kb_dir, NULL,
 			     CLI_PROJECT_DECLARED, &pj)))
 			goto out;
 		have_pj = true;
@@ -1022,7 +1022,7 @@ static int cli_trt_build(struct cli *cli, const struct cli_verb *verb, int argc,
 	}
 out:
 	if (have_pj)
-		cli_project_close(&pj);
+		gpuenv_project_close(&pj);
 	gpuenv_kb_free(kb);
 	gpuenv_arena_free(&a);
 	return st;
