@@ -102,8 +102,8 @@ int gpuenv_trt_check_command(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, const gpuenv_
 {
 	gpuenv_kb_ver_t v;
 	gpuenv_buf_t b;
-	char **w;
-	size_t nw;
+	char **w = NULL;
+	size_t nw = 0;
 	int r;
 
 	memset(out, 0, sizeof(*out));
