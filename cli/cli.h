@@ -131,7 +131,7 @@ void cli_print_verdict(struct cli *cli, const struct gpuenv_verdict *v, const ch
  * (cli/shim.c); returns the tool's exit status. */
 int cli_shim_main(int argc, char **argv);
 
-/* venv and debug pythons (cli/venv.c): one interpreter as JSON */
+/* One interpreter as JSON (venv, debug pythons; cli/util.c) */
 struct gpuenv_python;
 json_t *cli_python_json(struct cli *cli, const struct gpuenv_python *py);
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "gpuenv/fs.h"
+#include "gpuenv/venv.h"
 
 const char *cli_col(struct cli *cli, const char *esc)
 {
@@ -281,4 +282,12 @@ double cli_now_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+json_t *cli_python_json(struct cli *cli, const gpuenv_python_t *py)
+{
+	return json_pack("{s:o, s:o, s:s, s:s, s:s, s:b, s:o}", "path",
+		cli_json_text(cli, py->path, strlen(py->path)), "real", cli_json_text(cli, py->real, strlen(py->real)),
+		"found_by", py->found_by, "version", py->version, "version_source", py->version_source,
+		"free_threaded", py->free_threaded, "home", cli_json_text(cli, py->home, strlen(py->home)));
 }
