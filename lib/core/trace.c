@@ -334,13 +334,12 @@ void gpuenv_trace_counts(const gpuenv_trace_t *t, size_t *events, size_t *droppe
 	*dropped = t->dropped;
 }
 
-static int meta(gpuenv_buf_t *b, long pid, long tid, const char *what, const char *name)
+static void meta(gpuenv_buf_t *b, long pid, long tid, const char *what, const char *name)
 {
-	int r = gpuenv_buf_printf(b, "{\"ph\":\"M\",\"pid\":%ld,\"tid\":%ld,\"name\":\"%s\",\"args\":{\"name\":",
+	gpuenv_buf_printf(b, "{\"ph\":\"M\",\"pid\":%ld,\"tid\":%ld,\"name\":\"%s\",\"args\":{\"name\":",
 		pid, tid, what);
-	if (!r)
-		r = gpuenv_trace_json_str(b, name);
-	return r ? r : gpuenv_buf_puts(b, "}},\n");
+	gpuenv_trace_json_str(b, name);
+	gpuenv_buf_puts(b, "}},\n");
 }
 
 int gpuenv_trace_write(gpuenv_ctx_t *ctx, gpuenv_trace_t *t, const char *path)
@@ -348,34 +347,31 @@ int gpuenv_trace_write(gpuenv_ctx_t *ctx, gpuenv_trace_t *t, const char *path)
 	gpuenv_buf_t b;
 	int r;
 
+	/* the buffer is sticky: one check of the text before it is written */
 	gpuenv_buf_init(&b, ctx, TRACE_MAX + ((size_t)16 << 20));
 	pthread_mutex_lock(&t->mu);
-	r = gpuenv_buf_puts(&b, "{\"traceEvents\":[\n");
-	if (!r)
-		r = meta(&b, t->pid, t->pid, "process_name", t->command);
-	for (size_t i = 0; i < t->nthreads && !r; i++)
+	gpuenv_buf_puts(&b, "{\"traceEvents\":[\n");
+	meta(&b, t->pid, t->pid, "process_name", t->command);
+	for (size_t i = 0; i < t->nthreads; i++)
 		if (t->threads[i].name)
-			r = meta(&b, t->pid, t->threads[i].tid, "thread_name", t->threads[i].name);
-	if (!r && t->nevents)
-		r = gpuenv_buf_append(&b, t->events.data, t->events.len);
-	else if (!r && b.len >= 2)
+			meta(&b, t->pid, t->threads[i].tid, "thread_name", t->threads[i].name);
+	if (t->nevents)
+		gpuenv_buf_append(&b, t->events.data, t->events.len);
+	else if (!b.err && b.len >= 2)
 		b.len -= 2; /* the last metadata event's ",\n" */
-	if (!r)
-		r = gpuenv_buf_puts(&b, "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"tool\":\"gpuenv\",\"version\":\"" GPUENV_VERSION "\",\"command\":");
-	if (!r)
-		r = gpuenv_trace_json_str(&b, t->command);
-	if (!r)
-		r = gpuenv_buf_printf(&b, ",\"clock\":\"CLOCK_MONOTONIC, microseconds since the trace began\",\"events\":%zu,\"dropped\":%zu}}\n",
-			t->nevents, t->dropped);
+	gpuenv_buf_puts(&b, "\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"tool\":\"gpuenv\",\"version\":\"" GPUENV_VERSION "\",\"command\":");
+	gpuenv_trace_json_str(&b, t->command);
+	gpuenv_buf_printf(&b, ",\"clock\":\"CLOCK_MONOTONIC, microseconds since the trace began\",\"events\":%zu,\"dropped\":%zu}}\n",
+		t->nevents, t->dropped);
 	size_t dropped = t->dropped;
 	bool oom = t->oom;
 	pthread_mutex_unlock(&t->mu);
-	if (r) {
+	if ((r = gpuenv_buf_failed(&b))) {
 		gpuenv_buf_free(&b);
 		return r == -ENOMEM ? gpuenv_oom(ctx, "the trace")
 				    : gpuenv_fail(ctx, r, path, 0, 0, "the trace is too large to write");
 	}
-	r = gpuenv_fs_write_atomic(ctx, path, b.data, b.len, 0644);
+	r = gpuenv_fs_write_buf(ctx, path, &b, 0644, 0);
 	gpuenv_buf_free(&b);
 	if (r)
 		return r;

@@ -206,6 +206,19 @@ static void test_atomic_write(void **state)
 	snprintf(bad, sizeof(bad), "%s/missing/x.toml", dir);
 	assert_true(gpuenv_fs_write_atomic(&ctx, bad, "x", 1, 0644) < 0);
 	assert_string_equal(ctx.err.file, bad);
+	/* a buffer's text is written only when no append failed: a cut text
+	 * never replaces the file */
+	gpuenv_buf_init(&b, &ctx, 8);
+	assert_int_equal(gpuenv_buf_puts(&b, "a = 3\n"), 0);
+	assert_int_equal(gpuenv_fs_write_buf(&ctx, path, &b, 0644, 0), 0);
+	(void)gpuenv_buf_puts(&b, "b = 4\n"); /* over the 8-byte cap */
+	assert_int_equal(gpuenv_fs_write_buf(&ctx, path, &b, 0644, 0), GPUENV_ETOOBIG);
+	assert_int_equal(ctx.err.code, GPUENV_ETOOBIG);
+	gpuenv_buf_free(&b);
+	gpuenv_buf_init(&b, &ctx, 0);
+	assert_int_equal(gpuenv_fs_read(&ctx, path, 100, &b), 0);
+	assert_string_equal(b.data, "a = 3\n");
+	gpuenv_buf_free(&b);
 	unlink(path);
 	assert_int_equal(rmdir(dir), 0); /* empty: nothing left over */
 }
