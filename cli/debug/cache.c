@@ -34,10 +34,14 @@ static const struct option dbg_opts[] = {
 	"  --timeout-ms N      connect timeout and stall limit (default 30000)\n" \
 	"  --progress          progress lines on stderr (bytes so far)\n"
 
-#define DBG_GROUP_HELP                                                                 \
-	{ CLI_G_INDEX_URL, "  --index-url URL     the index whose credentials apply (its userinfo,\n" \
-			   "                      GPUENV_INDEX_PYPI_USERNAME / _PASSWORD, ~/.netrc)\n" }, \
-	{ CLI_G_OFFLINE, "  --offline           refuse downloads (file:// still works)\n" }
+static const struct cli_group_help dbg_group_help[] = {
+	{ CLI_G_INDEX_URL, "  --index-url URL     the index whose credentials apply (its userinfo,\n"
+			   "                      GPUENV_INDEX_PYPI_USERNAME / _PASSWORD, ~/.netrc)\n" },
+	{ CLI_G_CACHE_DIR, "  --cache-dir DIR     the cache (default: GPUENV_CACHE_DIR, else\n"
+			   "                      $XDG_CACHE_HOME/gpuenv)\n" },
+	{ CLI_G_OFFLINE, "  --offline           refuse downloads (file:// still works)\n" },
+	{ 0, NULL },
+};
 
 struct dbg {
 	gpuenv_index_source_t src;
@@ -229,12 +233,7 @@ const struct cli_verb cli_verb_debug_download = {
 		"URLs are http(s):// or file://; SIZE, when given, must match too.\n"
 		"A failed download is reported and removed; exit 4 when any failed.\n",
 	.groups = CLI_G_INDEX,
-	.group_help = (const struct cli_group_help[]){
-		DBG_GROUP_HELP,
-		{ CLI_G_CACHE_DIR, "  --cache-dir DIR     the index client's cache folder (default\n"
-				   "                      $XDG_CACHE_HOME/gpuenv)\n" },
-		{ 0, NULL },
-	},
+	.group_help = dbg_group_help,
 };
 
 static void get_progress(void *arg, const char *phase, size_t done, size_t n, uint64_t bytes,
@@ -326,10 +325,5 @@ const struct cli_verb cli_verb_debug_cache_get = {
 		"downloaded, unpacked or repaired (a damaged entry replaced) in this run.\n"
 		"Exit 4 when a wheel could not be had.\n",
 	.groups = CLI_G_INDEX,
-	.group_help = (const struct cli_group_help[]){
-		DBG_GROUP_HELP,
-		{ CLI_G_CACHE_DIR, "  --cache-dir DIR     the cache (default: GPUENV_CACHE_DIR, else\n"
-				   "                      $XDG_CACHE_HOME/gpuenv)\n" },
-		{ 0, NULL },
-	},
+	.group_help = dbg_group_help,
 };
