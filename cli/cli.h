@@ -27,12 +27,63 @@
 enum { CLI_EXIT_CODES(CLI_EXIT_ENUM) };
 #define CLI_EXIT_DOCTOR_WARNINGS CLI_EXIT_FAIL /* doctor: warnings, no error */
 
+/* Options most verbs share, declared once (apk's option groups, git's
+ * RUN_SETUP flags): one row each gives the getopt row, the help line and the
+ * field of struct cli_opts its value lands in.  A verb takes the ones it
+ * needs by naming them in its struct cli_verb's .groups (CLI_G_FACTS |
+ * CLI_G_OUTPUT ...); cli_getopt then accepts them beside the verb's own
+ * options and stores them in cli->opt (never returned to the verb's switch),
+ * and cli_verb_help prints their lines before the verb's own help (a line
+ * of .group_help replaces the default one where the verb says more).
+ * Values: the option's argument; a flag (no metavar) is "" when given; NULL
+ * when not given.
+ * X(group bit, long name, short letter or 0, metavar or NULL, field, help) */
+#define CLI_OPTION_GROUPS(X)                                                                       \
+	X(CLI_G_FACTS, "facts", 0, "FILE", facts,                                                   \
+		"a facts snapshot (gpuenv probe --json; - = stdin) instead of\n"                   \
+		"                     probing this machine")                                        \
+	X(CLI_G_PROJECT, "project", 0, "DIR", project,                                             \
+		"the project's folder (default: the current one)")                                  \
+	X(CLI_G_FORMAT, "format", 0, "F", format, "the output's format")                           \
+	X(CLI_G_OUTPUT, "output", 'o', "FILE", output,                                             \
+		"write FILE atomically (default: standard output)")                                 \
+	X(CLI_G_KB_DIR, "kb-dir", 0, "DIR", kb_dir,                                                \
+		"knowledge-base files to use instead of the built-in ones")                         \
+	X(CLI_G_INDEX_URL, "index-url", 0, "URL", index_url,                                       \
+		"the package index (PEP 503/691; default https://pypi.org/simple)")                 \
+	X(CLI_G_CACHE_DIR, "cache-dir", 0, "DIR", cache_dir,                                       \
+		"the cache folder (default: $GPUENV_CACHE_DIR, else ~/.cache/gpuenv)")              \
+	X(CLI_G_OFFLINE, "offline", 0, NULL, offline, "never touch the network: the cache only")
+
+#define CLI_OPT_GROUP_ENUM_(bit, name, letter, metavar, field, help) bit##_I_,
+enum { CLI_OPTION_GROUPS(CLI_OPT_GROUP_ENUM_) CLI_NGROUP_OPTIONS };
+#undef CLI_OPT_GROUP_ENUM_
+#define CLI_OPT_GROUP_BIT_(bit, name, letter, metavar, field, help) bit = 1u << bit##_I_,
+enum { CLI_OPTION_GROUPS(CLI_OPT_GROUP_BIT_) };
+#undef CLI_OPT_GROUP_BIT_
+/* the index client's options together */
+#define CLI_G_INDEX (CLI_G_INDEX_URL | CLI_G_CACHE_DIR | CLI_G_OFFLINE)
+
+#define CLI_OPT_GROUP_FIELD_(bit, name, letter, metavar, field, help) const char *field;
+struct cli_opts {
+	CLI_OPTION_GROUPS(CLI_OPT_GROUP_FIELD_)
+};
+#undef CLI_OPT_GROUP_FIELD_
+
+/* A verb's own wording of a group option's help: the whole line(s), as
+ * cli_verb_help prints them ("  --format F         text or json\n"). */
+struct cli_group_help {
+	unsigned group; /* one CLI_G_ bit; 0 ends the list */
+	const char *text;
+};
+
 struct cli {
 	gpuenv_ctx_t ctx;
 	const char *prog; /* "gpuenv" */
 	bool json;	  /* --json: machine-readable output on stdout */
 	bool color;	  /* colour escapes allowed on stdout/stderr */
 	int verbose;	  /* -v count minus -q count */
+	struct cli_opts opt; /* the shared options of the running verb (cli_getopt) */
 };
 
 /* A verb or sub-verb: each cli/VERB.c ends with its `const struct cli_verb
@@ -44,13 +95,16 @@ struct cli_verb {
 	const char *summary; /* one line for the verb list */
 	const char *usage;   /* "gpuenv NAME [OPTIONS] ..." lines */
 	const char *help;    /* option descriptions, may be NULL */
+	unsigned groups;     /* the shared options it takes (CLI_G_*), 0 = none */
+	const struct cli_group_help *group_help; /* its own lines for some; may be NULL */
 };
 
 /* Print "usage:" and help for a verb on stdout. */
 void cli_verb_help(struct cli *cli, const struct cli_verb *verb, FILE *out);
 
 /* Option parsing for a verb: like getopt_long, over the verb's longopts with
- * --help/-h and --json added.  Returns the option's val, -1 at the end of the
+ * --help/-h, --json and the options of the verb's .groups added (those are
+ * stored in cli->opt, not returned).  Returns the option's val, -1 at the end of the
  * options, or CLI_OPT_EXIT with *status set (help was printed: 0; an unknown
  * or malformed option was reported with a suggestion: 2).  Call with
  * optind = 0 reset by cli_opt_reset() first. */
@@ -96,6 +150,11 @@ int cli_print_json(struct cli *cli, json_t *value);
 int cli_write_output(struct cli *cli, const struct cli_verb *verb, const char *out, const char *data,
 	size_t len, unsigned fs_flags);
 
+/* cli_write_output of a buffer's text after its one check (gpuenv_buf_failed:
+ * an append that failed is reported, CLI_EXIT_CANNOT, and nothing written). */
+int cli_write_buf(struct cli *cli, const struct cli_verb *verb, const char *out, gpuenv_buf_t *b,
+	unsigned fs_flags);
+
 /* Read a whole file ("-" = stdin) into buf; reports errors itself. */
 int cli_read_input(struct cli *cli, const char *path, size_t max, gpuenv_buf_t *buf);
 
@@ -131,7 +190,7 @@ void cli_print_verdict(struct cli *cli, const struct gpuenv_verdict *v, const ch
  * (cli/shim.c); returns the tool's exit status. */
 int cli_shim_main(int argc, char **argv);
 
-/* venv and debug pythons (cli/venv.c): one interpreter as JSON */
+/* One interpreter as JSON (venv, debug pythons; cli/util.c) */
 struct gpuenv_python;
 json_t *cli_python_json(struct cli *cli, const struct gpuenv_python *py);
 

@@ -11,7 +11,7 @@
 #include "gpuenv/drift.h"
 #include "gpuenv/fs.h"
 
-enum { OPT_EXPECT = 0x2301, OPT_FACTS, OPT_FORMAT, OPT_OUT, OPT_KB_DIR };
+enum { OPT_EXPECT = 0x2301 };
 
 /* s escaped for a terminal or a text file */
 static void put(gpuenv_buf_t *o, const char *s)
@@ -96,13 +96,9 @@ static int cli_drift(struct cli *cli, const struct cli_verb *verb, int argc, cha
 {
 	static const struct option opts[] = {
 		{ "expect", required_argument, NULL, OPT_EXPECT },
-		{ "facts", required_argument, NULL, OPT_FACTS },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "output", required_argument, NULL, OPT_OUT },
-		{ "kb-dir", required_argument, NULL, OPT_KB_DIR },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *expect_path = NULL, *facts_path = NULL, *format = "text", *out = NULL, *kb_dir = NULL;
+	const char *expect_path = NULL, *facts_path, *format, *out;
 	const gpuenv_facts_t *facts = NULL;
 	gpuenv_drift_expect_t expect;
 	gpuenv_drift_report_t rep;
@@ -114,30 +110,20 @@ static int cli_drift(struct cli *cli, const struct cli_verb *verb, int argc, cha
 	double t0, probe_s;
 	int c, st = 0;
 
-	while ((c = cli_getopt(cli, verb, argc, argv, "o:", opts, &st)) != -1) {
+	while ((c = cli_getopt(cli, verb, argc, argv, "", opts, &st)) != -1) {
 		switch (c) {
 		case CLI_OPT_EXIT:
 			return st;
 		case OPT_EXPECT:
 			expect_path = optarg;
 			break;
-		case OPT_FACTS:
-			facts_path = optarg;
-			break;
-		case OPT_FORMAT:
-			format = optarg;
-			break;
-		case 'o':
-		case OPT_OUT:
-			out = optarg;
-			break;
-		case OPT_KB_DIR:
-			kb_dir = optarg;
-			break;
 		default:
 			return CLI_EXIT_USAGE;
 		}
 	}
+	facts_path = cli->opt.facts;
+	format = cli->opt.format ? cli->opt.format : "text";
+	out = cli->opt.output;
 	if (optind < argc)
 		return cli_usage_error(cli, verb, "%s: unexpected argument '%s'", verb->name, argv[optind]);
 	if (!expect_path)
@@ -152,7 +138,7 @@ static int cli_drift(struct cli *cli, const struct cli_verb *verb, int argc, cha
 		return cli_usage_error(cli, verb, "%s: --expect and --facts cannot both be standard input",
 			verb->name);
 
-	if ((st = cli_kb_load(cli, kb_dir, &kb)) != 0)
+	if ((st = cli_kb_load(cli, cli->opt.kb_dir, &kb)) != 0)
 		return st;
 	gpuenv_arena_init(&arena, &cli->ctx, 0);
 	gpuenv_buf_init(&in, &cli->ctx, GPUENV_DRIFT_EXPECT_MAX);
@@ -196,7 +182,7 @@ static int cli_drift(struct cli *cli, const struct cli_verb *verb, int argc, cha
 		st = cli_error(cli, CLI_EXIT_CANNOT, "%s: out of memory writing the report", verb->name);
 		goto done;
 	}
-	if ((st = cli_write_output(cli, verb, out, o.data, o.len, 0)) == CLI_EXIT_OK)
+	if ((st = cli_write_buf(cli, verb, out, &o, 0)) == CLI_EXIT_OK)
 		st = rep.nfailed ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 done:
 	gpuenv_buf_free(&o);
@@ -216,13 +202,15 @@ const struct cli_verb cli_verb_drift = {
 		"                     gpu_count, cudnn, nccl, tensorrt, each an exact version or a\n"
 		"                     PEP 440 range (\">=575,<590\") or \"none\"; or an earlier\n"
 		"                     gpuenv probe --json to compare against (docs/drift.md)\n"
-		"  --facts FILE.json  judge this snapshot instead of probing the node (- = stdin)\n"
-		"  --format F         text (default) or prometheus: node_exporter textfile-collector\n"
-		"                     metrics (gpuenv_info, gpuenv_drift per check,\n"
-		"                     gpuenv_probe_duration_seconds)\n"
-		"  -o, --output FILE  write FILE atomically (default: standard output); with drift\n"
-		"                     the file is written too, on a usage or input error it is not\n"
-		"  --kb-dir DIR       knowledge-base files (gpus.toml: GPU names) from DIR\n"
 		"exit status: 0 every check holds, 1 drift, 2 usage, 4 the expect file or the facts\n"
 		"could not be read (malformed: FILE:LINE:COL), or the output not written\n",
+	.groups = CLI_G_FACTS | CLI_G_FORMAT | CLI_G_OUTPUT | CLI_G_KB_DIR,
+	.group_help = (const struct cli_group_help[]){
+		{ CLI_G_FORMAT, "  --format F         text (default) or prometheus: node_exporter textfile-collector\n"
+				"                     metrics (gpuenv_info, gpuenv_drift per check,\n"
+				"                     gpuenv_probe_duration_seconds)\n" },
+		{ CLI_G_OUTPUT, "  -o, --output FILE  write FILE atomically (default: standard output); with drift\n"
+				"                     the file is written too, on a usage or input error it is not\n" },
+		{ 0, NULL },
+	},
 };

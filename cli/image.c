@@ -19,7 +19,7 @@
 #include "gpuenv/kb.h"
 #include "gpuenv/manifest.h"
 
-enum { OPT_REGISTRY = 0x2401, OPT_PROJECT, OPT_KB_DIR, OPT_OUT };
+enum { OPT_REGISTRY = 0x2401 };
 
 #define MAX_MIRRORS 64
 #define MAX_REFS 256
@@ -33,9 +33,6 @@ struct iopts {
 
 static const struct option image_opts[] = {
 	{ "registry", required_argument, NULL, OPT_REGISTRY },
-	{ "project", required_argument, NULL, OPT_PROJECT },
-	{ "kb-dir", required_argument, NULL, OPT_KB_DIR },
-	{ "output", required_argument, NULL, OPT_OUT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -62,12 +59,12 @@ static int add_mirror(struct cli *cli, const struct cli_verb *verb, struct iopts
 }
 
 static int parse_opts(struct cli *cli, const struct cli_verb *verb, int argc, char **argv,
-	struct iopts *o, bool want_out)
+	struct iopts *o)
 {
 	int c, st = 0;
 
 	memset(o, 0, sizeof(*o));
-	while ((c = cli_getopt(cli, verb, argc, argv, want_out ? "o:" : "", image_opts, &st)) != -1) {
+	while ((c = cli_getopt(cli, verb, argc, argv, "", image_opts, &st)) != -1) {
 		switch (c) {
 		case CLI_OPT_EXIT:
 			return st ? st : -1;
@@ -75,22 +72,13 @@ static int parse_opts(struct cli *cli, const struct cli_verb *verb, int argc, ch
 			if ((st = add_mirror(cli, verb, o, optarg, false)))
 				return st;
 			break;
-		case OPT_PROJECT:
-			o->project = optarg;
-			break;
-		case OPT_KB_DIR:
-			o->kb_dir = optarg;
-			break;
-		case 'o':
-		case OPT_OUT:
-			if (!want_out)
-				return cli_usage_error(cli, verb, "%s: -o is an option of image lock", verb->name);
-			o->out = optarg;
-			break;
 		default:
 			return CLI_EXIT_USAGE;
 		}
 	}
+	o->project = cli->opt.project;
+	o->kb_dir = cli->opt.kb_dir;
+	o->out = cli->opt.output;
 	return 0;
 }
 
@@ -178,7 +166,7 @@ static int image_lock(struct cli *cli, const struct cli_verb *verb, int argc, ch
 	size_t n = 0, failed = 0;
 	int st;
 
-	if ((st = parse_opts(cli, verb, argc, argv, &o, true)))
+	if ((st = parse_opts(cli, verb, argc, argv, &o)))
 		return st < 0 ? 0 : st;
 	if (optind >= argc)
 		return cli_usage_error(cli, verb, "%s: which images (nvcr.io/nvidia/pytorch:25.01-py3)?",
@@ -256,6 +244,8 @@ static int image_lock(struct cli *cli, const struct cli_verb *verb, int argc, ch
 		gpuenv_buf_init(&b, &cli->ctx, GPUENV_IMAGE_MANIFEST_MAX);
 		if (gpuenv_image_manifest_format(&cli->ctx, &m, &b))
 			st = cli_report(cli, CLI_EXIT_CANNOT);
+		else if (gpuenv_buf_failed(&b))
+			st = cli_report(cli, CLI_EXIT_CANNOT);
 		else if (fwrite(b.data, 1, b.len, stdout) != b.len)
 			st = cli_error(cli, CLI_EXIT_CANNOT, "image lock: cannot write the output");
 		gpuenv_buf_free(&b);
@@ -312,7 +302,7 @@ static int image_check(struct cli *cli, const struct cli_verb *verb, int argc, c
 	json_t *arr = NULL;
 	int st;
 
-	if ((st = parse_opts(cli, verb, argc, argv, &o, false)))
+	if ((st = parse_opts(cli, verb, argc, argv, &o)))
 		return st < 0 ? 0 : st;
 	if (optind < argc)
 		path = argv[optind++];
@@ -387,24 +377,29 @@ out:
 #define REGISTRY_HELP                                                                        \
 	"  --registry HOST=URL  send HOST's requests to URL, a mirror (repeatable; also\n"     \
 	"                     [tool.gpuenv] registries in pyproject.toml); the manifest keeps\n" \
-	"                     the original reference\n"                                        \
-	"  --project DIR      read [tool.gpuenv] registries from DIR/pyproject.toml (default:\n" \
-	"                     ./pyproject.toml when there is one)\n"
+	"                     the original reference\n"
+
+static const struct cli_group_help image_group_help[] = {
+	{ CLI_G_PROJECT, "  --project DIR      read [tool.gpuenv] registries from DIR/pyproject.toml (default:\n"
+			 "                     ./pyproject.toml when there is one)\n" },
+	{ CLI_G_OUTPUT, "  -o, --output FILE  write the image manifest to FILE atomically, keeping its\n"
+			"                     entries for other images (default: standard output)\n" },
+	{ 0, NULL },
+};
 
 static const struct cli_verb image_lock_verb = {
 	.name = "lock",
 	.run = image_lock,
 	.summary = "resolve tags to digests (per platform) with the KB's components",
 	.usage = "gpuenv image lock IMAGE[:TAG]... [-o FILE] [--registry HOST=URL]... [--project DIR]",
-	.help = "  -o, --output FILE  write the image manifest to FILE atomically, keeping its\n"
-		"                     entries for other images (default: standard output)\n"
-		REGISTRY_HELP
-		"  --kb-dir DIR       read the knowledge-base files from DIR\n"
+	.help = REGISTRY_HELP
 		"credentials: ~/.docker/config.json ($DOCKER_CONFIG/config.json) \"auths\", sent only\n"
 		"over https or to a loopback host, never written out\n"
 		"exit status: 0 locked, 2 usage, 4 an image could not be resolved (no credentials,\n"
 		"no such tag, a malformed registry answer) or the manifest not written (nothing\n"
 		"is written then)\n",
+	.groups = CLI_G_PROJECT | CLI_G_OUTPUT | CLI_G_KB_DIR,
+	.group_help = image_group_help,
 };
 
 static const struct cli_verb image_check_verb = {
@@ -416,6 +411,8 @@ static const struct cli_verb image_check_verb = {
 		REGISTRY_HELP
 		"exit status: 0 every digest unchanged, 1 a tag points at another digest (drift),\n"
 		"2 usage, 4 the manifest could not be read or an image could not be resolved\n",
+	.groups = CLI_G_PROJECT | CLI_G_KB_DIR,
+	.group_help = image_group_help,
 };
 
 static const struct cli_verb *const subs[] = { &image_lock_verb, &image_check_verb };

@@ -18,17 +18,12 @@
 #include "lock_util.h"
 
 enum {
-	OPT_FACTS = 0x2401,
-	OPT_PROJECT,
-	OPT_FORMAT,
-	OPT_OUT,
-	OPT_PREFIX,
+	OPT_PREFIX = 0x2401,
 	OPT_SELECTOR,
 	OPT_TARGET,
 	OPT_MIG,
 	OPT_MACHINE_TYPE,
 	OPT_EXPIRY,
-	OPT_KB_DIR,
 	OPT_NO_GFD,
 };
 
@@ -258,7 +253,7 @@ static int do_labels(struct cli *cli, const struct cli_verb *verb, const struct 
 	int r = !strcmp(o->format, "nfd")
 		? gpuenv_labels_write_nfd(&cli->ctx, &ls, expiry, o->facts ? o->facts : NULL, &b)
 		: gpuenv_labels_write_text(&ls, &b);
-	if (r || !b.data) {
+	if (r || !b.data || (r = gpuenv_buf_failed(&b))) {
 		gpuenv_buf_free(&b);
 		if (!r)
 			gpuenv_oom(&cli->ctx, "the labels");
@@ -272,17 +267,12 @@ static int do_labels(struct cli *cli, const struct cli_verb *verb, const struct 
 static int cli_labels(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "facts", required_argument, NULL, OPT_FACTS },
-		{ "project", required_argument, NULL, OPT_PROJECT },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "output", required_argument, NULL, OPT_OUT },
 		{ "prefix", required_argument, NULL, OPT_PREFIX },
 		{ "selector", no_argument, NULL, OPT_SELECTOR },
 		{ "target", required_argument, NULL, OPT_TARGET },
 		{ "mig-strategy", required_argument, NULL, OPT_MIG },
 		{ "machine-type-file", required_argument, NULL, OPT_MACHINE_TYPE },
 		{ "expiry", required_argument, NULL, OPT_EXPIRY },
-		{ "kb-dir", required_argument, NULL, OPT_KB_DIR },
 		{ "no-gfd", no_argument, NULL, OPT_NO_GFD },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -294,23 +284,10 @@ static int cli_labels(struct cli *cli, const struct cli_verb *verb, int argc, ch
 	gpuenv_arena_t a;
 	int c, st = 0;
 
-	while ((c = cli_getopt(cli, verb, argc, argv, "o:", opts, &st)) != -1) {
+	while ((c = cli_getopt(cli, verb, argc, argv, "", opts, &st)) != -1) {
 		switch (c) {
 		case CLI_OPT_EXIT:
 			return st;
-		case OPT_FACTS:
-			o.facts = optarg;
-			break;
-		case OPT_PROJECT:
-			o.project = optarg;
-			break;
-		case OPT_FORMAT:
-			o.format = optarg;
-			break;
-		case 'o':
-		case OPT_OUT:
-			o.out = optarg;
-			break;
 		case OPT_PREFIX:
 			o.prefix = optarg;
 			break;
@@ -329,9 +306,6 @@ static int cli_labels(struct cli *cli, const struct cli_verb *verb, int argc, ch
 		case OPT_EXPIRY:
 			o.expiry = optarg;
 			break;
-		case OPT_KB_DIR:
-			o.kb_dir = optarg;
-			break;
 		case OPT_NO_GFD:
 			o.no_gfd = true;
 			break;
@@ -339,6 +313,11 @@ static int cli_labels(struct cli *cli, const struct cli_verb *verb, int argc, ch
 			return CLI_EXIT_USAGE;
 		}
 	}
+	o.facts = cli->opt.facts;
+	o.project = cli->opt.project;
+	o.format = cli->opt.format;
+	o.out = cli->opt.output;
+	o.kb_dir = cli->opt.kb_dir;
 	if (optind < argc)
 		return cli_usage_error(cli, verb, "%s: unexpected argument '%s'", verb->name, argv[optind]);
 	if (o.selector) {
@@ -409,14 +388,7 @@ const struct cli_verb cli_verb_labels = {
 		 "                     [--machine-type-file FILE] [--expiry DURATION|TIME|never] [--no-gfd]\n"
 		 "                     [--kb-dir DIR]\n"
 		 "       gpuenv labels --selector --target NAME [--project DIR] [--prefix P] [-o FILE]",
-	.help = "  --facts FILE       label the machine of a facts snapshot (gpuenv probe --json;\n"
-		"                     '-' reads stdin) instead of probing this one\n"
-		"  --project DIR      the project whose targets get a PREFIX/target.NAME label (default:\n"
-		"                     the current folder when it has a pyproject.toml)\n"
-		"  --format F         text (default): key=value lines; json; nfd: a node-feature-discovery\n"
-		"                     local feature file (features.d/), with # +expiry-time=\n"
-		"  -o, --output FILE  write FILE atomically (default: standard output)\n"
-		"  --prefix P         the prefix of gpuenv's own labels (default: [tool.gpuenv]\n"
+	.help = "  --prefix P         the prefix of gpuenv's own labels (default: [tool.gpuenv]\n"
 		"                     label-prefix, else " GPUENV_LABELS_DEFAULT_PREFIX ")\n"
 		"  --mig-strategy S   GFD's MIG strategy: none (default), single or mixed\n"
 		"  --machine-type-file FILE  nvidia.com/gpu.machine from FILE (default: " DMI_PRODUCT_NAME "\n"
@@ -424,9 +396,18 @@ const struct cli_verb cli_verb_labels = {
 		"  --expiry E         nfd: labels expire E (\"1h\" default, \"30m\", \"2d\", an RFC 3339\n"
 		"                     time, or never) from now\n"
 		"  --no-gfd           gpuenv's own labels only (a node where GFD itself runs)\n"
-		"  --kb-dir DIR       knowledge-base files to use instead of the built-in ones\n"
 		"  --selector         the nodeSelector and nodeAffinity (YAML; --json: JSON) that place\n"
 		"                     --target NAME's pods only on nodes that run it\n"
 		"exit status: 0 written (a node without a GPU or a driver too), 2 usage, 4 the facts,\n"
 		"the project or a lock could not be read, or the output not written\n",
+	.groups = CLI_G_FACTS | CLI_G_PROJECT | CLI_G_FORMAT | CLI_G_OUTPUT | CLI_G_KB_DIR,
+	.group_help = (const struct cli_group_help[]){
+		{ CLI_G_FACTS, "  --facts FILE       label the machine of a facts snapshot (gpuenv probe --json;\n"
+			       "                     '-' reads stdin) instead of probing this one\n" },
+		{ CLI_G_PROJECT, "  --project DIR      the project whose targets get a PREFIX/target.NAME label (default:\n"
+				 "                     the current folder when it has a pyproject.toml)\n" },
+		{ CLI_G_FORMAT, "  --format F         text (default): key=value lines; json; nfd: a node-feature-discovery\n"
+				"                     local feature file (features.d/), with # +expiry-time=\n" },
+		{ 0, NULL },
+	},
 };

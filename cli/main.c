@@ -2,7 +2,7 @@
 #include "cli.h"
 #include "alloc_inject.h"
 
-#include "gpuenv/trace.h"
+#include "gpuenv/shim.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -124,7 +124,7 @@ int main(int argc, char **argv)
 	int c, status;
 
 	/* a symlink named cc, nvcc...: a build's tool shim (--profile) */
-	if (argc > 0 && gpuenv_trace_is_shim(argv[0]))
+	if (argc > 0 && gpuenv_shim_is_tool(argv[0]))
 		return cli_shim_main(argc, argv);
 	memset(&cli, 0, sizeof(cli));
 	gpuenv_ctx_init(&cli.ctx);

@@ -195,7 +195,7 @@ static int cli_profile(struct cli *cli, const struct cli_verb *verb, int argc, c
 		char title[512];
 		snprintf(title, sizeof(title), "gpuenv profile %s", path);
 		if (gpuenv_prof_svg(&cli->ctx, &p, title, &pic) != 0 ||
-			gpuenv_fs_write_atomic(&cli->ctx, svg, pic.data, pic.len, 0644) != 0) {
+			gpuenv_fs_write_buf(&cli->ctx, svg, &pic, 0644, 0) != 0) {
 			st = cli_report(cli, CLI_EXIT_CANNOT);
 			goto out;
 		}

@@ -1,9 +1,9 @@
 /* gpuenv as a build's tool shim: run under the name of a compiler (cc, gcc,
- * nvcc, ld... symlinks made by gpuenv_trace_shims_setup), it runs the real
+ * nvcc, ld... symlinks made by gpuenv_shim_setup), it runs the real
  * tool and records the call (gpuenv/trace.h, docs/profile.md "Tool calls"). */
 #include "cli.h"
 
-#include "gpuenv/trace.h"
+#include "gpuenv/shim.h"
 
 #include <signal.h>
 #include <string.h>
@@ -18,7 +18,7 @@ int cli_shim_main(int argc, char **argv)
 	int status, signo;
 
 	gpuenv_ctx_init(&ctx);
-	if (gpuenv_trace_shim_run(&ctx, argc, argv, environ, &status, &signo) != 0) {
+	if (gpuenv_shim_run(&ctx, argc, argv, environ, &status, &signo) != 0) {
 		gpuenv_error_format(&ctx.err, msg, sizeof(msg));
 		fprintf(stderr, "gpuenv shim: %s\n", msg);
 		if (ctx.err.hint[0])

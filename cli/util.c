@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,18 +10,63 @@
 #include <unistd.h>
 
 #include "gpuenv/fs.h"
+#include "gpuenv/venv.h"
 
 const char *cli_col(struct cli *cli, const char *esc)
 {
 	return cli->color ? esc : "";
 }
 
+#define GROUP_ROW_(bit, name, letter, metavar, field, help) \
+	{ bit, name, letter, metavar, offsetof(struct cli_opts, field), help },
+static const struct group_opt {
+	unsigned bit;
+	const char *name;
+	char letter;
+	const char *metavar; /* NULL: a flag */
+	size_t field;	     /* offset in struct cli_opts */
+	const char *help;
+} group_opts[] = { CLI_OPTION_GROUPS(GROUP_ROW_) };
+#undef GROUP_ROW_
+
+#define GROUP_VAL 0x1100 /* getopt values of the group options: GROUP_VAL + row */
+
+/* The help line of one group option: the verb's own, else the default one
+ * in the layout of the verbs' help ("  -o, --output FILE  text"). */
+static void group_help(const struct cli_verb *verb, const struct group_opt *g, FILE *out)
+{
+	char left[64];
+
+	for (const struct cli_group_help *h = verb->group_help; h && h->group; h++)
+		if (h->group == g->bit) {
+			fputs(h->text, out);
+			return;
+		}
+	snprintf(left, sizeof(left), "%s%c%s--%s%s%s", g->letter ? "-" : "", g->letter ? g->letter : ' ',
+		g->letter ? ", " : "", g->name, g->metavar ? " " : "", g->metavar ? g->metavar : "");
+	fprintf(out, "  %-18s %s\n", g->letter ? left : left + 1, g->help);
+}
+
 void cli_verb_help(struct cli *cli, const struct cli_verb *verb, FILE *out)
 {
 	(void)cli;
+	const char *help = verb->help ? verb->help : "", *tail;
+
 	fprintf(out, "usage: %s\n\n%s\n", verb->usage, verb->summary);
-	if (verb->help)
-		fprintf(out, "\n%s", verb->help);
+	if (!verb->help && !verb->groups)
+		goto common;
+	/* the verb's own option lines (indented), the shared ones, then the
+	 * rest of its help (exit status and notes) */
+	for (tail = help; *tail == ' ';) {
+		const char *nl = strchr(tail, '\n');
+		tail = nl ? nl + 1 : tail + strlen(tail);
+	}
+	fprintf(out, "\n%.*s", (int)(tail - help), help);
+	for (size_t i = 0; i < sizeof(group_opts) / sizeof(group_opts[0]); i++)
+		if (verb->groups & group_opts[i].bit)
+			group_help(verb, &group_opts[i], out);
+	fputs(tail, out);
+common:
 	fprintf(out, "\n  -h, --help     show this help\n"
 		"      --json     machine-readable output where the verb has any\n");
 }
@@ -96,45 +142,87 @@ void cli_opt_reset(void)
 }
 
 #define MAX_LONGOPTS 32
+#define MAX_ALLOPTS (MAX_LONGOPTS + CLI_NGROUP_OPTIONS + 3)
+
+/* The getopt rows of a verb: its own, its groups', --help and --json; the
+ * short letters likewise.  n: the rows, without the terminator. */
+static size_t all_options(const struct cli_verb *verb, const char *shortopts,
+	const struct option *longopts, struct option *all, char *shorts, size_t shortsz)
+{
+	size_t n = 0, k;
+	bool plus = shortopts && shortopts[0] == '+';
+
+	for (; longopts && longopts[n].name && n < MAX_LONGOPTS; n++)
+		all[n] = longopts[n];
+	/* leading ':' makes getopt report a missing argument as ':' */
+	/* a leading '+' (stop at the first argument that is not an option,
+	 * as `run -- CMD` needs) goes before it */
+	k = (size_t)snprintf(shorts, shortsz, "%s:%sh", plus ? "+" : "",
+		shortopts ? shortopts + plus : "");
+	for (size_t i = 0; i < sizeof(group_opts) / sizeof(group_opts[0]); i++) {
+		const struct group_opt *g = &group_opts[i];
+		if (!(verb->groups & g->bit))
+			continue;
+		all[n++] = (struct option){ g->name, g->metavar ? required_argument : no_argument, NULL,
+			GROUP_VAL + (int)i };
+		if (g->letter && k + 3 < shortsz) {
+			shorts[k++] = g->letter;
+			if (g->metavar)
+				shorts[k++] = ':';
+			shorts[k] = '\0';
+		}
+	}
+	all[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+	all[n++] = (struct option){ "json", no_argument, NULL, 0x1001 };
+	all[n] = (struct option){ NULL, 0, NULL, 0 };
+	return n;
+}
+
+/* A group option's value into cli->opt (a short letter: its row's). */
+static bool group_store(struct cli *cli, const struct cli_verb *verb, int c)
+{
+	for (size_t i = 0; i < sizeof(group_opts) / sizeof(group_opts[0]); i++) {
+		const struct group_opt *g = &group_opts[i];
+		if ((verb->groups & g->bit) && (c == GROUP_VAL + (int)i || (g->letter && c == g->letter))) {
+			const char *v = g->metavar ? optarg : "";
+			memcpy((char *)&cli->opt + g->field, &v, sizeof(v));
+			return true;
+		}
+	}
+	return false;
+}
 
 int cli_getopt(struct cli *cli, const struct cli_verb *verb, int argc, char **argv,
 	const char *shortopts, const struct option *longopts, int *status)
 {
-	struct option all[MAX_LONGOPTS + 3];
-	char shorts[64];
-	size_t n = 0;
+	struct option all[MAX_ALLOPTS];
+	char shorts[96];
+	size_t n;
 	int c, idx = -1;
 
-	for (; longopts && longopts[n].name && n < MAX_LONGOPTS; n++)
-		all[n] = longopts[n];
-	all[n++] = (struct option){ "help", no_argument, NULL, 'h' };
-	all[n++] = (struct option){ "json", no_argument, NULL, 0x1001 };
-	all[n] = (struct option){ NULL, 0, NULL, 0 };
-	/* leading ':' makes getopt report a missing argument as ':' */
-	/* a leading '+' (stop at the first argument that is not an option,
-	 * as `run -- CMD` needs) goes before it */
-	if (shortopts && shortopts[0] == '+')
-		snprintf(shorts, sizeof(shorts), "+:%sh", shortopts + 1);
-	else
-		snprintf(shorts, sizeof(shorts), ":%sh", shortopts ? shortopts : "");
-
+	if (optind == 0) /* a verb's first call (cli_opt_reset): none given yet */
+		memset(&cli->opt, 0, sizeof(cli->opt));
+	n = all_options(verb, shortopts, longopts, all, shorts, sizeof(shorts));
 	opterr = 0;
-	c = getopt_long(argc, argv, shorts, all, &idx);
+	for (;;) {
+		c = getopt_long(argc, argv, shorts, all, &idx);
+		if (c == 0x1001)
+			cli->json = true;
+		else if (c == -1 || c == 'h' || c == ':' || c == '?' || !group_store(cli, verb, c))
+			break;
+	}
 	switch (c) {
 	case 'h':
 		cli_verb_help(cli, verb, stdout);
 		*status = CLI_EXIT_OK;
 		return CLI_OPT_EXIT;
-	case 0x1001:
-		cli->json = true;
-		return cli_getopt(cli, verb, argc, argv, shortopts, longopts, status);
 	case ':':
 		*status = cli_usage_error(cli, verb, "%s: option '%s' needs a value",
 			verb->name, argv[optind - 1]);
 		return CLI_OPT_EXIT;
 	case '?': {
 		const char *bad = argv[optind - 1];
-		const char *names[MAX_LONGOPTS + 2];
+		const char *names[MAX_ALLOPTS];
 		const char *sugg = NULL;
 		if (optopt && !(bad[0] == '-' && bad[1] == '-')) {
 			*status = cli_usage_error(cli, verb, "%s: unknown option '-%c'",
@@ -217,6 +305,14 @@ int cli_write_output(struct cli *cli, const struct cli_verb *verb, const char *o
 	return CLI_EXIT_OK;
 }
 
+int cli_write_buf(struct cli *cli, const struct cli_verb *verb, const char *out, gpuenv_buf_t *b,
+	unsigned fs_flags)
+{
+	if (gpuenv_buf_failed(b))
+		return cli_report(cli, CLI_EXIT_CANNOT);
+	return cli_write_output(cli, verb, out, b->data ? b->data : "", b->len, fs_flags);
+}
+
 int cli_print_json(struct cli *cli, json_t *value)
 {
 	int r;
@@ -281,4 +377,12 @@ double cli_now_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+json_t *cli_python_json(struct cli *cli, const gpuenv_python_t *py)
+{
+	return json_pack("{s:o, s:o, s:s, s:s, s:s, s:b, s:o}", "path",
+		cli_json_text(cli, py->path, strlen(py->path)), "real", cli_json_text(cli, py->real, strlen(py->real)),
+		"found_by", py->found_by, "version", py->version, "version_source", py->version_source,
+		"free_threaded", py->free_threaded, "home", cli_json_text(cli, py->home, strlen(py->home)));
 }

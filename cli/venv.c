@@ -6,14 +6,6 @@
 
 #include "gpuenv/venv.h"
 
-json_t *cli_python_json(struct cli *cli, const gpuenv_python_t *py)
-{
-	return json_pack("{s:o, s:o, s:s, s:s, s:s, s:b, s:o}", "path",
-		cli_json_text(cli, py->path, strlen(py->path)), "real", cli_json_text(cli, py->real, strlen(py->real)),
-		"found_by", py->found_by, "version", py->version, "version_source", py->version_source,
-		"free_threaded", py->free_threaded, "home", cli_json_text(cli, py->home, strlen(py->home)));
-}
-
 /* The interpreter for a venv: --python as given, else the python3 the
  * user would run (the first on PATH), else the newest found. */
 static int pick_python(struct cli *cli, gpuenv_arena_t *a, const char *want, gpuenv_python_t *py)

@@ -14,13 +14,10 @@
 #include "gpuenv/cache.h"
 #include "gpuenv/index.h"
 
-enum { O_INDEX = 1, O_CACHE, O_OFFLINE, O_PAR, O_RETRIES, O_BASE, O_TIMEOUT, O_DEST, O_PROGRESS,
+enum { O_PAR = 1, O_RETRIES, O_BASE, O_TIMEOUT, O_DEST, O_PROGRESS,
 	O_HTTP_CACHE };
 
 static const struct option dbg_opts[] = {
-	{ "index-url", required_argument, NULL, O_INDEX },
-	{ "cache-dir", required_argument, NULL, O_CACHE },
-	{ "offline", no_argument, NULL, O_OFFLINE },
 	{ "max-parallel", required_argument, NULL, O_PAR },
 	{ "retries", required_argument, NULL, O_RETRIES },
 	{ "retry-base-ms", required_argument, NULL, O_BASE },
@@ -31,14 +28,20 @@ static const struct option dbg_opts[] = {
 };
 
 #define DBG_OPTS_HELP \
-	"  --index-url URL     the index whose credentials apply (its userinfo,\n" \
-	"                      GPUENV_INDEX_PYPI_USERNAME / _PASSWORD, ~/.netrc)\n" \
-	"  --offline           refuse downloads (file:// still works)\n" \
 	"  --max-parallel N    downloads at once (default 16)\n" \
 	"  --retries N         for transient failures (default 3)\n" \
 	"  --retry-base-ms N   first backoff delay (default 250)\n" \
 	"  --timeout-ms N      connect timeout and stall limit (default 30000)\n" \
 	"  --progress          progress lines on stderr (bytes so far)\n"
+
+static const struct cli_group_help dbg_group_help[] = {
+	{ CLI_G_INDEX_URL, "  --index-url URL     the index whose credentials apply (its userinfo,\n"
+			   "                      GPUENV_INDEX_PYPI_USERNAME / _PASSWORD, ~/.netrc)\n" },
+	{ CLI_G_CACHE_DIR, "  --cache-dir DIR     the cache (default: GPUENV_CACHE_DIR, else\n"
+			   "                      $XDG_CACHE_HOME/gpuenv)\n" },
+	{ CLI_G_OFFLINE, "  --offline           refuse downloads (file:// still works)\n" },
+	{ 0, NULL },
+};
 
 struct dbg {
 	gpuenv_index_source_t src;
@@ -68,14 +71,6 @@ static int dbg_parse(struct cli *cli, const struct cli_verb *verb, int argc, cha
 					verb->name, dbg_opts[c - 1].name, optarg);
 		}
 		switch (c) {
-		case O_INDEX:
-			d->src = (gpuenv_index_source_t){ .name = "pypi", .url = optarg,
-				.priority = GPUENV_SOURCE_DEFAULT };
-			d->o.sources = &d->src;
-			d->o.nsources = 1;
-			break;
-		case O_CACHE: d->cache_dir = optarg; break;
-		case O_OFFLINE: d->o.offline = true; break;
 		case O_PAR: d->o.max_parallel = (unsigned)v; break;
 		case O_RETRIES: d->o.retries = (unsigned)v; break;
 		case O_BASE: d->o.retry_base_ms = (unsigned)v; break;
@@ -90,6 +85,14 @@ static int dbg_parse(struct cli *cli, const struct cli_verb *verb, int argc, cha
 			return cli_usage_error(cli, verb, "%s: unexpected option", verb->name);
 		}
 	}
+	if (cli->opt.index_url) {
+		d->src = (gpuenv_index_source_t){ .name = "pypi", .url = cli->opt.index_url,
+			.priority = GPUENV_SOURCE_DEFAULT };
+		d->o.sources = &d->src;
+		d->o.nsources = 1;
+	}
+	d->cache_dir = cli->opt.cache_dir;
+	d->o.offline = cli->opt.offline != NULL;
 	if (dest && !d->dest)
 		return cli_usage_error(cli, verb, "%s: no --dest DIR given", verb->name);
 	if (optind >= argc)
@@ -226,10 +229,11 @@ const struct cli_verb cli_verb_debug_download = {
 	.usage = "gpuenv debug download [OPTIONS] --dest DIR URL=SHA256[:SIZE]...",
 	.help = "  --dest DIR          where the files go (DIR/<the URL's last segment>; must\n"
 		"                      not exist yet)\n"
-		"  --cache-dir DIR     the index client's cache folder (default\n"
-		"                      $XDG_CACHE_HOME/gpuenv)\n" DBG_OPTS_HELP
+		DBG_OPTS_HELP
 		"URLs are http(s):// or file://; SIZE, when given, must match too.\n"
 		"A failed download is reported and removed; exit 4 when any failed.\n",
+	.groups = CLI_G_INDEX,
+	.group_help = dbg_group_help,
 };
 
 static void get_progress(void *arg, const char *phase, size_t done, size_t n, uint64_t bytes,
@@ -316,9 +320,10 @@ const struct cli_verb cli_verb_debug_cache_get = {
 	.run = cli_debug_cache_get,
 	.summary = "checked trees of wheels from the global cache (lib/install/cache.c)",
 	.usage = "gpuenv debug cache-get [OPTIONS] URL|PATH=SHA256[:SIZE]...",
-	.help = "  --cache-dir DIR     the cache (default: GPUENV_CACHE_DIR, else\n"
-		"                      $XDG_CACHE_HOME/gpuenv)\n" DBG_OPTS_HELP
+	.help = DBG_OPTS_HELP
 		"Prints each wheel's tree folder, its file count, and whether it was\n"
 		"downloaded, unpacked or repaired (a damaged entry replaced) in this run.\n"
 		"Exit 4 when a wheel could not be had.\n",
+	.groups = CLI_G_INDEX,
+	.group_help = dbg_group_help,
 };

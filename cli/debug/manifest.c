@@ -114,12 +114,7 @@ static void print_indented(const char *s, const char *indent)
 
 static int cli_debug_manifest(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "project", required_argument, NULL, 'p' },
-		{ "kb-dir", required_argument, NULL, 'k' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *project = ".", *kb_dir = NULL;
+	const char *project, *kb_dir;
 	char path[4096];
 	struct stat sb;
 	gpuenv_manifest_t m;
@@ -128,14 +123,11 @@ static int cli_debug_manifest(struct cli *cli, const struct cli_verb *verb, int 
 	json_t *out = NULL, *targets = NULL;
 	int c, st = CLI_EXIT_OK;
 
-	while ((c = cli_getopt(cli, verb, argc, argv, "", longopts, &st)) != -1) {
+	while ((c = cli_getopt(cli, verb, argc, argv, "", NULL, &st)) != -1)
 		if (c == CLI_OPT_EXIT)
 			return st;
-		if (c == 'p')
-			project = optarg;
-		else if (c == 'k')
-			kb_dir = optarg;
-	}
+	project = cli->opt.project ? cli->opt.project : ".";
+	kb_dir = cli->opt.kb_dir;
 	if (optind < argc)
 		return cli_usage_error(cli, verb, "%s: unexpected argument '%s'", verb->name, argv[optind]);
 	if (stat(project, &sb) == 0 && S_ISDIR(sb.st_mode))
@@ -263,7 +255,10 @@ const struct cli_verb cli_verb_debug_manifest = {
 	.run = cli_debug_manifest,
 	.summary = "the project manifest as gpuenv reads it: dependencies, targets, torch builds",
 	.usage = "gpuenv debug manifest [--project DIR|FILE] [--kb-dir DIR] [--json]",
-	.help = "  --project DIR|FILE  the project (DIR/pyproject.toml) or its manifest; default .\n"
-		"  --kb-dir DIR        knowledge-base files replacing the built-in ones\n"
-		"exit status 1 when the manifest or a target's torch build is in error\n",
+	.help = "exit status 1 when the manifest or a target's torch build is in error\n",
+	.groups = CLI_G_PROJECT | CLI_G_KB_DIR,
+	.group_help = (const struct cli_group_help[]){
+		{ CLI_G_PROJECT, "  --project DIR|FILE  the project (DIR/pyproject.toml) or its manifest; default .\n" },
+		{ 0, NULL },
+	},
 };

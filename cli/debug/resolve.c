@@ -57,7 +57,7 @@ static int cli_debug_resolve(struct cli *cli, const struct cli_verb *verb, int a
 		gpuenv_buf_init(&b, &cli->ctx, GPUENV_SCENARIO_MAX);
 		r = gpuenv_scenario_write(&cli->ctx, &req, &sc.provider, sc.name, 0, &b);
 		if (!r)
-			r = gpuenv_fs_write_atomic(&cli->ctx, dump, b.data ? b.data : "", b.len, 0644);
+			r = gpuenv_fs_write_buf(&cli->ctx, dump, &b, 0644, 0);
 		gpuenv_buf_free(&b);
 		if (r) {
 			st = cli_report(cli, CLI_EXIT_CANNOT);

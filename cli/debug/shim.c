@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "gpuenv/shim.h"
 #include "gpuenv/trace.h"
 
 extern char **environ;
@@ -20,7 +21,7 @@ extern char **environ;
 enum { OPT_PROFILE = 0x2401, OPT_PACKAGE };
 
 /* environ with PATH prefixed and the shims' variables set, malloc'd. */
-static char **shim_env(const gpuenv_trace_shims_t *sh)
+static char **shim_env(const gpuenv_shims_t *sh)
 {
 	size_t n = 0;
 	for (char **e = environ; *e; e++)
@@ -57,7 +58,7 @@ static char **shim_env(const gpuenv_trace_shims_t *sh)
 	return v;
 }
 
-static void env_free(char **v, const gpuenv_trace_shims_t *sh)
+static void env_free(char **v, const gpuenv_shims_t *sh)
 {
 	size_t n = 0;
 	if (!v)
@@ -79,7 +80,7 @@ static int cli_debug_shim_run(struct cli *cli, const struct cli_verb *verb, int 
 	const char *profile = NULL, *package = "build";
 	char dir[PATH_MAX], shims[PATH_MAX + 8];
 	const char *tmp = getenv("TMPDIR");
-	gpuenv_trace_shims_t sh;
+	gpuenv_shims_t sh;
 	gpuenv_trace_t *t = NULL;
 	char **env = NULL;
 	int c, st = CLI_EXIT_USAGE, ws = 0;
@@ -113,7 +114,7 @@ static int cli_debug_shim_run(struct cli *cli, const struct cli_verb *verb, int 
 		goto out;
 	}
 	cli->ctx.trace = t;
-	if (gpuenv_trace_shims_setup(&cli->ctx, shims, NULL, &sh) != 0) {
+	if (gpuenv_shim_setup(&cli->ctx, shims, NULL, &sh) != 0) {
 		st = cli_report(cli, CLI_EXIT_CANNOT);
 		goto out;
 	}
@@ -132,7 +133,7 @@ static int cli_debug_shim_run(struct cli *cli, const struct cli_verb *verb, int 
 	gpuenv_trace_end(&cli->ctx, "build", "build", package, argv[optind], t0);
 	st = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
 out_shims:
-	if (gpuenv_trace_shims_collect(&cli->ctx, &sh, package, NULL) != 0)
+	if (gpuenv_shim_collect(&cli->ctx, &sh, package, NULL) != 0)
 		st = cli_report(cli, CLI_EXIT_CANNOT);
 	else if (gpuenv_trace_write(&cli->ctx, t, profile) != 0)
 		st = cli_report(cli, CLI_EXIT_CANNOT);

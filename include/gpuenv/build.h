@@ -55,8 +55,7 @@ extern "C" {
 
 struct gpuenv_tagset;
 
-/* A build backend ran and failed (or gave no wheel): the log says why. */
-#define GPUENV_EBUILD (-4300)
+/* GPUENV_EBUILD (core.h's error table): a build backend ran and failed (or gave no wheel); the log says why */
 
 /* The legacy default of PEP 517/518 when pyproject.toml has no
  * [build-system] (or no build-backend). */

@@ -11,11 +11,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #if defined(__GNUC__)
 #define GPUENV_API __attribute__((visibility("default")))
 #define GPUENV_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define GPUENV_NODISCARD __attribute__((warn_unused_result))
 #else
+#define GPUENV_NODISCARD
 #define GPUENV_API
 #define GPUENV_PRINTF(a, b)
 #endif
@@ -27,26 +30,37 @@ extern "C" {
 /* ---- errors ------------------------------------------------------------
  * Return values are 0 on success or a negative code: either -errno (ENOMEM,
  * ENOENT, ...) or one of the gpuenv codes below, which all sit below -4096 so
- * they never collide with errno values. */
+ * they never collide with errno values.  GPUENV_ERRORS is the one table: it
+ * defines each code and its text together (gpuenv_strerror), so a code
+ * without a text cannot be written.  X(name, value, text). */
+#define GPUENV_ERRORS(X)                                                                  \
+	X(GPUENV_ESYNTAX, -4097, "syntax error")		 /* malformed input text */      \
+	X(GPUENV_ETOOBIG, -4098, "size limit exceeded")	 /* a size limit was hit */      \
+	X(GPUENV_EVERSION, -4099, "invalid version")	 /* not a PEP 440 version */     \
+	X(GPUENV_ESPEC, -4100, "invalid version specifier") /* not a PEP 440 specifier */ \
+	X(GPUENV_EREQ, -4101, "invalid requirement")	 /* not a PEP 508 requirement */ \
+	X(GPUENV_EMARKER, -4102, "invalid marker")	 /* not a PEP 508 marker */      \
+	X(GPUENV_EWHEELNAME, -4103, "invalid wheel file name")                            \
+	X(GPUENV_EFORMAT, -4104, "corrupt or unrecognised file") /* binary or structured */ \
+	X(GPUENV_ENOTFOUND, -4105, "not found")		 /* what was asked for is absent */ \
+	X(GPUENV_EUNSUPPORTED, -4106, "not supported")	 /* valid, not supported by gpuenv */ \
+	X(GPUENV_EUSAGE, -4107, "usage error")		 /* bad command-line usage */    \
+	X(GPUENV_ELOCKED, -4108, "locked by another process")                             \
+	X(GPUENV_EDUPLICATE, -4109, "defined more than once") /* a key or entry twice */  \
+	X(GPUENV_ETYPE, -4110, "wrong type")		 /* a value has the wrong type */ \
+	/* no version assignment satisfies the requirements (gpuenv/resolve.h) */        \
+	X(GPUENV_ENOSOLUTION, -4200, "no versions satisfy the requirements")              \
+	/* a build backend ran and failed or gave no wheel (gpuenv/build.h) */            \
+	X(GPUENV_EBUILD, -4300, "source build failed")
+
+#define GPUENV_ERROR_ENUM_(name, value, text) name = (value),
 enum {
 	GPUENV_OK = 0,
 	GPUENV_E_BASE = -4096,
-	GPUENV_ESYNTAX = -4097,	  /* malformed input text */
-	GPUENV_ETOOBIG = -4098,	  /* a size limit was hit */
-	GPUENV_EVERSION = -4099,  /* not a valid PEP 440 version */
-	GPUENV_ESPEC = -4100,	  /* not a valid PEP 440 specifier */
-	GPUENV_EREQ = -4101,	  /* not a valid PEP 508 requirement */
-	GPUENV_EMARKER = -4102,	  /* not a valid PEP 508 marker */
-	GPUENV_EWHEELNAME = -4103, /* not a valid wheel file name */
-	GPUENV_EFORMAT = -4104,	  /* a binary or structured file is corrupt */
-	GPUENV_ENOTFOUND = -4105, /* the thing asked for does not exist */
-	GPUENV_EUNSUPPORTED = -4106, /* valid but not supported by gpuenv */
-	GPUENV_EUSAGE = -4107,	  /* bad command-line usage */
-	GPUENV_ELOCKED = -4108,	  /* a lock is held by another process */
-	GPUENV_EDUPLICATE = -4109, /* a key or entry defined twice */
-	GPUENV_ETYPE = -4110,	  /* a value has the wrong type */
-	GPUENV_E_LAST = -4111,
+	GPUENV_ERRORS(GPUENV_ERROR_ENUM_)
+	GPUENV_E_LAST = -4111, /* below the first block of codes (ESYNTAX..ETYPE) */
 };
+#undef GPUENV_ERROR_ENUM_
 
 /* A human-readable text for any return code (errno or gpuenv). Never NULL. */
 GPUENV_API const char *gpuenv_strerror(int code);
@@ -119,6 +133,11 @@ GPUENV_API int gpuenv_fail(gpuenv_ctx_t *ctx, int code, const char *file,
 /* Attach a fix hint to the current error; returns ctx->err.code. */
 GPUENV_API int gpuenv_hint(gpuenv_ctx_t *ctx, const char *fmt, ...)
 	GPUENV_PRINTF(2, 3);
+/* Fail again with a prefix: the error a call just left in ctx->err becomes
+ * "<fmt ...>: <its message>" with code, file, line and col replaced (file
+ * NULL, line/col 0 when unknown) and its hint kept.  Returns code. */
+GPUENV_API int gpuenv_fail_prefix(gpuenv_ctx_t *ctx, int code, const char *file,
+	unsigned line, unsigned col, const char *fmt, ...) GPUENV_PRINTF(6, 7);
 GPUENV_API void gpuenv_error_clear(gpuenv_ctx_t *ctx);
 /* "file:line:col: message" (parts omitted when unknown) into out. */
 GPUENV_API void gpuenv_error_format(const gpuenv_error_t *e, char *out,
@@ -208,13 +227,44 @@ GPUENV_API void *gpuenv_strmap_get(const gpuenv_strmap_t *m, const char *k, size
 GPUENV_API int gpuenv_strmap_put(gpuenv_strmap_t *m, const char *k, size_t n, void *val);
 GPUENV_API void gpuenv_strmap_free(gpuenv_strmap_t *m);
 
+/* ---- growable arrays with a cap ----------------------------------------
+ * Make room for need elements of size bytes in the array *pv (a T **, passed
+ * as &v) of *cap elements: nothing while need <= *cap, else a larger array
+ * (the capacity doubled, from 8, at most max elements) with the old elements
+ * copied and the new ones zeroed.  From arena when it is not NULL (the old
+ * array stays there), else through ctx's allocator (the old one freed).
+ * 0, GPUENV_ETOOBIG ("more than MAX WHAT") or -ENOMEM ("out of memory WHAT"),
+ * with ctx->err set; *pv and *cap are unchanged on failure. */
+GPUENV_API int gpuenv_array_grow(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, void *pv,
+	size_t *cap, size_t need, size_t size, size_t max, const char *what) GPUENV_NODISCARD;
+
+/* A typed growable vector: GPUENV_VEC(int) v = { 0 }; free v.v with
+ * gpuenv_free when it grows through ctx (arena NULL). */
+#define GPUENV_VEC(T) \
+	struct {      \
+		T *v;     \
+		size_t n, cap; \
+	}
+/* A new zeroed element at the end of vec (a GPUENV_VEC pointer), or NULL
+ * with ctx->err set (gpuenv_array_grow's errors). */
+#define gpuenv_vec_push(ctx, arena, vec, max, what)                                         \
+	(gpuenv_array_grow((ctx), (arena), &(vec)->v, &(vec)->cap, (vec)->n + 1,             \
+		 sizeof(*(vec)->v), (max), (what))                                            \
+			? NULL                                                                \
+			: memset(&(vec)->v[(vec)->n++], 0, sizeof(*(vec)->v)))
+
 /* ---- growable buffers with a cap ---------------------------------------
  * data is always NUL-terminated (when non-NULL); len excludes the NUL.
- * Growth past max returns GPUENV_ETOOBIG and leaves the buffer unchanged. */
+ * Growth past max fails with GPUENV_ETOOBIG.  A buffer is sticky on failure
+ * (as curl's dynbuf): after the first failed append every later append is a
+ * no-op that returns the same code, so a chain of appends needs no check of
+ * its own; the one check is gpuenv_buf_failed where the text is used or
+ * written (gpuenv_buf_steal then returns NULL).  reset and free start over. */
 typedef struct gpuenv_buf {
 	gpuenv_ctx_t *ctx;
 	char *data;
 	size_t len, cap, max;
+	int err; /* 0, or the code of the first failed append */
 } gpuenv_buf_t;
 
 #define GPUENV_BUF_DEFAULT_MAX ((size_t)1 << 30)
@@ -227,10 +277,38 @@ GPUENV_API int gpuenv_buf_putc(gpuenv_buf_t *b, char c);
 GPUENV_API int gpuenv_buf_printf(gpuenv_buf_t *b, const char *fmt, ...)
 	GPUENV_PRINTF(2, 3);
 GPUENV_API int gpuenv_buf_vprintf(gpuenv_buf_t *b, const char *fmt, va_list ap);
+/* 0, or the code of the first append that failed (ctx->err told the story
+ * then; this puts it back in ctx->err when something else wrote there since).
+ * Check it once before the text is used. */
+GPUENV_API int gpuenv_buf_failed(gpuenv_buf_t *b) GPUENV_NODISCARD;
 GPUENV_API void gpuenv_buf_reset(gpuenv_buf_t *b);
-/* Hand the data over to the caller (free with gpuenv_free) and reset. */
-GPUENV_API char *gpuenv_buf_steal(gpuenv_buf_t *b, size_t *len);
+/* Hand the data over to the caller (free with gpuenv_free) and reset; NULL
+ * when the buffer failed (or out of memory for an empty one). */
+GPUENV_API char *gpuenv_buf_steal(gpuenv_buf_t *b, size_t *len) GPUENV_NODISCARD;
 GPUENV_API void gpuenv_buf_free(gpuenv_buf_t *b);
+
+/* ---- ASCII classifiers -------------------------------------------------
+ * The C locale's meaning whatever the process locale is (ctype.h's follow
+ * it, and take int with UB for negative chars): the grammars gpuenv reads
+ * (PEP 440/508, TOML, METADATA, HTML, Dockerfile) are defined over ASCII. */
+static inline bool gpuenv_is_digit(int c) { return c >= '0' && c <= '9'; }
+static inline bool gpuenv_is_lower(int c) { return c >= 'a' && c <= 'z'; }
+static inline bool gpuenv_is_upper(int c) { return c >= 'A' && c <= 'Z'; }
+static inline bool gpuenv_is_alpha(int c) { return gpuenv_is_lower(c) || gpuenv_is_upper(c); }
+static inline bool gpuenv_is_alnum(int c) { return gpuenv_is_alpha(c) || gpuenv_is_digit(c); }
+static inline bool gpuenv_is_xdigit(int c)
+{
+	return gpuenv_is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+/* space, \t, \n, \r, \f, \v (isspace in the C locale) */
+static inline bool gpuenv_is_space(int c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r');
+}
+/* space or tab */
+static inline bool gpuenv_is_blank(int c) { return c == ' ' || c == '\t'; }
+static inline int gpuenv_to_lower(int c) { return gpuenv_is_upper(c) ? c + ('a' - 'A') : c; }
+static inline int gpuenv_to_upper(int c) { return gpuenv_is_lower(c) ? c - ('a' - 'A') : c; }
 
 /* ---- text ---------------------------------------------------------------
  * Strings that leave gpuenv as text (the facts JSON, --json output, the

@@ -75,6 +75,12 @@ GPUENV_API int gpuenv_fs_write_atomic(gpuenv_ctx_t *ctx, const char *path,
 #define GPUENV_FS_HIDDEN_TMP 2u
 GPUENV_API int gpuenv_fs_write_atomic_ex(gpuenv_ctx_t *ctx, const char *path,
 	const void *data, size_t len, unsigned mode, unsigned flags);
+/* A buffer's text written as gpuenv_fs_write_atomic_ex does, after the one
+ * check of the buffer (gpuenv_buf_failed): when an append failed, nothing is
+ * written and that failure is returned (ctx->err tells it), so a cut text
+ * never reaches the file. */
+GPUENV_API int gpuenv_fs_write_buf(gpuenv_ctx_t *ctx, const char *path, gpuenv_buf_t *b,
+	unsigned mode, unsigned flags);
 
 /* mkdir -p: path and the folders above it, each with mode (umask applies);
  * folders already there are fine.  0, or -errno / -ENAMETOOLONG recorded

@@ -24,9 +24,7 @@
 extern "C" {
 #endif
 
-/* No version assignment satisfies the requirements (the explanation is in
- * the resolution). */
-#define GPUENV_ENOSOLUTION (-4200)
+/* GPUENV_ENOSOLUTION (core.h's error table): no version assignment satisfies the requirements; the explanation is in the resolution */
 
 /* One version of a package the provider offers. */
 typedef struct gpuenv_candidate {

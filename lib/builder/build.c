@@ -32,6 +32,7 @@
 #include "gpuenv/hash.h"
 #include "gpuenv/pep440.h"
 #include "gpuenv/project.h"
+#include "gpuenv/shim.h"
 #include "gpuenv/trace.h"
 #include "gpuenv/wheel.h"
 
@@ -62,7 +63,7 @@ struct bctx {
 	unsigned seq;	     /* request / result file numbers */
 	char **envp;
 	/* --profile: the compiler shims first on PATH (gpuenv/trace.h) */
-	gpuenv_trace_shims_t shims;
+	gpuenv_shims_t shims;
 	bool have_shims;
 	gpuenv_build_opts_t traced; /* o with the shims' PATH and variables */
 };
@@ -523,7 +524,7 @@ static int trace_shims(struct bctx *b)
 		return 0;
 	if (!(dir = gpuenv_arena_printf(b->arena, "%s/shims", b->tmp).ptr))
 		return gpuenv_oom(b->ctx, "the build");
-	if ((r = gpuenv_trace_shims_setup(b->ctx, dir, NULL, &b->shims)) != 0)
+	if ((r = gpuenv_shim_setup(b->ctx, dir, NULL, &b->shims)) != 0)
 		return r;
 	b->have_shims = true;
 	b->traced = *b->o;
@@ -710,7 +711,7 @@ int gpuenv_build_wheel(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_bu
 	if (b.have_shims) {
 		gpuenv_error_t keep = ctx->err;
 		size_t skipped = 0;
-		if (gpuenv_trace_shims_collect(ctx, &b.shims, req->name, &skipped) != 0)
+		if (gpuenv_shim_collect(ctx, &b.shims, req->name, &skipped) != 0)
 			gpuenv_log(ctx, GPUENV_LOG_WARN, "%s: the compiler calls were not all recorded: %s", b.what,
 				ctx->err.msg);
 		ctx->err = keep;

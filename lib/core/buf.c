@@ -147,6 +147,14 @@ void gpuenv_buf_init(gpuenv_buf_t *b, gpuenv_ctx_t *ctx, size_t max)
 	b->max = max ? max : GPUENV_BUF_DEFAULT_MAX;
 }
 
+/* The buffer failed: the code kept for gpuenv_buf_failed, every later
+ * append a no-op. */
+static int stick(gpuenv_buf_t *b, int code)
+{
+	b->err = code;
+	return code;
+}
+
 /* The buffer cannot grow: recorded in the context, as every error. */
 static int too_big(gpuenv_buf_t *b)
 {
@@ -156,7 +164,9 @@ static int too_big(gpuenv_buf_t *b)
 		b->max);
 }
 
-int gpuenv_buf_reserve(gpuenv_buf_t *b, size_t extra)
+/* Room for extra more bytes and the NUL.  Not sticky by itself: a reserve
+ * that fails loses no text; an append that fails does (stick). */
+static int grow(gpuenv_buf_t *b, size_t extra)
 {
 	size_t need, ncap;
 	char *p;
@@ -182,12 +192,17 @@ int gpuenv_buf_reserve(gpuenv_buf_t *b, size_t extra)
 	return 0;
 }
 
+int gpuenv_buf_reserve(gpuenv_buf_t *b, size_t extra)
+{
+	return b->err ? b->err : grow(b, extra);
+}
+
 int gpuenv_buf_append(gpuenv_buf_t *b, const void *p, size_t n)
 {
-	int r = gpuenv_buf_reserve(b, n);
+	int r = b->err ? b->err : grow(b, n);
 
 	if (r)
-		return r;
+		return stick(b, r);
 	if (n)
 		memcpy(b->data + b->len, p, n);
 	b->len += n;
@@ -213,12 +228,14 @@ int gpuenv_buf_vprintf(gpuenv_buf_t *b, const char *fmt, va_list ap)
 	va_copy(ap2, ap);
 	n = vsnprintf(NULL, 0, fmt, ap2);
 	va_end(ap2);
+	if (b->err)
+		return b->err;
 	if (n < 0)
-		return b->ctx ? gpuenv_fail(b->ctx, -EINVAL, NULL, 0, 0, "cannot format '%s'", fmt)
-			      : -EINVAL;
-	r = gpuenv_buf_reserve(b, (size_t)n);
+		return stick(b, b->ctx ? gpuenv_fail(b->ctx, -EINVAL, NULL, 0, 0, "cannot format '%s'", fmt)
+				      : -EINVAL);
+	r = grow(b, (size_t)n);
 	if (r)
-		return r;
+		return stick(b, r);
 	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
 	b->len += (size_t)n;
 	return 0;
@@ -235,8 +252,20 @@ int gpuenv_buf_printf(gpuenv_buf_t *b, const char *fmt, ...)
 	return r;
 }
 
+int gpuenv_buf_failed(gpuenv_buf_t *b)
+{
+	if (b->err && b->ctx && b->ctx->err.code != b->err) {
+		if (b->err == -ENOMEM)
+			gpuenv_oom(b->ctx, NULL);
+		else
+			gpuenv_fail(b->ctx, b->err, NULL, 0, 0, NULL);
+	}
+	return b->err;
+}
+
 void gpuenv_buf_reset(gpuenv_buf_t *b)
 {
+	b->err = 0;
 	b->len = 0;
 	if (b->data)
 		b->data[0] = '\0';
@@ -246,6 +275,10 @@ char *gpuenv_buf_steal(gpuenv_buf_t *b, size_t *len)
 {
 	char *p = b->data;
 
+	if (b->err) {
+		gpuenv_buf_free(b);
+		return NULL;
+	}
 	if (!p)
 		p = gpuenv_strndup(b->ctx, "", 0);
 	if (len)
@@ -260,4 +293,41 @@ void gpuenv_buf_free(gpuenv_buf_t *b)
 	gpuenv_free(b->ctx, b->data);
 	b->data = NULL;
 	b->len = b->cap = 0;
+	b->err = 0;
+}
+
+/* ---- arrays ---- */
+
+int gpuenv_array_grow(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, void *pv, size_t *cap,
+	size_t need, size_t size, size_t max, const char *what)
+{
+	void *old, *p;
+	size_t ncap;
+
+	if (need <= *cap)
+		return 0;
+	if (need > max)
+		return gpuenv_fail(ctx, GPUENV_ETOOBIG, NULL, 0, 0, "more than %zu %s", max, what);
+	ncap = *cap;
+	do
+		ncap = !ncap ? 8 : ncap > SIZE_MAX / 2 ? need : ncap * 2;
+	while (ncap < need);
+	if (ncap > max)
+		ncap = max;
+	if (!size || ncap > SIZE_MAX / size)
+		return gpuenv_fail(ctx, GPUENV_ETOOBIG, NULL, 0, 0, "more than %zu %s", ncap, what);
+	memcpy(&old, pv, sizeof(old)); /* pv is a T **: no aliasing through void ** */
+	if (arena) {
+		p = gpuenv_arena_alloc(arena, ncap * size);
+		if (p && *cap)
+			memcpy(p, old, *cap * size);
+	} else {
+		p = gpuenv_realloc(ctx, old, ncap * size);
+	}
+	if (!p)
+		return gpuenv_oom(ctx, what);
+	memset((char *)p + *cap * size, 0, (ncap - *cap) * size);
+	memcpy(pv, &p, sizeof(p));
+	*cap = ncap;
+	return 0;
 }

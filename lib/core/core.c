@@ -64,31 +64,21 @@ void gpuenv_log(gpuenv_ctx_t *ctx, int level, const char *fmt, ...)
 	ctx->log(ctx->log_ud, level, msg);
 }
 
-static const char *const gpuenv_errstr[] = {
-	[-(GPUENV_ESYNTAX - GPUENV_E_BASE)] = "syntax error",
-	[-(GPUENV_ETOOBIG - GPUENV_E_BASE)] = "size limit exceeded",
-	[-(GPUENV_EVERSION - GPUENV_E_BASE)] = "invalid version",
-	[-(GPUENV_ESPEC - GPUENV_E_BASE)] = "invalid version specifier",
-	[-(GPUENV_EREQ - GPUENV_E_BASE)] = "invalid requirement",
-	[-(GPUENV_EMARKER - GPUENV_E_BASE)] = "invalid marker",
-	[-(GPUENV_EWHEELNAME - GPUENV_E_BASE)] = "invalid wheel file name",
-	[-(GPUENV_EFORMAT - GPUENV_E_BASE)] = "corrupt or unrecognised file",
-	[-(GPUENV_ENOTFOUND - GPUENV_E_BASE)] = "not found",
-	[-(GPUENV_EUNSUPPORTED - GPUENV_E_BASE)] = "not supported",
-	[-(GPUENV_EUSAGE - GPUENV_E_BASE)] = "usage error",
-	[-(GPUENV_ELOCKED - GPUENV_E_BASE)] = "locked by another process",
-	[-(GPUENV_EDUPLICATE - GPUENV_E_BASE)] = "defined more than once",
-	[-(GPUENV_ETYPE - GPUENV_E_BASE)] = "wrong type",
-};
-
 const char *gpuenv_strerror(int code)
 {
-	if (code == 0)
+	switch (code) {
+	case 0:
 		return "success";
-	if (code == -ENOMEM) /* one wording for every allocation failure (gpuenv_oom's) */
+	case -ENOMEM: /* one wording for every allocation failure (gpuenv_oom's) */
 		return "out of memory";
-	if (code < GPUENV_E_BASE && code > GPUENV_E_LAST)
-		return gpuenv_errstr[-(code - GPUENV_E_BASE)];
+#define ERROR_TEXT(name, value, text) \
+	case name:                     \
+		return text;
+		GPUENV_ERRORS(ERROR_TEXT)
+#undef ERROR_TEXT
+	default:
+		break;
+	}
 	if (code < 0 && code > GPUENV_E_BASE)
 		return strerror(-code);
 	return "unknown error";
@@ -123,6 +113,36 @@ int gpuenv_hint(gpuenv_ctx_t *ctx, const char *fmt, ...)
 	vsnprintf(ctx->err.hint, sizeof(ctx->err.hint), fmt, ap);
 	va_end(ap);
 	return ctx->err.code;
+}
+
+int gpuenv_fail_prefix(gpuenv_ctx_t *ctx, int code, const char *file, unsigned line,
+	unsigned col, const char *fmt, ...)
+{
+	gpuenv_error_t *e = &ctx->err;
+	char inner[sizeof(e->msg)];
+	va_list ap;
+	int n;
+
+	memcpy(inner, e->msg, sizeof(inner));
+	inner[sizeof(inner) - 1] = '\0';
+	va_start(ap, fmt);
+	n = vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	va_end(ap);
+	if (n >= 0 && (size_t)n + 2 < sizeof(e->msg)) { /* ": inner", cut to fit */
+		const char *tail = inner[0] ? inner : gpuenv_strerror(e->code);
+		size_t at = (size_t)n + 2, k = strlen(tail);
+		if (k > sizeof(e->msg) - 1 - at)
+			k = sizeof(e->msg) - 1 - at;
+		memcpy(e->msg + n, ": ", 2);
+		memcpy(e->msg + at, tail, k);
+		e->msg[at + k] = '\0';
+	}
+	e->code = code;
+	if (file != e->file) /* keeping the file the inner error named */
+		snprintf(e->file, sizeof(e->file), "%s", file ? file : "");
+	e->line = line;
+	e->col = col;
+	return code;
 }
 
 void gpuenv_error_clear(gpuenv_ctx_t *ctx)
@@ -217,17 +237,12 @@ bool gpuenv_str_eq_cstr(gpuenv_str_t a, const char *b)
 	return gpuenv_str_eq(a, gpuenv_str(b));
 }
 
-static int lower(int c)
-{
-	return (c >= 'A' && c <= 'Z') ? c + 32 : c;
-}
-
 bool gpuenv_str_ieq(gpuenv_str_t a, gpuenv_str_t b)
 {
 	if (a.len != b.len)
 		return false;
 	for (size_t i = 0; i < a.len; i++)
-		if (lower((unsigned char)a.ptr[i]) != lower((unsigned char)b.ptr[i]))
+		if (gpuenv_to_lower((unsigned char)a.ptr[i]) != gpuenv_to_lower((unsigned char)b.ptr[i]))
 			return false;
 	return true;
 }
@@ -256,18 +271,13 @@ bool gpuenv_str_endswith(gpuenv_str_t s, const char *suffix)
 	return s.len >= n && memcmp(s.ptr + s.len - n, suffix, n) == 0;
 }
 
-static bool is_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
 gpuenv_str_t gpuenv_str_trim(gpuenv_str_t s)
 {
-	while (s.len && is_space(s.ptr[0])) {
+	while (s.len && gpuenv_is_space(s.ptr[0])) {
 		s.ptr++;
 		s.len--;
 	}
-	while (s.len && is_space(s.ptr[s.len - 1]))
+	while (s.len && gpuenv_is_space(s.ptr[s.len - 1]))
 		s.len--;
 	return s;
 }

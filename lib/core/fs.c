@@ -328,6 +328,14 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
+int gpuenv_fs_write_buf(gpuenv_ctx_t *ctx, const char *path, gpuenv_buf_t *b, unsigned mode,
+	unsigned flags)
+{
+	int r = gpuenv_buf_failed(b);
+
+	return r ? r : gpuenv_fs_write_atomic_ex(ctx, path, b->data ? b->data : "", b->len, mode, flags);
+}
+
 int gpuenv_fs_write_atomic(gpuenv_ctx_t *ctx, const char *path, const void *data,
 	size_t len, unsigned mode)
 {

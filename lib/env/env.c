@@ -39,21 +39,10 @@ struct reader {
 	bool truncated;
 };
 
-static bool grow(gpuenv_arena_t *a, void **items, size_t *cap, size_t n, size_t elem)
+/* Room for item n of an arena array (*items a T **; core's growth rule). */
+static bool grow(gpuenv_arena_t *a, void *items, size_t *cap, size_t n, size_t elem)
 {
-	if (n < *cap)
-		return true;
-	size_t ncap = *cap ? *cap * 2 : 16;
-	if (ncap > SIZE_MAX / elem)
-		return false;
-	void *p = gpuenv_arena_alloc(a, ncap * elem);
-	if (!p)
-		return false;
-	if (n)
-		memcpy(p, *items, n * elem);
-	*items = p;
-	*cap = ncap;
-	return true;
+	return gpuenv_array_grow(a->ctx, a, items, cap, n + 1, elem, SIZE_MAX, "an environment") == 0;
 }
 
 
@@ -74,7 +63,7 @@ static int problem(struct reader *R, const char *path, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (!grow(R->a, (void **)&R->problems, &R->capproblems, R->nproblems, sizeof(gpuenv_str_t)))
+	if (!grow(R->a, &R->problems, &R->capproblems, R->nproblems, sizeof(gpuenv_str_t)))
 		return gpuenv_oom(R->ctx, "environment problems");
 	gpuenv_str_t s = gpuenv_arena_printf(R->a, "%s: %s", path, msg);
 	if (!s.ptr)
@@ -91,7 +80,7 @@ static int problem_from_ctx(struct reader *R, const char *path)
 
 	gpuenv_error_format(&R->ctx->err, msg, sizeof(msg));
 	gpuenv_error_clear(R->ctx);
-	if (!grow(R->a, (void **)&R->problems, &R->capproblems, R->nproblems, sizeof(gpuenv_str_t)))
+	if (!grow(R->a, &R->problems, &R->capproblems, R->nproblems, sizeof(gpuenv_str_t)))
 		return gpuenv_oom(R->ctx, "environment problems");
 	/* the message starts with the file it names already */
 	gpuenv_str_t s = strncmp(msg, path, strlen(path)) == 0
@@ -118,7 +107,7 @@ static int read_at(struct reader *R, int dirfd, const char *name, size_t max, co
 
 static bool add_require(struct reader *R, gpuenv_str_t **v, size_t *n, size_t *cap, gpuenv_str_t s)
 {
-	if (!s.ptr || !grow(R->a, (void **)v, cap, *n, sizeof(**v)))
+	if (!s.ptr || !grow(R->a, v, cap, *n, sizeof(**v)))
 		return false;
 	(*v)[(*n)++] = s;
 	return true;
@@ -287,7 +276,7 @@ static int read_dist(struct reader *R, const char *site, size_t site_idx, int si
 		goto out;
 	}
 	if (!(d.normalized = sdup(R->a, gpuenv_str_n(norm, nlen))).ptr ||
-		!grow(R->a, (void **)&R->dists, &R->capdists, R->ndists, sizeof(d)))
+		!grow(R->a, &R->dists, &R->capdists, R->ndists, sizeof(d)))
 		goto oom;
 	R->dists[R->ndists++] = d;
 	r = 0;

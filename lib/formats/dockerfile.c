@@ -18,16 +18,11 @@ struct stage {
 	unsigned line;
 };
 
-static bool is_space(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
 static gpuenv_str_t trim(gpuenv_str_t s)
 {
-	while (s.len && (is_space(s.ptr[0]) || s.ptr[0] == '\r'))
+	while (s.len && (gpuenv_is_blank(s.ptr[0]) || s.ptr[0] == '\r'))
 		s.ptr++, s.len--;
-	while (s.len && (is_space(s.ptr[s.len - 1]) || s.ptr[s.len - 1] == '\r'))
+	while (s.len && (gpuenv_is_blank(s.ptr[s.len - 1]) || s.ptr[s.len - 1] == '\r'))
 		s.len--;
 	return s;
 }
@@ -38,7 +33,7 @@ static gpuenv_str_t next_word(gpuenv_str_t *rest)
 	gpuenv_str_t w;
 
 	*rest = trim(*rest);
-	while (i < rest->len && !is_space(rest->ptr[i]))
+	while (i < rest->len && !gpuenv_is_blank(rest->ptr[i]))
 		i++;
 	w = gpuenv_str_n(rest->ptr, i);
 	*rest = gpuenv_str_n(rest->ptr + i, rest->len - i);

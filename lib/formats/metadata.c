@@ -48,21 +48,16 @@ static void warn(gpuenv_ctx_t *ctx, unsigned *count, const char *file, unsigned 
 /* A slice shortened for messages: at most 120 bytes. */
 #define SHORT(s) (int)((s).len > 120 ? 120 : (s).len), (s).ptr
 
-static bool is_ws(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
 static gpuenv_str_t rtrim(gpuenv_str_t s)
 {
-	while (s.len && (is_ws(s.ptr[s.len - 1]) || s.ptr[s.len - 1] == '\r'))
+	while (s.len && (gpuenv_is_blank(s.ptr[s.len - 1]) || s.ptr[s.len - 1] == '\r'))
 		s.len--;
 	return s;
 }
 
 static gpuenv_str_t ltrim(gpuenv_str_t s)
 {
-	while (s.len && is_ws(s.ptr[0])) {
+	while (s.len && gpuenv_is_blank(s.ptr[0])) {
 		s.ptr++;
 		s.len--;
 	}
@@ -121,7 +116,7 @@ int gpuenv_headers_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *f
 		gpuenv_str_t l = next_line(text, &pos);
 		if (!l.len)
 			break;
-		if (!is_ws(l.ptr[0]))
+		if (!gpuenv_is_blank(l.ptr[0]))
 			cap++;
 	}
 	if (cap > GPUENV_METADATA_FIELDS_MAX)
@@ -141,7 +136,7 @@ int gpuenv_headers_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *f
 			*body_line = line + 1;
 			break;
 		}
-		if (is_ws(l.ptr[0])) {
+		if (gpuenv_is_blank(l.ptr[0])) {
 			if (!n)
 				return gpuenv_fail(ctx, GPUENV_ESYNTAX, file, line, 1,
 					"a continuation line before any header");
@@ -267,24 +262,19 @@ static const struct {
 	[F_IMPORT_NAMESPACE] = FN("import-namespace"),
 };
 
-static char lower(char c)
-{
-	return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
-}
-
 /* Known fields by first letter and length before comparing: Classifier and
  * Requires-Dist lines are most of a METADATA file. */
 static enum fid field_id(gpuenv_str_t name)
 {
 	if (!name.len)
 		return F_UNKNOWN;
-	char c0 = lower(name.ptr[0]);
+	char c0 = (char)gpuenv_to_lower(name.ptr[0]);
 	for (int i = 1; i < F_COUNT; i++) {
 		const char *f = field_names[i].s;
 		if (f[0] != c0 || field_names[i].len != name.len)
 			continue;
 		size_t k = 1;
-		while (k < name.len && lower(name.ptr[k]) == f[k])
+		while (k < name.len && (char)gpuenv_to_lower(name.ptr[k]) == f[k])
 			k++;
 		if (k == name.len)
 			return (enum fid)i;
@@ -481,7 +471,7 @@ int gpuenv_metadata_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *
 	/* the body is the description (2.1+); a header one wins when both exist */
 	gpuenv_str_t tb = rtrim(body);
 	while (tb.len && (tb.ptr[tb.len - 1] == '\n' || tb.ptr[tb.len - 1] == '\r' ||
-			     is_ws(tb.ptr[tb.len - 1])))
+			     gpuenv_is_blank(tb.ptr[tb.len - 1])))
 		tb.len--;
 	if (tb.len) {
 		if (counts[F_DESCRIPTION]) {
@@ -685,11 +675,11 @@ static int parse_object_ref(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_ent
 	if (!i)
 		return 0;
 	e->module = gpuenv_str_n(v.ptr, i);
-	while (i < v.len && is_ws(v.ptr[i]))
+	while (i < v.len && gpuenv_is_blank(v.ptr[i]))
 		i++;
 	if (i < v.len && v.ptr[i] == ':') {
 		i++;
-		while (i < v.len && is_ws(v.ptr[i]))
+		while (i < v.len && gpuenv_is_blank(v.ptr[i]))
 			i++;
 		s = i;
 		while (i < v.len && ep_word((unsigned char)v.ptr[i]))
@@ -699,7 +689,7 @@ static int parse_object_ref(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_ent
 			return 0;
 		}
 		e->attr = gpuenv_str_n(v.ptr + s, i - s);
-		while (i < v.len && is_ws(v.ptr[i]))
+		while (i < v.len && gpuenv_is_blank(v.ptr[i]))
 			i++;
 	}
 	if (i < v.len && v.ptr[i] == '[') {

@@ -148,16 +148,6 @@ static void init_classes(void)
 	memcpy(cls, t, sizeof(t));
 }
 
-static inline bool is_digit(int c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static inline bool is_hex(int c)
-{
-	return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-
 static inline int hexval(int c)
 {
 	if (c <= '9')
@@ -650,7 +640,7 @@ static int decode_basic(struct parser *ps, const char *s, const char *e, bool mu
 			uint32_t cp = 0;
 			q++;
 			for (int i = 0; i < len; i++) {
-				if (q + i >= e || !is_hex(q[i]))
+				if (q + i >= e || !gpuenv_is_xdigit(q[i]))
 					return perr(ps, esc, GPUENV_ESYNTAX,
 						"\\%c needs %d hex digits", c, len);
 				cp = (cp << 4) | (uint32_t)hexval(q[i]);
@@ -1100,12 +1090,12 @@ static const char *scan_digits(const char *q, const char *e, bool (*dig)(int))
 
 static bool dig10(int c)
 {
-	return is_digit(c);
+	return gpuenv_is_digit(c);
 }
 
 static bool dig16(int c)
 {
-	return is_hex(c);
+	return gpuenv_is_xdigit(c);
 }
 
 static bool dig8(int c)
@@ -1156,10 +1146,10 @@ static int parse_number(struct parser *ps, const char *s, const char *e, gpuenv_
 	size_t len = (size_t)(e - s);
 	bool neg = false;
 
-	if (len >= 5 && is_digit(s[0]) && is_digit(s[1]) && is_digit(s[2]) && is_digit(s[3]) &&
+	if (len >= 5 && gpuenv_is_digit(s[0]) && gpuenv_is_digit(s[1]) && gpuenv_is_digit(s[2]) && gpuenv_is_digit(s[3]) &&
 		s[4] == '-')
 		return parse_datetime_tok(ps, s, len, v);
-	if (len >= 3 && is_digit(s[0]) && is_digit(s[1]) && s[2] == ':')
+	if (len >= 3 && gpuenv_is_digit(s[0]) && gpuenv_is_digit(s[1]) && s[2] == ':')
 		return parse_datetime_tok(ps, s, len, v);
 	if (*q == '+' || *q == '-') {
 		neg = *q == '-';
@@ -1444,12 +1434,12 @@ static int parse_value(struct parser *ps, gpuenv_toml_value_t *v, uint32_t depth
 	default:
 		break;
 	}
-	if (is_digit(*q) || *q == '+' || *q == '-' || *q == 'i' || *q == 'n') {
+	if (gpuenv_is_digit(*q) || *q == '+' || *q == '-' || *q == 'i' || *q == 'n') {
 		const char *e = q;
 		while (cls[(unsigned char)*e] & C_NUMTOK)
 			e++;
 		/* a date, one space, a time: one offset or local date-time */
-		if (e - q == 10 && q[4] == '-' && *e == ' ' && is_digit(e[1]) && is_digit(e[2]) &&
+		if (e - q == 10 && q[4] == '-' && *e == ' ' && gpuenv_is_digit(e[1]) && gpuenv_is_digit(e[2]) &&
 			e[3] == ':') {
 			e++;
 			while (cls[(unsigned char)*e] & C_NUMTOK)
@@ -1866,7 +1856,7 @@ int gpuenv_toml_get_array(gpuenv_toml_doc_t *doc, const gpuenv_toml_table_t *t,
 
 static bool two(const char *s, int *out)
 {
-	if (!is_digit(s[0]) || !is_digit(s[1]))
+	if (!gpuenv_is_digit(s[0]) || !gpuenv_is_digit(s[1]))
 		return false;
 	*out = (s[0] - '0') * 10 + (s[1] - '0');
 	return true;
@@ -1885,7 +1875,7 @@ static size_t parse_time(const char *s, size_t n, gpuenv_toml_datetime_t *dt)
 	if (i < n && s[i] == '.') {
 		size_t d = ++i;
 		uint32_t ns = 0;
-		while (i < n && is_digit(s[i])) {
+		while (i < n && gpuenv_is_digit(s[i])) {
 			if (i - d < 9)
 				ns = ns * 10 + (uint32_t)(s[i] - '0');
 			i++;

@@ -19,14 +19,10 @@
 
 #define REF_MAX 512 /* the grammar allows 255 for the name, 128 for the tag */
 
+/* OCI's lower-case alphanumerics (repository path components) */
 static bool lower_alnum(char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
-static bool alnum(char c)
-{
-	return lower_alnum(c) || (c >= 'A' && c <= 'Z');
+	return gpuenv_is_lower(c) || gpuenv_is_digit(c);
 }
 
 /* path-component: [a-z0-9]+ ((\.|_|__|-+)[a-z0-9]+)* */
@@ -78,7 +74,7 @@ static bool domain_ok(gpuenv_str_t s)
 		return false;
 	for (size_t i = 0, start = 0; i <= host.len; i++) {
 		if (i < host.len && host.ptr[i] != '.') {
-			if (!alnum(host.ptr[i]) && host.ptr[i] != '-')
+			if (!gpuenv_is_alnum(host.ptr[i]) && host.ptr[i] != '-')
 				return false;
 			continue;
 		}
@@ -95,7 +91,7 @@ static bool tag_ok(gpuenv_str_t s)
 		return false;
 	for (size_t i = 0; i < s.len; i++) {
 		char c = s.ptr[i];
-		if (!alnum(c) && c != '_' && (i == 0 || (c != '.' && c != '-')))
+		if (!gpuenv_is_alnum(c) && c != '_' && (i == 0 || (c != '.' && c != '-')))
 			return false;
 	}
 	return true;
@@ -676,7 +672,7 @@ int gpuenv_image_manifest_write(gpuenv_ctx_t *ctx, const gpuenv_image_manifest_t
 
 	gpuenv_buf_init(&b, ctx, GPUENV_IMAGE_MANIFEST_MAX);
 	if ((r = gpuenv_image_manifest_format(ctx, m, &b)) == 0)
-		r = gpuenv_fs_write_atomic(ctx, path, b.data, b.len, 0644);
+		r = gpuenv_fs_write_buf(ctx, path, &b, 0644, 0);
 	gpuenv_buf_free(&b);
 	return r;
 }

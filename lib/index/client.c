@@ -498,15 +498,9 @@ static int list_folder(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, src_t *s)
 		char norm[256];
 		if (!ix_dist_name(de->d_name, norm, sizeof(norm)))
 			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			char **v = gpuenv_realloc(ctx, names, cap * sizeof(*v));
-			if (!v) {
-				r = gpuenv_oom(ctx, "for a folder listing");
-				goto out;
-			}
-			names = v;
-		}
+		if ((r = gpuenv_array_grow(ctx, NULL, &names, &cap, n + 1, sizeof(*names), SIZE_MAX,
+			     "for a folder listing")))
+			goto out;
 		if (!(names[n] = adup(ix, de->d_name))) {
 			r = gpuenv_oom(ctx, "for a folder listing");
 			goto out;
@@ -708,15 +702,10 @@ static int lookup(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, size_t si, const char *
 	pj->src = s;
 	pj->name = s->pub.find_links ? NULL : name;
 	pj->url = s->pub.find_links ? s->pub.url : gpuenv_arena_printf(&ix->arena, "%s%s/", s->pub.url, name).ptr;
-	if (*njobs == *capjobs) {
-		size_t cap = *capjobs ? *capjobs * 2 : 32;
-		pjob_t **nv = gpuenv_realloc(ctx, *jobs, cap * sizeof(*nv));
-		if (!nv) {
-			gpuenv_free(ctx, pj);
-			return gpuenv_oom(ctx, "for the index client");
-		}
-		*jobs = nv;
-		*capjobs = cap;
+	if (gpuenv_array_grow(ctx, NULL, jobs, capjobs, *njobs + 1, sizeof(**jobs), SIZE_MAX,
+		    "for the index client")) {
+		gpuenv_free(ctx, pj);
+		return ctx->err.code;
 	}
 	(*jobs)[(*njobs)++] = pj;
 	if (!pj->url)

@@ -41,14 +41,10 @@ static int syntax(hp_t *p, size_t pos, const char *what)
 		what);
 }
 
+/* HTML's ASCII white space: C's without \v */
 static bool is_space(char c)
 {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
-}
-
-static bool is_alpha(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+	return gpuenv_is_space(c) && c != '\v';
 }
 
 static size_t put_utf8(char *out, unsigned long cp)
@@ -393,7 +389,7 @@ int gpuenv_simple_html_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const cha
 			i = (size_t)(gt - s) + 1;
 			continue;
 		}
-		if (i >= n || !is_alpha(s[i]))
+		if (i >= n || !gpuenv_is_alpha(s[i]))
 			continue; /* a bare '<' in text */
 		tag_t t = { .end = 0 };
 		if ((r = read_tag(&p, start, i, &t)))

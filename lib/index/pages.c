@@ -9,22 +9,14 @@
 
 gpuenv_index_file_t *ix_files_push(ix_files_t *f, const char *base_url, int *r)
 {
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 16;
-		gpuenv_index_file_t *v;
-		if (f->n >= IX_FILES_MAX) {
-			*r = gpuenv_fail(f->ctx, GPUENV_ETOOBIG, base_url, 0, 0,
-				"more than %d files on one page", IX_FILES_MAX);
-			return NULL;
-		}
-		v = gpuenv_realloc(f->ctx, f->v, cap * sizeof(*v));
-		if (!v) {
-			*r = gpuenv_oom(f->ctx, "for an index page's files");
-			return NULL;
-		}
-		f->v = v;
-		f->cap = cap;
+	if (f->n >= IX_FILES_MAX) {
+		*r = gpuenv_fail(f->ctx, GPUENV_ETOOBIG, base_url, 0, 0, "more than %d files on one page",
+			IX_FILES_MAX);
+		return NULL;
 	}
+	if ((*r = gpuenv_array_grow(f->ctx, NULL, &f->v, &f->cap, f->n + 1, sizeof(*f->v), SIZE_MAX,
+		     "for an index page's files")))
+		return NULL;
 	gpuenv_index_file_t *e = &f->v[f->n++];
 	memset(e, 0, sizeof(*e));
 	e->size = -1;

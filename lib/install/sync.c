@@ -221,16 +221,8 @@ static int plan_source(gpuenv_sync_t *s, gpuenv_sync_action_t *a)
 
 static gpuenv_sync_action_t *plan_push(gpuenv_sync_t *s, gpuenv_sync_action_t **v, size_t *n, size_t *cap)
 {
-	if (*n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 64;
-		gpuenv_sync_action_t *nv = gpuenv_arena_alloc(s->arena, nc * sizeof(*nv));
-		if (!nv)
-			return NULL;
-		if (*n)
-			memcpy(nv, *v, *n * sizeof(*nv));
-		*v = nv;
-		*cap = nc;
-	}
+	if (gpuenv_array_grow(s->ctx, s->arena, v, cap, *n + 1, sizeof(**v), SIZE_MAX, "the sync plan"))
+		return NULL;
 	gpuenv_sync_action_t *a = &(*v)[(*n)++];
 	memset(a, 0, sizeof(*a));
 	return a;

@@ -510,19 +510,10 @@ struct gpuenv_txn {
 	size_t removed_files;
 };
 
-static bool grow(gpuenv_arena_t *a, void **items, size_t *cap, size_t n, size_t elem)
+/* Room for item n of an arena array (*items a T **; core's growth rule). */
+static bool grow(gpuenv_arena_t *a, void *items, size_t *cap, size_t n, size_t elem)
 {
-	if (n < *cap)
-		return true;
-	size_t ncap = *cap ? *cap * 2 : 16;
-	void *p = ncap <= SIZE_MAX / elem ? gpuenv_arena_alloc(a, ncap * elem) : NULL;
-	if (!p)
-		return false;
-	if (n)
-		memcpy(p, *items, n * elem);
-	*items = p;
-	*cap = ncap;
-	return true;
+	return gpuenv_array_grow(a->ctx, a, items, cap, n + 1, elem, SIZE_MAX, "transaction plan") == 0;
 }
 
 static bool map_has(const gpuenv_strmap_t *m, const char *k, size_t n)
@@ -1054,7 +1045,7 @@ int gpuenv_txn_install(gpuenv_txn_t *T, gpuenv_ctx_t *ctx, const char *stage_dir
 		return t < 0 ? sys_fail(ctx, T, t, rel, "cannot read the stage folder")
 			     : gpuenv_fail(ctx, GPUENV_ENOTFOUND, stage_dir, 0, 0,
 				       "the stage folder was not filled");
-	if (!grow(&T->arena, (void **)&T->stages, &T->capstages, T->nstages, sizeof(*T->stages)) ||
+	if (!grow(&T->arena, &T->stages, &T->capstages, T->nstages, sizeof(*T->stages)) ||
 		!(T->stages[T->nstages] = adup(T, rel, strlen(rel))))
 		return gpuenv_oom(ctx, "transaction");
 	T->nstages++;
@@ -1150,14 +1141,14 @@ int gpuenv_txn_remove(gpuenv_txn_t *T, gpuenv_ctx_t *ctx, const gpuenv_env_dist_
 		if (map_has(&T->rset, p, n))
 			continue;
 		struct rmfile *f = gpuenv_arena_calloc(&T->arena, 1, sizeof(*f));
-		if (!f || !grow(&T->arena, (void **)&T->rm, &T->caprm, T->nrm, sizeof(*T->rm)) ||
+		if (!f || !grow(&T->arena, &T->rm, &T->caprm, T->nrm, sizeof(*T->rm)) ||
 			gpuenv_strmap_put(&T->rset, p, n, f))
 			return gpuenv_oom(ctx, "transaction");
 		f->path = p;
 		f->line = i < rec.n ? rec.entries[i].line : 0;
 		T->rm[T->nrm++] = f;
 	}
-	if (!grow(&T->arena, (void **)&T->dist_infos, &T->capdist_infos, T->ndist_infos,
+	if (!grow(&T->arena, &T->dist_infos, &T->capdist_infos, T->ndist_infos,
 		    sizeof(*T->dist_infos)))
 		return gpuenv_oom(ctx, "transaction");
 	T->dist_infos[T->ndist_infos++] = di;
@@ -1168,14 +1159,9 @@ int gpuenv_txn_remove(gpuenv_txn_t *T, gpuenv_ctx_t *ctx, const gpuenv_env_dist_
 
 static int emit(gpuenv_txn_t *T, gpuenv_ctx_t *ctx, int kind, const char *src, const char *dst)
 {
-	if (T->nops == T->capops) {
-		size_t ncap = T->capops ? 2 * T->capops : 64;
-		gpuenv_txn_op_t *v = gpuenv_realloc(ctx, T->ops, ncap * sizeof(*v));
-		if (!v)
-			return gpuenv_oom(ctx, "transaction plan");
-		T->ops = v;
-		T->capops = ncap;
-	}
+	if (gpuenv_array_grow(ctx, NULL, &T->ops, &T->capops, T->nops + 1, sizeof(*T->ops), SIZE_MAX,
+		    "transaction plan"))
+		return ctx->err.code;
 	if (!dst) {
 		gpuenv_str_t t = gpuenv_arena_printf(&T->arena, TRASH_DIR "/%zu", T->nops);
 		if (!(dst = t.ptr))
@@ -1353,7 +1339,7 @@ static int plan_pyc(gpuenv_txn_t *T, gpuenv_ctx_t *ctx)
 					return gpuenv_oom(ctx, "transaction plan");
 				if (map_has(&T->rset, c, strlen(c)))
 					break;
-				if (!grow(&T->arena, (void **)&T->rm, &T->caprm, T->nrm, sizeof(*T->rm)) ||
+				if (!grow(&T->arena, &T->rm, &T->caprm, T->nrm, sizeof(*T->rm)) ||
 					gpuenv_strmap_put(&T->rset, c, strlen(c), f))
 					return gpuenv_oom(ctx, "transaction plan");
 				f->path = c;

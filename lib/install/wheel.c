@@ -1176,16 +1176,9 @@ typedef struct stage {
 
 static int add_row(stage_t *s, const char *path, const unsigned char *sha, uint64_t size)
 {
-	if (s->nrows == s->caprows) {
-		size_t cap = s->caprows ? s->caprows * 2 : 64;
-		row_t *n = gpuenv_arena_alloc(s->arena, cap * sizeof(*n));
-		if (!n)
-			return gpuenv_oom(s->ctx, "for RECORD");
-		if (s->nrows)
-			memcpy(n, s->rows, s->nrows * sizeof(*n));
-		s->rows = n;
-		s->caprows = cap;
-	}
+	if (gpuenv_array_grow(s->ctx, s->arena, &s->rows, &s->caprows, s->nrows + 1, sizeof(*s->rows), SIZE_MAX,
+		    "for RECORD"))
+		return s->ctx->err.code;
 	s->rows[s->nrows++] = (row_t){ path, sha, size };
 	return 0;
 }

@@ -25,14 +25,9 @@ void gpuenv_labels_init(gpuenv_labels_t *ls, gpuenv_arena_t *arena)
 
 /* ---- syntax ---------------------------------------------------------------- */
 
-static bool alnum(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
 static bool inner(char c)
 {
-	return alnum(c) || c == '-' || c == '_' || c == '.';
+	return gpuenv_is_alnum(c) || c == '-' || c == '_' || c == '.';
 }
 
 static bool say(const char **why, const char *s)
@@ -49,7 +44,7 @@ static bool segment_valid(gpuenv_str_t s, bool allow_empty, const char **why)
 		return allow_empty ? true : say(why, "it is empty");
 	if (s.len > GPUENV_LABEL_NAME_MAX)
 		return say(why, "it is longer than 63 characters");
-	if (!alnum(s.ptr[0]) || !alnum(s.ptr[s.len - 1]))
+	if (!gpuenv_is_alnum(s.ptr[0]) || !gpuenv_is_alnum(s.ptr[s.len - 1]))
 		return say(why, "it must begin and end with a letter or a digit");
 	for (size_t i = 0; i < s.len; i++)
 		if (!inner(s.ptr[i]))
@@ -161,9 +156,9 @@ gpuenv_str_t gpuenv_label_sanitize(gpuenv_arena_t *arena, gpuenv_str_t s)
 		t[o++] = c;
 	}
 	size_t b = 0;
-	while (b < o && !alnum(t[b]))
+	while (b < o && !gpuenv_is_alnum(t[b]))
 		b++;
-	while (o > b && !alnum(t[o - 1]))
+	while (o > b && !gpuenv_is_alnum(t[o - 1]))
 		o--;
 	t[o] = '\0';
 	return gpuenv_str_n(t + b, o - b);

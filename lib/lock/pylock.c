@@ -48,12 +48,10 @@ static int bad(gpuenv_ctx_t *ctx, struct loc at, const char *fmt, ...)
 static int bad_value(gpuenv_ctx_t *ctx, struct loc at, int r, const char *what, const char *value,
 	const char *kind)
 {
-	char inner[sizeof(ctx->err.msg)];
-
 	if (r == -ENOMEM)
 		return r;
-	snprintf(inner, sizeof(inner), "%s", ctx->err.msg);
-	return bad(ctx, at, "'%s' is not a valid %s ('%.80s'): %s", what, kind, value, inner);
+	return gpuenv_fail_prefix(ctx, GPUENV_EFORMAT, at.file, at.line, at.col,
+		"'%s' is not a valid %s ('%.80s')", what, kind, value);
 }
 
 static bool is_lock_version(const char *s, unsigned long *minor)

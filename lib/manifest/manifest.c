@@ -174,12 +174,11 @@ static int add_dep(mf_load_t *L, const char *text, unsigned line, unsigned col, 
 	int r;
 
 	if ((r = gpuenv_requirement_parse(L->ctx, L->arena, gpuenv_str(text), &req))) {
-		char why[sizeof(L->ctx->err.msg)];
 		unsigned at = L->ctx->err.line <= 1 && L->ctx->err.col ? L->ctx->err.col : 1;
 		if (r == -ENOMEM)
 			return r;
-		snprintf(why, sizeof(why), "%s", L->ctx->err.msg);
-		return mf_err(L, r, line, col + at, "'%s' is not a PEP 508 requirement: %s", text, why);
+		return gpuenv_fail_prefix(L->ctx, r, L->file, line, col + at, "'%s' is not a PEP 508 requirement",
+			text);
 	}
 	L->deps = mf_grow(L, L->deps, &L->capdeps, L->ndeps, sizeof(*L->deps), MF_MAX_DEPS, "dependencies");
 	if (!L->deps)
@@ -260,15 +259,9 @@ static int poetry_spec(mf_load_t *L, const gpuenv_toml_value_t *v, const char *w
 	if ((r = mf_cstr(L, v, what, &s)))
 		return r;
 	if ((r = gpuenv_manifest_poetry_constraint(L->ctx, L->arena, gpuenv_str(s), out))) {
-		char why[sizeof(L->ctx->err.msg)], hint[sizeof(L->ctx->err.hint)];
 		if (r == -ENOMEM)
 			return r;
-		snprintf(why, sizeof(why), "%s", L->ctx->err.msg);
-		snprintf(hint, sizeof(hint), "%s", L->ctx->err.hint);
-		mf_err(L, r, v->line, v->col, "%s: %s", what, why);
-		if (hint[0])
-			gpuenv_hint(L->ctx, "%s", hint);
-		return r;
+		return gpuenv_fail_prefix(L->ctx, r, L->file, v->line, v->col, "%s", what);
 	}
 	return 0;
 }
@@ -281,11 +274,9 @@ static int python_marker_at(mf_load_t *L, const gpuenv_toml_value_t *v, const ch
 	if ((r = mf_cstr(L, v, what, &s)))
 		return r;
 	if ((r = gpuenv_manifest_python_marker(L->ctx, L->arena, gpuenv_str(s), out))) {
-		char why[sizeof(L->ctx->err.msg)];
 		if (r == -ENOMEM)
 			return r;
-		snprintf(why, sizeof(why), "%s", L->ctx->err.msg);
-		return mf_err(L, r, v->line, v->col, "%s: %s", what, why);
+		return gpuenv_fail_prefix(L->ctx, r, L->file, v->line, v->col, "%s", what);
 	}
 	return 0;
 }
@@ -913,11 +904,9 @@ static int project_table(mf_load_t *L, const gpuenv_toml_value_t *pv)
 		if ((r = mf_cstr(L, x, "project.requires-python", &L->m->requires_python)))
 			return r;
 		if ((r = gpuenv_specset_parse(L->ctx, L->arena, gpuenv_str(L->m->requires_python), &set))) {
-			char why[sizeof(L->ctx->err.msg)];
 			if (r == -ENOMEM)
 				return r;
-			snprintf(why, sizeof(why), "%s", L->ctx->err.msg);
-			return mf_err(L, r, x->line, x->col, "project.requires-python: %s", why);
+			return gpuenv_fail_prefix(L->ctx, r, L->file, x->line, x->col, "project.requires-python");
 		}
 	}
 	depspec_t ds = { NULL, NULL, NULL, false, false };

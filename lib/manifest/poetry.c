@@ -18,16 +18,6 @@
 #define MAX_CONSTRAINT 4096
 #define MAX_PARTS 8
 
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static bool is_space(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
 /* The release numbers at the start of v ("1.2.3rc1" -> 1, 2, 3; *end past
  * them).  false when v does not start with a number or has too many. */
 static bool release_of(gpuenv_str_t v, uint64_t *parts, size_t *n, size_t *end)
@@ -35,10 +25,10 @@ static bool release_of(gpuenv_str_t v, uint64_t *parts, size_t *n, size_t *end)
 	size_t i = 0;
 
 	*n = 0;
-	while (i < v.len && is_digit(v.ptr[i])) {
+	while (i < v.len && gpuenv_is_digit(v.ptr[i])) {
 		uint64_t x = 0;
 		size_t start = i;
-		while (i < v.len && is_digit(v.ptr[i])) {
+		while (i < v.len && gpuenv_is_digit(v.ptr[i])) {
 			if (i - start >= 18)
 				return false;
 			x = x * 10 + (uint64_t)(v.ptr[i++] - '0');
@@ -46,7 +36,7 @@ static bool release_of(gpuenv_str_t v, uint64_t *parts, size_t *n, size_t *end)
 		if (*n == MAX_PARTS)
 			return false;
 		parts[(*n)++] = x;
-		if (i + 1 < v.len && v.ptr[i] == '.' && is_digit(v.ptr[i + 1]))
+		if (i + 1 < v.len && v.ptr[i] == '.' && gpuenv_is_digit(v.ptr[i + 1]))
 			i++;
 		else
 			break;
@@ -132,7 +122,7 @@ static int clause(gpuenv_ctx_t *ctx, gpuenv_buf_t *b, gpuenv_str_t tok)
 	bool first = b->len == 0;
 	int r;
 
-	if (v.len > 1 && (v.ptr[0] == 'v' || v.ptr[0] == 'V') && is_digit(v.ptr[1]))
+	if (v.len > 1 && (v.ptr[0] == 'v' || v.ptr[0] == 'V') && gpuenv_is_digit(v.ptr[1]))
 		v = gpuenv_str_n(v.ptr + 1, v.len - 1); /* Poetry reads "v1.2" as 1.2 */
 	if (!v.len)
 		return bad(ctx, tok, "no version after the operator");
@@ -149,7 +139,7 @@ static int clause(gpuenv_ctx_t *ctx, gpuenv_buf_t *b, gpuenv_str_t tok)
 			gpuenv_str_eq_cstr(op, "!=") ? "!=" : "==", GPUENV_STR_ARG(head));
 		return r ? gpuenv_oom(ctx, "a Poetry constraint") : 0;
 	}
-	if (!is_digit(v.ptr[0]) && !gpuenv_str_eq_cstr(op, "==="))
+	if (!gpuenv_is_digit(v.ptr[0]) && !gpuenv_str_eq_cstr(op, "==="))
 		return bad(ctx, tok, "a version starts with a digit");
 	if (!first && gpuenv_buf_putc(b, ','))
 		return gpuenv_oom(ctx, "a Poetry constraint");
@@ -171,16 +161,16 @@ static int conjunction(gpuenv_ctx_t *ctx, gpuenv_buf_t *b, gpuenv_str_t s)
 
 	while (i < s.len) {
 		size_t start, ol;
-		while (i < s.len && (is_space(s.ptr[i]) || s.ptr[i] == ','))
+		while (i < s.len && (gpuenv_is_blank(s.ptr[i]) || s.ptr[i] == ','))
 			i++;
 		if (i >= s.len)
 			break;
 		start = i;
 		ol = op_len(gpuenv_str_n(s.ptr + i, s.len - i));
 		i += ol;
-		while (ol && i < s.len && is_space(s.ptr[i]))
+		while (ol && i < s.len && gpuenv_is_blank(s.ptr[i]))
 			i++;
-		while (i < s.len && !is_space(s.ptr[i]) && s.ptr[i] != ',')
+		while (i < s.len && !gpuenv_is_blank(s.ptr[i]) && s.ptr[i] != ',')
 			i++;
 		int r = clause(ctx, b, gpuenv_str_n(s.ptr + start, i - start));
 		if (r)
@@ -262,11 +252,9 @@ int gpuenv_manifest_poetry_constraint(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
 	}
 	/* what Poetry accepts must also be a valid PEP 440 set */
 	if ((r = gpuenv_specset_parse(ctx, arena, gpuenv_str(parts[0]), &set))) {
-		char why[sizeof(ctx->err.msg)];
-		snprintf(why, sizeof(why), "%s", ctx->err.msg);
-		return gpuenv_fail(ctx, GPUENV_ESPEC, NULL, 0, 0,
-			"'%.*s' converts to '%s', which is not a PEP 440 specifier: %s",
-			(int)(constraint.len > 100 ? 100 : constraint.len), constraint.ptr, parts[0], why);
+		return gpuenv_fail_prefix(ctx, GPUENV_ESPEC, NULL, 0, 0,
+			"'%.*s' converts to '%s', which is not a PEP 440 specifier",
+			(int)(constraint.len > 100 ? 100 : constraint.len), constraint.ptr, parts[0]);
 	}
 	*pep440 = parts[0];
 	return 0;
@@ -356,15 +344,13 @@ int gpuenv_manifest_python_marker(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpue
 		if (!*marker)
 			r = -ENOMEM;
 		else if ((r = gpuenv_marker_parse(ctx, arena, gpuenv_str(*marker), &m))) {
-			char why[sizeof(ctx->err.msg)];
-			snprintf(why, sizeof(why), "%s", ctx->err.msg);
 			*marker = NULL;
 			gpuenv_buf_free(&b);
 			return r == -ENOMEM ? r
-					     : gpuenv_fail(ctx, GPUENV_ESPEC, NULL, 0, 0,
-						       "python constraint '%.*s' makes no valid marker: %s",
+					     : gpuenv_fail_prefix(ctx, GPUENV_ESPEC, NULL, 0, 0,
+						       "python constraint '%.*s' makes no valid marker",
 						       (int)(constraint.len > 100 ? 100 : constraint.len),
-						       constraint.ptr, why);
+						       constraint.ptr);
 		}
 	}
 	gpuenv_buf_free(&b);

@@ -273,9 +273,8 @@ static int target_load(mf_load_t *L, const gpuenv_toml_kv_t *kv, gpuenv_manifest
 		if ((r = mf_cstr(L, cuda, "cuda", &s)))
 			return r;
 		if ((r = gpuenv_kb_cuda_parse(L->ctx, gpuenv_str(s), &v))) {
-			char why[sizeof(L->ctx->err.msg)];
-			snprintf(why, sizeof(why), "%s", L->ctx->err.msg);
-			return mf_err(L, r, cuda->line, cuda->col, "%s cuda = \"%s\": %s", where, s, why);
+			return gpuenv_fail_prefix(L->ctx, r, L->file, cuda->line, cuda->col, "%s cuda = \"%s\"",
+				where, s);
 		}
 		/* MAJOR.MINOR, as NVML reports it (a patch level is dropped) */
 		tg->driver_cuda = gpuenv_arena_printf(L->arena, "%u.%u", v.part[0], v.part[1]).ptr;

@@ -148,11 +148,6 @@ int pep508_canon_name(gpuenv_arena_t *arena, gpuenv_str_t in, gpuenv_str_t *out)
 
 /* ---- quoted strings ------------------------------------------------------- */
 
-static bool is_hex(char c)
-{
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-
 static unsigned hex_val(char c)
 {
 	if (c >= '0' && c <= '9')
@@ -256,7 +251,7 @@ static int decode_quoted(struct pep508_lex *lx, size_t start, size_t end, gpuenv
 		} else if (e == 'x' || e == 'u' || e == 'U') {
 			int digits = e == 'x' ? 2 : e == 'u' ? 4 : 8;
 			for (int k = 0; k < digits; k++, i++) {
-				if (i >= last || !is_hex(s[i]))
+				if (i >= last || !gpuenv_is_xdigit(s[i]))
 					return pep508_fail(lx, esc,
 						"Invalid quoted string: truncated \\%c escape", e);
 				cp = cp * 16 + hex_val(s[i]);

@@ -1,11 +1,6 @@
 /* PEP 503 project names: normalization and validity (core metadata's Name). */
 #include "gpuenv/pep440.h"
 
-static inline bool is_alnum(unsigned char c)
-{
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
 static inline bool is_sep(unsigned char c)
 {
 	return c == '-' || c == '_' || c == '.';
@@ -57,11 +52,11 @@ int gpuenv_name_normalize(gpuenv_str_t name, gpuenv_buf_t *out)
 bool gpuenv_name_is_valid(gpuenv_str_t name)
 {
 	/* ^([a-z0-9]|[a-z0-9][a-z0-9._-]*[a-z0-9])$, any case */
-	if (!name.len || !is_alnum((unsigned char)name.ptr[0]) ||
-		!is_alnum((unsigned char)name.ptr[name.len - 1]))
+	if (!name.len || !gpuenv_is_alnum((unsigned char)name.ptr[0]) ||
+		!gpuenv_is_alnum((unsigned char)name.ptr[name.len - 1]))
 		return false;
 	for (size_t i = 1; i + 1 < name.len; i++)
-		if (!is_alnum((unsigned char)name.ptr[i]) && !is_sep((unsigned char)name.ptr[i]))
+		if (!gpuenv_is_alnum((unsigned char)name.ptr[i]) && !is_sep((unsigned char)name.ptr[i]))
 			return false;
 	return true;
 }

@@ -14,16 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static bool is_alnum(char c)
-{
-	return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
 static bool is_sep(char c)
 {
 	return c == '-' || c == '_' || c == '.';
@@ -34,11 +24,6 @@ static bool is_sep(char c)
 static bool is_pyspace(char c)
 {
 	return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f);
-}
-
-static char lower(char c)
-{
-	return (c >= 'A' && c <= 'Z') ? (char)(c + 32) : c;
 }
 
 /* ---- the SPECIFIER token -------------------------------------------------- */
@@ -56,14 +41,14 @@ static size_t lit_ci(const struct scan *sc, size_t p, const char *w)
 	if (sc->n - p < k)
 		return 0;
 	for (size_t i = 0; i < k; i++)
-		if (lower(sc->s[p + i]) != w[i])
+		if ((char)gpuenv_to_lower(sc->s[p + i]) != w[i])
 			return 0;
 	return p + k;
 }
 
 static size_t skip_digits(const struct scan *sc, size_t p)
 {
-	while (p < sc->n && is_digit(sc->s[p]))
+	while (p < sc->n && gpuenv_is_digit(sc->s[p]))
 		p++;
 	return p;
 }
@@ -96,7 +81,7 @@ static size_t post_seg(const struct scan *sc, size_t p)
 {
 	static const char *const w[] = { "post", "rev", "r", NULL };
 
-	if (p + 1 < sc->n && sc->s[p] == '-' && is_digit(sc->s[p + 1]))
+	if (p + 1 < sc->n && sc->s[p] == '-' && gpuenv_is_digit(sc->s[p + 1]))
 		return skip_digits(sc, p + 1);
 	return word_seg(sc, p, w);
 }
@@ -115,7 +100,7 @@ static size_t local_seg(const struct scan *sc, size_t p, bool ci)
 	if (p >= sc->n || sc->s[p] != '+')
 		return p;
 	q = p + 1;
-#define LABEL_CHAR(c) (is_digit(c) || ((c) >= 'a' && (c) <= 'z') || (ci && (c) >= 'A' && (c) <= 'Z'))
+#define LABEL_CHAR(c) (gpuenv_is_digit(c) || ((c) >= 'a' && (c) <= 'z') || (ci && (c) >= 'A' && (c) <= 'Z'))
 	if (q >= sc->n || !LABEL_CHAR(sc->s[q]))
 		return p;
 	while (q < sc->n && LABEL_CHAR(sc->s[q]))
@@ -160,7 +145,7 @@ static size_t match_specifier(const struct scan *sc, size_t p)
 	}
 	while (q < sc->n && is_pyspace(sc->s[q]))
 		q++;
-	if (q < sc->n && lower(sc->s[q]) == 'v')
+	if (q < sc->n && (char)gpuenv_to_lower(sc->s[q]) == 'v')
 		q++;
 	/* epoch: digits followed by '!' */
 	size_t d = skip_digits(sc, q);
@@ -171,7 +156,7 @@ static size_t match_specifier(const struct scan *sc, size_t p)
 		return p;
 	q = d;
 	size_t parts = 1;
-	while (q + 1 < sc->n && sc->s[q] == '.' && is_digit(sc->s[q + 1])) {
+	while (q + 1 < sc->n && sc->s[q] == '.' && gpuenv_is_digit(sc->s[q + 1])) {
 		q = skip_digits(sc, q + 1);
 		parts++;
 	}
@@ -194,10 +179,10 @@ static size_t match_ident(const struct pep508_lex *lx)
 {
 	size_t p = lx->pos, e;
 
-	if (p >= lx->n || !is_alnum(lx->s[p]) || !pep508_boundary(lx->s, lx->n, p))
+	if (p >= lx->n || !gpuenv_is_alnum(lx->s[p]) || !pep508_boundary(lx->s, lx->n, p))
 		return 0;
 	e = p + 1;
-	while (e < lx->n && (is_alnum(lx->s[e]) || is_sep(lx->s[e])))
+	while (e < lx->n && (gpuenv_is_alnum(lx->s[e]) || is_sep(lx->s[e])))
 		e++;
 	/* the regex backtracks until the end sits on a word boundary */
 	while (e > p + 1 && !pep508_boundary(lx->s, lx->n, e))
@@ -208,16 +193,9 @@ static size_t match_ident(const struct pep508_lex *lx)
 static int add_extra(struct pep508_lex *lx, gpuenv_requirement_t *out, size_t *cap,
 	gpuenv_str_t name)
 {
-	if (out->nextras == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 4;
-		gpuenv_str_t *n = gpuenv_arena_alloc(lx->arena, ncap * sizeof(*n));
-		if (!n)
-			return gpuenv_oom(lx->ctx, NULL);
-		if (out->nextras)
-			memcpy(n, out->extras, out->nextras * sizeof(*n));
-		out->extras = n;
-		*cap = ncap;
-	}
+	if (gpuenv_array_grow(lx->ctx, lx->arena, &out->extras, cap, out->nextras + 1, sizeof(*out->extras),
+		    SIZE_MAX, "the extras"))
+		return lx->ctx->err.code;
 	out->extras[out->nextras++] = name;
 	return 0;
 }

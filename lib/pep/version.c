@@ -73,22 +73,6 @@ gpuenv_str_t pep440_strip(gpuenv_str_t s)
 
 /* ---- parsing ------------------------------------------------------------- */
 
-static inline bool is_digit(int c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static inline int lower(int c)
-{
-	return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
-}
-
-static inline bool is_alnum(int c)
-{
-	c = lower(c);
-	return is_digit(c) || (c >= 'a' && c <= 'z');
-}
-
 static inline bool is_sep(int c)
 {
 	return c == '.' || c == '_' || c == '-';
@@ -100,7 +84,7 @@ static bool starts_with(const char *s, size_t n, size_t i, const char *word, siz
 	if (n - i < wlen)
 		return false;
 	for (size_t k = 0; k < wlen; k++)
-		if (lower((unsigned char)s[i + k]) != word[k])
+		if (gpuenv_to_lower((unsigned char)s[i + k]) != word[k])
 			return false;
 	return true;
 }
@@ -165,7 +149,7 @@ static bool number(struct vparse *p, size_t *i, uint64_t *out)
 	uint64_t v = 0;
 	bool ok = true;
 
-	while (*i < p->n && is_digit((unsigned char)p->s[*i])) {
+	while (*i < p->n && gpuenv_is_digit((unsigned char)p->s[*i])) {
 		unsigned d = (unsigned)(p->s[*i] - '0');
 		if (v > (UINT64_MAX - d) / 10)
 			ok = false;
@@ -192,7 +176,7 @@ static int opt_sep_num(struct vparse *p, size_t *i, uint64_t *out)
 	*out = 0;
 	if (*i < p->n && is_sep((unsigned char)p->s[*i]))
 		(*i)++;
-	if (*i < p->n && is_digit((unsigned char)p->s[*i]))
+	if (*i < p->n && gpuenv_is_digit((unsigned char)p->s[*i]))
 		return num_or_fail(p, i, out);
 	return 0;
 }
@@ -205,13 +189,13 @@ static int parse_local(struct vparse *p, gpuenv_arena_t *arena, size_t *i, gpuen
 	size_t w = 0;
 
 	for (;;) {
-		if (j >= p->n || !is_alnum((unsigned char)p->s[j]))
+		if (j >= p->n || !gpuenv_is_alnum((unsigned char)p->s[j]))
 			return fail_at(p, j, j == start ? "expected a local label after '+'"
 							 : "expected letters or digits in the local label");
-		while (j < p->n && is_alnum((unsigned char)p->s[j]))
+		while (j < p->n && gpuenv_is_alnum((unsigned char)p->s[j]))
 			j++;
 		if (j + 1 < p->n && is_sep((unsigned char)p->s[j]) &&
-			is_alnum((unsigned char)p->s[j + 1])) {
+			gpuenv_is_alnum((unsigned char)p->s[j + 1])) {
 			j++;
 			continue;
 		}
@@ -227,7 +211,7 @@ static int parse_local(struct vparse *p, gpuenv_arena_t *arena, size_t *i, gpuen
 		size_t seg = j, k;
 		bool numeric = true;
 		while (j < end && !is_sep((unsigned char)p->s[j])) {
-			if (!is_digit((unsigned char)p->s[j]))
+			if (!gpuenv_is_digit((unsigned char)p->s[j]))
 				numeric = false;
 			j++;
 		}
@@ -236,7 +220,7 @@ static int parse_local(struct vparse *p, gpuenv_arena_t *arena, size_t *i, gpuen
 			while (k + 1 < j && p->s[k] == '0')
 				k++;
 		for (; k < j; k++)
-			dst[w++] = (char)lower((unsigned char)p->s[k]);
+			dst[w++] = (char)gpuenv_to_lower((unsigned char)p->s[k]);
 		if (j < end) {
 			dst[w++] = '.';
 			j++;
@@ -261,20 +245,20 @@ int pep440_version_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_str_t 
 	memset(out, 0, sizeof(*out));
 	if (!n)
 		return fail_at(&p, 0, "empty version");
-	if (lower((unsigned char)s[0]) == 'v')
+	if (gpuenv_to_lower((unsigned char)s[0]) == 'v')
 		i++;
-	if (i >= n || !is_digit((unsigned char)s[i]))
+	if (i >= n || !gpuenv_is_digit((unsigned char)s[i]))
 		return fail_at(&p, i, "expected a release number");
 
 	/* epoch: digits then '!' */
 	j = i;
-	while (j < n && is_digit((unsigned char)s[j]))
+	while (j < n && gpuenv_is_digit((unsigned char)s[j]))
 		j++;
 	if (j < n && s[j] == '!') {
 		if ((r = num_or_fail(&p, &i, &out->epoch)))
 			return r;
 		i++;
-		if (i >= n || !is_digit((unsigned char)s[i]))
+		if (i >= n || !gpuenv_is_digit((unsigned char)s[i]))
 			return fail_at(&p, i, "expected a release number after the epoch");
 	}
 
@@ -282,12 +266,12 @@ int pep440_version_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_str_t 
 	rstart = i;
 	count = 1;
 	j = i;
-	while (j < n && is_digit((unsigned char)s[j]))
+	while (j < n && gpuenv_is_digit((unsigned char)s[j]))
 		j++;
-	while (j + 1 < n && s[j] == '.' && is_digit((unsigned char)s[j + 1])) {
+	while (j + 1 < n && s[j] == '.' && gpuenv_is_digit((unsigned char)s[j + 1])) {
 		j++;
 		count++;
-		while (j < n && is_digit((unsigned char)s[j]))
+		while (j < n && gpuenv_is_digit((unsigned char)s[j]))
 			j++;
 	}
 	rel = gpuenv_arena_alloc(arena, count * sizeof(*rel));
@@ -316,7 +300,7 @@ int pep440_version_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_str_t 
 	}
 
 	/* post-release: "-N", or [sep](post|rev|r)[sep][N] */
-	if (i + 1 < n && s[i] == '-' && is_digit((unsigned char)s[i + 1])) {
+	if (i + 1 < n && s[i] == '-' && gpuenv_is_digit((unsigned char)s[i + 1])) {
 		i++;
 		if ((r = num_or_fail(&p, &i, &out->post)))
 			return r;
@@ -443,11 +427,11 @@ static int cmp_local(gpuenv_str_t a, gpuenv_str_t b)
 		size_t ai = i, bj = j;
 		bool an = true, bn = true;
 		while (i < a.len && a.ptr[i] != '.') {
-			an = an && is_digit((unsigned char)a.ptr[i]);
+			an = an && gpuenv_is_digit((unsigned char)a.ptr[i]);
 			i++;
 		}
 		while (j < b.len && b.ptr[j] != '.') {
-			bn = bn && is_digit((unsigned char)b.ptr[j]);
+			bn = bn && gpuenv_is_digit((unsigned char)b.ptr[j]);
 			j++;
 		}
 		size_t la = i - ai, lb = j - bj;

@@ -20,21 +20,6 @@
 
 /* ---- small helpers ---- */
 
-static bool is_digit(unsigned char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static bool is_alpha(unsigned char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-static char to_lower(char c)
-{
-	return (c >= 'A' && c <= 'Z') ? (char)(c - 'A' + 'a') : c;
-}
-
 /* Length of the well-formed UTF-8 sequence at p (1..4), 0 when malformed;
  * *cp gets the code point. */
 static size_t utf8_seq(const unsigned char *p, size_t n, uint32_t *cp)
@@ -130,7 +115,7 @@ static int lower_str(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_str_t s,
 	if (!p)
 		return gpuenv_oom(ctx, NULL);
 	for (i = 0; i < s.len; i++)
-		p[i] = to_lower(s.ptr[i]);
+		p[i] = (char)gpuenv_to_lower(s.ptr[i]);
 	p[s.len] = '\0';
 	*out = gpuenv_str_n(p, s.len);
 	return 0;
@@ -182,7 +167,7 @@ static bool is_identifier(gpuenv_str_t s)
 		if (!l)
 			return false;
 		if (cp < 0x80) {
-			if (!(is_alpha((unsigned char)cp) || cp == '_' || (i > 0 && is_digit((unsigned char)cp))))
+			if (!(gpuenv_is_alpha((unsigned char)cp) || cp == '_' || (i > 0 && gpuenv_is_digit((unsigned char)cp))))
 				return false;
 		} else if (!unicode_word(cp)) {
 			return false;
@@ -368,7 +353,7 @@ static size_t wheel_name_bad_at(gpuenv_str_t s)
 		if (!l)
 			return i + 1;
 		if (cp < 0x80) {
-			if (!(is_alpha((unsigned char)cp) || is_digit((unsigned char)cp) || cp == '_' ||
+			if (!(gpuenv_is_alpha((unsigned char)cp) || gpuenv_is_digit((unsigned char)cp) || cp == '_' ||
 				    cp == '.'))
 				return i + 1;
 			if (cp == '_' && i + 1 < s.len && s.ptr[i + 1] == '_')
@@ -451,7 +436,7 @@ int gpuenv_wheel_name_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_str
 		gpuenv_str_t b = parts[2];
 		size_t col = (size_t)(b.ptr - filename.ptr) + 1, d = 0;
 		uint64_t num = 0;
-		while (d < b.len && is_digit((unsigned char)b.ptr[d]))
+		while (d < b.len && gpuenv_is_digit((unsigned char)b.ptr[d]))
 			d++;
 		if (d == 0)
 			return name_fail(ctx, filename, col, what,
@@ -536,7 +521,7 @@ static bool take_num(gpuenv_str_t *s, unsigned *out)
 	size_t d = 0;
 	uint64_t v;
 
-	while (d < s->len && is_digit((unsigned char)s->ptr[d]))
+	while (d < s->len && gpuenv_is_digit((unsigned char)s->ptr[d]))
 		d++;
 	if (d == 0 || d >= s->len || s->ptr[d] != '_' || d > 6)
 		return false;
@@ -554,9 +539,9 @@ static bool set_arch(gpuenv_wheel_target_t *t, gpuenv_str_t a)
 		return false;
 	for (size_t i = 0; i < a.len; i++) {
 		unsigned char c = (unsigned char)a.ptr[i];
-		if (!(is_alpha(c) || is_digit(c) || c == '_'))
+		if (!(gpuenv_is_alpha(c) || gpuenv_is_digit(c) || c == '_'))
 			return false;
-		t->arch[i] = to_lower((char)c);
+		t->arch[i] = (char)gpuenv_to_lower((char)c);
 	}
 	t->arch[a.len] = '\0';
 	return true;
@@ -587,7 +572,7 @@ int gpuenv_wheel_target_parse(gpuenv_ctx_t *ctx, gpuenv_str_t spec, gpuenv_wheel
 		return target_fail(ctx, spec, i + 1, "only Python 3 is supported");
 	out->py_major = 3;
 	i++;
-	for (d = i; d < py.len && is_digit((unsigned char)py.ptr[d]); d++)
+	for (d = i; d < py.len && gpuenv_is_digit((unsigned char)py.ptr[d]); d++)
 		;
 	if (d == i || d - i > 3 || !gpuenv_str_to_u64(gpuenv_str_n(py.ptr + i, d - i), &minor))
 		return target_fail(ctx, spec, i + 1, "expected the minor version (cp312)");
@@ -684,7 +669,7 @@ struct gpuenv_tagset {
 static uint64_t fnv(uint64_t h, const char *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)to_lower(p[i]);
+		h ^= (unsigned char)(char)gpuenv_to_lower(p[i]);
 		h *= FNV_PRIME;
 	}
 	return h;
@@ -710,7 +695,7 @@ static bool tag_matches(const char *s, size_t n, const gpuenv_tag_t *t)
 		return false;
 	tagcur_init(&c, t);
 	while ((x = tagcur_next(&c)) >= 0)
-		if ((unsigned char)s[i++] != (unsigned char)to_lower((char)x))
+		if ((unsigned char)s[i++] != (unsigned char)(char)gpuenv_to_lower((char)x))
 			return false;
 	return true;
 }
@@ -779,7 +764,7 @@ static int add_tag(gpuenv_tagset_t *set, const char *interp, const char *abi, co
 		return gpuenv_oom(set->ctx, NULL);
 	snprintf(s, len + 1, "%s-%s-%s", interp, abi, plat);
 	for (size_t i = 0; i < len; i++)
-		s[i] = to_lower(s[i]);
+		s[i] = (char)gpuenv_to_lower(s[i]);
 	set->tags[set->n] = s;
 	set->lens[set->n] = len;
 	set->hashes[set->n] = h;

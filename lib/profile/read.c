@@ -58,15 +58,10 @@ static int bad(rd_t *r, size_t i, json_t *ev, const char *fmt, ...)
 				   "name on every event, dur on an X event, and each E after its B on one thread");
 }
 
+/* v with room for element n (core's growth rule), or NULL (v unchanged) */
 static void *grow(rd_t *r, void *v, size_t *cap, size_t n, size_t size)
 {
-	if (n < *cap)
-		return v;
-	size_t nc = *cap ? *cap * 2 : 64;
-	void *p = gpuenv_realloc(r->ctx, v, nc * size);
-	if (p)
-		*cap = nc;
-	return p;
+	return gpuenv_array_grow(r->ctx, NULL, &v, cap, n + 1, size, SIZE_MAX, "reading the trace") ? NULL : v;
 }
 
 static const char *dup_str(rd_t *r, json_t *v)

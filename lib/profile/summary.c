@@ -23,14 +23,9 @@ static int add(acc_t *a, const char *key, const char *key2, double us, bool fail
 		return gpuenv_oom(a->ctx, "the trace's summary");
 	size_t i = (size_t)(uintptr_t)gpuenv_strmap_get(&a->map, k.ptr, k.len, &found);
 	if (!found) {
-		if (a->n == a->cap) {
-			size_t nc = a->cap ? a->cap * 2 : 32;
-			gpuenv_prof_stat_t *v = gpuenv_realloc(a->ctx, a->v, nc * sizeof(*v));
-			if (!v)
-				return gpuenv_oom(a->ctx, "the trace's summary");
-			a->v = v;
-			a->cap = nc;
-		}
+		if (gpuenv_array_grow(a->ctx, NULL, &a->v, &a->cap, a->n + 1, sizeof(*a->v), SIZE_MAX,
+			    "the trace's summary"))
+			return a->ctx->err.code;
 		a->v[a->n] = (gpuenv_prof_stat_t){ .key = key, .key2 = key2 };
 		if (gpuenv_strmap_put(&a->map, k.ptr, k.len, (void *)(uintptr_t)(a->n + 1)))
 			return -ENOMEM;

@@ -31,14 +31,9 @@ static int queue(dump_t *d, gpuenv_str_t raw)
 	for (size_t i = 0; i < d->n; i++)
 		if (!strcmp(d->names[i], name))
 			return 0;
-	if (d->n == d->cap) {
-		size_t nc = d->cap ? d->cap * 2 : 64;
-		char **nn = gpuenv_realloc(d->ctx, d->names, nc * sizeof(char *));
-		if (!nn)
-			return gpuenv_oom(d->ctx, "writing a scenario");
-		d->names = nn;
-		d->cap = nc;
-	}
+	if (gpuenv_array_grow(d->ctx, NULL, &d->names, &d->cap, d->n + 1, sizeof(char *), SIZE_MAX,
+		    "writing a scenario"))
+		return d->ctx->err.code;
 	d->names[d->n] = gpuenv_strndup(d->ctx, name, strlen(name));
 	if (!d->names[d->n])
 		return gpuenv_oom(d->ctx, "writing a scenario");

@@ -130,10 +130,8 @@ static int parse_req(sc_load_t *L, const gpuenv_toml_value_t *v, gpuenv_str_t te
 	if (r == -ENOMEM)
 		return r;
 	if (r) {
-		char msg[sizeof(L->ctx->err.msg)];
-		snprintf(msg, sizeof(msg), "%s", L->ctx->err.msg);
-		return gpuenv_fail(L->ctx, r, L->file, v->line, v->col, "%s: '%.*s': %s", what,
-			(int)(text.len > 200 ? 200 : text.len), text.ptr, msg);
+		return gpuenv_fail_prefix(L->ctx, r, L->file, v->line, v->col, "%s: '%.*s'", what,
+			(int)(text.len > 200 ? 200 : text.len), text.ptr);
 	}
 	return 0;
 }
@@ -333,10 +331,8 @@ static int read_package(sc_load_t *L, const gpuenv_toml_kv_t *kv, mem_pkg_t *out
 			gpuenv_specset_t rp;
 			if ((r = gpuenv_specset_parse(L->ctx, L->ar, v->u.str, &rp))) {
 				if (r != -ENOMEM) {
-					char msg[sizeof(L->ctx->err.msg)];
-					snprintf(msg, sizeof(msg), "%s", L->ctx->err.msg);
-					r = gpuenv_fail(L->ctx, r, L->file, v->line, v->col,
-						"requires_python of %s %s: %s", name, c->version, msg);
+					r = gpuenv_fail_prefix(L->ctx, r, L->file, v->line, v->col,
+						"requires_python of %s %s", name, c->version);
 				}
 				goto out;
 			}

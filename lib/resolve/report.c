@@ -313,17 +313,10 @@ static void emit(rep_t *rp, uint32_t id, gpuenv_buf_t *msg, bool numbered)
 {
 	if (rp->err)
 		return;
-	if (rp->nlines == rp->cap) {
-		size_t nc = rp->cap ? rp->cap * 2 : 32;
-		rep_line_t *nl = gpuenv_arena_alloc(&rp->s->mem, nc * sizeof(*nl));
-		if (!nl) {
-			rp->err = -12;
-			return;
-		}
-		if (rp->nlines)
-			memcpy(nl, rp->lines, rp->nlines * sizeof(*nl));
-		rp->lines = nl;
-		rp->cap = nc;
+	if (gpuenv_array_grow(rp->s->mem.ctx, &rp->s->mem, &rp->lines, &rp->cap, rp->nlines + 1,
+		    sizeof(*rp->lines), SIZE_MAX, "the explanation")) {
+		rp->err = -ENOMEM;
+		return;
 	}
 	rep_line_t *l = &rp->lines[rp->nlines++];
 	l->text = gpuenv_arena_strndup(&rp->s->mem, msg->data ? msg->data : "", msg->len);

@@ -141,6 +141,28 @@ for args in (["kb", "torch"], ["kb", "sources"], ["kb", "gpu", "H100"], ["doctor
     check(r.returncode == 4 and "/nonexistent/kb" in r.stderr,
           "%s --kb-dir /nonexistent/kb: exit %d (want 4): %r" % (" ".join(args), r.returncode, r.stderr))
 
+# the shared options (CLI_OPTION_GROUPS in cli/cli.h): a verb that takes a
+# group lists each of its options once in --help, accepts it (a prefix too,
+# as getopt_long does), and asks for its value like any other option
+for verb, opts in ((["drift"], ["--facts", "--format", "--output", "--kb-dir"]),
+                   (["labels"], ["--facts", "--project", "--format", "--output", "--kb-dir"]),
+                   (["image", "lock"], ["--project", "--output", "--kb-dir"]),
+                   (["debug", "manifest"], ["--project", "--kb-dir"]),
+                   (["debug", "download"], ["--index-url", "--cache-dir", "--offline"])):
+    text = run(*verb, "--help").stdout
+    for o in opts:
+        check(len(re.findall(r"^  (?:-\w, )?%s\b" % o, text, re.M)) == 1,
+              "%s --help lists %s once: %r" % (" ".join(verb), o, text))
+        if o != "--offline":
+            r = run(*verb, o)
+            check(r.returncode == 2 and "needs a value" in r.stderr,
+                  "%s %s without a value: exit %d %r" % (" ".join(verb), o, r.returncode, r.stderr))
+r = run("drift", "--expect", "/nonexistent/expect.toml", "--kb-d", "/nonexistent/kb")
+check(r.returncode == 4 and "/nonexistent/kb" in r.stderr, "drift --kb-d (a prefix): %r" % r.stderr)
+r = run("debug", "manifest", "--facts", "x")
+check(r.returncode == 2 and "unknown option '--facts'" in r.stderr,
+      "debug manifest takes no --facts group: %r" % r.stderr)
+
 # writing to a full device must not pass as success, nor as an answer (1 is
 # diagnose's "known failures found"): 4, the code for "could not do the job"
 if os.path.exists("/dev/full"):

@@ -310,7 +310,7 @@ setup(name="nvccpkg", version="1.0", packages=["nvccpkg"])
 """
 # the builder records its tool calls since it sets the shims up (lib/builder/build.c)
 BUILD_C = os.path.join(SRC, "lib", "build", "build.c")
-have_builder = os.path.exists(BUILD_C) and "gpuenv_trace_shims_setup" in open(BUILD_C).read()
+have_builder = os.path.exists(BUILD_C) and "gpuenv_shim_setup" in open(BUILD_C).read()
 if have_builder and os.access(NVCC, os.X_OK) and all(os.path.exists(p) for p in (SETUPTOOLS, WHEEL, DEBIAN_PY)):
     SIDX = os.path.join(TMP, "sdist-index")
     stage = os.path.join(TMP, "sdist-stage")

@@ -1,4 +1,4 @@
-/* Fuzz target: one line of a build's calls file (gpuenv_trace_shim_parse,
+/* Fuzz target: one line of a build's calls file (gpuenv_shim_parse,
  * lib/core/trace.c), as a shim of a parallel build, or a killed one, may
  * leave it.  Besides the sanitizers, invariants abort() on violation:
  *   - a line parsed has a tool name without '/' and not empty, at most
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpuenv/trace.h"
+#include "gpuenv/shim.h"
 
 #define CHECK(c)                 \
 	do {                     \
@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(line, data, size);
 	line[size] = '\0';
-	if (gpuenv_trace_shim_parse(line, size, &c) == 0) {
+	if (gpuenv_shim_parse(line, size, &c) == 0) {
 		CHECK(c.tool && c.tool[0] && !strchr(c.tool, '/'));
 		CHECK(c.argc <= GPUENV_SHIM_MAX_ARGS && c.status >= 0 && c.status <= 383);
 		inside(line, size, c.tool);

@@ -206,6 +206,19 @@ static void test_atomic_write(void **state)
 	snprintf(bad, sizeof(bad), "%s/missing/x.toml", dir);
 	assert_true(gpuenv_fs_write_atomic(&ctx, bad, "x", 1, 0644) < 0);
 	assert_string_equal(ctx.err.file, bad);
+	/* a buffer's text is written only when no append failed: a cut text
+	 * never replaces the file */
+	gpuenv_buf_init(&b, &ctx, 8);
+	assert_int_equal(gpuenv_buf_puts(&b, "a = 3\n"), 0);
+	assert_int_equal(gpuenv_fs_write_buf(&ctx, path, &b, 0644, 0), 0);
+	(void)gpuenv_buf_puts(&b, "b = 4\n"); /* over the 8-byte cap */
+	assert_int_equal(gpuenv_fs_write_buf(&ctx, path, &b, 0644, 0), GPUENV_ETOOBIG);
+	assert_int_equal(ctx.err.code, GPUENV_ETOOBIG);
+	gpuenv_buf_free(&b);
+	gpuenv_buf_init(&b, &ctx, 0);
+	assert_int_equal(gpuenv_fs_read(&ctx, path, 100, &b), 0);
+	assert_string_equal(b.data, "a = 3\n");
+	gpuenv_buf_free(&b);
 	unlink(path);
 	assert_int_equal(rmdir(dir), 0); /* empty: nothing left over */
 }
@@ -362,6 +375,206 @@ static void test_strmap(void **state)
 	gpuenv_strmap_free(&m);
 }
 
+/* Every code in GPUENV_ERRORS has its own text: the table that defines the
+ * codes is the one gpuenv_strerror reads, so none says "unknown error". */
+static void test_error_table(void **state)
+{
+	(void)state;
+#define CODE(name, value, text) { name, #name, text },
+	static const struct {
+		int code;
+		const char *name, *text;
+	} codes[] = { GPUENV_ERRORS(CODE) };
+#undef CODE
+	size_t n = sizeof(codes) / sizeof(codes[0]);
+	assert_true(n >= 16);
+	for (size_t i = 0; i < n; i++) {
+		assert_true(codes[i].code < GPUENV_E_BASE);
+		assert_string_equal(gpuenv_strerror(codes[i].code), codes[i].text);
+		assert_string_not_equal(codes[i].text, "unknown error");
+		for (size_t j = 0; j < i; j++) {
+			assert_int_not_equal(codes[i].code, codes[j].code);
+			assert_string_not_equal(codes[i].text, codes[j].text);
+		}
+	}
+	assert_string_equal(gpuenv_strerror(GPUENV_ENOSOLUTION), "no versions satisfy the requirements");
+	assert_string_equal(gpuenv_strerror(GPUENV_EBUILD), "source build failed");
+	assert_string_equal(gpuenv_strerror(-4250), "unknown error");
+	assert_string_equal(gpuenv_strerror(1), "unknown error");
+}
+
+static void test_fail_prefix(void **state)
+{
+	(void)state;
+	gpuenv_ctx_t ctx;
+	char out[600];
+	gpuenv_ctx_init(&ctx);
+	gpuenv_fail(&ctx, GPUENV_ESPEC, NULL, 0, 4, "expected a version");
+	gpuenv_hint(&ctx, "write '>=2.1'");
+	int r = gpuenv_fail_prefix(&ctx, GPUENV_EFORMAT, "pyproject.toml", 3, 9, "%s '%s'",
+		"requires-python", "2.1");
+	assert_int_equal(r, GPUENV_EFORMAT);
+	assert_int_equal(ctx.err.code, GPUENV_EFORMAT);
+	gpuenv_error_format(&ctx.err, out, sizeof(out));
+	assert_string_equal(out, "pyproject.toml:3:9: requires-python '2.1': expected a version");
+	assert_string_equal(ctx.err.hint, "write '>=2.1'");
+	/* the file the inner error named can be kept by passing it back */
+	gpuenv_fail_prefix(&ctx, GPUENV_EFORMAT, ctx.err.file, 0, 0, "again");
+	assert_string_equal(ctx.err.file, "pyproject.toml");
+	assert_string_equal(ctx.err.msg, "again: requires-python '2.1': expected a version");
+	/* an inner error without a message is named by its code */
+	gpuenv_error_clear(&ctx);
+	ctx.err.code = GPUENV_EVERSION;
+	gpuenv_fail_prefix(&ctx, GPUENV_EVERSION, NULL, 0, 0, "torch");
+	assert_string_equal(ctx.err.msg, "torch: invalid version");
+	assert_string_equal(ctx.err.file, "");
+	/* a prefix that fills the message is cut, never overflows */
+	char big[700];
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	gpuenv_fail_prefix(&ctx, GPUENV_EVERSION, NULL, 0, 0, "%s", big);
+	assert_int_equal(strlen(ctx.err.msg), sizeof(ctx.err.msg) - 1);
+}
+
+static void test_array_grow(void **state)
+{
+	(void)state;
+	gpuenv_ctx_t ctx;
+	gpuenv_ctx_init(&ctx);
+	int *v = NULL;
+	size_t cap = 0;
+	for (size_t i = 0; i < 100; i++) {
+		assert_int_equal(gpuenv_array_grow(&ctx, NULL, &v, &cap, i + 1, sizeof(*v), 100, "ints"), 0);
+		assert_true(cap >= i + 1 && cap <= 100);
+		assert_int_equal(v[i], 0); /* new elements are zeroed */
+		v[i] = (int)i;
+	}
+	assert_int_equal(cap, 100); /* the last doubling stops at the cap */
+	int *keep = v;
+	assert_int_equal(gpuenv_array_grow(&ctx, NULL, &v, &cap, 101, sizeof(*v), 100, "ints"),
+		GPUENV_ETOOBIG);
+	assert_string_equal(ctx.err.msg, "more than 100 ints");
+	assert_ptr_equal(v, keep);
+	assert_int_equal(cap, 100);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(v[i], i);
+	gpuenv_free(&ctx, v);
+	/* element size times count overflowing is a size error, not a wrap */
+	char *c = NULL;
+	cap = 0;
+	assert_int_equal(gpuenv_array_grow(&ctx, NULL, &c, &cap, SIZE_MAX / 2, 4, SIZE_MAX, "big"),
+		GPUENV_ETOOBIG);
+	assert_null(c);
+	/* from an arena: the old array stays, the copy carries the elements */
+	gpuenv_arena_t a;
+	gpuenv_arena_init(&a, &ctx, 0);
+	GPUENV_VEC(gpuenv_str_t) sv = { 0 };
+	for (int i = 0; i < 50; i++) {
+		gpuenv_str_t *e = gpuenv_vec_push(&ctx, &a, &sv, 1000, "strings");
+		assert_non_null(e);
+		assert_null(e->ptr);
+		*e = gpuenv_str("x");
+	}
+	assert_int_equal(sv.n, 50);
+	assert_true(sv.cap >= 50);
+	for (int i = 0; i < 50; i++)
+		assert_string_equal(sv.v[i].ptr, "x");
+	gpuenv_arena_free(&a);
+	/* every allocation failing: -ENOMEM with the story, the vector unchanged */
+	for (long at = 0; at < 4; at++) {
+		testutil_alloc_t bud = { .fail_at = at };
+		ctx.mem = testutil_allocator(&bud);
+		GPUENV_VEC(double) dv = { 0 };
+		double *d = (double *)1;
+		while (dv.n < 1000 && (d = gpuenv_vec_push(&ctx, NULL, &dv, 1000, "numbers")))
+			*d = 1.5;
+		assert_null(d);
+		assert_int_equal(ctx.err.code, -ENOMEM);
+		assert_string_equal(ctx.err.msg, "out of memory numbers");
+		for (size_t i = 0; i < dv.n; i++)
+			assert_true(dv.v[i] == 1.5);
+		gpuenv_free(&ctx, dv.v);
+	}
+}
+
+/* A buffer that failed stays failed: later appends are no-ops, the one
+ * check (gpuenv_buf_failed) reports the first failure, steal gives NULL. */
+static void test_buf_sticky(void **state)
+{
+	(void)state;
+	gpuenv_ctx_t ctx;
+	gpuenv_buf_t b;
+	gpuenv_ctx_init(&ctx);
+	gpuenv_buf_init(&b, &ctx, 8);
+	assert_int_equal(gpuenv_buf_puts(&b, "abc"), 0);
+	assert_int_equal(gpuenv_buf_failed(&b), 0);
+	assert_int_equal(gpuenv_buf_puts(&b, "defghijk"), GPUENV_ETOOBIG);
+	/* "z" would fit, but the text already lost a part: nothing more goes in */
+	assert_int_equal(gpuenv_buf_putc(&b, 'z'), GPUENV_ETOOBIG);
+	assert_int_equal(gpuenv_buf_printf(&b, "%d", 1), GPUENV_ETOOBIG);
+	assert_int_equal(gpuenv_buf_append(&b, "", 0), GPUENV_ETOOBIG);
+	assert_int_equal(gpuenv_buf_reserve(&b, 1), GPUENV_ETOOBIG);
+	assert_string_equal(b.data, "abc");
+	/* the check puts the story back when something else failed meanwhile */
+	gpuenv_fail(&ctx, GPUENV_ENOTFOUND, NULL, 0, 0, "other");
+	assert_int_equal(gpuenv_buf_failed(&b), GPUENV_ETOOBIG);
+	assert_int_equal(ctx.err.code, GPUENV_ETOOBIG);
+	assert_null(gpuenv_buf_steal(&b, NULL));
+	assert_null(b.data);
+	/* after steal (as after reset and free) the buffer starts over */
+	assert_int_equal(gpuenv_buf_failed(&b), 0);
+	assert_int_equal(gpuenv_buf_puts(&b, "ok"), 0);
+	gpuenv_buf_reset(&b);
+	assert_int_equal(gpuenv_buf_failed(&b), 0);
+	gpuenv_buf_free(&b);
+	/* a reserve that fails loses no text: not sticky */
+	gpuenv_buf_init(&b, &ctx, 0);
+	assert_int_equal(gpuenv_buf_reserve(&b, SIZE_MAX), GPUENV_ETOOBIG);
+	assert_int_equal(gpuenv_buf_failed(&b), 0);
+	gpuenv_buf_free(&b);
+	/* out of memory at any allocation: the appends that follow are no-ops */
+	for (long at = 0; at < 3; at++) {
+		testutil_alloc_t bud = { .fail_at = at };
+		ctx.mem = testutil_allocator(&bud);
+		gpuenv_buf_init(&b, &ctx, 0);
+		for (int i = 0; i < 1000; i++)
+			(void)gpuenv_buf_printf(&b, "line %d\n", i);
+		long calls = bud.calls;
+		(void)gpuenv_buf_puts(&b, "more");
+		assert_int_equal(bud.calls, calls); /* no allocation tried again */
+		assert_int_equal(gpuenv_buf_failed(&b), -ENOMEM);
+		assert_null(gpuenv_buf_steal(&b, NULL));
+		gpuenv_buf_free(&b);
+	}
+}
+
+static void test_ascii(void **state)
+{
+	(void)state;
+	for (int c = -128; c < 256; c++) {
+		bool in = c >= 0 && c < 128;
+		unsigned char u = (unsigned char)c;
+		/* ctype's answers in the C locale, for ASCII; nothing else counts */
+		if (!in) {
+			assert_false(gpuenv_is_digit(c) || gpuenv_is_alpha(c) || gpuenv_is_alnum(c) ||
+				     gpuenv_is_space(c) || gpuenv_is_xdigit(c) || gpuenv_is_blank(c));
+			assert_int_equal(gpuenv_to_lower(c), c);
+			assert_int_equal(gpuenv_to_upper(c), c);
+			continue;
+		}
+		assert_int_equal(gpuenv_is_digit(c), strchr("0123456789", c) && c);
+		assert_int_equal(gpuenv_is_lower(c), strchr("abcdefghijklmnopqrstuvwxyz", c) && c);
+		assert_int_equal(gpuenv_is_upper(c), strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZ", c) && c);
+		assert_int_equal(gpuenv_is_alpha(c), gpuenv_is_lower(c) || gpuenv_is_upper(c));
+		assert_int_equal(gpuenv_is_alnum(c), gpuenv_is_alpha(c) || gpuenv_is_digit(c));
+		assert_int_equal(gpuenv_is_xdigit(c), gpuenv_hex_digit((char)u) >= 0);
+		assert_int_equal(gpuenv_is_space(c), strchr(" \t\n\v\f\r", c) && c);
+		assert_int_equal(gpuenv_is_blank(c), c == ' ' || c == '\t');
+		assert_int_equal(gpuenv_to_lower(c), gpuenv_is_upper(c) ? c + 32 : c);
+		assert_int_equal(gpuenv_to_upper(c), gpuenv_is_lower(c) ? c - 32 : c);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -377,6 +590,11 @@ int main(void)
 		cmocka_unit_test(test_text_escape),
 		cmocka_unit_test(test_oom_and_distance),
 		cmocka_unit_test(test_strmap),
+		cmocka_unit_test(test_error_table),
+		cmocka_unit_test(test_fail_prefix),
+		cmocka_unit_test(test_array_grow),
+		cmocka_unit_test(test_buf_sticky),
+		cmocka_unit_test(test_ascii),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

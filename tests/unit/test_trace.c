@@ -16,6 +16,7 @@
 
 #include "gpuenv/core.h"
 #include "gpuenv/fs.h"
+#include "gpuenv/shim.h"
 #include "gpuenv/trace.h"
 
 #include "testutil.h"
@@ -55,8 +56,8 @@ static void test_off(void **state)
 	assert_int_equal(gpuenv_trace_begin(&ctx), 0);
 	gpuenv_trace_end(&ctx, "install", "download", "numpy", NULL, 0);
 	gpuenv_trace_thread_name(&ctx, "x");
-	gpuenv_trace_shims_t sh = { .dir = "/nonexistent/profile-x" };
-	assert_int_equal(gpuenv_trace_shims_collect(&ctx, &sh, "numpy", NULL), 0);
+	gpuenv_shims_t sh = { .dir = "/nonexistent/profile-x" };
+	assert_int_equal(gpuenv_shim_collect(&ctx, &sh, "numpy", NULL), 0);
 }
 
 struct worker_arg {
@@ -165,7 +166,7 @@ static void test_shim_parse(void **state)
 	(void)state;
 	gpuenv_shim_call_t *c = malloc(sizeof(*c));
 	char good[] = "v1\t100\t25\t4242\t0\t\tnvcc\t/src/a\\tb\t--version\t-x\\\\y\\n\n";
-	assert_int_equal(gpuenv_trace_shim_parse(good, strlen(good), c), 0);
+	assert_int_equal(gpuenv_shim_parse(good, strlen(good), c), 0);
 	assert_int_equal(c->start, 100);
 	assert_int_equal(c->dur, 25);
 	assert_int_equal(c->pid, 4242);
@@ -178,7 +179,7 @@ static void test_shim_parse(void **state)
 	assert_false(c->truncated);
 
 	char trunc[] = "v1\t1\t2\t3\t139\tt\tgcc\t/\n";
-	assert_int_equal(gpuenv_trace_shim_parse(trunc, strlen(trunc), c), 0);
+	assert_int_equal(gpuenv_shim_parse(trunc, strlen(trunc), c), 0);
 	assert_true(c->truncated);
 	assert_int_equal(c->status, 139);
 	assert_int_equal(c->argc, 0);
@@ -198,7 +199,7 @@ static void test_shim_parse(void **state)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char buf[128];
 		snprintf(buf, sizeof(buf), "%s", bad[i]);
-		assert_int_equal(gpuenv_trace_shim_parse(buf, strlen(buf), c), GPUENV_ESYNTAX);
+		assert_int_equal(gpuenv_shim_parse(buf, strlen(buf), c), GPUENV_ESYNTAX);
 	}
 	free(c);
 }
@@ -223,7 +224,7 @@ static void test_shims_collect(void **state)
 	(void)state;
 	gpuenv_ctx_t ctx;
 	gpuenv_trace_t *t;
-	gpuenv_trace_shims_t sh;
+	gpuenv_shims_t sh;
 	char dir[64], sdir[128], path[128], link[PATH_MAX + 8];
 	struct stat st;
 
@@ -234,16 +235,16 @@ static void test_shims_collect(void **state)
 	snprintf(path, sizeof(path), "%s/t.json", dir);
 	assert_int_equal(gpuenv_trace_new(&ctx, "gpuenv sync", &t), 0);
 	ctx.trace = t;
-	assert_int_equal(gpuenv_trace_shims_setup(&ctx, sdir, "/usr/bin/true", &sh), 0);
+	assert_int_equal(gpuenv_shim_setup(&ctx, sdir, "/usr/bin/true", &sh), 0);
 	assert_int_equal(sh.nenv, 2);
 	assert_string_equal(sh.env[0].name, "GPUENV_SHIM_LOG");
-	for (const char *const *n = gpuenv_trace_shim_names(); *n; n++) {
+	for (const char *const *n = gpuenv_shim_names(); *n; n++) {
 		snprintf(link, sizeof(link), "%s/%s", sh.path_prefix, *n);
 		assert_int_equal(lstat(link, &st), 0);
 		assert_true(S_ISLNK(st.st_mode));
-		assert_true(gpuenv_trace_is_shim(link));
+		assert_true(gpuenv_shim_is_tool(link));
 	}
-	assert_false(gpuenv_trace_is_shim("/usr/bin/gpuenv"));
+	assert_false(gpuenv_shim_is_tool("/usr/bin/gpuenv"));
 	/* times are absolute (the recorder's epoch + x): nvcc [10,100) with its
 	 * gcc [20,50) inside; ld [60,70) overlaps nvcc without nesting in gcc
 	 * (nests in nvcc); ar [90,120) overlaps nvcc's end: a second lane; a
@@ -258,7 +259,7 @@ static void test_shims_collect(void **state)
 	fprintf(f, "v1\t%llu\t30\t5\t0\t\tnvcc\t/b", (unsigned long long)(e0 + 200));
 	fclose(f);
 	size_t skipped = 99;
-	assert_int_equal(gpuenv_trace_shims_collect(&ctx, &sh, "flash-attn", &skipped), 0);
+	assert_int_equal(gpuenv_shim_collect(&ctx, &sh, "flash-attn", &skipped), 0);
 	assert_int_equal(skipped, 2);
 	assert_int_equal(stat(sdir, &st), -1); /* the shim folder is gone */
 	assert_int_equal(gpuenv_trace_write(&ctx, t, path), 0);
@@ -294,7 +295,7 @@ static void test_shims_none(void **state)
 	(void)state;
 	gpuenv_ctx_t ctx;
 	gpuenv_trace_t *t;
-	gpuenv_trace_shims_t sh;
+	gpuenv_shims_t sh;
 	char dir[64], sdir[128];
 	struct stat st;
 	size_t n, dropped, skipped = 9;
@@ -304,8 +305,8 @@ static void test_shims_none(void **state)
 	snprintf(sdir, sizeof(sdir), "%s/s", dir);
 	assert_int_equal(gpuenv_trace_new(&ctx, "x", &t), 0);
 	ctx.trace = t;
-	assert_int_equal(gpuenv_trace_shims_setup(&ctx, sdir, NULL, &sh), 0);
-	assert_int_equal(gpuenv_trace_shims_collect(&ctx, &sh, "p", &skipped), 0);
+	assert_int_equal(gpuenv_shim_setup(&ctx, sdir, NULL, &sh), 0);
+	assert_int_equal(gpuenv_shim_collect(&ctx, &sh, "p", &skipped), 0);
 	assert_int_equal(skipped, 0);
 	gpuenv_trace_counts(t, &n, &dropped);
 	assert_int_equal(n, 0);
