@@ -69,6 +69,11 @@ typedef struct rs_pkg {
 	uint32_t ncand, nwords;
 	const gpuenv_candidate_t **cand; /* the universe, newest first */
 	bool not_found;
+	/* the candidates that are not pre-releases (an extra shares its
+	 * base's), and whether pre-releases rank with them (--pre, Poetry's
+	 * allow-prereleases) instead of after them */
+	const rs_word_t *stable;
+	bool pre_ranked;
 	const char *note; /* what the resolver's rules left out, or NULL */
 	/* the partial solution */
 	int32_t last;	  /* newest assignment of this package, -1 */
@@ -96,6 +101,7 @@ typedef struct rs_asg {
 typedef struct rs_root_spec {
 	const char *name; /* normalised base name */
 	const gpuenv_specset_t *spec;
+	bool allow_pre; /* Poetry's allow-prereleases */
 } rs_root_spec_t;
 
 typedef struct rs_solver {

@@ -145,11 +145,11 @@ static bool is_root_pin(const rs_solver_t *s, const char *name, const gpuenv_can
 	return false;
 }
 
-static bool root_names_prerelease(const rs_solver_t *s, const char *name)
+/* Poetry's allow-prereleases on a root requirement naming name. */
+static bool root_allows_prereleases(const rs_solver_t *s, const char *name)
 {
 	for (size_t i = 0; i < s->nrootspecs; i++)
-		if (!strcmp(s->rootspecs[i].name, name) &&
-			gpuenv_specset_prereleases(s->rootspecs[i].spec) == GPUENV_PRERELEASES_YES)
+		if (s->rootspecs[i].allow_pre && !strcmp(s->rootspecs[i].name, name))
 			return true;
 	return false;
 }
@@ -173,10 +173,10 @@ static int cand_cmp(const void *a, const void *b)
 static int pkg_load(rs_solver_t *s, uint32_t id)
 {
 	const gpuenv_candidate_t *cs = NULL;
-	size_t n = 0, nyanked = 0, npre = 0, npre_all = 0;
+	size_t n = 0, nyanked = 0, npre = 0;
 	int r;
 	rs_pkg_t *p;
-	bool allow_pre;
+	bool no_pre = s->req->prereleases == GPUENV_PRERELEASES_NO;
 	gpuenv_buf_t note;
 
 	s->asked++;
@@ -197,14 +197,13 @@ static int pkg_load(rs_solver_t *s, uint32_t id)
 	p->cand = gpuenv_arena_alloc(&s->mem, (n ? n : 1) * sizeof(*p->cand));
 	if (!tmp || !p->cand)
 		return oom(s);
-	for (size_t i = 0; i < n; i++)
-		npre_all += gpuenv_version_is_prerelease(&cs[i].v);
-	if (s->req->prereleases == GPUENV_PRERELEASES_YES)
-		allow_pre = true;
-	else if (s->req->prereleases == GPUENV_PRERELEASES_NO)
-		allow_pre = false;
-	else
-		allow_pre = (n && npre_all == n) || root_names_prerelease(s, p->name);
+	/* Pre-releases are candidates unless turned off; by default they rank
+	 * after every stable version (the decision takes the newest stable
+	 * version its package's term allows, a pre-release only when none is
+	 * left), so one is used only when a specifier or a conflict rules the
+	 * stable versions out: uv's `if-necessary` (docs/resolver.md). */
+	p->pre_ranked = s->req->prereleases == GPUENV_PRERELEASES_YES ||
+			root_allows_prereleases(s, p->name);
 	/* the versions the rules leave out, in the provider's order */
 	gpuenv_buf_t yl, pl;
 	gpuenv_buf_init(&note, s->ctx, 1 << 16);
@@ -217,7 +216,7 @@ static int pkg_load(rs_solver_t *s, uint32_t id)
 		size_t at;
 		if (c->yanked && !is_root_pin(s, p->name, c))
 			l = &yl, at = nyanked++;
-		else if (!allow_pre && gpuenv_version_is_prerelease(&c->v))
+		else if (no_pre && gpuenv_version_is_prerelease(&c->v))
 			l = &pl, at = npre++;
 		if (l) {
 			if (at < 4 && gpuenv_buf_printf(l, "%s%s", at ? ", " : "", c->version))
@@ -236,10 +235,7 @@ static int pkg_load(rs_solver_t *s, uint32_t id)
 	if (npre && gpuenv_buf_printf(&note, "%s%s %s%s%.0zu%s %s (%s)", note.len ? "; " : "",
 			    p->name, pl.data, npre > 4 ? " and " : "", npre > 4 ? npre - 4 : 0,
 			    npre > 4 ? " more" : "", npre > 1 ? "are pre-releases" : "is a pre-release",
-			    s->req->prereleases == GPUENV_PRERELEASES_NO
-				    ? "pre-releases are turned off"
-				    : "a pre-release is used when a root requirement names one, when "
-				      "every version is one, or when they are allowed everywhere"))
+			    "pre-releases are turned off"))
 		goto nomem;
 	gpuenv_buf_free(&yl);
 	gpuenv_buf_free(&pl);
@@ -250,10 +246,17 @@ static int pkg_load(rs_solver_t *s, uint32_t id)
 	}
 	gpuenv_buf_free(&note);
 	qsort(tmp, k, sizeof(*tmp), cand_cmp);
-	for (size_t i = 0; i < k; i++)
-		p->cand[i] = tmp[i].c;
 	p->ncand = (uint32_t)k;
 	p->nwords = rs_words(p->ncand);
+	rs_word_t *stable = set_new(s, p->nwords);
+	if (!stable)
+		return oom(s);
+	for (size_t i = 0; i < k; i++) {
+		p->cand[i] = tmp[i].c;
+		if (!gpuenv_version_is_prerelease(&tmp[i].c->v))
+			rs_set_bit(stable, (uint32_t)i);
+	}
+	p->stable = stable;
 	if (p->nwords > s->tmpwords) {
 		s->tmp = set_new(s, p->nwords);
 		if (!s->tmp)
@@ -303,6 +306,8 @@ static int pkg_get(rs_solver_t *s, const char *name, const char *extra, uint32_t
 	if (!p->extra)
 		return oom(s);
 	p->cand = b->cand;
+	p->stable = b->stable;
+	p->pre_ranked = b->pre_ranked;
 	p->ncand = b->ncand;
 	p->nwords = b->nwords;
 	p->not_found = b->not_found;
@@ -1068,6 +1073,18 @@ static int32_t pick(const rs_solver_t *s)
 	return best;
 }
 
+/* The candidate to try for package k within set: the newest, or, unless
+ * pre-releases rank with the rest, the newest stable one while the set
+ * holds one.  -1: the set is empty. */
+static int32_t pick_version(const rs_pkg_t *k, const rs_word_t *set)
+{
+	if (!k->pre_ranked && k->stable)
+		for (uint32_t i = 0; i < k->nwords; i++)
+			if (set[i] & k->stable[i])
+				return (int32_t)(i * 64 + (uint32_t)__builtin_ctzll(set[i] & k->stable[i]));
+	return rs_set_first(set, k->nwords);
+}
+
 static int solve(rs_solver_t *s, uint32_t *failure)
 {
 	uint32_t id = 0, next = RS_ROOT, first = 0, count = 0, first_inc = UINT32_MAX;
@@ -1089,7 +1106,7 @@ static int solve(rs_solver_t *s, uint32_t *failure)
 		if (p < 0)
 			return 0;
 		rs_pkg_t *k = &s->pkgs[p];
-		int32_t ver = rs_set_first(s->asg[k->last].acc, k->nwords);
+		int32_t ver = pick_version(k, s->asg[k->last].acc);
 		if (ver < 0)
 			return gpuenv_fail(s->ctx, -EINVAL, NULL, 0, 0,
 				"resolver: empty positive term (a bug)");
@@ -1286,6 +1303,8 @@ int gpuenv_resolve(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_resolv
 			r = oom(&s);
 			goto done;
 		}
+		s.rootspecs[s.nrootspecs].allow_pre = req->allow_prereleases &&
+							req->allow_prereleases[i];
 		s.rootspecs[s.nrootspecs++].spec = &req->roots[i].spec;
 	}
 	/* the root: a package of one version, "0", no name an index can have */
