@@ -346,22 +346,39 @@ static int watch(rs_solver_t *s, uint32_t p, uint32_t inc, uint32_t term)
 	const rs_term_t *t = &s->incs[inc].terms[term];
 	rs_watch_t *w = &k->incs[k->nincs++];
 	w->inc = inc;
+	w->term = term;
 	w->pos = t->pos;
 	w->set = t->set;
 	w->w0 = k->nwords ? t->set[0] : 0;
 	return 0;
 }
 
-/* Register an incompatibility built in s->incs[id] (terms set): watched by
- * every package it names. */
+/* Watch terms a and b of incompatibility id (the same index when it has
+ * one term).  A term it watched before and no longer does keeps its entry
+ * until a scan finds it stale and drops it. */
+static int inc_watch(rs_solver_t *s, uint32_t id, uint32_t a, uint32_t b)
+{
+	rs_inc_t *inc = &s->incs[id];
+	uint32_t old0 = inc->wt[0], old1 = inc->wt[1];
+	bool was = inc->watched;
+	int r;
+	if (!inc->nterms)
+		return 0;
+	inc->wt[0] = a;
+	inc->wt[1] = b;
+	inc->watched = true;
+	if ((!was || (a != old0 && a != old1)) && (r = watch(s, inc->terms[a].pkg, id, a)))
+		return r;
+	if (a != b && (!was || (b != old0 && b != old1)) && (r = watch(s, inc->terms[b].pkg, id, b)))
+		return r;
+	return 0;
+}
+
+/* An incompatibility of at most two terms (the root's, a dependency, a
+ * dependency nothing meets): both terms watched. */
 static int inc_activate(rs_solver_t *s, uint32_t id)
 {
-	for (uint32_t i = 0; i < s->incs[id].nterms; i++) {
-		int r = watch(s, s->incs[id].terms[i].pkg, id, i);
-		if (r)
-			return r;
-	}
-	return 0;
+	return inc_watch(s, id, 0, s->incs[id].nterms > 1 ? 1 : 0);
 }
 
 /* A term list under construction: merged per package by intersection. */
@@ -579,7 +596,6 @@ static bool is_failure(const rs_solver_t *s, uint32_t id)
  * derive from (or the failure, with GPUENV_ENOSOLUTION). */
 static int resolve_conflict(rs_solver_t *s, uint32_t id, uint32_t *learned)
 {
-	bool created = false;
 
 	s->conflicts++;
 	if (s->conflicts > RS_MAX_CONFLICTS)
@@ -625,11 +641,6 @@ static int resolve_conflict(rs_solver_t *s, uint32_t id, uint32_t *learned)
 		if (sa->level == 0)
 			prev_level = 0;
 		if (sa->decision || prev_level != sa->level) {
-			if (created) {
-				int r = inc_activate(s, id);
-				if (r)
-					return r;
-			}
 			backtrack(s, prev_level);
 			*learned = id;
 			return 0;
@@ -683,7 +694,6 @@ static int resolve_conflict(rs_solver_t *s, uint32_t id, uint32_t *learned)
 		s->incs[nid].c1 = id;
 		s->incs[nid].c2 = cause;
 		id = nid;
-		created = true;
 	}
 	*learned = id;
 	return GPUENV_ENOSOLUTION;
@@ -710,93 +720,191 @@ static inline bool watch_satisfied(const rs_watch_t *w, bool ap, const rs_word_t
 	return rs_term_subset(ap, acc, w->pos, w->set, nw);
 }
 
+/* Does the partial solution imply term t? */
+static bool term_satisfied(const rs_solver_t *s, const rs_term_t *t)
+{
+	bool ap;
+	const rs_word_t *acc;
+	pkg_acc(s, t->pkg, &ap, &acc);
+	return acc && rs_term_subset(ap, acc, t->pos, t->set, s->pkgs[t->pkg].nwords);
+}
+
+/* A learned incompatibility, unit after the backjump (every term but
+ * which satisfied): watched on which and on the term satisfied last, the
+ * first to come undone when the search backtracks (what keeps the two
+ * watched terms sound). */
+static int watch_learned(rs_solver_t *s, uint32_t id, uint32_t which)
+{
+	const rs_inc_t *inc = &s->incs[id];
+	int32_t latest = -2;
+	uint32_t other = which;
+	for (uint32_t i = 0; i < inc->nterms; i++) {
+		if (i == which)
+			continue;
+		int32_t a = first_satisfying(s, inc->terms[i].pkg, &inc->terms[i], -1, false, NULL);
+		if (a == -2)
+			return oom(s);
+		if (a > latest) {
+			latest = a;
+			other = i;
+		}
+	}
+	return inc_watch(s, id, which, other);
+}
+
+/* A conflict on satisfied incompatibility id: learn, backjump, derive what
+ * the learned incompatibility implies.  *pkg: the package derived. */
+static int on_conflict(rs_solver_t *s, uint32_t id, uint32_t *failure, uint32_t *pkg)
+{
+	uint32_t learned = 0, which = 0;
+	int r = resolve_conflict(s, id, &learned);
+	if (r == GPUENV_ENOSOLUTION)
+		*failure = learned;
+	if (r)
+		return r;
+	if (relation(s, learned, &which) != REL_ALMOST)
+		return gpuenv_fail(s->ctx, -EINVAL, NULL, 0, 0,
+			"resolver: learned clause is not unit (a bug)");
+	/* a new one, or one that was there (its watches may be on terms
+	 * satisfied before the one the backjump undid) */
+	if ((r = watch_learned(s, learned, which)))
+		return r;
+	*pkg = s->incs[learned].terms[which].pkg;
+	return derive(s, learned, which);
+}
+
+/* Queue package p for the propagation (once). */
+static int enqueue(rs_solver_t *s, uint32_t *n, uint32_t p)
+{
+	if (s->pkgs[p].stamp == s->stamp)
+		return 0;
+	if (*n == s->capqueue) {
+		uint32_t nc = s->capqueue ? s->capqueue * 2 : 64;
+		uint32_t *nq = gpuenv_realloc(s->ctx, s->queue, nc * sizeof(uint32_t));
+		if (!nq)
+			return oom(s);
+		s->queue = nq;
+		s->capqueue = nc;
+	}
+	s->pkgs[p].stamp = s->stamp;
+	s->queue[(*n)++] = p;
+	return 0;
+}
+
+/* Drop the watch entries of package p marked no longer watched. */
+static void compact(rs_solver_t *s, uint32_t p, uint32_t dropped)
+{
+	rs_pkg_t *k = &s->pkgs[p];
+	uint32_t j = 0;
+	if (!dropped)
+		return;
+	for (uint32_t i = 0; i < k->nincs; i++)
+		if (k->incs[i].inc != UINT32_MAX)
+			k->incs[j++] = k->incs[i];
+	k->nincs = j;
+}
+
 /* Unit propagation from package start (and first from incompatibility
- * first, when not UINT32_MAX).  Incompatibilities older than the last
- * propagation are looked at only when the changed package's term in them
- * is satisfied: no other change can make one unit or satisfied, and the
- * watch lists hold hundreds of dependency edges per package. */
+ * first, when not UINT32_MAX), with two watched terms per
+ * incompatibility: a package's change looks only at the incompatibilities
+ * watching one of its terms that the change satisfied, and moves the watch
+ * to another term not satisfied when there is one; with none, the other
+ * watched term decides (satisfied: a conflict; undecided: its negation is
+ * derived).  So the work per change does not grow with the number of
+ * incompatibilities learned. */
 static int propagate(rs_solver_t *s, uint32_t start, uint32_t first, uint32_t *failure)
 {
-	uint32_t *stack = NULL, n = 0, cap = 0, fresh = s->fresh;
+	uint32_t n = 0, derived = 0, cur = UINT32_MAX, dropped = 0;
 	int r = 0;
 
-#define PUSH(p)                                                                           \
-	do {                                                                              \
-		if (s->pkgs[p].stamp != s->stamp) {                                       \
-			if (n == cap) {                                                   \
-				uint32_t nc = cap ? cap * 2 : 32;                         \
-				uint32_t *ns = gpuenv_arena_alloc(&s->mem, nc * sizeof(uint32_t)); \
-				if (!ns) {                                                \
-					r = oom(s);                                       \
-					goto out;                                         \
-				}                                                         \
-				if (n)                                                    \
-					memcpy(ns, stack, n * sizeof(uint32_t));          \
-				stack = ns;                                               \
-				cap = nc;                                                 \
-			}                                                                 \
-			s->pkgs[p].stamp = s->stamp;                                      \
-			stack[n++] = (p);                                                 \
-		}                                                                         \
-	} while (0)
-
 	s->stamp++;
-	PUSH(start);
-	while (n) {
-		uint32_t p = stack[n - 1], k = s->pkgs[p].nincs;
-		if (first == UINT32_MAX) {
-			n--;
-			s->pkgs[p].stamp = 0;
+	if (first != UINT32_MAX) {
+		uint32_t which = 0;
+		int rel = relation(s, first, &which);
+		if (rel == REL_SAT) {
+			if ((r = on_conflict(s, first, failure, &derived)))
+				return r;
+			s->stamp++;
+			return propagate(s, derived, UINT32_MAX, failure);
 		}
+		if (rel == REL_ALMOST) {
+			if ((r = derive(s, first, which)) ||
+				(r = enqueue(s, &n, s->incs[first].terms[which].pkg)))
+				goto out;
+		}
+	}
+	if ((r = enqueue(s, &n, start)))
+		goto out;
+	while (n) {
+		uint32_t p = s->queue[--n];
+		s->pkgs[p].stamp = 0;
 		bool ap;
 		const rs_word_t *acc;
 		uint32_t nw = s->pkgs[p].nwords;
+		cur = p;
 		pkg_acc(s, p, &ap, &acc);
-		while (k-- > 0) {
-			const rs_watch_t *w = &s->pkgs[p].incs[k];
-			uint32_t id = w->inc, which = 0;
-			if (first != UINT32_MAX) {
-				id = first;
-				k = 0;
-			} else if (id < fresh && !watch_satisfied(w, ap, acc, nw))
+		/* newest first; an entry no longer watched here is marked and the
+		 * list compacted after the scan */
+		for (uint32_t i = s->pkgs[p].nincs; i-- > 0;) {
+			rs_watch_t *w = &s->pkgs[p].incs[i];
+			if (!watch_satisfied(w, ap, acc, nw))
 				continue;
-			first = UINT32_MAX;
-			int rel = relation(s, id, &which);
-			if (rel == REL_SAT) {
-				uint32_t learned = 0;
-				r = resolve_conflict(s, id, &learned);
-				if (r == GPUENV_ENOSOLUTION)
-					*failure = learned;
-				if (r)
+			uint32_t id = w->inc, term = w->term;
+			rs_inc_t *inc = &s->incs[id];
+			if (inc->wt[0] != term && inc->wt[1] != term) {
+				w->inc = UINT32_MAX; /* stale: it watches other terms now */
+				dropped++;
+				continue;
+			}
+			uint32_t slot = inc->wt[0] == term ? 0 : 1, other = inc->wt[1 - slot];
+			/* another term to watch, not satisfied */
+			uint32_t repl = UINT32_MAX;
+			for (uint32_t k = 0; k < inc->nterms && repl == UINT32_MAX; k++)
+				if (k != inc->wt[0] && k != inc->wt[1] &&
+					!term_satisfied(s, &inc->terms[k]))
+					repl = k;
+			if (repl != UINT32_MAX) {
+				inc->wt[slot] = repl;
+				w->inc = UINT32_MAX;
+				dropped++;
+				if ((r = watch(s, inc->terms[repl].pkg, id, repl)))
 					goto out;
-				if (relation(s, learned, &which) != REL_ALMOST) {
-					r = gpuenv_fail(s->ctx, -EINVAL, NULL, 0, 0,
-						"resolver: learned clause is not unit (a bug)");
+				continue;
+			}
+			const rs_term_t *ot = &inc->terms[other];
+			if (other == term || term_satisfied(s, ot)) {
+				/* every term holds: learn, backjump, and start over
+				 * from the derived package only */
+				compact(s, p, dropped);
+				dropped = 0;
+				cur = UINT32_MAX;
+				if ((r = on_conflict(s, id, failure, &derived)))
 					goto out;
-				}
-				if ((r = derive(s, learned, which)))
-					goto out;
-				/* start over from the derived package only */
 				while (n)
-					s->pkgs[stack[--n]].stamp = 0;
+					s->pkgs[s->queue[--n]].stamp = 0;
 				s->stamp++;
-				PUSH(s->incs[learned].terms[which].pkg);
+				if ((r = enqueue(s, &n, derived)))
+					goto out;
 				break;
 			}
-			if (rel == REL_ALMOST) {
-				if ((r = derive(s, id, which)))
-					goto out;
-				PUSH(s->incs[id].terms[which].pkg);
-				pkg_acc(s, p, &ap, &acc); /* p itself may be the one */
-			}
+			bool op;
+			const rs_word_t *oacc;
+			pkg_acc(s, ot->pkg, &op, &oacc);
+			if (oacc && rs_term_disjoint(op, oacc, ot->pos, ot->set, s->pkgs[ot->pkg].nwords))
+				continue; /* can never hold */
+			if ((r = derive(s, id, other)) || (r = enqueue(s, &n, ot->pkg)))
+				goto out;
 		}
+		compact(s, p, dropped);
+		dropped = 0;
+		cur = UINT32_MAX;
 	}
 out:
+	if (cur != UINT32_MAX)
+		compact(s, cur, dropped);
 	while (n)
-		s->pkgs[stack[--n]].stamp = 0;
-	s->fresh = s->nincs;
+		s->pkgs[s->queue[--n]].stamp = 0;
 	return r;
-#undef PUSH
 }
 
 /* ---- dependencies ---------------------------------------------------------- */
@@ -1099,6 +1207,7 @@ static int solve(rs_solver_t *s, uint32_t *failure)
 		(r = tlist_store(s, &l, id, &never)) || (r = inc_activate(s, id)))
 		return r;
 	s->incs[id].kind = RS_INC_ROOT;
+	first_inc = id; /* derive "the root is selected" */
 	for (;;) {
 		if ((r = propagate(s, next, first_inc, failure)))
 			return r;
@@ -1339,6 +1448,7 @@ done:
 	gpuenv_free(ctx, s.pkgs);
 	gpuenv_free(ctx, s.incs);
 	gpuenv_free(ctx, s.asg);
+	gpuenv_free(ctx, s.queue);
 	gpuenv_arena_free(&s.mem);
 	return r;
 }
