@@ -71,10 +71,16 @@ typedef struct gpuenv_resolve_req {
 	/* the target's marker environment; extra and extras are ignored (the
 	 * resolver sets extra per requirement it evaluates) */
 	const gpuenv_marker_env_t *env;
-	/* GPUENV_PRERELEASES_DEFAULT: PEP 440's rules (a pre-release only when
-	 * a specifier names one, or when a package has nothing else that
-	 * fits); YES: allowed everywhere; NO: never */
+	/* GPUENV_PRERELEASES_DEFAULT: pre-releases rank after every stable
+	 * version of their package, so one is chosen only when no stable
+	 * version the requirements allow is left (uv's `if-necessary`: a
+	 * specifier such as `>=2.0b1` that only pre-releases meet, or
+	 * conflicts that rule the stable ones out); YES: pre-releases rank by
+	 * version with the rest, everywhere; NO: never candidates */
 	int prereleases;
+	/* NULL, or one flag per root: Poetry's `allow-prereleases = true`,
+	 * the package's pre-releases rank by version with the rest */
+	const bool *allow_prereleases;
 } gpuenv_resolve_req_t;
 
 typedef struct gpuenv_resolved {

@@ -356,13 +356,16 @@ int gpuenv_project_lock_target(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const g
 	gpuenv_requirement_t *roots = gpuenv_arena_calloc(arena, ndeps ? ndeps : 1, sizeof(*roots));
 	const char **rn = gpuenv_arena_calloc(arena, ndeps ? ndeps : 1, sizeof(*rn));
 	const char **rs = gpuenv_arena_calloc(arena, ndeps ? ndeps : 1, sizeof(*rs));
+	/* Poetry's allow-prereleases, per root, for the resolver */
+	bool *pre = gpuenv_arena_calloc(arena, ndeps ? ndeps : 1, sizeof(*pre));
 	size_t nroutes = 0;
-	if (!roots || !rn || !rs) {
+	if (!roots || !rn || !rs || !pre) {
 		rc = gpuenv_oom(ctx, "the root requirements");
 		goto out;
 	}
 	for (size_t i = 0; i < ndeps; i++) {
 		roots[i] = deps[i].req;
+		pre[i] = deps[i].allow_prereleases;
 		if (deps[i].source) {
 			rn[nroutes] = deps[i].name;
 			rs[nroutes++] = deps[i].source;
@@ -399,7 +402,8 @@ int gpuenv_project_lock_target(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const g
 	po.experimental = (t->torch_backend && strcmp(t->torch_backend, "auto") != 0)
 		|| (req->backend && req->backend->user_pinned);
 	gpuenv_resolve_req_t rq = { .roots = roots, .nroots = ndeps, .env = &env,
-		.prereleases = req->pre ? GPUENV_PRERELEASES_YES : GPUENV_PRERELEASES_DEFAULT };
+		.prereleases = req->pre ? GPUENV_PRERELEASES_YES : GPUENV_PRERELEASES_DEFAULT,
+		.allow_prereleases = pre };
 	for (int pass = req->kb && req->backend ? 0 : 1; pass < 2; pass++) {
 		po.hw_strict = pass == 0;
 		gpuenv_pv_free(pv);

@@ -14,6 +14,10 @@
 #include <string.h>
 
 #define RS_MAX_RUNS 6
+/* Lines of derivation written at most: a failure learned over thousands of
+ * conflicts is written as its last steps, the rest cited as facts with the
+ * number of steps left out. */
+#define RS_REPORT_LINES 40
 
 typedef struct rep_line {
 	char *text;
@@ -30,6 +34,12 @@ typedef struct rep {
 	bool *named; /* packages the explanation names */
 	uint8_t *chain; /* per incompatibility: 0 not looked at, 1 a chain, 2 not */
 	uint32_t *chain_dep; /* a chain's first dependency edge (its text) */
+	uint32_t *size;	 /* per incompatibility: lines its derivation takes
+			    written as a tree (saturating) */
+	uint8_t *plan;	 /* per incompatibility: 1 written out, 2 cut (cited
+			    as a fact, its derivation left out) */
+	uint32_t *cut_steps; /* per cut incompatibility: steps left out under it */
+	size_t left_out;     /* derivation steps left out in all */
 	int err;
 } rep_t;
 
@@ -278,10 +288,80 @@ static void chain_versions(rep_t *rp, uint32_t id, rs_word_t *set)
 	}
 }
 
-/* Derived, for the layout of the explanation (a chain reads as a fact). */
+/* Derived, for the layout of the explanation (a chain, and a derivation
+ * cut for length, read as facts). */
 static bool derived(rep_t *rp, uint32_t id)
 {
+	return rp->s->incs[id].kind == RS_INC_DERIVED && !is_chain(rp, id) && rp->plan[id] != 2;
+}
+
+/* Derived in the tree, whether written out or cut. */
+static bool derivation(rep_t *rp, uint32_t id)
+{
 	return rp->s->incs[id].kind == RS_INC_DERIVED && !is_chain(rp, id);
+}
+
+/* Lines each derivation takes written as a tree, in creation order (an
+ * incompatibility's causes are older than it). */
+static void sizes(rep_t *rp)
+{
+	const rs_solver_t *s = rp->s;
+	for (uint32_t id = 0; id < s->nincs; id++) {
+		if (!rp->derivs[id] || !derivation(rp, id))
+			continue;
+		uint64_t z = 1 + (uint64_t)rp->size[s->incs[id].c1] + rp->size[s->incs[id].c2];
+		rp->size[id] = z > UINT32_MAX ? UINT32_MAX : (uint32_t)z;
+	}
+}
+
+/* Which derivations are written within budget lines: all of id's when it
+ * fits; else id's own line, then its causes, the smaller first, each
+ * within what is left (so the steps nearest the failure are written and
+ * the deepest cut).  Returns the lines used. */
+static uint32_t plan(rep_t *rp, uint32_t id, uint32_t budget)
+{
+	const rs_inc_t *inc = &rp->s->incs[id];
+	if (!derivation(rp, id) || rp->plan[id])
+		return 0; /* a fact, or written once and cited after */
+	if (budget == 0) {
+		rp->plan[id] = 2;
+		return 0;
+	}
+	rp->plan[id] = 1;
+	if (rp->size[id] <= budget) {
+		/* all of it: mark the tree written */
+		uint32_t used = 1;
+		used += plan(rp, inc->c1, rp->size[inc->c1]);
+		used += plan(rp, inc->c2, rp->size[inc->c2]);
+		return used;
+	}
+	uint32_t a = inc->c1, b = inc->c2, used = 1;
+	if (rp->size[b] < rp->size[a]) {
+		a = inc->c2;
+		b = inc->c1;
+	}
+	used += plan(rp, a, budget - used);
+	used += plan(rp, b, budget - used);
+	return used;
+}
+
+/* Steps under the cut derivation id not written anywhere, counted once
+ * (iterative: the tree can be deep). */
+static uint32_t count_cut(rep_t *rp, uint32_t id, uint32_t *stack, uint8_t *seen)
+{
+	const rs_solver_t *s = rp->s;
+	uint32_t n = 0, steps = 0;
+	stack[n++] = id;
+	while (n) {
+		uint32_t x = stack[--n];
+		if (s->incs[x].kind != RS_INC_DERIVED || seen[x] || (x != id && rp->plan[x] == 1))
+			continue;
+		seen[x] = 1;
+		steps++;
+		stack[n++] = s->incs[x].c1;
+		stack[n++] = s->incs[x].c2;
+	}
+	return steps;
 }
 
 /* Times each derived incompatibility is used; its causes counted once. */
@@ -331,12 +411,15 @@ static void emit(rep_t *rp, uint32_t id, gpuenv_buf_t *msg, bool numbered)
 	}
 }
 
-/* clause text, plus " (N)" when it has a line */
+/* clause text, plus " (N)" when it has a line, or what was left out */
 static int cite(rep_t *rp, uint32_t id, gpuenv_buf_t *b)
 {
 	int r = inc_str(rp, id, b);
 	if (!r && rp->lineno[id])
 		r = gpuenv_buf_printf(b, " (%u)", rp->lineno[id]);
+	if (!r && rp->plan[id] == 2)
+		r = gpuenv_buf_printf(b, " [%u step%s not shown]", rp->cut_steps[id],
+			rp->cut_steps[id] == 1 ? "" : "s");
 	return r;
 }
 
@@ -485,11 +568,25 @@ const char *rs_report(rs_solver_t *s, uint32_t failure)
 	rp.named = gpuenv_arena_calloc(&s->mem, s->npkgs, sizeof(bool));
 	rp.chain = gpuenv_arena_calloc(&s->mem, s->nincs, 1);
 	rp.chain_dep = gpuenv_arena_calloc(&s->mem, s->nincs, sizeof(uint32_t));
-	if (!rp.derivs || !rp.lineno || !rp.named || !rp.chain || !rp.chain_dep)
+	rp.size = gpuenv_arena_calloc(&s->mem, s->nincs, sizeof(uint32_t));
+	rp.plan = gpuenv_arena_calloc(&s->mem, s->nincs, 1);
+	rp.cut_steps = gpuenv_arena_calloc(&s->mem, s->nincs, sizeof(uint32_t));
+	uint8_t *seen = gpuenv_arena_calloc(&s->mem, s->nincs, 1);
+	uint32_t *stack = gpuenv_arena_alloc(&s->mem, (2 * (size_t)s->nincs + 2) * sizeof(uint32_t));
+	if (!rp.derivs || !rp.lineno || !rp.named || !rp.chain || !rp.chain_dep || !rp.size ||
+		!rp.plan || !rp.cut_steps || !seen || !stack)
 		goto nomem;
 	count(&rp, failure);
-	if (!rp.err)
+	if (!rp.err) {
+		sizes(&rp);
+		plan(&rp, failure, RS_REPORT_LINES);
+		for (uint32_t id = 0; id < s->nincs; id++)
+			if (rp.plan[id] == 2) {
+				rp.cut_steps[id] = count_cut(&rp, id, stack, seen);
+				rp.left_out += rp.cut_steps[id];
+			}
 		visit(&rp, failure, false, 0);
+	}
 	if (rp.err)
 		goto nomem;
 	gpuenv_buf_init(&out, s->ctx, (size_t)1 << 26);
@@ -510,6 +607,12 @@ const char *rs_report(rs_solver_t *s, uint32_t failure)
 		if (r)
 			goto nomem_out;
 	}
+	if (rp.left_out && gpuenv_buf_printf(&out,
+				   "(%zu more step%s of the derivation, from %zu conflict%s, not shown: "
+				   "a clause marked [N steps not shown] is what they prove)\n",
+				   rp.left_out, rp.left_out == 1 ? "" : "s", s->conflicts,
+				   s->conflicts == 1 ? "" : "s"))
+		goto nomem_out;
 	/* notes on the packages named: why versions were left out */
 	const char **names = gpuenv_arena_alloc(&s->mem, (s->npkgs ? s->npkgs : 1) * sizeof(char *));
 	size_t nn = 0;

@@ -46,17 +46,22 @@ typedef struct rs_inc {
 	uint8_t nv_reason; /* RS_NV_*, for NOVERS */
 	rs_term_t *terms;
 	uint32_t c1, c2;   /* causes of DERIVED */
+	uint32_t wt[2];	   /* the two watched terms (the same one twice when
+			      there is one term), when watched */
+	bool watched;
 	/* DEP, DEP_TEXT, NOVERS: who depends (pkg, version index) on what */
 	uint32_t dep_from, dep_ver, dep_to;
 	const char *dep_text; /* "b[x] >=2" (name, extras, specifier) */
 	const char *spec_text; /* ">=2", "" when any version */
 } rs_inc_t;
 
-/* One incompatibility that names a package, with the package's term in it
- * copied out (and its first word inline), so the propagation's scan of a
- * long list touches no other memory. */
+/* One incompatibility that watches a term of a package (two watched terms
+ * per incompatibility, moved as terms get satisfied: SAT solvers' two
+ * watched literals), with the term copied out (and its first word inline),
+ * so the propagation's scan of a list touches no other memory. */
 typedef struct rs_watch {
 	uint32_t inc;
+	uint32_t term; /* its index in the incompatibility */
 	bool pos;
 	rs_word_t w0;	     /* the term's set when the universe fits one word */
 	const rs_word_t *set;
@@ -69,11 +74,16 @@ typedef struct rs_pkg {
 	uint32_t ncand, nwords;
 	const gpuenv_candidate_t **cand; /* the universe, newest first */
 	bool not_found;
+	/* the candidates that are not pre-releases (an extra shares its
+	 * base's), and whether pre-releases rank with them (--pre, Poetry's
+	 * allow-prereleases) instead of after them */
+	const rs_word_t *stable;
+	bool pre_ranked;
 	const char *note; /* what the resolver's rules left out, or NULL */
 	/* the partial solution */
 	int32_t last;	  /* newest assignment of this package, -1 */
 	int32_t decision; /* the chosen candidate, -1 */
-	/* incompatibilities that name this package */
+	/* incompatibilities watching a term of this package */
 	struct rs_watch *incs;
 	uint32_t nincs, capincs;
 	/* dependencies already added, per candidate: first incompatibility
@@ -96,6 +106,7 @@ typedef struct rs_asg {
 typedef struct rs_root_spec {
 	const char *name; /* normalised base name */
 	const gpuenv_specset_t *spec;
+	bool allow_pre; /* Poetry's allow-prereleases */
 } rs_root_spec_t;
 
 typedef struct rs_solver {
@@ -116,7 +127,8 @@ typedef struct rs_solver {
 	rs_asg_t *asg;
 	uint32_t nasg, capasg;
 	uint32_t level;
-	uint32_t fresh; /* incompatibilities from here on not propagated yet */
+	uint32_t *queue; /* propagation's packages to look at */
+	uint32_t capqueue;
 
 	rs_root_spec_t *rootspecs;
 	size_t nrootspecs;

@@ -145,11 +145,11 @@ static bool is_root_pin(const rs_solver_t *s, const char *name, const gpuenv_can
 	return false;
 }
 
-static bool root_names_prerelease(const rs_solver_t *s, const char *name)
+/* Poetry's allow-prereleases on a root requirement naming name. */
+static bool root_allows_prereleases(const rs_solver_t *s, const char *name)
 {
 	for (size_t i = 0; i < s->nrootspecs; i++)
-		if (!strcmp(s->rootspecs[i].name, name) &&
-			gpuenv_specset_prereleases(s->rootspecs[i].spec) == GPUENV_PRERELEASES_YES)
+		if (s->rootspecs[i].allow_pre && !strcmp(s->rootspecs[i].name, name))
 			return true;
 	return false;
 }
@@ -173,10 +173,10 @@ static int cand_cmp(const void *a, const void *b)
 static int pkg_load(rs_solver_t *s, uint32_t id)
 {
 	const gpuenv_candidate_t *cs = NULL;
-	size_t n = 0, nyanked = 0, npre = 0, npre_all = 0;
+	size_t n = 0, nyanked = 0, npre = 0;
 	int r;
 	rs_pkg_t *p;
-	bool allow_pre;
+	bool no_pre = s->req->prereleases == GPUENV_PRERELEASES_NO;
 	gpuenv_buf_t note;
 
 	s->asked++;
@@ -197,14 +197,13 @@ static int pkg_load(rs_solver_t *s, uint32_t id)
 	p->cand = gpuenv_arena_alloc(&s->mem, (n ? n : 1) * sizeof(*p->cand));
 	if (!tmp || !p->cand)
 		return oom(s);
-	for (size_t i = 0; i < n; i++)
-		npre_all += gpuenv_version_is_prerelease(&cs[i].v);
-	if (s->req->prereleases == GPUENV_PRERELEASES_YES)
-		allow_pre = true;
-	else if (s->req->prereleases == GPUENV_PRERELEASES_NO)
-		allow_pre = false;
-	else
-		allow_pre = (n && npre_all == n) || root_names_prerelease(s, p->name);
+	/* Pre-releases are candidates unless turned off; by default they rank
+	 * after every stable version (the decision takes the newest stable
+	 * version its package's term allows, a pre-release only when none is
+	 * left), so one is used only when a specifier or a conflict rules the
+	 * stable versions out: uv's `if-necessary` (docs/resolver.md). */
+	p->pre_ranked = s->req->prereleases == GPUENV_PRERELEASES_YES ||
+			root_allows_prereleases(s, p->name);
 	/* the versions the rules leave out, in the provider's order */
 	gpuenv_buf_t yl, pl;
 	gpuenv_buf_init(&note, s->ctx, 1 << 16);
@@ -217,7 +216,7 @@ static int pkg_load(rs_solver_t *s, uint32_t id)
 		size_t at;
 		if (c->yanked && !is_root_pin(s, p->name, c))
 			l = &yl, at = nyanked++;
-		else if (!allow_pre && gpuenv_version_is_prerelease(&c->v))
+		else if (no_pre && gpuenv_version_is_prerelease(&c->v))
 			l = &pl, at = npre++;
 		if (l) {
 			if (at < 4 && gpuenv_buf_printf(l, "%s%s", at ? ", " : "", c->version))
@@ -236,10 +235,7 @@ static int pkg_load(rs_solver_t *s, uint32_t id)
 	if (npre && gpuenv_buf_printf(&note, "%s%s %s%s%.0zu%s %s (%s)", note.len ? "; " : "",
 			    p->name, pl.data, npre > 4 ? " and " : "", npre > 4 ? npre - 4 : 0,
 			    npre > 4 ? " more" : "", npre > 1 ? "are pre-releases" : "is a pre-release",
-			    s->req->prereleases == GPUENV_PRERELEASES_NO
-				    ? "pre-releases are turned off"
-				    : "a pre-release is used when a root requirement names one, when "
-				      "every version is one, or when they are allowed everywhere"))
+			    "pre-releases are turned off"))
 		goto nomem;
 	gpuenv_buf_free(&yl);
 	gpuenv_buf_free(&pl);
@@ -250,10 +246,17 @@ static int pkg_load(rs_solver_t *s, uint32_t id)
 	}
 	gpuenv_buf_free(&note);
 	qsort(tmp, k, sizeof(*tmp), cand_cmp);
-	for (size_t i = 0; i < k; i++)
-		p->cand[i] = tmp[i].c;
 	p->ncand = (uint32_t)k;
 	p->nwords = rs_words(p->ncand);
+	rs_word_t *stable = set_new(s, p->nwords);
+	if (!stable)
+		return oom(s);
+	for (size_t i = 0; i < k; i++) {
+		p->cand[i] = tmp[i].c;
+		if (!gpuenv_version_is_prerelease(&tmp[i].c->v))
+			rs_set_bit(stable, (uint32_t)i);
+	}
+	p->stable = stable;
 	if (p->nwords > s->tmpwords) {
 		s->tmp = set_new(s, p->nwords);
 		if (!s->tmp)
@@ -303,6 +306,8 @@ static int pkg_get(rs_solver_t *s, const char *name, const char *extra, uint32_t
 	if (!p->extra)
 		return oom(s);
 	p->cand = b->cand;
+	p->stable = b->stable;
+	p->pre_ranked = b->pre_ranked;
 	p->ncand = b->ncand;
 	p->nwords = b->nwords;
 	p->not_found = b->not_found;
@@ -341,22 +346,39 @@ static int watch(rs_solver_t *s, uint32_t p, uint32_t inc, uint32_t term)
 	const rs_term_t *t = &s->incs[inc].terms[term];
 	rs_watch_t *w = &k->incs[k->nincs++];
 	w->inc = inc;
+	w->term = term;
 	w->pos = t->pos;
 	w->set = t->set;
 	w->w0 = k->nwords ? t->set[0] : 0;
 	return 0;
 }
 
-/* Register an incompatibility built in s->incs[id] (terms set): watched by
- * every package it names. */
+/* Watch terms a and b of incompatibility id (the same index when it has
+ * one term).  A term it watched before and no longer does keeps its entry
+ * until a scan finds it stale and drops it. */
+static int inc_watch(rs_solver_t *s, uint32_t id, uint32_t a, uint32_t b)
+{
+	rs_inc_t *inc = &s->incs[id];
+	uint32_t old0 = inc->wt[0], old1 = inc->wt[1];
+	bool was = inc->watched;
+	int r;
+	if (!inc->nterms)
+		return 0;
+	inc->wt[0] = a;
+	inc->wt[1] = b;
+	inc->watched = true;
+	if ((!was || (a != old0 && a != old1)) && (r = watch(s, inc->terms[a].pkg, id, a)))
+		return r;
+	if (a != b && (!was || (b != old0 && b != old1)) && (r = watch(s, inc->terms[b].pkg, id, b)))
+		return r;
+	return 0;
+}
+
+/* An incompatibility of at most two terms (the root's, a dependency, a
+ * dependency nothing meets): both terms watched. */
 static int inc_activate(rs_solver_t *s, uint32_t id)
 {
-	for (uint32_t i = 0; i < s->incs[id].nterms; i++) {
-		int r = watch(s, s->incs[id].terms[i].pkg, id, i);
-		if (r)
-			return r;
-	}
-	return 0;
+	return inc_watch(s, id, 0, s->incs[id].nterms > 1 ? 1 : 0);
 }
 
 /* A term list under construction: merged per package by intersection. */
@@ -574,7 +596,6 @@ static bool is_failure(const rs_solver_t *s, uint32_t id)
  * derive from (or the failure, with GPUENV_ENOSOLUTION). */
 static int resolve_conflict(rs_solver_t *s, uint32_t id, uint32_t *learned)
 {
-	bool created = false;
 
 	s->conflicts++;
 	if (s->conflicts > RS_MAX_CONFLICTS)
@@ -620,11 +641,6 @@ static int resolve_conflict(rs_solver_t *s, uint32_t id, uint32_t *learned)
 		if (sa->level == 0)
 			prev_level = 0;
 		if (sa->decision || prev_level != sa->level) {
-			if (created) {
-				int r = inc_activate(s, id);
-				if (r)
-					return r;
-			}
 			backtrack(s, prev_level);
 			*learned = id;
 			return 0;
@@ -678,7 +694,6 @@ static int resolve_conflict(rs_solver_t *s, uint32_t id, uint32_t *learned)
 		s->incs[nid].c1 = id;
 		s->incs[nid].c2 = cause;
 		id = nid;
-		created = true;
 	}
 	*learned = id;
 	return GPUENV_ENOSOLUTION;
@@ -705,93 +720,191 @@ static inline bool watch_satisfied(const rs_watch_t *w, bool ap, const rs_word_t
 	return rs_term_subset(ap, acc, w->pos, w->set, nw);
 }
 
+/* Does the partial solution imply term t? */
+static bool term_satisfied(const rs_solver_t *s, const rs_term_t *t)
+{
+	bool ap;
+	const rs_word_t *acc;
+	pkg_acc(s, t->pkg, &ap, &acc);
+	return acc && rs_term_subset(ap, acc, t->pos, t->set, s->pkgs[t->pkg].nwords);
+}
+
+/* A learned incompatibility, unit after the backjump (every term but
+ * which satisfied): watched on which and on the term satisfied last, the
+ * first to come undone when the search backtracks (what keeps the two
+ * watched terms sound). */
+static int watch_learned(rs_solver_t *s, uint32_t id, uint32_t which)
+{
+	const rs_inc_t *inc = &s->incs[id];
+	int32_t latest = -2;
+	uint32_t other = which;
+	for (uint32_t i = 0; i < inc->nterms; i++) {
+		if (i == which)
+			continue;
+		int32_t a = first_satisfying(s, inc->terms[i].pkg, &inc->terms[i], -1, false, NULL);
+		if (a == -2)
+			return oom(s);
+		if (a > latest) {
+			latest = a;
+			other = i;
+		}
+	}
+	return inc_watch(s, id, which, other);
+}
+
+/* A conflict on satisfied incompatibility id: learn, backjump, derive what
+ * the learned incompatibility implies.  *pkg: the package derived. */
+static int on_conflict(rs_solver_t *s, uint32_t id, uint32_t *failure, uint32_t *pkg)
+{
+	uint32_t learned = 0, which = 0;
+	int r = resolve_conflict(s, id, &learned);
+	if (r == GPUENV_ENOSOLUTION)
+		*failure = learned;
+	if (r)
+		return r;
+	if (relation(s, learned, &which) != REL_ALMOST)
+		return gpuenv_fail(s->ctx, -EINVAL, NULL, 0, 0,
+			"resolver: learned clause is not unit (a bug)");
+	/* a new one, or one that was there (its watches may be on terms
+	 * satisfied before the one the backjump undid) */
+	if ((r = watch_learned(s, learned, which)))
+		return r;
+	*pkg = s->incs[learned].terms[which].pkg;
+	return derive(s, learned, which);
+}
+
+/* Queue package p for the propagation (once). */
+static int enqueue(rs_solver_t *s, uint32_t *n, uint32_t p)
+{
+	if (s->pkgs[p].stamp == s->stamp)
+		return 0;
+	if (*n == s->capqueue) {
+		uint32_t nc = s->capqueue ? s->capqueue * 2 : 64;
+		uint32_t *nq = gpuenv_realloc(s->ctx, s->queue, nc * sizeof(uint32_t));
+		if (!nq)
+			return oom(s);
+		s->queue = nq;
+		s->capqueue = nc;
+	}
+	s->pkgs[p].stamp = s->stamp;
+	s->queue[(*n)++] = p;
+	return 0;
+}
+
+/* Drop the watch entries of package p marked no longer watched. */
+static void compact(rs_solver_t *s, uint32_t p, uint32_t dropped)
+{
+	rs_pkg_t *k = &s->pkgs[p];
+	uint32_t j = 0;
+	if (!dropped)
+		return;
+	for (uint32_t i = 0; i < k->nincs; i++)
+		if (k->incs[i].inc != UINT32_MAX)
+			k->incs[j++] = k->incs[i];
+	k->nincs = j;
+}
+
 /* Unit propagation from package start (and first from incompatibility
- * first, when not UINT32_MAX).  Incompatibilities older than the last
- * propagation are looked at only when the changed package's term in them
- * is satisfied: no other change can make one unit or satisfied, and the
- * watch lists hold hundreds of dependency edges per package. */
+ * first, when not UINT32_MAX), with two watched terms per
+ * incompatibility: a package's change looks only at the incompatibilities
+ * watching one of its terms that the change satisfied, and moves the watch
+ * to another term not satisfied when there is one; with none, the other
+ * watched term decides (satisfied: a conflict; undecided: its negation is
+ * derived).  So the work per change does not grow with the number of
+ * incompatibilities learned. */
 static int propagate(rs_solver_t *s, uint32_t start, uint32_t first, uint32_t *failure)
 {
-	uint32_t *stack = NULL, n = 0, cap = 0, fresh = s->fresh;
+	uint32_t n = 0, derived = 0, cur = UINT32_MAX, dropped = 0;
 	int r = 0;
 
-#define PUSH(p)                                                                           \
-	do {                                                                              \
-		if (s->pkgs[p].stamp != s->stamp) {                                       \
-			if (n == cap) {                                                   \
-				uint32_t nc = cap ? cap * 2 : 32;                         \
-				uint32_t *ns = gpuenv_arena_alloc(&s->mem, nc * sizeof(uint32_t)); \
-				if (!ns) {                                                \
-					r = oom(s);                                       \
-					goto out;                                         \
-				}                                                         \
-				if (n)                                                    \
-					memcpy(ns, stack, n * sizeof(uint32_t));          \
-				stack = ns;                                               \
-				cap = nc;                                                 \
-			}                                                                 \
-			s->pkgs[p].stamp = s->stamp;                                      \
-			stack[n++] = (p);                                                 \
-		}                                                                         \
-	} while (0)
-
 	s->stamp++;
-	PUSH(start);
-	while (n) {
-		uint32_t p = stack[n - 1], k = s->pkgs[p].nincs;
-		if (first == UINT32_MAX) {
-			n--;
-			s->pkgs[p].stamp = 0;
+	if (first != UINT32_MAX) {
+		uint32_t which = 0;
+		int rel = relation(s, first, &which);
+		if (rel == REL_SAT) {
+			if ((r = on_conflict(s, first, failure, &derived)))
+				return r;
+			s->stamp++;
+			return propagate(s, derived, UINT32_MAX, failure);
 		}
+		if (rel == REL_ALMOST) {
+			if ((r = derive(s, first, which)) ||
+				(r = enqueue(s, &n, s->incs[first].terms[which].pkg)))
+				goto out;
+		}
+	}
+	if ((r = enqueue(s, &n, start)))
+		goto out;
+	while (n) {
+		uint32_t p = s->queue[--n];
+		s->pkgs[p].stamp = 0;
 		bool ap;
 		const rs_word_t *acc;
 		uint32_t nw = s->pkgs[p].nwords;
+		cur = p;
 		pkg_acc(s, p, &ap, &acc);
-		while (k-- > 0) {
-			const rs_watch_t *w = &s->pkgs[p].incs[k];
-			uint32_t id = w->inc, which = 0;
-			if (first != UINT32_MAX) {
-				id = first;
-				k = 0;
-			} else if (id < fresh && !watch_satisfied(w, ap, acc, nw))
+		/* newest first; an entry no longer watched here is marked and the
+		 * list compacted after the scan */
+		for (uint32_t i = s->pkgs[p].nincs; i-- > 0;) {
+			rs_watch_t *w = &s->pkgs[p].incs[i];
+			if (!watch_satisfied(w, ap, acc, nw))
 				continue;
-			first = UINT32_MAX;
-			int rel = relation(s, id, &which);
-			if (rel == REL_SAT) {
-				uint32_t learned = 0;
-				r = resolve_conflict(s, id, &learned);
-				if (r == GPUENV_ENOSOLUTION)
-					*failure = learned;
-				if (r)
+			uint32_t id = w->inc, term = w->term;
+			rs_inc_t *inc = &s->incs[id];
+			if (inc->wt[0] != term && inc->wt[1] != term) {
+				w->inc = UINT32_MAX; /* stale: it watches other terms now */
+				dropped++;
+				continue;
+			}
+			uint32_t slot = inc->wt[0] == term ? 0 : 1, other = inc->wt[1 - slot];
+			/* another term to watch, not satisfied */
+			uint32_t repl = UINT32_MAX;
+			for (uint32_t k = 0; k < inc->nterms && repl == UINT32_MAX; k++)
+				if (k != inc->wt[0] && k != inc->wt[1] &&
+					!term_satisfied(s, &inc->terms[k]))
+					repl = k;
+			if (repl != UINT32_MAX) {
+				inc->wt[slot] = repl;
+				w->inc = UINT32_MAX;
+				dropped++;
+				if ((r = watch(s, inc->terms[repl].pkg, id, repl)))
 					goto out;
-				if (relation(s, learned, &which) != REL_ALMOST) {
-					r = gpuenv_fail(s->ctx, -EINVAL, NULL, 0, 0,
-						"resolver: learned clause is not unit (a bug)");
+				continue;
+			}
+			const rs_term_t *ot = &inc->terms[other];
+			if (other == term || term_satisfied(s, ot)) {
+				/* every term holds: learn, backjump, and start over
+				 * from the derived package only */
+				compact(s, p, dropped);
+				dropped = 0;
+				cur = UINT32_MAX;
+				if ((r = on_conflict(s, id, failure, &derived)))
 					goto out;
-				}
-				if ((r = derive(s, learned, which)))
-					goto out;
-				/* start over from the derived package only */
 				while (n)
-					s->pkgs[stack[--n]].stamp = 0;
+					s->pkgs[s->queue[--n]].stamp = 0;
 				s->stamp++;
-				PUSH(s->incs[learned].terms[which].pkg);
+				if ((r = enqueue(s, &n, derived)))
+					goto out;
 				break;
 			}
-			if (rel == REL_ALMOST) {
-				if ((r = derive(s, id, which)))
-					goto out;
-				PUSH(s->incs[id].terms[which].pkg);
-				pkg_acc(s, p, &ap, &acc); /* p itself may be the one */
-			}
+			bool op;
+			const rs_word_t *oacc;
+			pkg_acc(s, ot->pkg, &op, &oacc);
+			if (oacc && rs_term_disjoint(op, oacc, ot->pos, ot->set, s->pkgs[ot->pkg].nwords))
+				continue; /* can never hold */
+			if ((r = derive(s, id, other)) || (r = enqueue(s, &n, ot->pkg)))
+				goto out;
 		}
+		compact(s, p, dropped);
+		dropped = 0;
+		cur = UINT32_MAX;
 	}
 out:
+	if (cur != UINT32_MAX)
+		compact(s, cur, dropped);
 	while (n)
-		s->pkgs[stack[--n]].stamp = 0;
-	s->fresh = s->nincs;
+		s->pkgs[s->queue[--n]].stamp = 0;
 	return r;
-#undef PUSH
 }
 
 /* ---- dependencies ---------------------------------------------------------- */
@@ -1068,6 +1181,18 @@ static int32_t pick(const rs_solver_t *s)
 	return best;
 }
 
+/* The candidate to try for package k within set: the newest, or, unless
+ * pre-releases rank with the rest, the newest stable one while the set
+ * holds one.  -1: the set is empty. */
+static int32_t pick_version(const rs_pkg_t *k, const rs_word_t *set)
+{
+	if (!k->pre_ranked && k->stable)
+		for (uint32_t i = 0; i < k->nwords; i++)
+			if (set[i] & k->stable[i])
+				return (int32_t)(i * 64 + (uint32_t)__builtin_ctzll(set[i] & k->stable[i]));
+	return rs_set_first(set, k->nwords);
+}
+
 static int solve(rs_solver_t *s, uint32_t *failure)
 {
 	uint32_t id = 0, next = RS_ROOT, first = 0, count = 0, first_inc = UINT32_MAX;
@@ -1082,6 +1207,7 @@ static int solve(rs_solver_t *s, uint32_t *failure)
 		(r = tlist_store(s, &l, id, &never)) || (r = inc_activate(s, id)))
 		return r;
 	s->incs[id].kind = RS_INC_ROOT;
+	first_inc = id; /* derive "the root is selected" */
 	for (;;) {
 		if ((r = propagate(s, next, first_inc, failure)))
 			return r;
@@ -1089,7 +1215,7 @@ static int solve(rs_solver_t *s, uint32_t *failure)
 		if (p < 0)
 			return 0;
 		rs_pkg_t *k = &s->pkgs[p];
-		int32_t ver = rs_set_first(s->asg[k->last].acc, k->nwords);
+		int32_t ver = pick_version(k, s->asg[k->last].acc);
 		if (ver < 0)
 			return gpuenv_fail(s->ctx, -EINVAL, NULL, 0, 0,
 				"resolver: empty positive term (a bug)");
@@ -1286,6 +1412,8 @@ int gpuenv_resolve(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_resolv
 			r = oom(&s);
 			goto done;
 		}
+		s.rootspecs[s.nrootspecs].allow_pre = req->allow_prereleases &&
+							req->allow_prereleases[i];
 		s.rootspecs[s.nrootspecs++].spec = &req->roots[i].spec;
 	}
 	/* the root: a package of one version, "0", no name an index can have */
@@ -1320,6 +1448,7 @@ done:
 	gpuenv_free(ctx, s.pkgs);
 	gpuenv_free(ctx, s.incs);
 	gpuenv_free(ctx, s.asg);
+	gpuenv_free(ctx, s.queue);
 	gpuenv_arena_free(&s.mem);
 	return r;
 }

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 BIN = os.environ["GPUENV_BIN"]
 SRC = os.environ.get("GPUENV_SRC", ".")
@@ -78,6 +79,39 @@ with tempfile.TemporaryDirectory() as d:
             strip = lambda e: [l for l in e.splitlines() if not l.startswith("note:")]
             check(strip(ja["explanation"]) == strip(jb["explanation"]),
                   "dump of %s explains differently" % name)
+
+# adversarial graphs (bench/resolver_gen.py): the pigeonhole principle with
+# 8 pigeons and 7 holes has no solution and takes hundreds of conflicts; it
+# ends in bounded time with exit 1 and an explanation a person can read
+# (its last steps, the rest counted), never "out of memory" nor exit 4
+sys.path.insert(0, os.path.join(SRC, "bench"))
+import resolver_gen  # noqa: E402
+with tempfile.TemporaryDirectory() as d:
+    php = os.path.join(d, "php.toml")
+    with open(php, "w") as f:
+        f.write(resolver_gen.php(8, 7))
+    t0 = time.monotonic()
+    r = run("debug", "resolve", php)
+    took = time.monotonic() - t0
+    lines = r.stdout.splitlines()
+    check(r.returncode == 1 and lines[0] == "no solution for php-8-7:",
+          "php(8,7): exit 1, no solution: %d %r %r" % (r.returncode, r.stdout[:200], r.stderr))
+    check(took < 30, "php(8,7) in bounded time: %.1f s" % took)
+    check(len(lines) <= 60 and len(r.stdout) <= 16384,
+          "php(8,7): a bounded explanation: %d lines, %d bytes" % (len(lines), len(r.stdout)))
+    check(lines[-1].startswith("(") and "steps of the derivation" in lines[-1]
+          and "not shown" in lines[-1] and "[" in r.stdout,
+          "php(8,7): what was left out is counted: %r" % lines[-1:])
+    check(lines[-2].startswith("    So, because the project depends on"),
+          "php(8,7): the explanation ends at the failure: %r" % lines[-2:])
+    j = json.loads(run("debug", "resolve", "--json", php).stdout)
+    check(not j["satisfiable"] and j["conflicts"] >= 100, "php(8,7) counters: %r" % j.get("conflicts"))
+    # four holes for four pigeons: a solution, each pigeon in its own hole
+    with open(php, "w") as f:
+        f.write(resolver_gen.php(4, 4))
+    j = json.loads(run("debug", "resolve", "--json", php).stdout)
+    check(j["satisfiable"] and sorted(j["packages"].values()) == ["1.0", "2.0", "3.0", "4.0"],
+          "php(4,4) solved: %r" % j.get("packages"))
 
 # determinism: the same input twice gives the same bytes, text and JSON
 files = sorted(glob.glob(os.path.join(FIX, "*.toml")))

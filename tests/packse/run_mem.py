@@ -3,6 +3,10 @@
 
     tests/packse/run_mem.py [--gpuenv BIN] [--min-pass PCT] DIR...
 
+A later DIR overrides an earlier one file by file (tests/packse/
+scenario_files.py): `../shared/testdata/packse/scenarios
+tests/packse/uv-newest` is uv's current suite.
+
 Each scenario file (*.toml) under DIR is resolved with `gpuenv debug resolve
 FILE --json` (the in-memory provider: no index, no wheels) and compared with
 its [expected] table: satisfiable, and when expected.packages is given, the
@@ -26,6 +30,9 @@ import subprocess
 import sys
 import tempfile
 import tomllib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import scenario_files  # noqa: E402
 
 
 def norm(name):
@@ -154,18 +161,11 @@ def main():
     ap.add_argument("--gpuenv", default=os.environ.get("GPUENV_BIN", "gpuenv"))
     ap.add_argument("--min-pass", type=float, default=None)
     a = ap.parse_args()
-    files = []
-    for d in a.dirs:
-        if os.path.isfile(d):
-            files.append(d)
-            continue
-        if not os.path.isdir(d):
-            print(f"run_mem.py: {d}: not a directory", file=sys.stderr)
-            return 2
-        for root, _, names in os.walk(d):
-            files += [os.path.join(root, n) for n in names
-                      if n.endswith((".toml", ".json", ".yaml", ".yml"))]
-    files.sort()
+    try:
+        files = scenario_files.collect(a.dirs)
+    except FileNotFoundError as e:
+        print(f"run_mem.py: {e}: not a directory", file=sys.stderr)
+        return 2
     counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
     universal = 0
     total = 0

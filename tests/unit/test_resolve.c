@@ -98,7 +98,8 @@ typedef struct run {
 	char text[8192]; /* name==version lines, or the explanation */
 } run_t;
 
-static void run_text(const char *toml, run_t *r)
+/* allow: NULL, or Poetry's allow-prereleases per root requirement */
+static void run_text_allow(const char *toml, const bool *allow, run_t *r)
 {
 	gpuenv_resolve_req_t req;
 	size_t n = 0;
@@ -106,6 +107,7 @@ static void run_text(const char *toml, run_t *r)
 	memset(r, 0, sizeof(*r));
 	assert_int_equal(gpuenv_scenario_parse(&ctx, &arena, "t.toml", toml, strlen(toml), &r->sc), 0);
 	gpuenv_scenario_request(&r->sc, &req);
+	req.allow_prereleases = allow;
 	r->rc = gpuenv_resolve(&ctx, &arena, &req, &r->sc.provider, &r->res);
 	if (r->rc == 0)
 		for (size_t i = 0; i < r->res.npkgs; i++)
@@ -113,6 +115,11 @@ static void run_text(const char *toml, run_t *r)
 				r->res.pkgs[i].name, r->res.pkgs[i].cand->version);
 	else if (r->rc == GPUENV_ENOSOLUTION)
 		snprintf(r->text, sizeof(r->text), "%s", r->res.explanation);
+}
+
+static void run_text(const char *toml, run_t *r)
+{
+	run_text_allow(toml, NULL, r);
 }
 
 static const gpuenv_resolved_t *find(const run_t *r, const char *name)
@@ -196,16 +203,43 @@ static void test_yanked_prerelease_local(void **state)
 		&r);
 	assert_int_equal(r.rc, GPUENV_ENOSOLUTION);
 	assert_non_null(strstr(r.text, "note: a 2 is yanked"));
-	/* pre-releases: only one there, or a root specifier names one */
+	/* pre-releases rank after the stable versions: one is chosen when it
+	 * is all there is, or all a specifier leaves; naming one in a
+	 * specifier the stable version also meets does not prefer it */
 	run_text("[root]\nrequires = [\"a\", \"b>=1.0b1\"]\n"
 		 "[packages.a.versions.\"1.0a1\"]\n"
 		 "[packages.b.versions.\"1.0\"]\n[packages.b.versions.\"1.1b1\"]\n",
 		&r);
-	assert_string_equal(r.text, "a==1.0a1\nb==1.1b1\n");
-	run_text("[root]\nrequires = [\"b\"]\n"
+	assert_string_equal(r.text, "a==1.0a1\nb==1.0\n");
+	run_text("[root]\nrequires = [\"x\"]\n[packages.x.versions.\"1\"]\nrequires = [\"b>1.0\"]\n"
 		 "[packages.b.versions.\"1.0\"]\n[packages.b.versions.\"1.1b1\"]\n",
 		&r);
-	assert_string_equal(r.text, "b==1.0\n");
+	assert_string_equal(r.text, "b==1.1b1\nx==1\n");
+	/* after a conflict rules the stable version out */
+	run_text("[root]\nrequires = [\"b\", \"y\"]\n"
+		 "[packages.b.versions.\"1.0\"]\nrequires = [\"y<2\"]\n[packages.b.versions.\"1.1b1\"]\n"
+		 "[packages.y.versions.\"1\"]\n[packages.y.versions.\"2\"]\n",
+		&r);
+	assert_string_equal(r.text, "b==1.0\ny==1\n");
+	run_text("[root]\nrequires = [\"b\", \"y==2\"]\n"
+		 "[packages.b.versions.\"1.0\"]\nrequires = [\"y<2\"]\n[packages.b.versions.\"1.1b1\"]\n"
+		 "[packages.y.versions.\"1\"]\n[packages.y.versions.\"2\"]\n",
+		&r);
+	assert_string_equal(r.text, "b==1.1b1\ny==2\n");
+	/* Poetry's allow-prereleases on the root requirement: by version */
+	const char *pre2 = "[root]\nrequires = [\"b\", \"c\"]\n"
+			   "[packages.b.versions.\"1.0\"]\n[packages.b.versions.\"1.1b1\"]\n"
+			   "[packages.c.versions.\"1.0\"]\n[packages.c.versions.\"1.1b1\"]\n";
+	const bool allow[2] = { true, false };
+	run_text_allow(pre2, allow, &r);
+	assert_string_equal(r.text, "b==1.1b1\nc==1.0\n");
+	run_text(pre2, &r);
+	assert_string_equal(r.text, "b==1.0\nc==1.0\n");
+	/* resolver_options.prereleases = true: by version everywhere */
+	run_text("[resolver_options]\nprereleases = true\n[root]\nrequires = [\"b\"]\n"
+		 "[packages.b.versions.\"1.0\"]\n[packages.b.versions.\"1.1b1\"]\n",
+		&r);
+	assert_string_equal(r.text, "b==1.1b1\n");
 	/* local versions: ==1.0 matches +cu118, ==1.0+cpu pins */
 	run_text("[root]\nrequires = [\"t==1.0\"]\n"
 		 "[packages.t.versions.\"1.0+cpu\"]\n[packages.t.versions.\"1.0+cu118\"]\n",
