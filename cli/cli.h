@@ -169,7 +169,8 @@ const char *cli_col(struct cli *cli, const char *esc);
 /* kb's sub-verbs in cli/kb_update.c (info, update, bundle) */
 extern const struct cli_verb cli_kb_info_verb, cli_kb_update_verb, cli_kb_bundle_verb;
 
-/* doctor and preflight (cli/doctor.c, cli/preflight.c; docs/doctor.md) */
+/* doctor and preflight (cli/doctor.c, cli/preflight.c; docs/doctor.md);
+ * the facts and KB loading eight other verbs share: cli/facts.c */
 /* Facts from --facts FILE ("-" = stdin), or from the probe when path is
  * NULL (env_dir: the probe's --env, or NULL), decoded into arena
  * (include/gpuenv/facts.h).  0, or an exit status (reported). */

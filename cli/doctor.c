@@ -1,73 +1,12 @@
 /* gpuenv doctor: verdicts with fixes over this machine's facts (or a
- * snapshot's), and the facts loading preflight shares. */
+ * snapshot's). */
 #include "cli.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "gpuenv/doctor.h"
-
-#include "gpuenv/probe.h"
-
-#ifndef GPUENV_VERSION
-#define GPUENV_VERSION "0.0.0"
-#endif
-
-int cli_facts_load(struct cli *cli, const char *verb, const char *path, const char *env_dir,
-	gpuenv_arena_t *arena, const gpuenv_facts_t **out)
-{
-	gpuenv_buf_t buf;
-	int r;
-
-	(void)verb;
-	*out = NULL;
-	if (!path) {
-		gpuenv_probe_opts_t po;
-		json_t *doc = NULL;
-		struct stat st;
-		/* --env of a folder that is not there: say so, not "probe it" */
-		if (env_dir && stat(env_dir, &st) != 0) {
-			gpuenv_fail(&cli->ctx, -errno, env_dir, 0, 0, "--env: %s", strerror(errno));
-			gpuenv_hint(&cli->ctx, "name the folder of a Python environment (the one holding "
-					       "pyvenv.cfg or bin/python)");
-			return cli_report(cli, CLI_EXIT_CANNOT);
-		}
-		gpuenv_probe_opts_init(&po);
-		po.env_dir = env_dir; /* --env: probe that environment */
-		po.version = GPUENV_VERSION;
-		if (gpuenv_probe_facts_json(&cli->ctx, &po, &doc) != 0 || !doc)
-			return cli_report(cli, CLI_EXIT_CANNOT);
-		r = gpuenv_facts_decode(&cli->ctx, arena, doc, NULL, out);
-		cli_json_drop(doc);
-		return r ? cli_report(cli, CLI_EXIT_CANNOT) : 0;
-	}
-	gpuenv_buf_init(&buf, &cli->ctx, GPUENV_FACTS_MAX);
-	if ((r = cli_read_input(cli, path, GPUENV_FACTS_MAX, &buf)) != 0) {
-		gpuenv_buf_free(&buf);
-		return CLI_EXIT_CANNOT;
-	}
-	{
-		const char *name = strcmp(path, "-") ? path : "<stdin>";
-		json_t *doc;
-		r = gpuenv_facts_read_json(&cli->ctx, buf.data, buf.len, name, &doc);
-		gpuenv_buf_free(&buf);
-		if (r == 0) {
-			r = gpuenv_facts_decode(&cli->ctx, arena, doc, name, out);
-			cli_json_drop(doc);
-		}
-	}
-	return r ? cli_report(cli, CLI_EXIT_CANNOT) : 0;
-}
-
-int cli_kb_load(struct cli *cli, const char *dir, gpuenv_kb_t **out)
-{
-	if (gpuenv_kb_load_files(&cli->ctx, dir, GPUENV_DOCTOR_KB_FILES, out) != 0)
-		return cli_report(cli, CLI_EXIT_CANNOT);
-	return 0;
-}
 
 static const char *sev_col(struct cli *cli, int sev)
 {

@@ -1,7 +1,7 @@
 /* gpuenv probe: the machine's GPU stack, as a compact human view or as the
- * facts JSON (docs/probe-schema.md).  The human view is written from the very
- * JSON object --json prints, decoded as every verb decodes it (lib/facts),
- * so both always agree. */
+ * facts JSON (docs/probe-schema.md).  Both are written from the one typed
+ * facts struct the probe fills (gpuenv_probe_facts), the struct every verb
+ * reads, so they always agree. */
 #include "cli.h"
 
 #include <string.h>
@@ -249,18 +249,18 @@ static int cli_probe(struct cli *cli, const struct cli_verb *verb, int argc, cha
 		return cli_usage_error(cli, verb, "probe: unexpected argument '%s'", argv[optind]);
 	if (po.python && po.env_dir)
 		return cli_usage_error(cli, verb, "probe: --python and --env name the same thing; give one");
-	r = gpuenv_probe_facts_json(&cli->ctx, &po, &facts);
-	if (r) /* a missing --root, --python or --env: the library's message */
-		return cli_report(cli, CLI_EXIT_CANNOT);
-	if (cli->json)
-		return cli_print_json(cli, facts);
-	/* the text view reads the facts as every verb does (lib/facts) */
+	/* the typed facts every verb reads (lib/facts); --json writes them */
 	gpuenv_arena_init(&arena, &cli->ctx, 0);
-	r = gpuenv_facts_decode(&cli->ctx, &arena, facts, NULL, &f);
-	cli_json_drop(facts);
-	if (r) {
+	r = gpuenv_probe_facts(&cli->ctx, &po, &arena, &f);
+	if (!r && cli->json)
+		r = gpuenv_facts_json(&cli->ctx, f, &facts);
+	if (r) { /* a missing --root, --python or --env: the library's message */
 		gpuenv_arena_free(&arena);
 		return cli_report(cli, CLI_EXIT_CANNOT);
+	}
+	if (cli->json) {
+		gpuenv_arena_free(&arena);
+		return cli_print_json(cli, facts);
 	}
 	human_driver(cli, f);
 	human_gpus(cli, f);

@@ -110,8 +110,11 @@ typedef struct gpuenv_facts_host {
 } gpuenv_facts_host_t;
 
 typedef struct gpuenv_facts_warning {
-	const char *id, *message, *hint, *source, *code;
-	long long gpu; /* NVML index; -1 when null */
+	const char *id, *message, *hint, *source;
+	long long gpu;  /* NVML index; -1 when null */
+	long long code; /* the source's own code (nvmlReturn_t, CUresult); -1 none */
+	bool has_gpu;	/* the record names "gpu" and "code" (the driver/GPU
+			   backends' warnings do, the software stack's do not) */
 	size_t at; /* its index in the document's array */
 } gpuenv_facts_warning_t;
 
@@ -143,7 +146,8 @@ typedef struct gpuenv_facts_driver {
 
 typedef struct gpuenv_facts_jetson {
 	bool present;
-	const char *model, *soc, *l4t, *nvgpu;
+	const char *model, *soc, *l4t;
+	gpuenv_tri_t nvgpu; /* the nvgpu module is loaded */
 } gpuenv_facts_jetson_t;
 
 typedef struct gpuenv_facts_cvd_device {
@@ -172,6 +176,8 @@ typedef struct gpuenv_facts_pci {
 typedef struct gpuenv_facts_mig_instance {
 	long long index;
 	const char *uuid, *name;
+	long long gpu_instance, compute_instance; /* -1 unknown */
+	long long memory_total, memory_free;	  /* bytes; -1 unknown */
 	gpuenv_tri_t visible;
 	long long cuda_index;
 	size_t at; /* its index in the document's array */
@@ -188,6 +194,7 @@ typedef struct gpuenv_facts_nvlink {
 typedef struct gpuenv_facts_gpu {
 	long long index; /* NVML index; -1 when null (only sysfs saw it) */
 	const char *name, *uuid, *compute_capability, *sm, *architecture;
+	long long nvml_architecture; /* NVML's nvmlDeviceArchitecture_t; -1 unknown */
 	long long memory_total, memory_free; /* bytes; -1 unknown */
 	const char *pci_bus_id, *pci_device_id, *device_id, *kernel_driver;
 	gpuenv_tri_t integrated, visible;
@@ -203,10 +210,17 @@ typedef struct gpuenv_facts_gpu {
 	size_t at; /* its index in the document's array */
 } gpuenv_facts_gpu_t;
 
+/* A toolkit's component ("components": {name: {version, source}}). */
+typedef struct gpuenv_facts_component {
+	const char *name, *version, *source;
+} gpuenv_facts_component_t;
+
 typedef struct gpuenv_facts_toolkit {
 	const char *path, *realpath, *nvcc, *nvcc_version, *lib_dir, *include_dir;
 	gpuenv_facts_strs_t aliases, found_by;
 	gpuenv_facts_ver_t version;
+	const gpuenv_facts_component_t *components;
+	size_t ncomponents;
 	size_t at; /* its index in the document's array */
 } gpuenv_facts_toolkit_t;
 
@@ -215,26 +229,41 @@ typedef struct gpuenv_facts_library {
 	gpuenv_facts_strs_t aliases, where;
 	long long size;
 	gpuenv_facts_ver_t version;
+	/* every version read ("versions"; version is the first); an entry
+	 * whose version is NULL is a null */
+	const gpuenv_facts_ver_t *versions;
+	size_t nversions;
+	gpuenv_facts_strs_t verdefs;
 	/* cuda_code (probe --all-binaries): as a framework binary's */
 	unsigned char code_state;
 	gpuenv_facts_strs_t cubins, ptx;
 	const char *code_summary, *code_error;
+	long long code_entries;
 	size_t at; /* its index in the document's array */
 } gpuenv_facts_library_t;
 
 typedef struct gpuenv_facts_dist {
 	const char *name, *normalized, *version, *path, *site;
+	gpuenv_tri_t egg_info, shadowed;
 	gpuenv_facts_strs_t requires;
 	size_t at; /* its index in the document's array */
 } gpuenv_facts_dist_t;
 
 typedef struct gpuenv_facts_need {
 	const char *name, *how, *path;
+	long long object; /* the object it resolved to (objects[]); -1 none */
+	const char *dir, *rule;
+	gpuenv_facts_strs_t shadowed;
+	const char *rule_of; /* the object whose RPATH/RUNPATH rule found it;
+				NULL: not written */
 	size_t at; /* its index in the document's array */
 } gpuenv_facts_need_t;
 
 typedef struct gpuenv_facts_object {
 	const char *path, *soname, *error;
+	long long parent, depth; /* -1 unknown (parent: none) */
+	const char *rpath, *runpath;
+	gpuenv_tri_t nodeflib;
 	const gpuenv_facts_need_t *needs;
 	size_t nneeds;
 	size_t at; /* its index in the document's array */
@@ -249,6 +278,9 @@ typedef struct gpuenv_facts_binary {
 	long long entries;
 	const char *summary, *error;
 	bool have_loads;
+	const char *loads_binary;	/* loads.binary */
+	long long loads_missing;	/* loads.missing; -1 unknown */
+	gpuenv_tri_t loads_truncated;
 	const gpuenv_facts_object_t *objects; /* loads.objects; [0] the binary */
 	size_t nobjects;
 	size_t at; /* its index in the document's array */
@@ -264,6 +296,12 @@ typedef struct gpuenv_facts_framework {
 	unsigned char cuda_state; /* of the document's own "cuda" */
 	const char *cudnn, *hip;
 	gpuenv_tri_t gpu; /* TRUE too when cuda came from the local label */
+	/* the document's own values of what the lines above derive (what the
+	 * writer writes back) */
+	struct {
+		const char *local, *cuda, *cuda_source;
+		gpuenv_tri_t gpu;
+	} written;
 	const gpuenv_facts_binary_t *binaries;
 	size_t nbinaries;
 	size_t at; /* its index in the document's array */
@@ -296,9 +334,16 @@ typedef struct gpuenv_facts {
 	size_t npci;
 	const gpuenv_facts_gpu_t *gpus;
 	size_t ngpus;
-	bool have_toolkits; /* absent with --gpus-only */
+	bool have_toolkits; /* absent with --gpus-only: so is the rest of the
+			       software stack (ldcache ... environments) */
 	const gpuenv_facts_toolkit_t *toolkits;
 	size_t ntoolkits;
+	bool have_ldcache;  /* "ldcache" is an object (not null) */
+	struct {
+		const char *path, *format, *generator;
+		long long entries;
+		gpuenv_facts_strs_t hwcaps;
+	} ldcache;
 	const char *ld_library_path;
 	bool have_libraries;
 	const gpuenv_facts_library_t *libraries;
@@ -306,6 +351,22 @@ typedef struct gpuenv_facts {
 	const gpuenv_facts_env_t *envs; /* "environments" */
 	size_t nenvs;
 } gpuenv_facts_t;
+
+/* The facts document of f (docs/probe-schema.md), the one writer: `gpuenv
+ * probe --json` prints it and the probe builds it from the typed facts, so
+ * probe -> JSON -> gpuenv_facts_decode -> JSON gives the same bytes.  Keys
+ * in the schema's order; strings are f's (already text: escaped as
+ * "Strings" says).  *out is a new reference (jansson's memory through ctx);
+ * 0 or -ENOMEM / GPUENV_EFORMAT (a string that is not valid UTF-8). */
+GPUENV_API int gpuenv_facts_json(gpuenv_ctx_t *ctx, const gpuenv_facts_t *f, json_t **out);
+
+/* What a framework's record implies beyond what it says: the local label
+ * of its version ("2.7.1+cu128" -> "cu128") when "local" is null, and the
+ * CUDA of a torch without version.py from that label ("cu128" -> "12.8",
+ * cuda_source "local-version", gpu true).  fw->written holds what the
+ * document said.  The decoder and the probe both call it.  0 or -ENOMEM. */
+GPUENV_API int gpuenv_facts_framework_derive(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
+	gpuenv_facts_framework_t *fw);
 
 /* Decode a parsed facts document.  name: the file it came from (for
  * messages; NULL for a live probe).  0, or with ctx->err set:
@@ -376,13 +437,34 @@ typedef struct gpuenv_target {
 GPUENV_API int gpuenv_target_from_facts(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
 	const gpuenv_facts_t *facts, size_t env, gpuenv_target_t *out);
 
+/* The machine facts describe, as every verb takes it (lock's probed
+ * target, sync --target auto, labels, fit, doctor's host): the target of
+ * gpuenv_target_from_facts, completed from the knowledge base when kb is
+ * not NULL: a GPU's compute capability by its name when the facts lack it,
+ * the newest CUDA the driver runs by its version when NVML did not say, and
+ * no forward-compatibility CUDA unless the libcuda's is newer than that.
+ * 0 or -ENOMEM (ctx->err set). */
+struct gpuenv_kb;
+GPUENV_API int gpuenv_target_machine(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
+	const gpuenv_facts_t *facts, const struct gpuenv_kb *kb, size_t env, gpuenv_target_t *out);
+
+/* The knowledge base's completion of t alone (what gpuenv_target_machine
+ * adds to gpuenv_target_from_facts), for a target derived earlier.  0 or
+ * -ENOMEM. */
+GPUENV_API int gpuenv_target_complete(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
+	const struct gpuenv_kb *kb, gpuenv_target_t *t);
+
+/* The wheel platform a probed target supports, as a declared target says
+ * it: "manylinux_2_36_x86_64" (glibc), else "linux_x86_64"; NULL without a
+ * machine or when out of memory (arena). */
+GPUENV_API const char *gpuenv_target_platform(gpuenv_arena_t *arena, const gpuenv_target_t *t);
+
 /* ---- views of a target -------------------------------------------------
  * The structures the resolver's parts take, derived from one target so they
  * never disagree. */
 struct gpuenv_wheel_target;
 struct gpuenv_marker_env;
 struct gpuenv_kb_target;
-struct gpuenv_kb;
 
 /* The wheel-tag target (include/gpuenv/wheel.h): CPython (or PyPy) of the
  * target's Python major.minor on its platform: linux with glibc
@@ -403,6 +485,22 @@ GPUENV_API int gpuenv_target_wheel(gpuenv_ctx_t *ctx, const gpuenv_target_t *t,
  * borrowed from t or allocated in arena.  0 or -ENOMEM. */
 GPUENV_API int gpuenv_target_marker_env(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
 	const gpuenv_target_t *t, struct gpuenv_marker_env *out);
+
+/* The host part of the knowledge base's targets (include/gpuenv/kb.h): the
+ * driver, the CUDA it reports and a forward-compatibility CUDA; no GPU.
+ * The one conversion of a target's driver facts into the KB's terms:
+ * gpuenv_target_kb below starts from it, doctor and preflight judge the
+ * driver with it. */
+GPUENV_API void gpuenv_target_kb_host(const gpuenv_target_t *t, struct gpuenv_kb_target *out);
+
+/* Is the machine a data-center host, for forward compatibility: 1 when
+ * every visible GPU the KB knows is a data-center one, 0 when one is not
+ * (*known: that GPU), -1 when the KB knows none of them (*known NULL).
+ * Each GPU is judged by gpuenv_kb_target_datacenter; the one place that
+ * decides it for a host (preflight --image, export's base image). */
+struct gpuenv_kb_gpu;
+GPUENV_API int gpuenv_target_datacenter(const struct gpuenv_kb *kb, const gpuenv_target_t *t,
+	const struct gpuenv_kb_gpu **known);
 
 /* The knowledge base's targets (include/gpuenv/kb.h): one per distinct
  * compute capability of the visible GPUs (none known: one without), each

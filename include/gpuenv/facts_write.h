@@ -1,6 +1,8 @@
-/* gpuenv facts writer: the JSON of the probe's structs, the pieces of the
- * facts document (docs/probe-schema.md) that gpuenv_probe_facts_json
- * (gpuenv/probe.h) puts together and the debug verbs print alone.
+/* gpuenv facts writer, the probe's side: JSON of the backends' structs for
+ * the debug verbs (`debug hw`, `debug stack`, `debug ldd`), in the shapes of
+ * the facts document (docs/probe-schema.md).  The document itself is
+ * written from the typed facts by gpuenv_facts_json (gpuenv/facts.h); the
+ * probe fills those (gpuenv_probe_facts, gpuenv/probe.h).
  *
  * Every string of bytes read from the machine (paths, names, METADATA
  * fields, messages that quote them) is written with gpuenv_json_text: bytes
@@ -26,7 +28,8 @@ GPUENV_API json_t *gpuenv_json_text(gpuenv_ctx_t *ctx, const char *s, size_t n);
 
 /* The driver/GPU part of the facts, for callers that ran the hw backends
  * themselves: fills "driver", "cuda_visible_devices", "pci", "gpus", "jetson"
- * and appends to "warnings" in obj. */
+ * and appends to "warnings" in obj (through the typed facts and
+ * gpuenv_facts_json, so it is the document's part exactly). */
 GPUENV_API int gpuenv_probe_hw_json(gpuenv_ctx_t *ctx, const gpuenv_hw_facts_t *f, json_t *obj);
 
 /* JSON of the software-stack structs (gpuenv/stack.h); new references,
@@ -41,6 +44,8 @@ GPUENV_API json_t *gpuenv_stack_ldcache_json(gpuenv_ctx_t *ctx, const gpuenv_ldc
 GPUENV_API json_t *gpuenv_stack_json(gpuenv_ctx_t *ctx, const gpuenv_stack_t *st);
 /* Names of the GPUENV_LIBLOC_* bits, in bit order (6 of them). */
 GPUENV_API extern const char *const gpuenv_stack_where_names[];
+/* Names of the GPUENV_TK_* bits (a toolkit's found_by), in bit order (5). */
+GPUENV_API extern const char *const gpuenv_stack_found_by_names[];
 
 #ifdef __cplusplus
 }

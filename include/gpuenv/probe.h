@@ -4,8 +4,8 @@
  * The probe runs the backends (include/gpuenv/hw.h for the driver and GPUs,
  * include/gpuenv/stack.h for toolkits, libraries, the loader and Python
  * environments, include/gpuenv/fatbin.h for the CUDA code in binaries) and
- * turns their structs into one JSON object (the writers of each part are in
- * include/gpuenv/facts_write.h).  Later verbs (doctor, preflight,
+ * fills the typed facts (gpuenv_facts_t, include/gpuenv/facts.h) from their
+ * structs; the facts document is gpuenv_facts_json of that struct.  Later verbs (doctor, preflight,
  * labels) read only that object, so a snapshot from another node
  * (`--facts FILE`) is judged exactly like this machine. */
 #ifndef GPUENV_PROBE_H
@@ -41,10 +41,26 @@ typedef struct gpuenv_probe_opts {
 
 GPUENV_API void gpuenv_probe_opts_init(gpuenv_probe_opts_t *opts);
 
-/* Probe the machine (through ctx->root and ctx->getenv) and build the facts
- * object; *out is a new reference the caller must json_decref.  Returns 0 or a
- * negative code (out of memory); everything the machine lacks is a fact, not
- * an error. */
+/* Probe the machine (through ctx->root and ctx->getenv) into the typed
+ * facts (gpuenv/facts.h), allocated in arena: the same struct
+ * gpuenv_facts_decode makes of a snapshot, so a live run and a snapshot are
+ * judged alike without a JSON round trip.  0 or a negative code (out of
+ * memory, a missing --root, an unusable --python / --env; ctx->err set);
+ * everything the machine lacks is a fact, not an error. */
+struct gpuenv_facts;
+GPUENV_API int gpuenv_probe_facts(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts,
+	gpuenv_arena_t *arena, const struct gpuenv_facts **out);
+
+/* This machine's CUDA toolkits alone (gpuenv_toolkit_probe, through
+ * ctx->root and ctx->getenv), as the typed facts a full probe gives them:
+ * *out has the schema and "toolkits" only.  For callers whose facts came
+ * from a light probe (source builds).  0 or -ENOMEM. */
+GPUENV_API int gpuenv_probe_toolkit_facts(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
+	const struct gpuenv_facts **out);
+
+/* gpuenv_probe_facts written as the facts document (gpuenv_facts_json):
+ * what `gpuenv probe --json` prints.  *out is a new reference the caller
+ * must json_decref.  0 or a negative code, as gpuenv_probe_facts. */
 GPUENV_API int gpuenv_probe_facts_json(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts,
 	json_t **out);
 

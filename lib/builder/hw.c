@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "gpuenv/diagnose.h"
-#include "gpuenv/facts_write.h"
 #include "gpuenv/fs.h"
 #include "gpuenv/kb.h"
 #include "gpuenv/probe.h"
@@ -520,32 +519,8 @@ const char *gpuenv_build_hw_get(const gpuenv_build_hw_t *hw, const char *name)
 
 int gpuenv_build_hw_toolkits(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_facts_t **out)
 {
-	gpuenv_arena_t tmp;
-	gpuenv_toolkit_t *tks = NULL;
-	gpuenv_json_scope_t scope;
-	size_t n = 0;
-	int r;
-
-	gpuenv_arena_init(&tmp, ctx, 0);
-	if ((r = gpuenv_toolkit_probe(ctx, &tmp, &n, &tks)) != 0) {
-		gpuenv_arena_free(&tmp);
-		return r;
-	}
-	gpuenv_json_enter(ctx, &scope);
-	json_t *arr = json_array(), *doc = json_object();
-	bool ok = arr && doc && json_object_set_new(doc, "schema", json_string(GPUENV_FACTS_SCHEMA)) == 0;
-	for (size_t i = 0; ok && i < n; i++) {
-		json_t *t = gpuenv_stack_toolkit_json(ctx, &tks[i]);
-		ok = t && json_array_append_new(arr, t) == 0;
-	}
-	ok = ok && json_object_set(doc, "toolkits", arr) == 0;
-	r = ok ? gpuenv_facts_decode(ctx, arena, doc, NULL, out) : -ENOMEM;
-	json_decref(arr);
-	json_decref(doc);
-	if (gpuenv_json_leave(&scope) || r == -ENOMEM)
-		r = gpuenv_oom(ctx, "the toolkits' facts");
-	gpuenv_arena_free(&tmp);
-	return r;
+	/* the probe's own typed facts of the toolkits, nothing converted */
+	return gpuenv_probe_toolkit_facts(ctx, arena, out);
 }
 
 /* ---- a failed build's log ---------------------------------------------- */

@@ -83,10 +83,11 @@ typedef struct drun {
 	gpuenv_arena_t *arena;
 	const gpuenv_facts_t *facts;
 	const gpuenv_kb_t *kb;
-	/* the host as the KB's rules see it: driver version, the CUDA version
-	 * the driver reports, a forward-compatibility libcuda */
+	/* the machine as every verb takes it (gpuenv_target_machine), and its
+	 * host as the KB's rules see it (gpuenv_target_kb_host): driver
+	 * version, the CUDA the driver runs, a forward-compatibility libcuda */
+	gpuenv_target_t machine;
 	gpuenv_kb_target_t host;
-	char host_buf[2][16];	/* the text of host.driver_cuda, host.compat_cuda */
 	gpuenv_verdicts_t *out;
 	int err;		/* first error (ENOMEM); rules stop adding */
 	/* derived once */

@@ -357,37 +357,24 @@ int drun_init(drun_t *r, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_
 
 	r->drv_version = drv->version;
 	r->drv_state = drv->state;
-	if ((r->drv_cuda = cuda_of(drv->cuda_version, -1)) != 0) {
+	/* the machine and its host as the KB's rules see it (driver, the CUDA
+	 * it runs, a forward-compatibility libcuda): the one converter every
+	 * verb uses (gpuenv_target_machine, gpuenv_target_kb_host) */
+	if (gpuenv_target_machine(ctx, arena, facts, kb, SIZE_MAX, &r->machine) != 0)
+		return gpuenv_oom(ctx, "judging the facts");
+	gpuenv_target_kb_host(&r->machine, &r->host);
+	/* where the driver's CUDA was read, for the evidence */
+	r->drv_cuda = cuda_of(r->machine.driver_cuda, -1);
+	r->drv_cuda_src = drv->cuda_version_source;
+	if (cuda_of(drv->cuda_version, -1) != 0)
 		r->drv_cuda_fact = "driver.cuda_version";
-		r->drv_cuda_src = drv->cuda_version_source;
-	} else if ((r->drv_cuda = cuda_of(NULL, drv->cuda_version_int)) != 0) {
+	else if (cuda_of(NULL, drv->cuda_version_int) != 0)
 		r->drv_cuda_fact = "driver.cuda_version_int";
-		r->drv_cuda_src = drv->cuda_version_source;
+	else if (r->drv_cuda) {
+		r->drv_cuda_fact = "kb:cuda.toml toolkit (newest CUDA whose driver <= driver.version)";
+		r->drv_cuda_src = "kb";
 	}
-	/* the host as the KB's rules see it (lib/kb: gpuenv_kb_driver_runs_cuda) */
-	r->host.has_driver = r->drv_version &&
-		gpuenv_kb_ver_parse(gpuenv_str_n(r->drv_version, strcspn(r->drv_version, " -")),
-			&r->host.driver);
-	if (r->drv_cuda)
-		r->host.driver_cuda = dr_cuda_ver(r->drv_cuda, r->host_buf[0]);
-	else if (r->host.has_driver) {
-		gpuenv_kb_driver_max_t mx;
-		gpuenv_kb_driver_max_cuda(kb, &r->host.driver, &mx);
-		if (mx.ga) {
-			r->drv_cuda = (int)(mx.ga->cuda.part[0] * 1000 + mx.ga->cuda.part[1] * 10);
-			r->drv_cuda_fact = "kb:cuda.toml toolkit (newest CUDA whose driver <= driver.version)";
-			r->drv_cuda_src = "kb";
-		}
-	}
-	/* a libcuda newer than the kernel driver: the forward-compatibility
-	 * package (cuda-compat-X-Y) is what applications load */
-	if (streq_ci(drv->libcuda.state, "driver")) {
-		int c = cuda_of(drv->libcuda.cuda_version, -1);
-		if (c > r->drv_cuda)
-			r->compat_cuda = c;
-	}
-	if (r->compat_cuda)
-		r->host.compat_cuda = dr_cuda_ver(r->compat_cuda, r->host_buf[1]);
+	r->compat_cuda = cuda_of(r->machine.compat_cuda, -1);
 
 	if (n > MAX_GPUS)
 		n = MAX_GPUS;

@@ -223,28 +223,6 @@ static void cuda_arch(drun_t *r, const int *idx, size_t n, void *p)
 		      : NULL;
 }
 
-/* The visible GPUs as the KB knows them: 1 all data-center ones, 0 one is
- * not, -1 none the KB knows. */
-static int datacenter(drun_t *r, const gpuenv_kb_gpu_t **known)
-{
-	int dc = -1;
-
-	*known = NULL;
-	for (size_t i = 0; i < r->ngpus; i++) {
-		gpuenv_kb_gpu_match_t m;
-		if (!r->gpus[i].visible || !r->gpus[i].name ||
-			gpuenv_kb_gpu_find(r->kb, r->gpus[i].name, &m, 1) != 1)
-			continue;
-		if (!gpuenv_str_eq_cstr(m.gpu->segment, "datacenter")) {
-			*known = m.gpu;
-			return 0;
-		}
-		*known = m.gpu;
-		dc = 1;
-	}
-	return dc;
-}
-
 /* An image whose release notes the KB has: gpuenv_kb_image_check decides
  * (R560 or later; older data-center drivers the notes list, through
  * forward compatibility, on data-center GPUs). */
@@ -258,7 +236,8 @@ static bool image_driver(drun_t *r, const gpuenv_kb_image_ref_t *img, const char
 	const char *cite = dr_kb_cite(r, &row->row, "[[container]]");
 
 	t.gpu = NULL;
-	if (datacenter(r, &gpu) >= 0)
+	/* a data-center host or not: decided once (gpuenv_target_datacenter) */
+	if (gpuenv_target_datacenter(r->kb, &r->machine, &gpu) >= 0)
 		t.gpu = gpu;
 	gpuenv_kb_image_check(r->kb, &t, img, &iv);
 	if (iv.runs == GPUENV_KB_RUNS_GA) {

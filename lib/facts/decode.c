@@ -197,8 +197,9 @@ static void dec_warning(dec_t *d, const json_t *o, void *p)
 	w->message = str(d, o, "message");
 	w->hint = str(d, o, "hint");
 	w->source = str(d, o, "source");
-	w->code = str(d, o, "code");
+	w->code = num(o, "code");
 	w->gpu = num(o, "gpu");
+	w->has_gpu = json_object_get(o, "gpu") != NULL;
 }
 
 static void dec_pci(dec_t *d, const json_t *o, void *p)
@@ -220,6 +221,10 @@ static void dec_mig(dec_t *d, const json_t *o, void *p)
 	m->index = num(o, "index");
 	m->uuid = str(d, o, "uuid");
 	m->name = str(d, o, "name");
+	m->gpu_instance = num(o, "gpu_instance");
+	m->compute_instance = num(o, "compute_instance");
+	m->memory_total = num(o, "memory_total");
+	m->memory_free = num(o, "memory_free");
 	m->visible = tri(o, "visible");
 	m->cuda_index = num(o, "cuda_index");
 }
@@ -274,6 +279,7 @@ static void dec_gpu(dec_t *d, const json_t *o, void *p)
 	g->compute_capability = str(d, o, "compute_capability");
 	g->sm = str(d, o, "sm");
 	g->architecture = str(d, o, "architecture");
+	g->nvml_architecture = num(o, "nvml_architecture");
 	g->memory_total = num(o, "memory_total");
 	g->memory_free = num(o, "memory_free");
 	g->pci_bus_id = str(d, o, "pci_bus_id");
@@ -293,6 +299,63 @@ static void dec_gpu(dec_t *d, const json_t *o, void *p)
 	g->warnings = strs(d, o, "warnings");
 }
 
+/* "components": {name: {version, source}}; entries that are not objects
+ * skipped. */
+static const gpuenv_facts_component_t *components(dec_t *d, const json_t *o, size_t *n)
+{
+	const json_t *c = obj(o, "components"), *v;
+	size_t m = c ? json_object_size(c) : 0;
+	gpuenv_facts_component_t *out;
+	const char *key;
+
+	*n = 0;
+	if (!m)
+		return NULL;
+	if (!(out = gpuenv_arena_calloc(d->a, m, sizeof(*out)))) {
+		d->err = -ENOMEM;
+		return NULL;
+	}
+	json_object_foreach((json_t *)c, key, v) {
+		if (!json_is_object(v))
+			continue;
+		out[*n].name = gpuenv_arena_strndup(d->a, key, strlen(key));
+		out[*n].version = str(d, v, "version");
+		out[*n].source = str(d, v, "source");
+		if (!out[*n].name)
+			d->err = -ENOMEM;
+		(*n)++;
+	}
+	return out;
+}
+
+/* "versions": [{version, source, from} or null]; other entries skipped. */
+static const gpuenv_facts_ver_t *versions(dec_t *d, const json_t *o, size_t *n)
+{
+	const json_t *v = arr(o, "versions");
+	size_t m = v ? json_array_size(v) : 0;
+	gpuenv_facts_ver_t *out;
+
+	*n = 0;
+	if (!m)
+		return NULL;
+	if (!(out = gpuenv_arena_calloc(d->a, m, sizeof(*out)))) {
+		d->err = -ENOMEM;
+		return NULL;
+	}
+	for (size_t i = 0; i < m; i++) {
+		const json_t *e = json_array_get(v, i);
+		if (json_is_object(e)) {
+			out[*n].version = str(d, e, "version");
+			out[*n].source = str(d, e, "source");
+			out[*n].from = str(d, e, "from");
+		} else if (!json_is_null(e)) {
+			continue;
+		}
+		(*n)++;
+	}
+	return out;
+}
+
 static void dec_toolkit(dec_t *d, const json_t *o, void *p)
 {
 	gpuenv_facts_toolkit_t *t = p;
@@ -306,6 +369,7 @@ static void dec_toolkit(dec_t *d, const json_t *o, void *p)
 	t->aliases = strs(d, o, "aliases");
 	t->found_by = strs(d, o, "found_by");
 	t->version = ver(d, o, "version");
+	t->components = components(d, o, &t->ncomponents);
 }
 
 /* "cuda_code": {cubins, ptx, entries, summary, error}. */
@@ -315,14 +379,12 @@ static void code_of(dec_t *d, const json_t *o, unsigned char *state, gpuenv_fact
 	const json_t *code = json_is_object(o) ? json_object_get(o, "cuda_code") : NULL;
 
 	*state = state_of(code, json_is_object(code));
-	if (entries)
-		*entries = -1;
+	*entries = -1;
 	if (!json_is_object(code))
 		return;
 	*cubins = strs(d, code, "cubins");
 	*ptx = strs(d, code, "ptx");
-	if (entries)
-		*entries = num(code, "entries");
+	*entries = num(code, "entries");
 	*summary = str(d, code, "summary");
 	*error = str(d, code, "error");
 	/* a list of another type makes the code unknown */
@@ -345,7 +407,10 @@ static void dec_library(dec_t *d, const json_t *o, void *p)
 	l->where = strs(d, o, "where");
 	l->size = num(o, "size");
 	l->version = ver(d, o, "version");
-	code_of(d, o, &l->code_state, &l->cubins, &l->ptx, &l->code_summary, &l->code_error, NULL);
+	l->versions = versions(d, o, &l->nversions);
+	l->verdefs = strs(d, o, "verdefs");
+	code_of(d, o, &l->code_state, &l->cubins, &l->ptx, &l->code_summary, &l->code_error,
+		&l->code_entries);
 }
 
 static void dec_dist(dec_t *d, const json_t *o, void *p)
@@ -357,6 +422,8 @@ static void dec_dist(dec_t *d, const json_t *o, void *p)
 	x->version = str(d, o, "version");
 	x->path = str(d, o, "path");
 	x->site = str(d, o, "site");
+	x->egg_info = tri(o, "egg_info");
+	x->shadowed = tri(o, "shadowed");
 	x->requires = strs(d, o, "requires");
 }
 
@@ -367,6 +434,11 @@ static void dec_need(dec_t *d, const json_t *o, void *p)
 	n->name = str(d, o, "name");
 	n->how = str(d, o, "how");
 	n->path = str(d, o, "path");
+	n->object = num(o, "object");
+	n->dir = str(d, o, "dir");
+	n->rule = str(d, o, "rule");
+	n->shadowed = strs(d, o, "shadowed");
+	n->rule_of = str(d, o, "rule_of");
 }
 
 static void dec_object(dec_t *d, const json_t *o, void *p)
@@ -376,6 +448,11 @@ static void dec_object(dec_t *d, const json_t *o, void *p)
 	x->path = str(d, o, "path");
 	x->soname = str(d, o, "soname");
 	x->error = str(d, o, "error");
+	x->parent = num(o, "parent");
+	x->depth = num(o, "depth");
+	x->rpath = str(d, o, "rpath");
+	x->runpath = str(d, o, "runpath");
+	x->nodeflib = tri(o, "nodeflib");
 	x->needs = REC(d, o, "needs", gpuenv_facts_need_t, dec_need, &x->nneeds);
 }
 
@@ -387,14 +464,17 @@ static void dec_binary(dec_t *d, const json_t *o, void *p)
 	b->path = str(d, o, "path");
 	code_of(d, o, &b->code_state, &b->cubins, &b->ptx, &b->summary, &b->error, &b->entries);
 	b->have_loads = loads != NULL;
+	b->loads_binary = str(d, loads, "binary");
+	b->loads_missing = num(loads, "missing");
+	b->loads_truncated = tri(loads, "truncated");
 	b->objects = REC(d, loads, "objects", gpuenv_facts_object_t, dec_object, &b->nobjects);
 }
 
 /* "cu128" -> "12.8", "cu130" -> "13.0", "cu92" -> "9.2"; NULL otherwise. */
-static const char *cuda_of_label(dec_t *d, const char *local)
+static const char *cuda_of_label(gpuenv_arena_t *a, const char *local, bool *oom)
 {
 	size_t n;
-	char buf[16];
+	char buf[16], *s;
 
 	if (!local || strncmp(local, "cu", 2) != 0)
 		return NULL;
@@ -402,29 +482,21 @@ static const char *cuda_of_label(dec_t *d, const char *local)
 	if (n < 2 || n > 3 || local[2 + n] != '\0' || local[2] == '0')
 		return NULL;
 	snprintf(buf, sizeof(buf), "%.*s.%c", (int)(n - 1), local + 2, local[2 + n - 1]);
-	{
-		char *s = gpuenv_arena_strndup(d->a, buf, strlen(buf));
-		if (!s)
-			d->err = -ENOMEM;
-		return s;
-	}
+	if (!(s = gpuenv_arena_strndup(a, buf, strlen(buf))))
+		*oom = true;
+	return s;
 }
 
-static void dec_framework(dec_t *d, const json_t *o, void *p)
+int gpuenv_facts_framework_derive(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
+	gpuenv_facts_framework_t *f)
 {
-	gpuenv_facts_framework_t *f = p;
 	const char *plus;
+	bool oom = false;
 
-	f->kind = str(d, o, "kind");
-	f->dist = str(d, o, "dist");
-	f->version = str(d, o, "version");
-	f->version_source = str(d, o, "version_source");
-	f->local = str(d, o, "local");
-	f->cuda = str_st(d, o, "cuda", &f->cuda_state);
-	f->cuda_source = str(d, o, "cuda_source");
-	f->cudnn = str(d, o, "cudnn");
-	f->hip = str(d, o, "hip");
-	f->gpu = tri(o, "gpu");
+	f->local = f->written.local;
+	f->cuda = f->written.cuda;
+	f->cuda_source = f->written.cuda_source;
+	f->gpu = f->written.gpu;
 	if (!f->local && f->version && (plus = strchr(f->version, '+')))
 		f->local = plus + 1;
 	/* a torch without torch/version.py: the +cuXYZ of its version says
@@ -432,10 +504,29 @@ static void dec_framework(dec_t *d, const json_t *o, void *p)
 	if (!f->cuda && f->cuda_state != GPUENV_FACT_MISTYPED && f->kind &&
 		strcmp(f->kind, "torch") == 0 &&
 		!(f->cuda_source && strcmp(f->cuda_source, "version.py") == 0) &&
-		(f->cuda = cuda_of_label(d, f->local)) != NULL) {
+		(f->cuda = cuda_of_label(arena, f->local, &oom)) != NULL) {
 		f->cuda_source = "local-version";
 		f->gpu = GPUENV_TRI_TRUE;
 	}
+	return oom ? gpuenv_oom(ctx, "decoding the facts") : 0;
+}
+
+static void dec_framework(dec_t *d, const json_t *o, void *p)
+{
+	gpuenv_facts_framework_t *f = p;
+
+	f->kind = str(d, o, "kind");
+	f->dist = str(d, o, "dist");
+	f->version = str(d, o, "version");
+	f->version_source = str(d, o, "version_source");
+	f->written.local = str(d, o, "local");
+	f->written.cuda = str_st(d, o, "cuda", &f->cuda_state);
+	f->written.cuda_source = str(d, o, "cuda_source");
+	f->cudnn = str(d, o, "cudnn");
+	f->hip = str(d, o, "hip");
+	f->written.gpu = tri(o, "gpu");
+	if (gpuenv_facts_framework_derive(d->ctx, d->a, f))
+		d->err = -ENOMEM;
 	f->binaries = REC(d, o, "binaries", gpuenv_facts_binary_t, dec_binary, &f->nbinaries);
 }
 
@@ -625,13 +716,22 @@ int gpuenv_facts_decode(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const json_t *
 		f->jetson.model = str(&d, j, "model");
 		f->jetson.soc = str(&d, j, "soc");
 		f->jetson.l4t = str(&d, j, "l4t");
-		f->jetson.nvgpu = str(&d, j, "nvgpu");
+		f->jetson.nvgpu = tri(j, "nvgpu");
 	}
 	dec_cvd(&d, obj(doc, "cuda_visible_devices"), &f->cvd);
 	f->pci = REC(&d, doc, "pci", gpuenv_facts_pci_t, dec_pci, &f->npci);
 	f->gpus = REC(&d, doc, "gpus", gpuenv_facts_gpu_t, dec_gpu, &f->ngpus);
 	f->have_toolkits = arr(doc, "toolkits") != NULL;
 	f->toolkits = REC(&d, doc, "toolkits", gpuenv_facts_toolkit_t, dec_toolkit, &f->ntoolkits);
+	{
+		const json_t *lc = obj(doc, "ldcache");
+		f->have_ldcache = lc != NULL;
+		f->ldcache.path = str(&d, lc, "path");
+		f->ldcache.format = str(&d, lc, "format");
+		f->ldcache.entries = num(lc, "entries");
+		f->ldcache.hwcaps = strs(&d, lc, "hwcaps");
+		f->ldcache.generator = str(&d, lc, "generator");
+	}
 	ldlp = json_object_get(doc, "ld_library_path");
 	f->ld_library_path = json_is_string(ldlp) ? copy_str(&d, ldlp) : NULL;
 	f->have_libraries = arr(doc, "libraries") != NULL;

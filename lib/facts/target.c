@@ -223,8 +223,102 @@ int gpuenv_target_marker_env(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpu
 static void kb_ver(const char *s, gpuenv_kb_ver_t *v)
 {
 	memset(v, 0, sizeof(*v));
-	if (!s || !gpuenv_kb_ver_parse(gpuenv_str(s), v))
+	/* "580.159.04" of "580.159.04 -open": the version alone */
+	if (!s || !gpuenv_kb_ver_parse(gpuenv_str_n(s, strcspn(s, " -")), v))
 		memset(v, 0, sizeof(*v));
+}
+
+void gpuenv_target_kb_host(const gpuenv_target_t *t, gpuenv_kb_target_t *out)
+{
+	memset(out, 0, sizeof(*out));
+	kb_ver(t->driver, &out->driver);
+	out->has_driver = out->driver.n > 0;
+	kb_ver(t->driver_cuda, &out->driver_cuda);
+	kb_ver(t->compat_cuda, &out->compat_cuda);
+}
+
+int gpuenv_target_machine(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_facts_t *f,
+	const gpuenv_kb_t *kb, size_t env, gpuenv_target_t *out)
+{
+	int rc;
+
+	if ((rc = gpuenv_target_from_facts(ctx, arena, f, env, out)) != 0 || !kb)
+		return rc;
+	return gpuenv_target_complete(ctx, arena, kb, out);
+}
+
+int gpuenv_target_complete(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_kb_t *kb,
+	gpuenv_target_t *out)
+{
+	gpuenv_target_gpu_t *g;
+	gpuenv_kb_ver_t dv;
+
+	/* a GPU's compute capability by its name (a light probe without
+	 * NVML has names from the PCI ids) */
+	if (out->ngpus && !(g = gpuenv_arena_calloc(arena, out->ngpus, sizeof(*g))))
+		return gpuenv_oom(ctx, "deriving the target");
+	for (size_t i = 0; i < out->ngpus; i++) {
+		gpuenv_kb_gpu_match_t m;
+		g[i] = out->gpus[i];
+		if (g[i].cc_major < 0 && g[i].name && gpuenv_kb_gpu_find(kb, g[i].name, &m, 1) == 1 &&
+			m.gpu->cc.n >= 2) {
+			g[i].cc_major = (int)m.gpu->cc.part[0];
+			g[i].cc_minor = (int)m.gpu->cc.part[1];
+		}
+	}
+	if (out->ngpus)
+		out->gpus = g;
+	/* the newest CUDA the driver runs, by its version, when NVML did not
+	 * say: the newest GA toolkit whose driver floor it meets */
+	if (!out->driver_cuda && out->driver) {
+		kb_ver(out->driver, &dv);
+		if (dv.n) {
+			gpuenv_kb_driver_max_t mx;
+			gpuenv_kb_driver_max_cuda(kb, &dv, &mx);
+			if (mx.ga && mx.ga->cuda.n >= 2 &&
+				!(out->driver_cuda = gpuenv_arena_printf(arena, "%u.%u", mx.ga->cuda.part[0],
+					  mx.ga->cuda.part[1]).ptr))
+				return gpuenv_oom(ctx, "deriving the target");
+		}
+	}
+	/* forward compatibility is a libcuda newer than what the driver runs,
+	 * the KB's answer included: the driver's own libcuda is none */
+	if (out->compat_cuda && cuda_num(out->compat_cuda) <= cuda_num(out->driver_cuda))
+		out->compat_cuda = NULL;
+	return 0;
+}
+
+int gpuenv_target_datacenter(const gpuenv_kb_t *kb, const gpuenv_target_t *t,
+	const gpuenv_kb_gpu_t **known)
+{
+	int dc = -1;
+
+	*known = NULL;
+	for (size_t i = 0; kb && i < t->ngpus; i++) {
+		gpuenv_kb_gpu_match_t m;
+		gpuenv_kb_target_t kt;
+		if (!t->gpus[i].visible || !t->gpus[i].name ||
+			gpuenv_kb_gpu_find(kb, t->gpus[i].name, &m, 1) != 1)
+			continue;
+		memset(&kt, 0, sizeof(kt));
+		kt.gpu = m.gpu;
+		*known = m.gpu;
+		if (gpuenv_kb_target_datacenter(&kt) != 1)
+			return 0;
+		dc = 1;
+	}
+	return dc;
+}
+
+const char *gpuenv_target_platform(gpuenv_arena_t *arena, const gpuenv_target_t *t)
+{
+	unsigned a, b;
+
+	if (t->libc && !strcmp(t->libc, "glibc") && t->libc_version &&
+		sscanf(t->libc_version, "%u.%u", &a, &b) == 2)
+		return gpuenv_arena_printf(arena, "manylinux_%u_%u_%s", a, b,
+			t->machine ? t->machine : "x86_64").ptr;
+	return t->machine ? gpuenv_arena_printf(arena, "linux_%s", t->machine).ptr : NULL;
 }
 
 size_t gpuenv_target_kb(const gpuenv_kb_t *kb, const gpuenv_target_t *t, gpuenv_kb_target_t *out,
@@ -233,11 +327,7 @@ size_t gpuenv_target_kb(const gpuenv_kb_t *kb, const gpuenv_target_t *t, gpuenv_
 	gpuenv_kb_target_t base;
 	size_t n = 0;
 
-	memset(&base, 0, sizeof(base));
-	kb_ver(t->driver, &base.driver);
-	base.has_driver = base.driver.n > 0;
-	kb_ver(t->driver_cuda, &base.driver_cuda);
-	kb_ver(t->compat_cuda, &base.compat_cuda);
+	gpuenv_target_kb_host(t, &base);
 	for (size_t i = 0; i < t->ngpus; i++) {
 		const gpuenv_target_gpu_t *g = &t->gpus[i];
 		bool seen = false;

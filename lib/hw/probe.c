@@ -1,19 +1,22 @@
-/* The probe: runs the backends and writes the facts document
- * (docs/probe-schema.md).  Only this file knows the JSON shape. */
+/* The probe: runs the backends and fills gpuenv_facts_t (the typed facts,
+ * include/gpuenv/facts.h) from their structs; lib/facts/write.c writes the
+ * document (docs/probe-schema.md) from that struct.  Bytes from the machine
+ * are escaped here, once, as "Strings" says: the facts hold text. */
 #define _GNU_SOURCE
 #include "gpuenv/probe.h"
 
+#include "gpuenv/facts.h"
 #include "gpuenv/facts_write.h"
 #include "gpuenv/fatbin.h"
 #include "gpuenv/fs.h"
 #include "gpuenv/stack.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
-#include <unistd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,263 +26,661 @@ void gpuenv_probe_opts_init(gpuenv_probe_opts_t *opts)
 	gpuenv_hw_opts_init(&opts->hw);
 }
 
-static int set(json_t *obj, const char *key, json_t *v)
+
+/* The facts being filled: every string copied into the caller's arena as
+ * text (bytes that are not escaped, docs/probe-schema.md "Strings"). */
+typedef struct fill {
+	gpuenv_ctx_t *ctx;
+	gpuenv_arena_t *a;
+	int err; /* -ENOMEM once memory ran out */
+} fill_t;
+
+static const char *text(fill_t *F, const char *s, size_t n)
 {
-	if (!v)
-		return -ENOMEM;
-	return json_object_set_new(obj, key, v) ? -ENOMEM : 0;
+	gpuenv_buf_t b;
+	char *out;
+
+	if (!s)
+		return NULL;
+	if (gpuenv_text_valid(s, n, 0)) {
+		out = gpuenv_arena_strndup(F->a, s, n);
+	} else {
+		gpuenv_buf_init(&b, F->ctx, 0);
+		out = gpuenv_text_escape(&b, s, n, 0) < 0 ? NULL
+			: gpuenv_arena_strndup(F->a, b.data ? b.data : "", b.len);
+		gpuenv_buf_free(&b);
+	}
+	if (!out)
+		F->err = -ENOMEM;
+	return out;
 }
 
-/* Bytes from the machine (names, paths, messages quoting them): escaped
- * where they are not text, never dropped. */
-static json_t *str_or_null(gpuenv_ctx_t *ctx, const char *s)
+static const char *cstr(fill_t *F, const char *s)
 {
-	return s ? gpuenv_json_text(ctx, s, strlen(s)) : json_null();
+	return s ? text(F, s, strlen(s)) : NULL;
 }
 
-static json_t *cuda_version_json(int v)
+static const char *sstr(fill_t *F, gpuenv_str_t s)
+{
+	return s.ptr ? text(F, s.ptr, s.len) : NULL;
+}
+
+static const char *fmt(fill_t *F, const char *f, ...) GPUENV_PRINTF(2, 3);
+static const char *fmt(fill_t *F, const char *f, ...)
+{
+	va_list ap;
+	gpuenv_str_t s;
+
+	va_start(ap, f);
+	s = gpuenv_arena_vprintf(F->a, f, ap);
+	va_end(ap);
+	if (!s.ptr)
+		F->err = -ENOMEM;
+	return s.ptr;
+}
+
+static void *calloc_n(fill_t *F, size_t n, size_t size)
+{
+	void *p;
+
+	if (!n)
+		return NULL;
+	if (!(p = gpuenv_arena_calloc(F->a, n, size)))
+		F->err = -ENOMEM;
+	return p;
+}
+
+static gpuenv_facts_strs_t strs_of(fill_t *F, const gpuenv_str_t *v, size_t n)
+{
+	gpuenv_facts_strs_t out = { NULL, 0, GPUENV_FACT_SET };
+	const char **items = calloc_n(F, n, sizeof(*items));
+
+	for (size_t i = 0; items && i < n; i++)
+		items[i] = sstr(F, v[i]);
+	out.items = items;
+	out.n = items ? n : 0;
+	return out;
+}
+
+/* The names of the bits set, in bit order. */
+static gpuenv_facts_strs_t bits_of(fill_t *F, unsigned bits, const char *const *names, size_t n)
+{
+	gpuenv_facts_strs_t out = { NULL, 0, GPUENV_FACT_SET };
+	const char **items = calloc_n(F, n, sizeof(*items));
+
+	for (size_t i = 0; items && i < n; i++)
+		if (bits & (1u << i))
+			items[out.n++] = names[i];
+	out.items = items;
+	return out;
+}
+
+static gpuenv_facts_ver_t ver_of(fill_t *F, const gpuenv_stack_version_t *v)
+{
+	gpuenv_facts_ver_t out = { NULL, NULL, NULL };
+
+	if (v->text.ptr) {
+		out.version = sstr(F, v->text);
+		out.source = gpuenv_vsrc_name(v->src);
+		out.from = sstr(F, v->origin);
+	}
+	return out;
+}
+
+static gpuenv_tri_t tri(bool b)
+{
+	return b ? GPUENV_TRI_TRUE : GPUENV_TRI_FALSE;
+}
+
+/* ---- driver and GPUs ---------------------------------------------------- */
+
+static const char *cuda_version_text(fill_t *F, int v)
 {
 	char s[16];
 
 	if (v <= 0)
-		return json_null();
+		return NULL;
 	gpuenv_hw_cuda_version_str(v, s, sizeof(s));
-	return json_string(s);
+	return cstr(F, s);
 }
 
-static json_t *mig_mode_json(int m)
+static const char *mig_mode(int m)
 {
-	return m < 0 ? json_null() : json_string(m ? "enabled" : "disabled");
+	return m < 0 ? NULL : m ? "enabled" : "disabled";
 }
 
-static json_t *gpu_json(gpuenv_ctx_t *ctx, const gpuenv_hw_facts_t *f, size_t i)
+/* The NVML index of gpus[i], or -1. */
+static long long nvml_index(const gpuenv_hw_facts_t *h, int i)
+{
+	return i >= 0 && h->gpus[i].index >= 0 ? h->gpus[i].index : -1;
+}
+
+static void fill_gpu(fill_t *F, const gpuenv_hw_facts_t *h, size_t i, gpuenv_facts_gpu_t *o)
 {
 	static const char *const fact_names[GPUENV_HW_F_COUNT] = {
 		"name", "uuid", "compute_capability", "architecture", "memory", "pci", "mig",
 		"nvlink", "visible",
 	};
-	const gpuenv_hw_gpu_t *g = &f->gpus[i];
-	json_t *o = json_object(), *mig = json_object(), *inst = json_array();
-	json_t *links = json_array(), *src = json_object(), *warn = json_array();
-	char buf[32];
+	const gpuenv_hw_gpu_t *g = &h->gpus[i];
+	gpuenv_facts_mig_instance_t *mig = calloc_n(F, g->n_mig, sizeof(*mig));
+	gpuenv_facts_nvlink_t *links = calloc_n(F, g->n_nvlink, sizeof(*links));
+	gpuenv_facts_kv_t *src = calloc_n(F, GPUENV_HW_F_COUNT, sizeof(*src));
+	const char **warn = calloc_n(F, h->n_warnings, sizeof(*warn));
 
-	json_object_set_new(o, "index", g->index >= 0 ? json_integer(g->index) : json_null());
-	json_object_set_new(o, "name", str_or_null(ctx, g->name));
-	json_object_set_new(o, "uuid", str_or_null(ctx, g->uuid));
+	o->index = g->index >= 0 ? g->index : -1;
+	o->at = i;
+	o->name = cstr(F, g->name);
+	o->uuid = cstr(F, g->uuid);
 	if (g->cc_major >= 0) {
-		snprintf(buf, sizeof(buf), "%d.%d", g->cc_major, g->cc_minor);
-		json_object_set_new(o, "compute_capability", json_string(buf));
-		snprintf(buf, sizeof(buf), "sm_%d%d", g->cc_major, g->cc_minor);
-		json_object_set_new(o, "sm", json_string(buf));
-	} else {
-		json_object_set_new(o, "compute_capability", json_null());
-		json_object_set_new(o, "sm", json_null());
+		o->compute_capability = fmt(F, "%d.%d", g->cc_major, g->cc_minor);
+		o->sm = fmt(F, "sm_%d%d", g->cc_major, g->cc_minor);
 	}
-	json_object_set_new(o, "architecture", str_or_null(ctx, g->arch));
-	json_object_set_new(o, "nvml_architecture",
-		g->nvml_arch ? json_integer(g->nvml_arch) : json_null());
-	json_object_set_new(o, "memory_total",
-		g->mem_total ? json_integer((json_int_t)g->mem_total) : json_null());
-	json_object_set_new(o, "memory_free",
-		g->mem_free ? json_integer((json_int_t)g->mem_free) : json_null());
-	json_object_set_new(o, "pci_bus_id", g->bus_id[0] ? str_or_null(ctx, g->bus_id) : json_null());
+	o->architecture = cstr(F, g->arch);
+	o->nvml_architecture = g->nvml_arch ? (long long)g->nvml_arch : -1;
+	o->memory_total = g->mem_total ? (long long)g->mem_total : -1;
+	o->memory_free = g->mem_free ? (long long)g->mem_free : -1;
+	o->pci_bus_id = g->bus_id[0] ? cstr(F, g->bus_id) : NULL;
 	if (g->pci_device_id) {
-		snprintf(buf, sizeof(buf), "0x%08X", (unsigned)g->pci_device_id);
-		json_object_set_new(o, "pci_device_id", json_string(buf));
-		snprintf(buf, sizeof(buf), "0x%04x", (unsigned)g->device_id);
-		json_object_set_new(o, "device_id", json_string(buf));
-	} else {
-		json_object_set_new(o, "pci_device_id", json_null());
-		json_object_set_new(o, "device_id", json_null());
+		o->pci_device_id = fmt(F, "0x%08X", (unsigned)g->pci_device_id);
+		o->device_id = fmt(F, "0x%04x", (unsigned)g->device_id);
 	}
-	json_object_set_new(o, "kernel_driver", str_or_null(ctx, g->driver));
-	json_object_set_new(o, "integrated", json_boolean(g->integrated));
-	json_object_set_new(o, "visible", json_boolean(g->visible));
-	json_object_set_new(o, "cuda_index", g->cuda_index >= 0 ? json_integer(g->cuda_index) : json_null());
-	json_object_set_new(mig, "current", mig_mode_json(g->mig_current));
-	json_object_set_new(mig, "pending", mig_mode_json(g->mig_pending));
-	for (size_t j = 0; j < g->n_mig; j++) {
+	o->kernel_driver = cstr(F, g->driver);
+	o->integrated = tri(g->integrated);
+	o->visible = tri(g->visible);
+	o->cuda_index = g->cuda_index >= 0 ? g->cuda_index : -1;
+	o->have_mig = true;
+	o->mig_current = mig_mode(g->mig_current);
+	o->mig_pending = mig_mode(g->mig_pending);
+	for (size_t j = 0; mig && j < g->n_mig; j++) {
 		const gpuenv_hw_mig_t *m = &g->mig[j];
-		json_t *x = json_object();
-		json_object_set_new(x, "index", json_integer(m->index));
-		json_object_set_new(x, "uuid", str_or_null(ctx, m->uuid));
-		json_object_set_new(x, "name", str_or_null(ctx, m->name));
-		json_object_set_new(x, "gpu_instance", m->gi_id >= 0 ? json_integer(m->gi_id) : json_null());
-		json_object_set_new(x, "compute_instance", m->ci_id >= 0 ? json_integer(m->ci_id) : json_null());
-		json_object_set_new(x, "memory_total", m->mem_total ? json_integer((json_int_t)m->mem_total) : json_null());
-		json_object_set_new(x, "memory_free", m->mem_free ? json_integer((json_int_t)m->mem_free) : json_null());
-		json_object_set_new(x, "visible", json_boolean(m->visible));
-		json_object_set_new(x, "cuda_index", m->cuda_index >= 0 ? json_integer(m->cuda_index) : json_null());
-		json_array_append_new(inst, x);
+		mig[j].index = m->index;
+		mig[j].uuid = cstr(F, m->uuid);
+		mig[j].name = cstr(F, m->name);
+		mig[j].gpu_instance = m->gi_id >= 0 ? m->gi_id : -1;
+		mig[j].compute_instance = m->ci_id >= 0 ? m->ci_id : -1;
+		mig[j].memory_total = m->mem_total ? (long long)m->mem_total : -1;
+		mig[j].memory_free = m->mem_free ? (long long)m->mem_free : -1;
+		mig[j].visible = tri(m->visible);
+		mig[j].cuda_index = m->cuda_index >= 0 ? m->cuda_index : -1;
+		mig[j].at = j;
 	}
-	json_object_set_new(mig, "instances", inst);
-	json_object_set_new(o, "mig", mig);
-	for (size_t j = 0; j < g->n_nvlink; j++) {
+	o->mig_instances = mig;
+	o->nmig_instances = mig ? g->n_mig : 0;
+	for (size_t j = 0; links && j < g->n_nvlink; j++) {
 		const gpuenv_hw_nvlink_t *k = &g->nvlink[j];
-		json_t *x = json_object();
-		json_object_set_new(x, "link", json_integer(k->link));
-		json_object_set_new(x, "active", json_boolean(k->active));
-		json_object_set_new(x, "peer_pci_bus_id", k->peer_bus_id[0] ? str_or_null(ctx, k->peer_bus_id) : json_null());
-		json_object_set_new(x, "peer_type", k->active ? json_string(gpuenv_hw_peer_name(k->peer_type)) : json_null());
-		json_object_set_new(x, "peer_gpu", k->peer_gpu >= 0 && f->gpus[k->peer_gpu].index >= 0 ?
-			json_integer(f->gpus[k->peer_gpu].index) : json_null());
-		json_array_append_new(links, x);
+		links[j].link = k->link;
+		links[j].active = tri(k->active);
+		links[j].peer_pci_bus_id = k->peer_bus_id[0] ? cstr(F, k->peer_bus_id) : NULL;
+		links[j].peer_type = k->active ? gpuenv_hw_peer_name(k->peer_type) : NULL;
+		links[j].peer_gpu = nvml_index(h, k->peer_gpu);
+		links[j].at = j;
 	}
-	json_object_set_new(o, "nvlink", links);
-	for (int k = 0; k < GPUENV_HW_F_COUNT; k++)
-		if (g->src[k])
-			json_object_set_new(src, fact_names[k], json_string(gpuenv_hw_src_name(g->src[k])));
-	json_object_set_new(o, "sources", src);
-	for (size_t k = 0; k < f->n_warnings; k++)
-		if (f->warnings[k].gpu == (int)i)
-			json_array_append_new(warn, str_or_null(ctx, f->warnings[k].msg));
-	json_object_set_new(o, "warnings", warn);
-	return o;
+	o->nvlink = links;
+	o->nnvlink = links ? g->n_nvlink : 0;
+	for (int k = 0; src && k < GPUENV_HW_F_COUNT; k++)
+		if (g->src[k]) {
+			src[o->sources.n].key = fact_names[k];
+			src[o->sources.n++].value = gpuenv_hw_src_name(g->src[k]);
+		}
+	o->sources.items = src;
+	o->warnings.state = GPUENV_FACT_SET;
+	for (size_t k = 0; warn && k < h->n_warnings; k++)
+		if (h->warnings[k].gpu == (int)i)
+			warn[o->warnings.n++] = cstr(F, h->warnings[k].msg);
+	o->warnings.items = warn;
 }
 
-int gpuenv_probe_hw_json(gpuenv_ctx_t *ctx, const gpuenv_hw_facts_t *f, json_t *o)
+static void fill_driver(fill_t *F, const gpuenv_hw_facts_t *h, gpuenv_facts_driver_t *d)
 {
-	json_t *d = json_object(), *n = json_object(), *c = json_object();
-	json_t *v = json_object(), *vis = json_array(), *devs = json_array();
-	json_t *pci = json_array(), *gpus = json_array(), *warn = json_array();
-	const gpuenv_hw_driver_t *dr = &f->driver;
-	char buf[32];
+	const gpuenv_hw_driver_t *dr = &h->driver;
 
-	if (!o || !d || !n || !c || !v || !vis || !devs || !pci || !gpus || !warn) {
-		json_decref(d);
-		json_decref(n);
-		json_decref(c);
-		json_decref(v);
-		json_decref(vis);
-		json_decref(devs);
-		json_decref(pci);
-		json_decref(gpus);
-		json_decref(warn);
-		return -ENOMEM;
-	}
-	json_object_set_new(d, "state", json_string(gpuenv_hw_state_name(f->state)));
-	json_object_set_new(d, "state_text", json_string(gpuenv_hw_state_text(f->state)));
+	d->present = true;
+	d->state = gpuenv_hw_state_name(h->state);
+	d->state_text = gpuenv_hw_state_text(h->state);
+	d->loaded = tri(dr->loaded);
+	d->version = cstr(F, dr->version);
+	d->version_source = dr->version ? gpuenv_hw_src_name(dr->version_src) : NULL;
+	d->cuda_version = cuda_version_text(F, dr->cuda_version);
+	d->cuda_version_int = dr->cuda_version ? dr->cuda_version : -1;
+	d->cuda_version_source = dr->cuda_version ? gpuenv_hw_src_name(dr->cuda_version_src) : NULL;
+	d->kernel_module = cstr(F, dr->module_version);
+	d->flavor = cstr(F, dr->flavor);
+	d->procfs = cstr(F, dr->procfs);
+	d->procfs_version = cstr(F, dr->procfs_version);
 
-	json_object_set_new(d, "loaded", json_boolean(dr->loaded));
-	json_object_set_new(d, "version", str_or_null(ctx, dr->version));
-	json_object_set_new(d, "version_source", dr->version ? json_string(gpuenv_hw_src_name(dr->version_src)) : json_null());
-	json_object_set_new(d, "cuda_version", cuda_version_json(dr->cuda_version));
-	json_object_set_new(d, "cuda_version_int", dr->cuda_version ? json_integer(dr->cuda_version) : json_null());
-	json_object_set_new(d, "cuda_version_source", dr->cuda_version ? json_string(gpuenv_hw_src_name(dr->cuda_version_src)) : json_null());
-	json_object_set_new(d, "kernel_module", str_or_null(ctx, dr->module_version));
-	json_object_set_new(d, "flavor", str_or_null(ctx, dr->flavor));
-	json_object_set_new(d, "procfs", str_or_null(ctx, dr->procfs));
-	json_object_set_new(d, "procfs_version", str_or_null(ctx, dr->procfs_version));
+	d->have_nvml = true;
+	d->nvml.state = gpuenv_hw_nvml_state_name(h->nvml.state);
+	d->nvml.loaded = tri(h->nvml.state == GPUENV_HW_LIB_OK);
+	d->nvml.path = cstr(F, h->nvml.path);
+	d->nvml.version = cstr(F, h->nvml.version);
+	d->nvml.error = h->nvml.state == GPUENV_HW_LIB_ERROR ?
+		cstr(F, gpuenv_hw_nvml_error_name(h->nvml.error)) : NULL;
+	d->nvml.message = cstr(F, h->nvml.message);
+	d->nvml.device_count = h->nvml.state == GPUENV_HW_LIB_OK ? (long long)h->nvml.device_count : -1;
 
-	json_object_set_new(n, "state", json_string(gpuenv_hw_nvml_state_name(f->nvml.state)));
-	json_object_set_new(n, "loaded", json_boolean(f->nvml.state == GPUENV_HW_LIB_OK));
-	json_object_set_new(n, "path", str_or_null(ctx, f->nvml.path));
-	json_object_set_new(n, "version", str_or_null(ctx, f->nvml.version));
-	json_object_set_new(n, "error", f->nvml.state == GPUENV_HW_LIB_ERROR ?
-		str_or_null(ctx, gpuenv_hw_nvml_error_name(f->nvml.error)) : json_null());
-	json_object_set_new(n, "message", str_or_null(ctx, f->nvml.message));
-	json_object_set_new(n, "device_count", f->nvml.state == GPUENV_HW_LIB_OK ?
-		json_integer(f->nvml.device_count) : json_null());
-	json_object_set_new(d, "nvml", n);
+	d->have_libcuda = true;
+	d->libcuda.state = gpuenv_hw_libcuda_state_name(h->libcuda.state);
+	d->libcuda.path = cstr(F, h->libcuda.path);
+	d->libcuda.cuda_version = cuda_version_text(F, h->libcuda.version);
+	d->libcuda.cuda_version_int = h->libcuda.version ? h->libcuda.version : -1;
+	d->libcuda.error = cstr(F, h->libcuda.error_name);
+	d->libcuda.message = cstr(F, h->libcuda.message);
+	d->libcuda.initialized = tri(h->libcuda.initialized);
+	d->libcuda.device_count = h->libcuda.device_count >= 0 ? h->libcuda.device_count : -1;
+}
 
-	json_object_set_new(c, "state", json_string(gpuenv_hw_libcuda_state_name(f->libcuda.state)));
-	json_object_set_new(c, "path", str_or_null(ctx, f->libcuda.path));
-	json_object_set_new(c, "cuda_version", cuda_version_json(f->libcuda.version));
-	json_object_set_new(c, "cuda_version_int", f->libcuda.version ? json_integer(f->libcuda.version) : json_null());
-	json_object_set_new(c, "error", str_or_null(ctx, f->libcuda.error_name));
-	json_object_set_new(c, "message", str_or_null(ctx, f->libcuda.message));
-	json_object_set_new(c, "initialized", json_boolean(f->libcuda.initialized));
-	json_object_set_new(c, "device_count", f->libcuda.device_count >= 0 ? json_integer(f->libcuda.device_count) : json_null());
-	json_object_set_new(d, "libcuda", c);
-	json_object_set_new(o, "driver", d);
+static void fill_cvd(fill_t *F, const gpuenv_hw_facts_t *h, gpuenv_facts_cvd_t *c)
+{
+	const gpuenv_hw_visible_t *v = &h->visible;
+	long long *vis = calloc_n(F, v->n, sizeof(*vis));
+	gpuenv_facts_cvd_device_t *devs = calloc_n(F, v->n, sizeof(*devs));
 
-	if (f->jetson.present) {
-		json_t *j = json_object();
-		json_object_set_new(j, "model", str_or_null(ctx, f->jetson.model));
-		json_object_set_new(j, "soc", str_or_null(ctx, f->jetson.soc));
-		json_object_set_new(j, "l4t", str_or_null(ctx, f->jetson.l4t));
-		json_object_set_new(j, "nvgpu", json_boolean(f->jetson.nvgpu));
-		json_object_set_new(o, "jetson", j);
-	} else {
-		json_object_set_new(o, "jetson", json_null());
-	}
-
-	json_object_set_new(v, "set", json_boolean(f->visible.set));
-	json_object_set_new(v, "value", str_or_null(ctx, f->visible.value));
-	for (size_t i = 0; i < f->visible.n; i++) {
-		const gpuenv_hw_visible_dev_t *x = &f->visible.devs[i];
-		const gpuenv_hw_gpu_t *g = &f->gpus[x->gpu];
-		json_t *e = json_object();
-		json_object_set_new(e, "gpu", g->index >= 0 ? json_integer(g->index) : json_null());
-		json_object_set_new(e, "mig", x->mig >= 0 ? str_or_null(ctx, g->mig[x->mig].uuid) : json_null());
-		json_array_append_new(devs, e);
+	c->present = true;
+	c->set = tri(v->set);
+	c->value = cstr(F, v->value);
+	c->invalid = cstr(F, v->invalid);
+	c->ambiguous_order = tri(v->ambiguous_order);
+	c->have_visible = c->have_devices = true;
+	for (size_t i = 0; vis && devs && i < v->n; i++) {
+		const gpuenv_hw_visible_dev_t *x = &v->devs[i];
+		const gpuenv_hw_gpu_t *g = &h->gpus[x->gpu];
+		devs[i].gpu = g->index >= 0 ? g->index : -1;
+		devs[i].mig = x->mig >= 0 ? cstr(F, g->mig[x->mig].uuid) : NULL;
 		if (x->mig < 0 && g->index >= 0)
-			json_array_append_new(vis, json_integer(g->index));
+			vis[c->nvisible++] = g->index;
 	}
-	json_object_set_new(v, "visible", vis);
-	json_object_set_new(v, "devices", devs);
-	json_object_set_new(v, "invalid", str_or_null(ctx, f->visible.invalid));
-	json_object_set_new(v, "ambiguous_order", json_boolean(f->visible.ambiguous_order));
-	json_object_set_new(o, "cuda_visible_devices", v);
+	c->visible = vis;
+	c->devices = devs;
+	c->ndevices = devs ? v->n : 0;
+}
 
-	for (size_t i = 0; i < f->n_pci; i++) {
-		const gpuenv_hw_pci_t *p = &f->pci[i];
-		json_t *e = json_object();
-		json_object_set_new(e, "bus_id", str_or_null(ctx, p->bus_id));
-		snprintf(buf, sizeof(buf), "0x%04x", p->vendor);
-		json_object_set_new(e, "vendor", json_string(buf));
-		snprintf(buf, sizeof(buf), "0x%04x", p->device);
-		json_object_set_new(e, "device", json_string(buf));
-		snprintf(buf, sizeof(buf), "0x%06x", (unsigned)p->class_code);
-		json_object_set_new(e, "class", json_string(buf));
-		json_object_set_new(e, "kind", json_string(p->kind == GPUENV_HW_PCI_GPU ? "gpu" :
-			p->kind == GPUENV_HW_PCI_NVSWITCH ? "nvswitch" : "other"));
-		json_object_set_new(e, "driver", str_or_null(ctx, p->driver));
-		json_array_append_new(pci, e);
+/* The driver/GPU part: driver, jetson, cuda_visible_devices, pci, gpus,
+ * and the backends' warnings appended to f's. */
+static void fill_hw(fill_t *F, const gpuenv_hw_facts_t *h, gpuenv_facts_t *f)
+{
+	gpuenv_facts_pci_t *pci = calloc_n(F, h->n_pci, sizeof(*pci));
+	gpuenv_facts_gpu_t *gpus = calloc_n(F, h->n_gpus, sizeof(*gpus));
+	gpuenv_facts_warning_t *warn = calloc_n(F, f->nwarnings + h->n_warnings, sizeof(*warn));
+
+	fill_driver(F, h, &f->driver);
+	if (h->jetson.present) {
+		f->jetson.present = true;
+		f->jetson.model = cstr(F, h->jetson.model);
+		f->jetson.soc = cstr(F, h->jetson.soc);
+		f->jetson.l4t = cstr(F, h->jetson.l4t);
+		f->jetson.nvgpu = tri(h->jetson.nvgpu);
 	}
-	json_object_set_new(o, "pci", pci);
-	for (size_t i = 0; i < f->n_gpus; i++)
-		json_array_append_new(gpus, gpu_json(ctx, f, i));
-	json_object_set_new(o, "gpus", gpus);
-	for (size_t i = 0; i < f->n_warnings; i++) {
-		const gpuenv_hw_warning_t *w = &f->warnings[i];
-		json_t *e = json_object();
-		json_object_set_new(e, "id", str_or_null(ctx, w->id));
-		json_object_set_new(e, "message", str_or_null(ctx, w->msg));
-		json_object_set_new(e, "hint", str_or_null(ctx, w->hint));
-		json_object_set_new(e, "gpu", w->gpu >= 0 && f->gpus[w->gpu].index >= 0 ?
-			json_integer(f->gpus[w->gpu].index) : json_null());
-		json_object_set_new(e, "source", json_string(gpuenv_hw_src_name(w->src)));
-		json_object_set_new(e, "code", w->code ? json_integer(w->code) : json_null());
-		json_array_append_new(warn, e);
+	fill_cvd(F, h, &f->cvd);
+	for (size_t i = 0; pci && i < h->n_pci; i++) {
+		const gpuenv_hw_pci_t *p = &h->pci[i];
+		pci[i].bus_id = cstr(F, p->bus_id);
+		pci[i].vendor = fmt(F, "0x%04x", p->vendor);
+		pci[i].device = fmt(F, "0x%04x", p->device);
+		pci[i].class_ = fmt(F, "0x%06x", (unsigned)p->class_code);
+		pci[i].kind = p->kind == GPUENV_HW_PCI_GPU ? "gpu"
+			: p->kind == GPUENV_HW_PCI_NVSWITCH ? "nvswitch" : "other";
+		pci[i].driver = cstr(F, p->driver);
+		pci[i].at = i;
 	}
-	/* append to the facts' warnings (other probe parts add theirs) */
-	json_t *all = json_object_get(o, "warnings");
-	if (json_is_array(all)) {
-		json_array_extend(all, warn);
-		json_decref(warn);
-	} else {
-		json_object_set_new(o, "warnings", warn);
+	f->pci = pci;
+	f->npci = pci ? h->n_pci : 0;
+	for (size_t i = 0; gpus && i < h->n_gpus; i++)
+		fill_gpu(F, h, i, &gpus[i]);
+	f->gpus = gpus;
+	f->ngpus = gpus ? h->n_gpus : 0;
+	if (!warn)
+		return;
+	if (f->nwarnings)
+		memcpy(warn, f->warnings, f->nwarnings * sizeof(*warn));
+	for (size_t i = 0; i < h->n_warnings; i++) {
+		const gpuenv_hw_warning_t *w = &h->warnings[i];
+		gpuenv_facts_warning_t *x = &warn[f->nwarnings];
+		x->id = cstr(F, w->id);
+		x->message = cstr(F, w->msg);
+		x->hint = cstr(F, w->hint);
+		x->has_gpu = true;
+		x->gpu = w->gpu >= 0 ? nvml_index(h, w->gpu) : -1;
+		x->source = gpuenv_hw_src_name(w->src);
+		x->code = w->code ? w->code : -1;
+		x->at = f->nwarnings++;
 	}
+	f->warnings = warn;
+}
+
+/* ---- the software stack ------------------------------------------------- */
+
+static void fill_toolkit(fill_t *F, const gpuenv_toolkit_t *tk, gpuenv_facts_toolkit_t *o)
+{
+	gpuenv_facts_component_t *c = calloc_n(F, tk->ncomponents, sizeof(*c));
+
+	o->path = sstr(F, tk->path);
+	o->realpath = sstr(F, tk->realpath);
+	o->aliases = strs_of(F, tk->aliases, tk->naliases);
+	o->found_by = bits_of(F, tk->found_by, gpuenv_stack_found_by_names, 5);
+	o->version = ver_of(F, &tk->version);
+	o->nvcc = sstr(F, tk->nvcc);
+	o->nvcc_version = sstr(F, tk->nvcc_version);
+	o->lib_dir = sstr(F, tk->lib_dir);
+	o->include_dir = sstr(F, tk->include_dir);
+	for (size_t i = 0; c && i < tk->ncomponents; i++) {
+		/* a name that is no string has no key in the document */
+		if (!tk->components[i].name.ptr)
+			continue;
+		c[o->ncomponents].name = sstr(F, tk->components[i].name);
+		c[o->ncomponents].version = sstr(F, tk->components[i].version);
+		c[o->ncomponents++].source = gpuenv_vsrc_name(tk->components[i].src);
+	}
+	o->components = c;
+}
+
+static void fill_library(fill_t *F, const gpuenv_libcopy_t *c, gpuenv_facts_library_t *o)
+{
+	gpuenv_facts_ver_t *vs = calloc_n(F, c->nversions, sizeof(*vs));
+
+	o->family = gpuenv_libfamily_name(c->family);
+	o->path = sstr(F, c->path);
+	o->name = sstr(F, c->name);
+	o->soname = sstr(F, c->soname);
+	o->aliases = strs_of(F, c->aliases, c->naliases);
+	o->where = bits_of(F, c->where, gpuenv_stack_where_names, 6);
+	o->toolkit = sstr(F, c->toolkit);
+	o->dist = sstr(F, c->dist);
+	o->site = sstr(F, c->site);
+	o->size = (long long)c->size;
+	o->version = c->nversions ? ver_of(F, &c->versions[0]) : (gpuenv_facts_ver_t){ 0 };
+	for (size_t i = 0; vs && i < c->nversions; i++)
+		vs[i] = ver_of(F, &c->versions[i]);
+	o->versions = vs;
+	o->nversions = vs ? c->nversions : 0;
+	o->verdefs = strs_of(F, c->verdefs, c->nverdefs);
+	o->code_entries = -1;
+}
+
+static void fill_loads(fill_t *F, const gpuenv_ld_resolution_t *r, gpuenv_facts_binary_t *b)
+{
+	gpuenv_facts_object_t *objs = calloc_n(F, r->nobjects, sizeof(*objs));
+
+	b->have_loads = true;
+	b->loads_binary = sstr(F, r->binary);
+	b->loads_missing = (long long)r->nmissing;
+	b->loads_truncated = tri(r->truncated);
+	for (size_t i = 0; objs && i < r->nobjects; i++) {
+		const gpuenv_ld_object_t *o = &r->objects[i];
+		gpuenv_facts_object_t *x = &objs[i];
+		gpuenv_facts_need_t *needs = calloc_n(F, o->elf.nneeded, sizeof(*needs));
+		x->path = sstr(F, o->path);
+		x->parent = o->parent == SIZE_MAX ? -1 : (long long)o->parent;
+		x->depth = o->depth;
+		x->error = o->error ? gpuenv_strerror(o->error) : NULL;
+		x->soname = sstr(F, o->elf.soname);
+		x->rpath = sstr(F, o->elf.rpath);
+		x->runpath = sstr(F, o->elf.runpath);
+		x->nodeflib = tri(o->elf.nodeflib);
+		for (size_t k = 0; needs && k < o->elf.nneeded; k++) {
+			const gpuenv_ld_need_t *n = &o->needs[k];
+			needs[k].name = sstr(F, n->name);
+			needs[k].how = gpuenv_ldsrc_name(n->how);
+			needs[k].path = sstr(F, n->path);
+			needs[k].object = n->object == SIZE_MAX ? -1 : (long long)n->object;
+			needs[k].dir = sstr(F, n->dir);
+			needs[k].rule = sstr(F, n->rule);
+			needs[k].shadowed = strs_of(F, n->shadowed, n->nshadowed);
+			if (n->rule_owner != SIZE_MAX)
+				needs[k].rule_of = sstr(F, r->objects[n->rule_owner].path);
+			needs[k].at = k;
+		}
+		x->needs = needs;
+		x->nneeds = needs ? o->elf.nneeded : 0;
+		x->at = i;
+	}
+	b->objects = objs;
+	b->nobjects = objs ? r->nobjects : 0;
+}
+
+static void fill_env(fill_t *F, const gpuenv_pyenv_t *env, gpuenv_facts_env_t *o)
+{
+	static const char *const kinds[] = { "system", "venv", "conda" };
+	gpuenv_facts_dist_t *dists = calloc_n(F, env->ndists, sizeof(*dists));
+	gpuenv_facts_framework_t *fws = calloc_n(F, env->nframeworks, sizeof(*fws));
+
+	o->found_by = gpuenv_pyenv_found_name(env->found_by);
+	o->kind = env->kind >= 0 && env->kind < 3 ? kinds[env->kind] : "unknown";
+	o->interpreter = sstr(F, env->interpreter);
+	o->real_interpreter = sstr(F, env->real_interpreter);
+	o->prefix = sstr(F, env->prefix);
+	o->base_prefix = sstr(F, env->base_prefix);
+	o->system_site_packages = tri(env->system_site_packages);
+	o->python = ver_of(F, &env->python);
+	o->python_xy = sstr(F, env->python_xy);
+	o->sites = strs_of(F, env->sites, env->nsites);
+	for (size_t i = 0; dists && i < env->ndists; i++) {
+		const gpuenv_pydist_t *d = &env->dists[i];
+		dists[i].name = sstr(F, d->name);
+		dists[i].normalized = sstr(F, d->normalized);
+		dists[i].version = sstr(F, d->version);
+		dists[i].path = sstr(F, d->path);
+		dists[i].site = o->sites.items ? o->sites.items[d->site] : NULL;
+		dists[i].egg_info = tri(d->egg_info);
+		dists[i].shadowed = tri(d->shadowed);
+		dists[i].requires = strs_of(F, d->requires, d->nrequires);
+		dists[i].at = i;
+	}
+	o->dists = dists;
+	o->ndists = dists ? env->ndists : 0;
+	for (size_t i = 0; fws && i < env->nframeworks; i++) {
+		const gpuenv_framework_t *f = &env->frameworks[i];
+		gpuenv_facts_framework_t *x = &fws[i];
+		gpuenv_facts_binary_t *bins = calloc_n(F, f->nbinaries, sizeof(*bins));
+		x->kind = gpuenv_fw_kind_name(f->kind);
+		x->dist = dists ? dists[f->dist].normalized : NULL;
+		x->version = sstr(F, f->version);
+		x->version_source = gpuenv_vsrc_name(f->version_src);
+		x->written.local = sstr(F, f->local);
+		x->written.cuda = sstr(F, f->cuda);
+		x->cuda_state = f->cuda.ptr ? GPUENV_FACT_SET : GPUENV_FACT_NULL;
+		x->written.cuda_source = gpuenv_vsrc_name(f->cuda_src);
+		x->cudnn = sstr(F, f->cudnn);
+		x->hip = sstr(F, f->hip);
+		x->written.gpu = tri(f->gpu);
+		if (gpuenv_facts_framework_derive(F->ctx, F->a, x))
+			F->err = -ENOMEM;
+		for (size_t b = 0; bins && b < f->nbinaries; b++) {
+			bins[b].path = sstr(F, f->binaries[b]);
+			bins[b].entries = -1;
+			if (f->loads)
+				fill_loads(F, &f->loads[b], &bins[b]);
+			bins[b].at = b;
+		}
+		x->binaries = bins;
+		x->nbinaries = bins ? f->nbinaries : 0;
+		x->at = i;
+	}
+	o->frameworks = fws;
+	o->nframeworks = fws ? env->nframeworks : 0;
+}
+
+/* The CUDA code a binary carries: distinct cubin and PTX archs, the
+ * summary, or why it could not be read.  path: on this machine (under
+ * ctx->root). */
+static void fill_code(fill_t *F, const char *path, unsigned char *state, gpuenv_facts_strs_t *cubins,
+	gpuenv_facts_strs_t *ptx, long long *entries, const char **summary, const char **error)
+{
+	static const struct { int kind; const char *prefix; } kinds[] = {
+		{ GPUENV_FATBIN_CUBIN, "sm_" }, { GPUENV_FATBIN_PTX, "compute_" },
+	};
+	gpuenv_ctx_t *ctx = F->ctx;
+	gpuenv_fatbin_t fb;
+	gpuenv_fatbin_arch_t archs[128];
+	gpuenv_buf_t sum;
+	int r;
+
+	gpuenv_fatbin_init(&fb, ctx);
+	r = gpuenv_fatbin_open(&fb, path);
+	for (size_t k = 0; k < 2; k++) {
+		gpuenv_facts_strs_t *out = k == 0 ? cubins : ptx;
+		size_t n = gpuenv_fatbin_archs(&fb, kinds[k].kind, archs, 128);
+		const char **items = calloc_n(F, n < 128 ? n : 128, sizeof(*items));
+		out->state = GPUENV_FACT_SET;
+		out->n = 0;
+		for (size_t i = 0; items && i < n && i < 128; i++)
+			items[out->n++] = fmt(F, "%s%u%s", kinds[k].prefix, archs[i].arch,
+				archs[i].variant ? (char[2]){ archs[i].variant, 0 } : "");
+		out->items = items;
+	}
+	*entries = (long long)fb.n;
+	*summary = NULL;
+	gpuenv_buf_init(&sum, ctx, 4096);
+	if (gpuenv_fatbin_summary(&fb, &sum) == 0 && sum.data)
+		*summary = cstr(F, sum.data);
+	gpuenv_buf_free(&sum);
+	*error = NULL;
+	if (r) {
+		char msg[600];
+		gpuenv_error_format(&ctx->err, msg, sizeof(msg));
+		*error = cstr(F, msg);
+	}
+	*state = GPUENV_FACT_SET;
+	gpuenv_fatbin_free(&fb);
+}
+
+/* ctx->root + a path of the machine; false when it does not fit or holds
+ * a NUL byte (no path can). */
+static bool rooted_path(gpuenv_ctx_t *ctx, gpuenv_str_t p, char *out, size_t outsz)
+{
+	return p.ptr && strlen(p.ptr) == p.len &&
+		gpuenv_fs_resolve_in_root(ctx->root, p.ptr, out, outsz) == 0;
+}
+
+/* Toolkits, ld.so.cache, library copies, Python environments and, for each
+ * framework binary, the loader's choices and the CUDA code inside.  The
+ * stack's warnings become f's first. */
+static int fill_stack(fill_t *F, const gpuenv_probe_opts_t *opts, gpuenv_facts_t *f)
+{
+	gpuenv_ctx_t *ctx = F->ctx;
+	gpuenv_stack_opts_t so;
+	gpuenv_stack_t st;
+	gpuenv_facts_toolkit_t *tks;
+	gpuenv_facts_library_t *libs;
+	gpuenv_facts_env_t *envs;
+	gpuenv_facts_warning_t *warn;
+	char full[4096];
+	int r;
+
+	memset(&so, 0, sizeof(so));
+	so.python = opts->python;
+	so.env_dir = opts->env_dir;
+	/* an unusable --python / --env is an error (ctx->err says which
+	 * path): a report without the environment that was asked for, and
+	 * once without the toolkits and libraries either, would read as
+	 * "nothing installed" */
+	if ((r = gpuenv_stack_probe(ctx, F->a, &so, &st)) != 0)
+		return r;
+	tks = calloc_n(F, st.ntoolkits, sizeof(*tks));
+	libs = calloc_n(F, st.nlibs, sizeof(*libs));
+	envs = calloc_n(F, st.nenvs, sizeof(*envs));
+	warn = calloc_n(F, st.nwarnings, sizeof(*warn));
+	f->have_toolkits = f->have_libraries = true;
+	for (size_t i = 0; tks && i < st.ntoolkits; i++) {
+		fill_toolkit(F, &st.toolkits[i], &tks[i]);
+		tks[i].at = i;
+	}
+	f->toolkits = tks;
+	f->ntoolkits = tks ? st.ntoolkits : 0;
+	if (st.have_ldcache) {
+		const gpuenv_ldcache_t *c = &st.ldcache;
+		f->have_ldcache = true;
+		f->ldcache.path = sstr(F, c->path);
+		f->ldcache.format = (c->format & GPUENV_LDCACHE_NEW) && (c->format & GPUENV_LDCACHE_OLD)
+			? "old+new" : (c->format & GPUENV_LDCACHE_NEW) ? "new" : "old";
+		f->ldcache.entries = (long long)c->n;
+		f->ldcache.hwcaps = strs_of(F, c->hwcaps, c->nhwcaps);
+		f->ldcache.generator = sstr(F, c->generator);
+	}
+	f->ld_library_path = sstr(F, st.ld_library_path);
+	for (size_t i = 0; libs && i < st.nlibs; i++) {
+		fill_library(F, &st.libs[i], &libs[i]);
+		libs[i].at = i;
+		if (!(opts->flags & GPUENV_PROBE_NO_FATBIN) && (opts->flags & GPUENV_PROBE_ALL_BINARIES) &&
+			rooted_path(ctx, st.libs[i].path, full, sizeof(full)))
+			fill_code(F, full, &libs[i].code_state, &libs[i].cubins, &libs[i].ptx,
+				&libs[i].code_entries, &libs[i].code_summary, &libs[i].code_error);
+	}
+	f->libraries = libs;
+	f->nlibraries = libs ? st.nlibs : 0;
+	for (size_t i = 0; envs && i < st.nenvs; i++) {
+		fill_env(F, &st.envs[i], &envs[i]);
+		envs[i].at = i;
+		for (size_t k = 0; !(opts->flags & GPUENV_PROBE_NO_FATBIN) && k < envs[i].nframeworks; k++) {
+			const gpuenv_framework_t *fw = &st.envs[i].frameworks[k];
+			gpuenv_facts_binary_t *bins = (gpuenv_facts_binary_t *)envs[i].frameworks[k].binaries;
+			for (size_t b = 0; b < envs[i].frameworks[k].nbinaries; b++)
+				if (rooted_path(ctx, fw->binaries[b], full, sizeof(full)))
+					fill_code(F, full, &bins[b].code_state, &bins[b].cubins, &bins[b].ptx,
+						&bins[b].entries, &bins[b].summary, &bins[b].error);
+		}
+	}
+	f->envs = envs;
+	f->nenvs = envs ? st.nenvs : 0;
+	for (size_t i = 0; warn && i < st.nwarnings; i++) {
+		warn[i].id = "stack";
+		warn[i].message = sstr(F, st.warnings[i]);
+		warn[i].source = "stack";
+		warn[i].gpu = warn[i].code = -1;
+		warn[i].at = i;
+	}
+	f->warnings = warn;
+	f->nwarnings = warn ? st.nwarnings : 0;
 	return 0;
 }
 
-
-static void host_json(gpuenv_ctx_t *ctx, json_t *obj)
+int gpuenv_probe_toolkit_facts(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_facts_t **out)
 {
+	fill_t F = { ctx, arena, 0 };
+	gpuenv_toolkit_t *tks = NULL;
+	gpuenv_facts_toolkit_t *ft;
+	gpuenv_facts_t *f;
+	size_t n = 0;
+	int r;
+
+	*out = NULL;
+	if ((r = gpuenv_toolkit_probe(ctx, arena, &n, &tks)) != 0)
+		return r;
+	if (!(f = gpuenv_arena_calloc(arena, 1, sizeof(*f))))
+		return gpuenv_oom(ctx, "the toolkits' facts");
+	f->name = "";
+	f->schema = GPUENV_FACTS_SCHEMA;
+	f->probe_ms = -1;
+	f->have_toolkits = true;
+	ft = calloc_n(&F, n, sizeof(*ft));
+	for (size_t i = 0; ft && i < n; i++) {
+		fill_toolkit(&F, &tks[i], &ft[i]);
+		ft[i].at = i;
+	}
+	f->toolkits = ft;
+	f->ntoolkits = ft ? n : 0;
+	if (F.err)
+		return gpuenv_oom(ctx, "the toolkits' facts");
+	*out = f;
+	return 0;
+}
+
+/* ---- the document ------------------------------------------------------- */
+
+static void fill_host(fill_t *F, gpuenv_facts_host_t *h)
+{
+	gpuenv_ctx_t *ctx = F->ctx;
 	struct utsname u;
-	json_t *h = json_object();
 	char name[256];
 
 	if (gethostname(name, sizeof(name)) == 0) {
 		name[sizeof(name) - 1] = '\0';
-		set(h, "hostname", str_or_null(ctx, name));
+		h->hostname = cstr(F, name);
 	}
 	if (uname(&u) == 0) {
-		set(h, "machine", str_or_null(ctx, u.machine));
-		set(h, "kernel", str_or_null(ctx, u.release));
+		h->machine = cstr(F, u.machine);
+		h->kernel = cstr(F, u.release);
 	}
-	set(h, "root", str_or_null(ctx, ctx->root && ctx->root[0] ? ctx->root : "/"));
+	h->root = cstr(F, ctx->root && ctx->root[0] ? ctx->root : "/");
 	/* the C library, for wheel tags (manylinux_X_Y): this process's, so
 	 * only when the probe looks at the machine it runs on */
 #ifdef _CS_GNU_LIBC_VERSION
@@ -287,143 +688,46 @@ static void host_json(gpuenv_ctx_t *ctx, json_t *obj)
 		char lv[64];
 		size_t n = confstr(_CS_GNU_LIBC_VERSION, lv, sizeof(lv));
 		if (n > 6 && n <= sizeof(lv) && !strncmp(lv, "glibc ", 6)) {
-			set(h, "libc", str_or_null(ctx, "glibc"));
-			set(h, "libc_version", str_or_null(ctx, lv + 6));
+			h->libc = "glibc";
+			h->libc_version = cstr(F, lv + 6);
 		}
 	}
 #endif
-	set(obj, "host", h);
 }
 
-
-/* The CUDA code a binary carries: distinct cubin and PTX archs. */
-static json_t *cuda_code_json(gpuenv_ctx_t *ctx, const char *path)
+int gpuenv_probe_hw_json(gpuenv_ctx_t *ctx, const gpuenv_hw_facts_t *h, json_t *obj)
 {
-	gpuenv_fatbin_t fb;
-	gpuenv_fatbin_arch_t archs[128];
-	json_t *o = json_object(), *cub = json_array(), *ptx = json_array();
-	gpuenv_buf_t sum;
-	int r;
-
-	if (!o || !cub || !ptx) {
-		json_decref(o);
-		json_decref(cub);
-		json_decref(ptx);
-		return NULL;
-	}
-	gpuenv_fatbin_init(&fb, ctx);
-	r = gpuenv_fatbin_open(&fb, path);
-	static const struct { int kind; const char *prefix; } kinds[] = {
-		{ GPUENV_FATBIN_CUBIN, "sm_" }, { GPUENV_FATBIN_PTX, "compute_" },
-	};
-	for (size_t k = 0; k < 2; k++) {
-		size_t n = gpuenv_fatbin_archs(&fb, kinds[k].kind, archs, 128);
-		for (size_t i = 0; i < n && i < 128; i++) {
-			char name[32];
-			snprintf(name, sizeof(name), "%s%u%s", kinds[k].prefix, archs[i].arch,
-				archs[i].variant ? (char[2]){ archs[i].variant, 0 } : "");
-			json_array_append_new(k == 0 ? cub : ptx, json_string(name));
-		}
-	}
-	json_object_set_new(o, "cubins", cub);
-	json_object_set_new(o, "ptx", ptx);
-	json_object_set_new(o, "entries", json_integer((json_int_t)fb.n));
-	gpuenv_buf_init(&sum, ctx, 4096);
-	if (gpuenv_fatbin_summary(&fb, &sum) == 0 && sum.data)
-		json_object_set_new(o, "summary", str_or_null(ctx, sum.data));
-	gpuenv_buf_free(&sum);
-	if (r) {
-		char msg[600];
-		gpuenv_error_format(&ctx->err, msg, sizeof(msg));
-		json_object_set_new(o, "error", str_or_null(ctx, msg));
-	} else {
-		json_object_set_new(o, "error", json_null());
-	}
-	gpuenv_fatbin_free(&fb);
-	return o;
-}
-
-/* ctx->root + the bytes of a path written by gpuenv_json_text; false when
- * it is no string or does not fit. */
-static bool rooted_path(gpuenv_ctx_t *ctx, const json_t *j, char *out, size_t outsz)
-{
-	char path[4096];
-	size_t n = json_string_length(j);
-
-	if (!json_is_string(j) || n >= sizeof(path))
-		return false;
-	memcpy(path, json_string_value(j), n);
-	n = gpuenv_text_unescape(path, n);
-	path[n] = '\0';
-	/* a NUL byte cannot be in a path; links resolve inside ctx->root */
-	return strlen(path) == n && gpuenv_fs_resolve_in_root(ctx->root, path, out, outsz) == 0;
-}
-
-/* Toolkits, ld.so.cache, library copies, Python environments and, for each
- * framework binary, the loader's choices and the CUDA code inside. */
-static int stack_part(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts, json_t *obj,
-	json_t *out)
-{
+	static const char *const keys[] = { "driver", "jetson", "cuda_visible_devices", "pci", "gpus" };
+	gpuenv_json_scope_t scope;
 	gpuenv_arena_t arena;
-	gpuenv_stack_opts_t so;
-	gpuenv_stack_t st;
-	json_t *sj, *warnings = json_object_get(obj, "warnings");
-	int r;
+	gpuenv_facts_t f;
+	fill_t F = { ctx, &arena, 0 };
+	json_t *doc = NULL, *all, *warn;
+	int r = 0;
 
-	memset(&so, 0, sizeof(so));
-	so.python = opts->python;
-	so.env_dir = opts->env_dir;
+	memset(&f, 0, sizeof(f));
+	f.probe_ms = -1;
 	gpuenv_arena_init(&arena, ctx, 0);
-	r = gpuenv_stack_probe(ctx, &arena, &so, &st);
-	if (r) {
-		/* an unusable --python / --env is an error (ctx->err says which
-		 * path): a report without the environment that was asked for, and
-		 * once without the toolkits and libraries either, would read as
-		 * "nothing installed" */
+	fill_hw(&F, h, &f);
+	if (F.err || !obj || (r = gpuenv_facts_json(ctx, &f, &doc)) != 0) {
 		gpuenv_arena_free(&arena);
-		return r;
+		return r ? r : gpuenv_oom(ctx, "the GPU facts");
 	}
-	sj = gpuenv_stack_json(ctx, &st);
-	if (!sj) {
-		gpuenv_arena_free(&arena);
-		return -ENOMEM;
-	}
-	json_object_set(out, "toolkits", json_object_get(sj, "toolkits"));
-	json_object_set(out, "ldcache", json_object_get(sj, "ldcache"));
-	json_object_set(out, "ld_library_path", json_object_get(sj, "ld_library_path"));
-	json_object_set(out, "libraries", json_object_get(sj, "libraries"));
-	json_t *envs = json_object_get(sj, "python_envs");
-	json_object_set(out, "environments", envs);
-	for (size_t i = 0; i < st.nwarnings; i++)
-		json_array_append_new(warnings, json_pack("{s:s, s:o, s:n, s:s}", "id", "stack",
-			"message", gpuenv_json_text(ctx, st.warnings[i].ptr, st.warnings[i].len), "hint",
-			"source", "stack"));
-	if (!(opts->flags & GPUENV_PROBE_NO_FATBIN)) {
-		size_t ei, fi, bi;
-		json_t *env, *fw, *bin;
-		json_array_foreach(envs, ei, env) {
-			json_array_foreach(json_object_get(env, "frameworks"), fi, fw) {
-				json_array_foreach(json_object_get(fw, "binaries"), bi, bin) {
-					char full[4096];
-					if (rooted_path(ctx, json_object_get(bin, "path"), full, sizeof(full)))
-						json_object_set_new(bin, "cuda_code", cuda_code_json(ctx, full));
-				}
-			}
-		}
-		if (opts->flags & GPUENV_PROBE_ALL_BINARIES) {
-			json_t *lib;
-			json_array_foreach(json_object_get(out, "libraries"), bi, lib) {
-				char full[4096];
-				if (rooted_path(ctx, json_object_get(lib, "path"), full, sizeof(full)))
-					json_object_set_new(lib, "cuda_code", cuda_code_json(ctx, full));
-			}
-		}
-	}
-	json_decref(sj);
+	gpuenv_json_enter(ctx, &scope);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (json_object_set(obj, keys[i], json_object_get(doc, keys[i])))
+			r = -ENOMEM;
+	/* append to the facts' warnings (other probe parts add theirs) */
+	warn = json_object_get(doc, "warnings");
+	all = json_object_get(obj, "warnings");
+	if (json_is_array(all) ? json_array_extend(all, warn) : json_object_set(obj, "warnings", warn))
+		r = -ENOMEM;
+	json_decref(doc);
+	if (gpuenv_json_leave(&scope))
+		r = -ENOMEM;
 	gpuenv_arena_free(&arena);
-	return 0;
+	return r ? gpuenv_oom(ctx, "the GPU facts") : 0;
 }
-
 /* The driver/GPU backends run in a thread of their own: NVML's init is
  * mostly waiting on the kernel driver (about 20 ms on an H200), and the
  * software-stack probe (file reads) fits inside that wait. */
@@ -451,37 +755,37 @@ static double mono_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-int gpuenv_probe_facts_json(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts, json_t **out)
+int gpuenv_probe_facts(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts, gpuenv_arena_t *arena,
+	const gpuenv_facts_t **out)
 {
 	gpuenv_probe_opts_t defaults;
-	json_t *obj;
+	gpuenv_facts_t *f;
+	fill_t F = { ctx, arena, 0 };
 	double t0 = mono_ms();
 	char when[32];
 	time_t now = time(NULL);
 	struct tm tm;
+	struct hw_job job;
+	pthread_t tid;
+	bool threaded;
 	int r;
 
+	*out = NULL;
 	if (!opts) {
 		gpuenv_probe_opts_init(&defaults);
 		opts = &defaults;
 	}
 	if ((r = gpuenv_fs_check_root(ctx)) != 0)
 		return r;
-	obj = json_object();
-	if (!obj)
-		return -ENOMEM;
-	set(obj, "schema", json_string(GPUENV_FACTS_SCHEMA));
-	set(obj, "gpuenv", str_or_null(ctx, opts->version));
+	if (!(f = gpuenv_arena_calloc(arena, 1, sizeof(*f))))
+		return gpuenv_oom(ctx, "probing");
+	f->name = "";
+	f->schema = GPUENV_FACTS_SCHEMA;
+	f->gpuenv = cstr(&F, opts->version);
 	gmtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	set(obj, "taken_at", json_string(when));
-	host_json(ctx, obj);
-	set(obj, "warnings", json_array());
-
-	struct hw_job job;
-	pthread_t tid;
-	bool threaded;
-	json_t *sobj = json_object();
+	f->taken_at = cstr(&F, when);
+	fill_host(&F, &f->host);
 
 	memset(&job, 0, sizeof(job));
 	job.ctx = *ctx;
@@ -493,10 +797,8 @@ int gpuenv_probe_facts_json(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts, 
 	if (!threaded)
 		hw_thread(&job);
 	r = 0;
-	if (!sobj)
-		r = -ENOMEM;
-	else if (!(opts->flags & GPUENV_PROBE_NO_LIBS))
-		r = stack_part(ctx, opts, obj, sobj);
+	if (!(opts->flags & GPUENV_PROBE_NO_LIBS))
+		r = fill_stack(&F, opts, f);
 	if (threaded)
 		pthread_join(tid, NULL);
 	if (job.r) {
@@ -505,16 +807,28 @@ int gpuenv_probe_facts_json(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts, 
 			r = job.r;
 	}
 	if (!r)
-		r = gpuenv_probe_hw_json(ctx, job.facts, obj);
+		fill_hw(&F, job.facts, f);
 	gpuenv_arena_free(&job.arena);
-	if (!r && json_object_update(obj, sobj))
-		r = -ENOMEM;
-	json_decref(sobj);
-	if (r) {
-		json_decref(obj);
+	if (r)
 		return r;
-	}
-	set(obj, "probe_ms", json_real(mono_ms() - t0));
-	*out = obj;
+	if (F.err)
+		return gpuenv_oom(ctx, "probing");
+	f->probe_ms = mono_ms() - t0;
+	*out = f;
 	return 0;
+}
+
+int gpuenv_probe_facts_json(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts, json_t **out)
+{
+	gpuenv_arena_t arena;
+	const gpuenv_facts_t *f;
+	int r;
+
+	*out = NULL;
+	gpuenv_arena_init(&arena, ctx, 0);
+	r = gpuenv_probe_facts(ctx, opts, &arena, &f);
+	if (!r)
+		r = gpuenv_facts_json(ctx, f, out);
+	gpuenv_arena_free(&arena);
+	return r;
 }

@@ -65,8 +65,8 @@ static json_t *jbits(unsigned bits, const char *const *names, size_t n)
 	return a;
 }
 
-static const char *const tk_bits[] = { "usr-local", "CUDA_HOME", "CUDA_PATH", "nvcc-on-PATH",
-	"distribution" };
+const char *const gpuenv_stack_found_by_names[] = { "usr-local", "CUDA_HOME", "CUDA_PATH",
+	"nvcc-on-PATH", "distribution" };
 const char *const gpuenv_stack_where_names[] = { "ld.so.cache", "LD_LIBRARY_PATH", "toolkit", "wheel",
 	"default", "loader" };
 
@@ -84,7 +84,7 @@ json_t *gpuenv_stack_toolkit_json(gpuenv_ctx_t *ctx, const gpuenv_toolkit_t *tk)
 	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
 		"path", jstr(ctx, tk->path), "realpath", jstr(ctx, tk->realpath),
 		"aliases", jstrs(ctx, tk->aliases, tk->naliases),
-		"found_by", jbits(tk->found_by, tk_bits, 5),
+		"found_by", jbits(tk->found_by, gpuenv_stack_found_by_names, 5),
 		"version", jversion(ctx, &tk->version), "nvcc", jstr(ctx, tk->nvcc),
 		"nvcc_version", jstr(ctx, tk->nvcc_version), "lib_dir", jstr(ctx, tk->lib_dir),
 		"include_dir", jstr(ctx, tk->include_dir), "components", comps);

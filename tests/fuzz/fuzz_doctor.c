@@ -1,11 +1,14 @@
 /* Fuzz target: doctor and preflight (of a lock too) over arbitrary JSON.  The facts come from
  * anywhere (--facts FILE), so every rule must survive any shape: missing
  * fields, wrong types, huge or negative numbers, strings where arrays go.
- * A document without "schema" gets one, so the rules run on it.  Then the
- * decoder and the rules again with an allocation failing (fuzz_alloc.h). */
+ * A document without "schema" gets one, so the rules run on it; the facts
+ * written again (gpuenv_facts_json) decode and write to the same bytes.
+ * Then the decoder and the rules again with an allocation failing
+ * (fuzz_alloc.h). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <jansson.h>
 
@@ -67,6 +70,33 @@ static void oom_run(fuzz_oom_t *o, gpuenv_ctx_t *c, const uint8_t *data, size_t 
 	gpuenv_arena_free(&a);
 }
 
+/* The one writer over whatever the decoder made of the input: it
+ * succeeds, and what it writes decodes and writes again to the same bytes
+ * (the snapshot format's round trip, lib/facts/write.c). */
+static void writer_fixed_point(const gpuenv_facts_t *facts)
+{
+	gpuenv_arena_t a;
+	const gpuenv_facts_t *again;
+	json_t *j1, *j2;
+	char *s1, *s2;
+
+	if (gpuenv_facts_json(&ctx, facts, &j1) != 0)
+		abort();
+	gpuenv_arena_init(&a, &ctx, 0);
+	if (gpuenv_facts_decode(&ctx, &a, j1, NULL, &again) != 0 ||
+		gpuenv_facts_json(&ctx, again, &j2) != 0)
+		abort();
+	s1 = json_dumps(j1, JSON_COMPACT);
+	s2 = json_dumps(j2, JSON_COMPACT);
+	if (!s1 || !s2 || strcmp(s1, s2) != 0)
+		abort();
+	free(s1);
+	free(s2);
+	json_decref(j1);
+	json_decref(j2);
+	gpuenv_arena_free(&a);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const gpuenv_preflight_req_t reqs[] = {
@@ -111,6 +141,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		json_decref(doc);
 		return 0;
 	}
+	writer_fixed_point(facts);
 
 	for (int pass = 0; pass < 2; pass++) {
 		gpuenv_arena_t arena;
