@@ -257,13 +257,12 @@ def check_files(src, hw_strict, allowed):
     files, edges, why = file_graph(src)
     errors, warnings = [], []
     allow = {frozenset(os.path.normpath(p) for p in e[1]): e for e in allowed}
-    used, found = set(), []
+    found = []
     for comp in find_cycles(files, edges):
         key = frozenset(comp)
         found.append(key)
         msg = cycle_text(comp, edges, why)
         if key in allow:
-            used.add(key)
             continue
         near = [e for k, e in allow.items() if k & key]
         if near:
