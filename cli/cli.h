@@ -166,7 +166,7 @@ const char *cli_col(struct cli *cli, const char *esc);
 #define CLI_BOLD "\033[1m"
 #define CLI_RESET "\033[0m"
 
-/* kb's sub-verbs in cli/kb_update.c (info, update, bundle) */
+/* kb's sub-verbs of their own files: cli/kb_info.c, cli/kb_update.c, cli/kb_bundle.c */
 extern const struct cli_verb cli_kb_info_verb, cli_kb_update_verb, cli_kb_bundle_verb;
 
 /* doctor and preflight (cli/doctor.c, cli/preflight.c; docs/doctor.md);

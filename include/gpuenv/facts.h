@@ -35,34 +35,13 @@
 #include <jansson.h>
 
 #include "gpuenv/core.h"
+#include "gpuenv/json.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* ---- jansson's memory --------------------------------------------------
- * jansson has one process-wide allocator (json_set_alloc_funcs).  gpuenv
- * installs a trampoline there once: between gpuenv_json_enter and
- * gpuenv_json_leave, jansson allocates through that context's allocator on
- * the calling thread (a thread-local "current context"); outside, through
- * malloc.  A block of a context with an allocator of its own carries a
- * header naming it (malloc's blocks need none: lib/facts/json_mem.c), so a
- * value made under one context may be freed under another or none.  Scopes nest.  Every library
- * function that makes or parses JSON for a context opens a scope.
- * jansson 2.14 does not survive every failed allocation (its lexer runs off
- * a token it could not save), so when the context's allocator refuses, the
- * block comes from malloc instead and the refusal is recorded: the scope's
- * gpuenv_json_leave returns true, and the caller must then fail with
- * -ENOMEM whatever jansson returned. */
-typedef struct gpuenv_json_scope {
-	gpuenv_ctx_t *prev;
-	bool prev_failed;
-} gpuenv_json_scope_t;
-
-GPUENV_API void gpuenv_json_enter(gpuenv_ctx_t *ctx, gpuenv_json_scope_t *scope);
-/* Leaves the scope; true when the context refused an allocation inside
- * it: memory ran out, whatever jansson returned. */
-GPUENV_API bool gpuenv_json_leave(gpuenv_json_scope_t *scope);
+/* jansson's memory: gpuenv_json_enter / gpuenv_json_leave (gpuenv/json.h). */
 
 /* ---- leaf values ------------------------------------------------------- */
 

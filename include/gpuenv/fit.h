@@ -41,7 +41,9 @@ GPUENV_API int gpuenv_target_fit(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const
 	gpuenv_fit_t *out);
 
 /* "cu126" -> "12.6", "cu130" -> "13.0" into buf; NULL for "cpu", "rocm6.2"
- * or anything else. */
+ * or anything else (NULL backend too): gpuenv_kb_cuda_of_tag's answer, for
+ * the callers that still hold a C string (cli/sync.c, cli/build_hw.c); new
+ * code asks gpuenv_kb_cuda_of_tag. */
 GPUENV_API const char *gpuenv_fit_backend_cuda(const char *backend, char *buf, size_t bufsz);
 
 /* One line describing a machine for messages: "NVIDIA H200 (sm 9.0), driver

@@ -449,7 +449,7 @@ GPUENV_API void gpuenv_kb_free(gpuenv_kb_t *kb);
 typedef void (*gpuenv_kb_row_fn)(void *ud, const char *table, const gpuenv_kb_row_t *row);
 GPUENV_API void gpuenv_kb_foreach_row(const gpuenv_kb_t *kb, gpuenv_kb_row_fn fn, void *ud);
 
-/* ---- the knowledge base's age (lib/kb/info.c) ----------------------------
+/* ---- the knowledge base's age (lib/kb/age.c) -----------------------------
  * A question about a release the knowledge base does not know, and that is
  * newer than every release of its kind the knowledge base knows, is answered
  * with the knowledge base's date instead of a bare "not found". */
@@ -572,6 +572,17 @@ GPUENV_API int gpuenv_kb_driver_runs_cuda(const gpuenv_kb_t *kb, const struct gp
  * version parses it here. */
 GPUENV_API int gpuenv_kb_cuda_parse(gpuenv_ctx_t *ctx, gpuenv_str_t s, gpuenv_kb_ver_t *out);
 
+/* The CUDA version a torch build tag names: "cu126" -> 12.6, "cu130" ->
+ * 13.0, "cu92" -> 9.2 (cu, then 2 or 3 digits, the last one the minor: the
+ * "+cu{major}{minor}" of wheels.toml's [[local_tag]] row).  tag is the tag
+ * alone, as a local version label ("+cu126" without the '+'), a
+ * torch-backend name or the last part of a PyTorch index URL write it.  The
+ * version goes to buf as text ("12.6") and, when out is not NULL, to *out
+ * (its str is buf).  NULL for "cpu", "rocm6.2", anything else, or a buf too
+ * small.  Every reader of such a tag asks here. */
+GPUENV_API const char *gpuenv_kb_cuda_of_tag(gpuenv_str_t tag, char *buf, size_t size,
+	gpuenv_kb_ver_t *out);
+
 /* A rule row by id ("minor-version-compat"), NULL when absent. */
 GPUENV_API const gpuenv_kb_rule_t *gpuenv_kb_rule(const gpuenv_kb_t *kb, const char *id);
 
@@ -630,6 +641,12 @@ typedef struct gpuenv_kb_cover {
 GPUENV_API bool gpuenv_kb_code_covers(const gpuenv_kb_sm_t *cubins, size_t ncubins,
 	const gpuenv_kb_sm_t *ptx, size_t nptx, unsigned major, unsigned minor,
 	gpuenv_kb_cover_t *out);
+
+/* The torch arch lists whose cubins or PTX run on a GPU of compute
+ * capability major.minor, in file order, with how (cov); returns how many
+ * (out[0..max) filled). */
+GPUENV_API size_t gpuenv_kb_gpu_builds(const gpuenv_kb_t *kb, unsigned major, unsigned minor,
+	const gpuenv_kb_torch_arch_list_t **out, gpuenv_kb_cover_t *cov, size_t max);
 
 /* The oldest toolkit whose real architectures include major.minor (from the
  * [[arch_list]] rows of cuda.toml), and that toolkit's GA row: drivers

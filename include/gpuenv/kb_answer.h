@@ -56,11 +56,6 @@ GPUENV_API json_t *gpuenv_kb_cuda_json(const gpuenv_kb_t *kb, const gpuenv_kb_to
 
 /* ---- kb gpu ------------------------------------------------------------------------- */
 
-/* The torch arch lists whose cubins or PTX run on a GPU of compute
- * capability major.minor, in file order, with how (cov); returns how many
- * (out[0..max) filled). */
-GPUENV_API size_t gpuenv_kb_gpu_builds(const gpuenv_kb_t *kb, unsigned major, unsigned minor,
-	const gpuenv_kb_torch_arch_list_t **out, gpuenv_kb_cover_t *cov, size_t max);
 /* One GPU: name, compute capability, sm, architecture, segment, PCI rows,
  * first / last CUDA, the torch builds with code for it, how it matched. */
 GPUENV_API json_t *gpuenv_kb_gpu_json(const gpuenv_kb_t *kb, const gpuenv_kb_gpu_match_t *m);

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "build_int.h"
-#include "gpuenv/facts.h"
+#include "gpuenv/json.h"
 #include "gpuenv/fs.h"
 #include "gpuenv/hash.h"
 #include "gpuenv/pep440.h"

@@ -43,16 +43,7 @@ static void GPUENV_PRINTF(3, 4) say(fit_state_t *s, int verdict, const char *fmt
 
 const char *gpuenv_fit_backend_cuda(const char *backend, char *buf, size_t bufsz)
 {
-	size_t n;
-	if (!backend || strncmp(backend, "cu", 2) != 0)
-		return NULL;
-	n = strlen(backend + 2);
-	if (n < 2 || n > 4 || strspn(backend + 2, "0123456789") != n)
-		return NULL;
-	/* the last digit is the minor version: cu118 11.8, cu126 12.6, cu130 13.0 */
-	if (snprintf(buf, bufsz, "%.*s.%c", (int)(n - 1), backend + 2, backend[1 + n]) >= (int)bufsz)
-		return NULL;
-	return buf;
+	return gpuenv_kb_cuda_of_tag(gpuenv_str(backend), buf, bufsz, NULL);
 }
 
 static bool visible(const gpuenv_target_gpu_t *g)

@@ -290,6 +290,7 @@ static void torch_of(lrun_t *lr, torch_build_t *tb)
 	const gpuenv_lock_package_t *p = find_pkg(lr, "torch");
 	const char *ver, *plus, *local, *backend = lr->lk->target.backend;
 	char cb[32];
+	gpuenv_kb_ver_t cv;
 	int rc;
 
 	memset(tb, 0, sizeof(*tb));
@@ -305,7 +306,7 @@ static void torch_of(lrun_t *lr, torch_build_t *tb)
 		tb->what = dr_fmt(r, "torch %s (CPU build)", ver);
 		return;
 	}
-	if (!plus && local && gpuenv_fit_backend_cuda(local, cb, sizeof(cb)))
+	if (!plus && local && gpuenv_kb_cuda_of_tag(gpuenv_str(local), cb, sizeof(cb), NULL))
 		ver = dr_fmt(r, "%s+%s", ver, local);
 	if (!ver)
 		return;
@@ -318,8 +319,8 @@ static void torch_of(lrun_t *lr, torch_build_t *tb)
 	}
 	soft(lr, rc);
 	tb->kv = NULL;
-	if (local && gpuenv_fit_backend_cuda(local, cb, sizeof(cb)))
-		tb->cuda = dk_cuda_parse(cb);
+	if (local && gpuenv_kb_cuda_of_tag(gpuenv_str(local), cb, sizeof(cb), &cv))
+		tb->cuda = (int)(cv.part[0] * 1000 + cv.part[1] * 10);
 	tb->what = tb->cuda ? dr_fmt(r, "torch %s (CUDA %s)", ver, cb) : dr_fmt(r, "torch %s", ver);
 }
 
@@ -722,7 +723,7 @@ static void rule_target(lrun_t *lr)
 	want.driver = lt->driver;
 	want.driver_cuda = lt->cuda;
 	if (gpuenv_target_fit(r->ctx, r->arena, r->kb, &lr->node, &want,
-		    gpuenv_fit_backend_cuda(lt->backend, cb, sizeof(cb)), &fit) != 0) {
+		    gpuenv_kb_cuda_of_tag(gpuenv_str(lt->backend), cb, sizeof(cb), NULL), &fit) != 0) {
 		r->err = -ENOMEM;
 		return;
 	}

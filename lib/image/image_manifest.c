@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "gpuenv/facts.h"
+#include "gpuenv/json.h"
 #include "gpuenv/fs.h"
 #include "gpuenv/image_manifest.h"
 #include "gpuenv/registry.h"

@@ -6,7 +6,7 @@
 #include <jansson.h>
 #include <string.h>
 
-#include "gpuenv/facts.h"
+#include "gpuenv/json.h"
 #include "gpuenv/pep440.h"
 
 #include "index_int.h"

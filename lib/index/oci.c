@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "gpuenv/facts.h"
+#include "gpuenv/json.h"
 #include "gpuenv/metadata.h"
 #include "gpuenv/registry.h"
 

@@ -105,25 +105,6 @@ static const char *match_word(int how)
 	}
 }
 
-size_t gpuenv_kb_gpu_builds(const gpuenv_kb_t *kb, unsigned major, unsigned minor,
-	const gpuenv_kb_torch_arch_list_t **out, gpuenv_kb_cover_t *cov, size_t max)
-{
-	size_t n = 0;
-
-	for (size_t k = 0; k < kb->n_torch_arch_list; k++) {
-		const gpuenv_kb_torch_arch_list_t *al = &kb->torch_arch_list[k];
-		gpuenv_kb_cover_t c;
-		if (!gpuenv_kb_code_covers(al->sm.v, al->sm.n, al->ptx.v, al->ptx.n, major, minor, &c))
-			continue;
-		if (n < max) {
-			out[n] = al;
-			cov[n] = c;
-		}
-		n++;
-	}
-	return n;
-}
-
 json_t *gpuenv_kb_gpu_json(const gpuenv_kb_t *kb, const gpuenv_kb_gpu_match_t *m)
 {
 	const gpuenv_kb_gpu_t *g = m->gpu;

@@ -1,5 +1,7 @@
 /* Knowledge-base bundles: checked, signed, installed per user
- * (include/gpuenv/kb_bundle.h says what a bundle is and when one is used). */
+ * (include/gpuenv/kb_bundle.h says what a bundle is and when one is used).
+ * Over the row loader (kb.c: a bundle is checked by loading it) and age.c;
+ * under load.c, which picks the installed bundle at every load. */
 #include "gpuenv/kb_bundle.h"
 
 #include <dirent.h>
@@ -20,6 +22,7 @@
 #include "gpuenv/hash.h"
 #include "gpuenv/toml.h"
 #include "gpuenv/zip.h"
+#include "kb_int.h"
 
 #define MANIFEST_NAME "MANIFEST"
 #define SIG_NAME "MANIFEST.sig"
@@ -137,14 +140,6 @@ static bool all_hex(gpuenv_str_t s, size_t n)
 		if (gpuenv_hex_digit(s.ptr[i]) < 0 || (s.ptr[i] >= 'A' && s.ptr[i] <= 'F'))
 			return false;
 	return true;
-}
-
-static int kb_file_id(gpuenv_str_t name)
-{
-	for (int i = 0; i < GPUENV_KB_NFILES; i++)
-		if (gpuenv_str_eq_cstr(name, gpuenv_kb_file_name(i)))
-			return i;
-	return -1;
 }
 
 /* The next space-separated word of *rest. */

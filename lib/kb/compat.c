@@ -1,53 +1,18 @@
-/* The compatibility questions every verb asks, each answered once here:
- * a CUDA version a person writes, a driver against a CUDA version, an
- * image on a host, which torch build to install, and what a toolkit builds
- * for.  doctor, preflight, diagnose and `gpuenv kb` call these; so will the
- * resolver ("which torch build for this target").  docs/kb.md lists them. */
-#include "gpuenv/kb.h"
-
+/* Every "does X run on Y" of the knowledge base, answered once here (the
+ * judgements): a driver against a CUDA version (backward, forward and
+ * minor-version compatibility), what a driver runs, a build's cubins and PTX
+ * on a GPU, a driver that predates its GPU, a torch build on a target and
+ * the torch build to install, an image on a host.  Over the lookups
+ * (lookup.c: rows found, nothing judged) and the values and rows (kb.c);
+ * doctor, preflight, diagnose, fit, the lock and `gpuenv kb` ask here, and
+ * the answers and JSON (answer.c) sit above.  docs/kb.md lists the
+ * questions. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-/* ---- CUDA versions --------------------------------------------------------------- */
-
-int gpuenv_kb_cuda_parse(gpuenv_ctx_t *ctx, gpuenv_str_t s, gpuenv_kb_ver_t *out)
-{
-	gpuenv_kb_ver_t v;
-	int shown = (int)(s.len > 40 ? 40 : s.len);
-
-	memset(out, 0, sizeof(*out));
-	if (!gpuenv_kb_ver_parse(s, &v) || v.n < 2 || v.n > 3 || v.part[0] == 0 ||
-		v.part[0] > 99 || v.part[1] > 99) {
-		gpuenv_fail(ctx, GPUENV_EVERSION, NULL, 0, 0,
-			"'%.*s' is not a CUDA version (MAJOR.MINOR, as 12.8)", shown,
-			s.ptr ? s.ptr : "");
-		if (gpuenv_kb_ver_parse(s, &v) && v.n == 1 && v.part[0] > 0 && v.part[0] <= 99)
-			return gpuenv_hint(ctx, "name the minor release: %u.0 for CUDA %u.0 itself, "
-						"or the %u.x release meant (as %u.8)",
-				v.part[0], v.part[0], v.part[0], v.part[0]);
-		return gpuenv_hint(ctx, "a CUDA version is MAJOR.MINOR[.PATCH], as 12.8 or 12.4.1");
-	}
-	/* the patch ("12.4.1") does not change what a driver must support */
-	v.n = 2;
-	for (size_t i = 0, dots = 0; i < s.len; i++)
-		if (s.ptr[i] == '.' && ++dots == 2)
-			v.str.len = i;
-	*out = v;
-	return 0;
-}
-
-/* MAJOR.MINOR of a against b (further parts ignored) */
-static int mm_cmp(const gpuenv_kb_ver_t *a, const gpuenv_kb_ver_t *b)
-{
-	gpuenv_kb_ver_t x = *a, y = *b;
-
-	if (x.n > 2)
-		x.n = 2;
-	if (y.n > 2)
-		y.n = 2;
-	return gpuenv_kb_ver_cmp(&x, &y);
-}
+#include "kb_int.h"
 
 /* ---- the driver --------------------------------------------------------------------- */
 
@@ -64,7 +29,7 @@ int gpuenv_kb_target_datacenter(const gpuenv_kb_target_t *t)
 static bool known_release(const gpuenv_kb_t *kb, const gpuenv_kb_ver_t *cuda)
 {
 	for (size_t i = 0; i < kb->n_toolkit_known; i++)
-		if (mm_cmp(cuda, &kb->toolkit_known[i].cuda) == 0)
+		if (kb_ver_mm_cmp(cuda, &kb->toolkit_known[i].cuda) == 0)
 			return true;
 	return false;
 }
@@ -90,11 +55,11 @@ int gpuenv_kb_driver_runs_cuda(const gpuenv_kb_t *kb, const gpuenv_kb_target_t *
 	}
 	if (!t->has_driver && !t->driver_cuda.n)
 		return out->runs;
-	if (out->max.n && mm_cmp(cuda, &out->max) <= 0)
+	if (out->max.n && kb_ver_mm_cmp(cuda, &out->max) <= 0)
 		out->runs = GPUENV_KB_RUNS_GA;
 	else if (!out->ga && !known_release(kb, cuda))
 		out->runs = GPUENV_KB_RUNS_UNKNOWN; /* not a release the KB knows */
-	else if (t->compat_cuda.n && mm_cmp(cuda, &t->compat_cuda) <= 0)
+	else if (t->compat_cuda.n && kb_ver_mm_cmp(cuda, &t->compat_cuda) <= 0)
 		out->runs = GPUENV_KB_RUNS_FORWARD_COMPAT;
 	else if (t->has_driver && out->mvc && gpuenv_kb_ver_cmp(&t->driver, &out->mvc->driver_min) >= 0)
 		out->runs = GPUENV_KB_RUNS_MINOR_COMPAT;
@@ -103,199 +68,329 @@ int gpuenv_kb_driver_runs_cuda(const gpuenv_kb_t *kb, const gpuenv_kb_target_t *
 	return out->runs;
 }
 
-/* ---- toolkits and architectures ------------------------------------------------------- */
-
-const gpuenv_kb_cuda_arch_list_t *gpuenv_kb_cuda_arch_list(const gpuenv_kb_t *kb,
-	const gpuenv_kb_ver_t *cuda)
+static int tk_cmp(const gpuenv_kb_toolkit_t *a, const gpuenv_kb_toolkit_t *b)
 {
-	for (size_t i = 0; i < kb->n_cuda_arch_list; i++) {
-		const gpuenv_kb_cuda_arch_list_t *a = &kb->cuda_arch_list[i];
-		if (mm_cmp(cuda, &a->cuda_min) >= 0 && mm_cmp(cuda, &a->cuda_max) <= 0)
-			return a;
+	int c = gpuenv_kb_ver_cmp(&a->cuda, &b->cuda);
+
+	return c ? c : (a->update > b->update) - (a->update < b->update);
+}
+
+static bool in_mvc_range(const gpuenv_kb_minor_compat_t *m, const gpuenv_kb_ver_t *driver)
+{
+	return gpuenv_kb_ver_cmp(driver, &m->driver_min) >= 0 &&
+		(!m->driver_below.n || gpuenv_kb_ver_cmp(driver, &m->driver_below) < 0);
+}
+
+void gpuenv_kb_driver_max_cuda(const gpuenv_kb_t *kb, const gpuenv_kb_ver_t *driver,
+	gpuenv_kb_driver_max_t *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < kb->n_toolkit; i++) {
+		const gpuenv_kb_toolkit_t *t = &kb->toolkit[i];
+		if (gpuenv_kb_ver_cmp(&t->driver_linux, driver) <= 0 &&
+			(!out->ga || tk_cmp(t, out->ga) > 0))
+			out->ga = t;
 	}
-	return NULL;
-}
-
-static bool list_builds(const gpuenv_kb_cuda_arch_list_t *a, unsigned major, unsigned minor)
-{
-	for (uint32_t j = 0; j < a->sm.n; j++)
-		if (a->sm.v[j].major == major && a->sm.v[j].minor == minor && !a->sm.v[j].variant)
-			return true;
-	return false;
-}
-
-int gpuenv_kb_cuda_builds_for(const gpuenv_kb_t *kb, const gpuenv_kb_ver_t *cuda, unsigned major,
-	unsigned minor, const gpuenv_kb_cuda_arch_list_t **row)
-{
-	const gpuenv_kb_cuda_arch_list_t *a = gpuenv_kb_cuda_arch_list(kb, cuda);
-
-	if (row)
-		*row = a;
-	if (!a)
-		return -1;
-	return list_builds(a, major, minor) ? 1 : 0;
-}
-
-const gpuenv_kb_cuda_arch_list_t *gpuenv_kb_arch_last_cuda(const gpuenv_kb_t *kb, unsigned major,
-	unsigned minor)
-{
-	const gpuenv_kb_cuda_arch_list_t *last = NULL;
-
-	for (size_t i = 0; i < kb->n_cuda_arch_list; i++) {
-		const gpuenv_kb_cuda_arch_list_t *a = &kb->cuda_arch_list[i];
-		if (list_builds(a, major, minor) &&
-			(!last || gpuenv_kb_ver_cmp(&a->cuda_max, &last->cuda_max) > 0))
-			last = a;
+	for (size_t i = 0; i < kb->n_minor_compat; i++) {
+		const gpuenv_kb_minor_compat_t *m = &kb->minor_compat[i];
+		if (in_mvc_range(m, driver) && (!out->mvc || m->cuda_major > out->mvc->cuda_major))
+			out->mvc = m;
 	}
-	return last;
+	out->branch = gpuenv_kb_driver_branch(kb, driver);
 }
 
-/* ---- torch: versions, indexes, commands ------------------------------------------------- */
+/* ---- CUDA code on a GPU ------------------------------------------------------------- */
 
-const gpuenv_kb_ver_t *gpuenv_kb_torch_latest(const gpuenv_kb_t *kb,
-	const gpuenv_kb_torch_variant_t *v)
+bool gpuenv_kb_sm_runs_on(const gpuenv_kb_sm_t *sm, bool ptx, unsigned major, unsigned minor)
 {
-	const gpuenv_kb_ver_t *latest = NULL;
+	if (sm->variant == 'a')
+		return sm->major == major && sm->minor == minor;
+	if (sm->variant == 'f' || !ptx)
+		return sm->major == major && sm->minor <= minor;
+	return sm->major < major || (sm->major == major && sm->minor <= minor);
+}
 
-	for (size_t k = 0; k < kb->n_torch_pin; k++) {
-		const gpuenv_kb_ver_t *p = &kb->torch_pin[k].torch;
-		if (gpuenv_kb_ver_prefix(p, &v->torch) && p->n > v->torch.n &&
-			(!latest || gpuenv_kb_ver_cmp(p, latest) > 0))
-			latest = p;
+bool gpuenv_kb_code_covers(const gpuenv_kb_sm_t *cubins, size_t ncubins, const gpuenv_kb_sm_t *ptx,
+	size_t nptx, unsigned major, unsigned minor, gpuenv_kb_cover_t *out)
+{
+	const gpuenv_kb_sm_t *best = NULL;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < ncubins; i++)
+		if (gpuenv_kb_sm_runs_on(&cubins[i], false, major, minor) &&
+			(!best || kb_sm_cmp(&cubins[i], best) > 0))
+			best = &cubins[i];
+	if (best) {
+		out->ok = true;
+		out->by = best;
+		return true;
 	}
-	return latest;
-}
-
-const char *gpuenv_kb_torch_index(const gpuenv_kb_t *kb, const gpuenv_kb_torch_variant_t *v,
-	char *buf, size_t size)
-{
-	static const char pat[] = "cu{major}{minor}";
-
-	for (size_t i = 0; i < kb->n_local_tag; i++) {
-		const gpuenv_kb_local_tag_t *t = &kb->local_tag[i];
-		const char *at = NULL;
-		if (!gpuenv_str_eq_cstr(t->project, "torch") || !t->index.ptr ||
-			!gpuenv_str_startswith(t->pattern, "+cu"))
-			continue;
-		for (size_t k = 0; k + sizeof(pat) - 1 <= t->index.len && !at; k++)
-			if (!memcmp(t->index.ptr + k, pat, sizeof(pat) - 1))
-				at = t->index.ptr + k;
-		if (!at)
-			continue;
-		snprintf(buf, size, "%.*s%.*s%.*s", (int)(at - t->index.ptr), t->index.ptr,
-			GPUENV_STR_ARG(v->tag),
-			(int)(t->index.len - (size_t)(at - t->index.ptr) - (sizeof(pat) - 1)),
-			at + sizeof(pat) - 1);
-		return buf;
+	for (size_t i = 0; i < nptx; i++)
+		if (gpuenv_kb_sm_runs_on(&ptx[i], true, major, minor) &&
+			(!best || kb_sm_cmp(&ptx[i], best) > 0))
+			best = &ptx[i];
+	if (best) {
+		out->ok = true;
+		out->via_ptx = true;
+		out->by = best;
 	}
-	/* wheels.toml not loaded: the pattern its [[local_tag]] row records */
-	snprintf(buf, size, "https://download.pytorch.org/whl/%.*s", GPUENV_STR_ARG(v->tag));
-	return buf;
+	return out->ok;
 }
 
-const char *gpuenv_kb_torch_install_cmd(const gpuenv_kb_t *kb, const gpuenv_kb_torch_variant_t *v,
-	const char *version, bool force, gpuenv_arena_t *arena)
-{
-	const gpuenv_kb_ver_t *latest = version ? NULL : gpuenv_kb_torch_latest(kb, v);
-	char url[256], buf[512];
-
-	gpuenv_kb_torch_index(kb, v, url, sizeof(url));
-	if (version)
-		snprintf(buf, sizeof(buf), "pip install %storch==%s --index-url %s",
-			force ? "--force-reinstall " : "", version, url);
-	else if (latest)
-		snprintf(buf, sizeof(buf), "pip install %storch==%.*s --index-url %s",
-			force ? "--force-reinstall " : "", GPUENV_STR_ARG(latest->str), url);
-	else
-		snprintf(buf, sizeof(buf), "pip install %storch==%.*s.* --index-url %s",
-			force ? "--force-reinstall " : "", GPUENV_STR_ARG(v->torch.str), url);
-	return gpuenv_arena_strndup(arena, buf, strlen(buf));
-}
-
-/* "2.5.1" of "2.5.1a0" / "2.5.1.dev20240720+cu124": the release, as MAJOR.MINOR */
-static bool torch_series(gpuenv_str_t head, gpuenv_kb_ver_t *v)
+size_t gpuenv_kb_gpu_builds(const gpuenv_kb_t *kb, unsigned major, unsigned minor,
+	const gpuenv_kb_torch_arch_list_t **out, gpuenv_kb_cover_t *cov, size_t max)
 {
 	size_t n = 0;
 
-	while (n < head.len && ((head.ptr[n] >= '0' && head.ptr[n] <= '9') || head.ptr[n] == '.'))
-		n++;
-	while (n && head.ptr[n - 1] == '.')
-		n--;
-	if (!gpuenv_kb_ver_parse(gpuenv_str_n(head.ptr, n), v) || v->n < 2)
-		return false;
-	v->n = 2;
-	return true;
-}
-
-/* The variant of release v with local tag local (NULL: the PyPI default). */
-static const gpuenv_kb_torch_variant_t *variant_of(const gpuenv_kb_t *kb, const gpuenv_kb_ver_t *v,
-	gpuenv_str_t local)
-{
-	for (size_t i = 0; i < kb->n_torch_variant; i++) {
-		const gpuenv_kb_torch_variant_t *t = &kb->torch_variant[i];
-		if (gpuenv_kb_ver_cmp(&t->torch, v) == 0 &&
-			(local.ptr ? gpuenv_str_eq(t->tag, local) : t->pypi_default == 1))
-			return t;
-	}
-	return NULL;
-}
-
-const gpuenv_kb_torch_variant_t *gpuenv_kb_torch_variant(const gpuenv_kb_t *kb,
-	gpuenv_str_t version)
-{
-	gpuenv_str_t head, local = gpuenv_str_split(gpuenv_str_trim(version), '+', &head);
-	gpuenv_kb_ver_t v;
-
-	return torch_series(head, &v) ? variant_of(kb, &v, local) : NULL;
-}
-
-int gpuenv_kb_torch_lookup(const gpuenv_kb_t *kb, gpuenv_str_t version,
-	const gpuenv_kb_torch_variant_t **out)
-{
-	gpuenv_str_t head, local = gpuenv_str_split(gpuenv_str_trim(version), '+', &head);
-	gpuenv_kb_ver_t v;
-	char tags[256];
-	size_t n = 0, known = 0;
-	int shown = (int)(version.len > 60 ? 60 : version.len);
-
-	*out = NULL;
-	if (!torch_series(head, &v) || (local.ptr && !local.len))
-		return gpuenv_fail(kb->ctx, GPUENV_EVERSION, NULL, 0, 0,
-			"'%.*s' is not a torch version (as 2.7.1 or 2.7.1+cu128)", shown,
-			version.ptr ? version.ptr : "");
-	if ((*out = variant_of(kb, &v, local)) != NULL)
-		return 0;
-	tags[0] = '\0';
-	for (size_t i = 0; i < kb->n_torch_variant; i++) {
-		const gpuenv_kb_torch_variant_t *t = &kb->torch_variant[i];
-		int w;
-		if (gpuenv_kb_ver_cmp(&t->torch, &v) != 0)
+	for (size_t k = 0; k < kb->n_torch_arch_list; k++) {
+		const gpuenv_kb_torch_arch_list_t *al = &kb->torch_arch_list[k];
+		gpuenv_kb_cover_t c;
+		if (!gpuenv_kb_code_covers(al->sm.v, al->sm.n, al->ptx.v, al->ptx.n, major, minor, &c))
 			continue;
-		known++;
-		w = snprintf(tags + n, sizeof(tags) - n, "%s%.*s+%.*s", n ? ", " : "",
-			GPUENV_STR_ARG(head), GPUENV_STR_ARG(t->tag));
-		if (w > 0 && (size_t)w < sizeof(tags) - n)
-			n += (size_t)w;
+		if (n < max) {
+			out[n] = al;
+			cov[n] = c;
+		}
+		n++;
 	}
-	if (!local.ptr && known) {
-		gpuenv_fail(kb->ctx, GPUENV_ENOTFOUND, NULL, 0, 0,
-			"torch %.*s without a local tag means the build on PyPI, and the knowledge "
-			"base does not record which CUDA build PyPI ships for torch %u.%u", shown,
-			version.ptr, v.part[0], v.part[1]);
-		return gpuenv_hint(kb->ctx, "name the build: %s", tags);
+	return n;
+}
+
+const gpuenv_kb_toolkit_t *gpuenv_kb_driver_predates_gpu(const gpuenv_kb_t *kb,
+	const gpuenv_kb_target_t *t, const gpuenv_kb_cuda_arch_list_t **first)
+{
+	const gpuenv_kb_toolkit_t *ga = NULL;
+	const gpuenv_kb_cuda_arch_list_t *f = NULL;
+
+	if (t->has_cc && t->has_driver)
+		f = gpuenv_kb_arch_first_cuda(kb, t->cc_major, t->cc_minor, &ga);
+	if (first)
+		*first = f;
+	if (!f || !ga || gpuenv_kb_ver_cmp(&t->driver, &ga->driver_linux) >= 0)
+		return NULL;
+	return ga;
+}
+
+/* ---- torch: a build on a target ------------------------------------------------------ */
+
+struct rctx {
+	gpuenv_arena_t *arena;
+	gpuenv_kb_torch_verdict_t *out;
+	int err;
+};
+
+static void reason(struct rctx *rc, int verdict, const gpuenv_kb_row_t *src,
+
+	const gpuenv_kb_row_t *src2, const char *fmt, ...) GPUENV_PRINTF(5, 6);
+
+static void reason(struct rctx *rc, int verdict, const gpuenv_kb_row_t *src,
+	const gpuenv_kb_row_t *src2, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	gpuenv_kb_reason_t *r;
+
+	if (rc->out->n_reason >= GPUENV_KB_MAX_REASONS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	r = &rc->out->reason[rc->out->n_reason];
+	r->text = gpuenv_arena_strndup(rc->arena, buf, strlen(buf));
+	if (!r->text) {
+		rc->err = -ENOMEM;
+		return;
 	}
-	if (!known) {
-		gpuenv_kb_ver_t full;
-		if (gpuenv_kb_ver_parse(head, &full) &&
-			gpuenv_kb_fail_newer(kb, GPUENV_ENOTFOUND, GPUENV_KB_KIND_TORCH, &full,
-				gpuenv_str_n(NULL, 0)))
-			return kb->ctx->err.code;
+	r->verdict = verdict;
+	r->src = src;
+	r->src2 = src2;
+	rc->out->n_reason++;
+	if (verdict == GPUENV_KB_NO)
+		rc->out->verdict = GPUENV_KB_NO;
+	else if (verdict == GPUENV_KB_UNKNOWN && rc->out->verdict == GPUENV_KB_YES)
+		rc->out->verdict = GPUENV_KB_UNKNOWN;
+}
+
+#define V(x) GPUENV_STR_ARG((x).str)
+
+/* The GPU must be one the driver knows: a driver older than the first
+ * toolkit that builds for its architecture predates it. */
+static void check_driver_knows_gpu(const gpuenv_kb_t *kb, const gpuenv_kb_target_t *t,
+	struct rctx *rc)
+{
+	const gpuenv_kb_cuda_arch_list_t *first;
+	const gpuenv_kb_toolkit_t *ga = gpuenv_kb_driver_predates_gpu(kb, t, &first);
+
+	if (!ga)
+		return;
+	reason(rc, GPUENV_KB_NO, &first->row, &ga->row,
+		"driver %.*s predates sm_%u%u: the oldest toolkit that builds for it is CUDA %.*s, "
+		"which needs driver >= %.*s",
+		V(t->driver), t->cc_major, t->cc_minor, V(first->cuda_min), V(ga->driver_linux));
+}
+
+static void check_driver_cuda(const gpuenv_kb_t *kb, const gpuenv_kb_target_t *t,
+	const gpuenv_kb_torch_variant_t *v, const gpuenv_kb_driver_cuda_t *dc, struct rctx *rc)
+{
+	const gpuenv_kb_rule_t *fwd = gpuenv_kb_rule(kb, "forward-compat");
+	bool dc_gpu = gpuenv_kb_target_datacenter(t) == 1;
+	const char *fc = dc_gpu ? " (a data-center GPU can use the CUDA forward-compatibility package)" : "";
+	char drv[48];
+
+	if (t->has_driver)
+		snprintf(drv, sizeof(drv), "driver %.*s", V(t->driver));
+	else
+		snprintf(drv, sizeof(drv), "the driver (CUDA <= %.*s)", V(t->driver_cuda));
+	switch (dc->runs) {
+	case GPUENV_KB_RUNS_GA:
+		if (dc->ga && t->has_driver && !t->driver_cuda.n)
+			reason(rc, GPUENV_KB_YES, &dc->ga->row, NULL,
+				"driver %.*s >= %.*s, the minimum for CUDA %.*s", V(t->driver),
+				V(dc->ga->driver_linux), V(v->cuda));
+		else
+			reason(rc, GPUENV_KB_YES, dc->ga ? &dc->ga->row : NULL, NULL,
+				"%s supports CUDA <= %.*s, enough for CUDA %.*s", drv, V(dc->max),
+				V(v->cuda));
+		break;
+	case GPUENV_KB_RUNS_FORWARD_COMPAT:
+		reason(rc, GPUENV_KB_YES, fwd ? &fwd->row : NULL, dc->ga ? &dc->ga->row : NULL,
+			"%s supports CUDA <= %.*s; the forward-compatibility libcuda in use runs "
+			"CUDA %.*s",
+			drv, dc->max.n ? (int)dc->max.str.len : 1, dc->max.n ? dc->max.str.ptr : "?",
+			V(t->compat_cuda));
+		break;
+	case GPUENV_KB_RUNS_MINOR_COMPAT:
+		reason(rc, GPUENV_KB_YES, &dc->mvc->row, dc->ga ? &dc->ga->row : NULL,
+			"driver %.*s < %.*s (CUDA %.*s) but >= %.*s: CUDA %u.x runs through "
+			"minor-version compatibility, with its limits (no JIT of newer PTX)",
+			V(t->driver), dc->ga ? (int)dc->ga->driver_linux.str.len : 1,
+			dc->ga ? dc->ga->driver_linux.str.ptr : "?", V(v->cuda), V(dc->mvc->driver_min),
+			v->cuda.part[0]);
+		break;
+	case GPUENV_KB_RUNS_NO:
+		if (!dc->ga)
+			reason(rc, GPUENV_KB_NO, NULL, NULL, "%s supports CUDA <= %.*s, not %.*s%s", drv,
+				V(dc->max), V(v->cuda), fc);
+		else if (dc->mvc && t->has_driver)
+			reason(rc, GPUENV_KB_NO, &dc->ga->row, &dc->mvc->row,
+				"%s < %.*s, the minimum for CUDA %.*s, and below %.*s, where "
+				"minor-version compatibility for CUDA %u.x starts%s",
+				drv, V(dc->ga->driver_linux), V(v->cuda), V(dc->mvc->driver_min),
+				v->cuda.part[0], fc);
+		else
+			reason(rc, GPUENV_KB_NO, &dc->ga->row, dc_gpu && fwd ? &fwd->row : NULL,
+				"%s < %.*s, the minimum for CUDA %.*s%s", drv, V(dc->ga->driver_linux),
+				V(v->cuda), fc);
+		break;
+	default:
+		reason(rc, GPUENV_KB_UNKNOWN, &v->row, NULL,
+			"CUDA %.*s has no toolkit row in cuda.toml", V(v->cuda));
+		break;
 	}
-	gpuenv_fail(kb->ctx, GPUENV_ENOTFOUND, NULL, 0, 0,
-		"torch %.*s: no such build in the knowledge base", shown, version.ptr);
-	if (known)
-		return gpuenv_hint(kb->ctx, "builds of that release: %s", tags);
-	return gpuenv_hint(kb->ctx, "`gpuenv kb torch` lists the builds it knows");
+}
+
+static void check_code(const gpuenv_kb_t *kb, const gpuenv_kb_target_t *t,
+	const gpuenv_kb_torch_variant_t *v, const gpuenv_kb_torch_arch_list_t *al,
+	const gpuenv_kb_driver_cuda_t *dc, struct rctx *rc)
+{
+	const gpuenv_kb_arch_t *arch = gpuenv_kb_arch(kb, t->cc_major, t->cc_minor);
+	gpuenv_kb_cover_t cov;
+	char range[64];
+
+	if (arch && arch->last_cuda_major != GPUENV_KB_NONE && v->cuda.n &&
+		v->cuda.part[0] > arch->last_cuda_major) {
+		reason(rc, GPUENV_KB_NO, &arch->row, NULL,
+			"%.*s (%.*s) is supported up to CUDA %lld.x; this build is CUDA %.*s",
+			GPUENV_STR_ARG(arch->sm.str), GPUENV_STR_ARG(arch->architecture),
+			(long long)arch->last_cuda_major, V(v->cuda));
+	}
+	if (!al) {
+		const gpuenv_kb_cuda_arch_list_t *tl = gpuenv_kb_cuda_arch_list(kb, &v->cuda);
+		rc->out->code = GPUENV_KB_CODE_UNKNOWN;
+		if (tl && !gpuenv_kb_code_covers(tl->sm.v, tl->sm.n, NULL, 0, t->cc_major,
+				  t->cc_minor, &cov))
+			reason(rc, GPUENV_KB_UNKNOWN, &v->row, &tl->row,
+				"no arch list for torch %.*s %.*s in the knowledge base; CUDA %.*s "
+				"builds no cubin that runs on sm_%u%u, so only PTX could",
+				V(v->torch), GPUENV_STR_ARG(v->tag), V(v->cuda), t->cc_major, t->cc_minor);
+		else if (tl)
+			reason(rc, GPUENV_KB_UNKNOWN, &v->row, &tl->row,
+				"no arch list for torch %.*s %.*s in the knowledge base; CUDA %.*s can "
+				"build %.*s cubins, which run on sm_%u%u",
+				V(v->torch), GPUENV_STR_ARG(v->tag), V(v->cuda),
+				GPUENV_STR_ARG(cov.by->str), t->cc_major, t->cc_minor);
+		else
+			reason(rc, GPUENV_KB_UNKNOWN, &v->row, NULL,
+				"no arch list for torch %.*s %.*s in the knowledge base", V(v->torch),
+				GPUENV_STR_ARG(v->tag));
+		return;
+	}
+	gpuenv_kb_sms_range(al->sm.v, al->sm.n, range, sizeof(range));
+	if (!gpuenv_kb_code_covers(al->sm.v, al->sm.n, al->ptx.v, al->ptx.n, t->cc_major,
+		    t->cc_minor, &cov)) {
+		rc->out->code = GPUENV_KB_CODE_NONE;
+		if (al->ptx.n) {
+			char pr[64];
+			gpuenv_kb_sms_range(al->ptx.v, al->ptx.n, pr, sizeof(pr));
+			reason(rc, GPUENV_KB_NO, &al->row, NULL,
+				"carries cubins %s and PTX %s: none runs on sm_%u%u", range, pr,
+				t->cc_major, t->cc_minor);
+		} else
+			reason(rc, GPUENV_KB_NO, &al->row, NULL,
+				"carries %s and no PTX: nothing runs on sm_%u%u", range, t->cc_major,
+				t->cc_minor);
+		return;
+	}
+	rc->out->code = cov.via_ptx ? GPUENV_KB_CODE_PTX : GPUENV_KB_CODE_CUBIN;
+	if (!cov.via_ptx) {
+		reason(rc, GPUENV_KB_YES, &al->row, NULL, "carries a %.*s cubin, which runs on sm_%u%u",
+			GPUENV_STR_ARG(cov.by->str), t->cc_major, t->cc_minor);
+		return;
+	}
+	/* PTX is compiled by the driver, which must know that PTX version:
+	 * the driver of the toolkit that wrote it (minor-version
+	 * compatibility does not cover JIT) */
+	if (dc->runs != GPUENV_KB_RUNS_UNKNOWN && dc->runs != GPUENV_KB_RUNS_GA &&
+		dc->runs != GPUENV_KB_RUNS_FORWARD_COMPAT) {
+		const gpuenv_kb_rule_t *jit = gpuenv_kb_rule(kb, "ptx-jit");
+		reason(rc, GPUENV_KB_NO, &al->row, jit ? &jit->row : NULL,
+			"no cubin for sm_%u%u (carries %s); its PTX for %.*s needs the driver to "
+			"JIT-compile CUDA %.*s PTX, which needs driver >= %.*s",
+			t->cc_major, t->cc_minor, range, GPUENV_STR_ARG(cov.by->str), V(v->cuda),
+			dc->ga ? (int)dc->ga->driver_linux.str.len : 1,
+			dc->ga ? dc->ga->driver_linux.str.ptr : "?");
+		return;
+	}
+	reason(rc, GPUENV_KB_YES, &al->row, NULL,
+		"no cubin for sm_%u%u, but its PTX for %.*s is JIT-compiled by the driver "
+		"(slower first start)",
+		t->cc_major, t->cc_minor, GPUENV_STR_ARG(cov.by->str));
+}
+
+int gpuenv_kb_torch_check(const gpuenv_kb_t *kb, const gpuenv_kb_target_t *t,
+	const gpuenv_kb_torch_variant_t *v, gpuenv_arena_t *arena, gpuenv_kb_torch_verdict_t *out)
+{
+	struct rctx rc = { arena, out, 0 };
+	gpuenv_kb_driver_cuda_t dc;
+	bool drv = t->has_driver || t->driver_cuda.n;
+
+	memset(out, 0, sizeof(*out));
+	out->variant = v;
+	out->arch = gpuenv_kb_torch_arch(kb, v);
+	out->verdict = GPUENV_KB_YES;
+	gpuenv_kb_driver_runs_cuda(kb, t, &v->cuda, &dc);
+	out->runs = dc.runs;
+	if (t->has_cc && t->has_driver)
+		check_driver_knows_gpu(kb, t, &rc);
+	if (drv)
+		check_driver_cuda(kb, t, v, &dc, &rc);
+	if (t->has_cc)
+		check_code(kb, t, v, out->arch, &dc, &rc);
+	if (!t->has_cc && !drv)
+		out->verdict = GPUENV_KB_UNKNOWN;
+	if (rc.err)
+		return gpuenv_oom(kb->ctx, "judging a torch build");
+	return 0;
 }
 
 /* ---- torch: the pick ---------------------------------------------------------------------- */
@@ -337,7 +432,7 @@ static bool better(const struct pickctx *p, const struct cand *a, const struct c
 	 * minor-version or forward compatibility, whatever its release */
 	if (p->has_driver && (a->runs == GPUENV_KB_RUNS_GA) != (b->runs == GPUENV_KB_RUNS_GA))
 		return a->runs == GPUENV_KB_RUNS_GA;
-	c = mm_cmp(&a->v->cuda, &b->v->cuda);
+	c = kb_ver_mm_cmp(&a->v->cuda, &b->v->cuda);
 	/* no driver to go by: the least a driver must do comes before the release */
 	if (!p->has_driver && c)
 		return c < 0;
@@ -423,7 +518,7 @@ static int pick_among(const gpuenv_kb_t *kb, const gpuenv_kb_pick_req_t *req,
 	if (req->current) {
 		gpuenv_str_t head;
 		gpuenv_str_split(gpuenv_str(req->current), '+', &head);
-		p.has_cur = torch_series(head, &p.cur);
+		p.has_cur = kb_torch_series(head, &p.cur);
 	}
 	for (size_t i = 0; i < nt; i++)
 		if (ts[i].has_driver || ts[i].driver_cuda.n)
@@ -517,67 +612,6 @@ int gpuenv_kb_torch_pick_among(const gpuenv_kb_t *kb, const gpuenv_kb_pick_req_t
 }
 
 /* ---- images ------------------------------------------------------------------------------- */
-
-int gpuenv_kb_image_lookup(const gpuenv_kb_t *kb, const char *ref, gpuenv_kb_image_ref_t *out)
-{
-	gpuenv_str_t r = gpuenv_str_trim(gpuenv_str(ref)), image, tag;
-	const gpuenv_kb_container_t *row = NULL;
-	const char *at = r.len ? memchr(r.ptr, '@', r.len) : NULL;
-	size_t slash = 0, colon = 0;
-	int kind;
-
-	memset(out, 0, sizeof(*out));
-	/* IMAGE:TAG@sha256:...: the digest pins the bytes, the tag is what the
-	 * knowledge base knows them by (gpuenv_kb_image_find reads it so too) */
-	if (at)
-		r.len = (size_t)(at - r.ptr);
-	/* the tag follows the last ':' after the last '/' (a registry may have a port) */
-	for (size_t i = 0; i < r.len; i++)
-		if (r.ptr[i] == '/')
-			slash = i + 1;
-	for (size_t i = slash; i < r.len; i++)
-		if (r.ptr[i] == ':')
-			colon = i + 1;
-	if (!colon || colon == 1 || colon == r.len)
-		return gpuenv_fail(kb->ctx, GPUENV_EUSAGE, NULL, 0, 0,
-			"'%.*s' is not IMAGE:TAG (as nvcr.io/nvidia/pytorch:25.01-py3)",
-			(int)(r.len > 200 ? 200 : r.len), r.ptr ? r.ptr : "");
-	image = gpuenv_str_n(r.ptr, colon - 1);
-	tag = gpuenv_str_n(r.ptr + colon, r.len - colon);
-	if (gpuenv_kb_image_find(kb, ref, &row, 1) >= 1 && row) {
-		out->row = row;
-		out->cuda = row->cuda;
-		if (out->cuda.n > 2)
-			out->cuda.n = 2;
-		return 0;
-	}
-	if ((kind = gpuenv_kb_hub_kind(image)) != GPUENV_KB_HUB_NONE) {
-		/* the tag's grammar, then images.toml (lib/kb/hub.c) */
-		int rc = gpuenv_kb_hub_parse(kb->ctx, kind, tag, &out->hub);
-		if (rc)
-			return rc;
-		out->hub.image = image;
-		gpuenv_kb_hub_find(kb, &out->match, &out->hub);
-		out->cuda = out->hub.cuda;
-		return 0;
-	}
-	{
-		/* an NGC release ("27.01-py3") after the newest the KB knows of that image */
-		gpuenv_kb_ver_t rel;
-		size_t n = 0;
-		while (n < tag.len && tag.ptr[n] != '-')
-			n++;
-		if (gpuenv_kb_ver_parse(gpuenv_str_n(tag.ptr, n), &rel) && rel.n == 2 &&
-			gpuenv_kb_fail_newer(kb, GPUENV_ENOTFOUND, GPUENV_KB_KIND_NGC, &rel, image))
-			return kb->ctx->err.code;
-	}
-	gpuenv_fail(kb->ctx, GPUENV_ENOTFOUND, NULL, 0, 0,
-		"image %.*s is not in the knowledge base (NGC containers, nvidia/cuda and "
-		"pytorch/pytorch tags are)",
-		(int)(r.len > 200 ? 200 : r.len), r.ptr);
-	return gpuenv_hint(kb->ctx, "the knowledge base has %zu NGC tags; `gpuenv kb image "
-				    "nvcr.io/nvidia/pytorch` lists one image's", kb->n_container);
-}
 
 /* "R560" -> 560 */
 static unsigned branch_of(gpuenv_str_t b)

@@ -1,4 +1,7 @@
-/* The knowledge base loader: data/kb/<file>.toml -> typed tables.
+/* The bottom of lib/kb: its values (versions, code targets, a CUDA version
+ * as written, a torch build tag's CUDA) and the row loader, data/kb/<file>.toml
+ * -> typed tables.  No judgement here, and no call to another file of
+ * lib/kb (docs/ARCHITECTURE.md, "Inside lib/kb").
  *
  * Each file is parsed with gpuenv's TOML parser; then one table-driven pass
  * maps every [[table]] row onto its struct (a field list per table: key,
@@ -6,21 +9,16 @@
  * the parsing stays a thin layer over plain C structs.  The documents stay
  * alive with the KB: string values are slices into them.
  */
-#include "gpuenv/kb.h"
-
-#include <dirent.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "embedded.h"
-#include "gpuenv/fs.h"
-#include "gpuenv/kb_bundle.h"
 #include "gpuenv/kb_trt.h"
 #include "gpuenv/toml.h"
+#include "kb_int.h"
 
 static const char *const file_names[GPUENV_KB_NFILES] = {
 	"cuda.toml", "gpus.toml", "torch.toml", "libraries.toml",
@@ -126,6 +124,106 @@ bool gpuenv_kb_sm_parse(gpuenv_str_t s, gpuenv_kb_sm_t *out)
 	r.major = (uint8_t)(x / 10);
 	r.minor = (uint8_t)(x % 10);
 	*out = r;
+	return true;
+}
+
+int kb_ver_mm_cmp(const gpuenv_kb_ver_t *a, const gpuenv_kb_ver_t *b)
+{
+	gpuenv_kb_ver_t x = *a, y = *b;
+
+	if (x.n > 2)
+		x.n = 2;
+	if (y.n > 2)
+		y.n = 2;
+	return gpuenv_kb_ver_cmp(&x, &y);
+}
+
+int kb_sm_cmp(const gpuenv_kb_sm_t *a, const gpuenv_kb_sm_t *b)
+{
+	if (a->major != b->major)
+		return a->major < b->major ? -1 : 1;
+	if (a->minor != b->minor)
+		return a->minor < b->minor ? -1 : 1;
+	/* a plain target before its variants: it is the general one */
+	return (a->variant != 0) - (b->variant != 0);
+}
+
+const char *gpuenv_kb_sms_range(const gpuenv_kb_sm_t *v, size_t n, char *buf, size_t size)
+{
+	const gpuenv_kb_sm_t *lo = NULL, *hi = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!lo || kb_sm_cmp(&v[i], lo) < 0)
+			lo = &v[i];
+		if (!hi || kb_sm_cmp(&v[i], hi) > 0)
+			hi = &v[i];
+	}
+	if (!lo)
+		snprintf(buf, size, "none");
+	else if (lo == hi)
+		snprintf(buf, size, "%.*s", GPUENV_STR_ARG(lo->str));
+	else
+		snprintf(buf, size, "%.*s..%.*s", GPUENV_STR_ARG(lo->str), GPUENV_STR_ARG(hi->str));
+	return buf;
+}
+int gpuenv_kb_cuda_parse(gpuenv_ctx_t *ctx, gpuenv_str_t s, gpuenv_kb_ver_t *out)
+{
+	gpuenv_kb_ver_t v;
+	int shown = (int)(s.len > 40 ? 40 : s.len);
+
+	memset(out, 0, sizeof(*out));
+	if (!gpuenv_kb_ver_parse(s, &v) || v.n < 2 || v.n > 3 || v.part[0] == 0 ||
+		v.part[0] > 99 || v.part[1] > 99) {
+		gpuenv_fail(ctx, GPUENV_EVERSION, NULL, 0, 0,
+			"'%.*s' is not a CUDA version (MAJOR.MINOR, as 12.8)", shown,
+			s.ptr ? s.ptr : "");
+		if (gpuenv_kb_ver_parse(s, &v) && v.n == 1 && v.part[0] > 0 && v.part[0] <= 99)
+			return gpuenv_hint(ctx, "name the minor release: %u.0 for CUDA %u.0 itself, "
+						"or the %u.x release meant (as %u.8)",
+				v.part[0], v.part[0], v.part[0], v.part[0]);
+		return gpuenv_hint(ctx, "a CUDA version is MAJOR.MINOR[.PATCH], as 12.8 or 12.4.1");
+	}
+	/* the patch ("12.4.1") does not change what a driver must support */
+	v.n = 2;
+	for (size_t i = 0, dots = 0; i < s.len; i++)
+		if (s.ptr[i] == '.' && ++dots == 2)
+			v.str.len = i;
+	*out = v;
+	return 0;
+}
+
+const char *gpuenv_kb_cuda_of_tag(gpuenv_str_t tag, char *buf, size_t size, gpuenv_kb_ver_t *out)
+{
+	size_t n = tag.len >= 2 ? tag.len - 2 : 0;
+	int w;
+
+	/* cu + 2 or 3 digits, the first not 0: the last digit is the minor
+	 * (the pattern "+cu{major}{minor}" of wheels.toml's [[local_tag]]) */
+	if (!gpuenv_str_startswith(tag, "cu") || n < 2 || n > 3 || tag.ptr[2] == '0')
+		return NULL;
+	for (size_t i = 2; i < tag.len; i++)
+		if (tag.ptr[i] < '0' || tag.ptr[i] > '9')
+			return NULL;
+	w = snprintf(buf, size, "%.*s.%c", (int)(n - 1), tag.ptr + 2, tag.ptr[tag.len - 1]);
+	if (w < 0 || (size_t)w >= size)
+		return NULL;
+	if (out && !gpuenv_kb_ver_parse(gpuenv_str_n(buf, (size_t)w), out))
+		return NULL;
+	return buf;
+}
+
+/* "2.5.1" of "2.5.1a0" / "2.5.1.dev20240720+cu124": the release, as MAJOR.MINOR */
+bool kb_torch_series(gpuenv_str_t head, gpuenv_kb_ver_t *v)
+{
+	size_t n = 0;
+
+	while (n < head.len && ((head.ptr[n] >= '0' && head.ptr[n] <= '9') || head.ptr[n] == '.'))
+		n++;
+	while (n && head.ptr[n - 1] == '.')
+		n--;
+	if (!gpuenv_kb_ver_parse(gpuenv_str_n(head.ptr, n), v) || v->n < 2)
+		return false;
+	v->n = 2;
 	return true;
 }
 
@@ -812,10 +910,10 @@ gpuenv_kb_source_t gpuenv_kb_embedded(int id)
 	return s;
 }
 
-static int file_id(const char *name)
+int kb_file_id(gpuenv_str_t name)
 {
 	for (int i = 0; i < GPUENV_KB_NFILES; i++)
-		if (strcmp(name, file_names[i]) == 0)
+		if (gpuenv_str_eq_cstr(name, file_names[i]))
 			return i;
 	return -1;
 }
@@ -842,7 +940,7 @@ static int load_sources(gpuenv_ctx_t *ctx, const gpuenv_kb_source_t *src, size_t
 	*out = NULL;
 	mask |= GPUENV_KB_FILE(GPUENV_KB_ABOUT); /* its date answers "newer than the KB" */
 	for (size_t i = 0; i < n; i++) {
-		int id = src[i].name ? file_id(src[i].name) : -1;
+		int id = src[i].name ? kb_file_id(gpuenv_str(src[i].name)) : -1;
 		if (id < 0) {
 			gpuenv_fail(ctx, GPUENV_ENOTFOUND, src[i].origin ? src[i].origin : src[i].name,
 				0, 0, "not a knowledge-base file");
@@ -907,128 +1005,11 @@ int gpuenv_kb_load_sources(gpuenv_ctx_t *ctx, const gpuenv_kb_source_t *src, siz
 {
 	/* a file given is loaded whatever the mask says */
 	for (size_t i = 0; i < n; i++) {
-		int id = src[i].name ? file_id(src[i].name) : -1;
+		int id = src[i].name ? kb_file_id(gpuenv_str(src[i].name)) : -1;
 		if (id >= 0)
 			mask |= 1u << id;
 	}
 	return load_sources(ctx, src, n, mask, out);
-}
-
-/* The newest installed bundle newer than the embedded files and still
- * sound (gpuenv/kb_bundle.h), loaded into *out; *out stays NULL when there
- * is none (a damaged one is passed over with a warning).  Only an
- * out-of-memory is an error. */
-static int load_bundle(gpuenv_ctx_t *ctx, unsigned mask, gpuenv_kb_t **out)
-{
-	const char *off = gpuenv_ctx_getenv(ctx, "GPUENV_NO_KB_BUNDLE");
-	const char *emb = gpuenv_kb_embedded_date();
-	char dir[4096], path[4096 + 260];
-	gpuenv_error_t saved = ctx->err;
-	struct dirent **names = NULL;
-	int n, r = 0;
-
-	if ((off && *off && strcmp(off, "0") != 0) || gpuenv_kb_bundle_dir(ctx, dir, sizeof(dir))) {
-		ctx->err = saved;
-		return 0;
-	}
-	n = scandir(dir, &names, NULL, alphasort);
-	/* folder names start with the date: the newest is last */
-	for (int i = n - 1; i >= 0 && !*out && !r; i--) {
-		const char *name = names[i]->d_name;
-		gpuenv_kb_bundle_t b;
-		gpuenv_arena_t arena;
-		char why[1024];
-		if (name[0] == '.' || strlen(name) < 10 || strncmp(name, emb, 10) <= 0)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, name);
-		gpuenv_arena_init(&arena, ctx, 0);
-		r = gpuenv_kb_bundle_read_dir(ctx, &arena, path, mask, &b);
-		if (!r && strncmp(b.m.date, name, 10) != 0)
-			r = gpuenv_fail(ctx, GPUENV_EFORMAT, path, 0, 0, "the folder's name does "
-				"not start with the manifest's date %s", b.m.date);
-		if (!r)
-			r = load_sources(ctx, b.src, b.n, mask, out);
-		if (!r) {
-			(*out)->bundle = gpuenv_arena_strndup(&(*out)->arena, path, strlen(path));
-			(*out)->bundle_key = b.key->name;
-		} else if (r != -ENOMEM) {
-			gpuenv_error_format(&ctx->err, why, sizeof(why));
-			gpuenv_log(ctx, GPUENV_LOG_WARN, "knowledge-base bundle not used: %s "
-				"(`gpuenv kb update` installs a sound one)", why);
-			r = 0;
-		}
-		gpuenv_arena_free(&arena);
-	}
-	for (int i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-	ctx->err = saved;
-	return r;
-}
-
-int gpuenv_kb_load(gpuenv_ctx_t *ctx, const char *dir, gpuenv_kb_t **out)
-{
-	return gpuenv_kb_load_files(ctx, dir, GPUENV_KB_ALL, out);
-}
-
-int gpuenv_kb_load_files(gpuenv_ctx_t *ctx, const char *dir, unsigned mask, gpuenv_kb_t **out)
-{
-	gpuenv_buf_t bufs[GPUENV_KB_NFILES];
-	gpuenv_kb_source_t src[GPUENV_KB_NFILES];
-	char paths[GPUENV_KB_NFILES][4096];
-	size_t n = 0;
-	struct stat st;
-	int r = 0;
-
-	*out = NULL;
-	if (!dir) {
-		r = load_bundle(ctx, mask, out);
-		return r || *out ? r : load_sources(ctx, NULL, 0, mask, out);
-	}
-	if (stat(dir, &st) != 0)
-		return gpuenv_fail(ctx, -errno, dir, 0, 0, "%s", strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		return gpuenv_fail(ctx, -ENOTDIR, dir, 0, 0, "not a directory");
-	for (int i = 0; i < GPUENV_KB_NFILES; i++) {
-		int len;
-		if (!(mask & (1u << i)))
-			continue;
-		len = snprintf(paths[n], sizeof(paths[n]), "%s/%s", dir, file_names[i]);
-		if (len < 0 || (size_t)len >= sizeof(paths[n])) {
-			r = gpuenv_fail(ctx, -ENAMETOOLONG, dir, 0, 0, "path too long");
-			break;
-		}
-		if (stat(paths[n], &st) != 0 && errno == ENOENT) {
-			gpuenv_log(ctx, GPUENV_LOG_INFO, "%s: not there, using the embedded %s",
-				paths[n], file_names[i]);
-			continue;
-		}
-		gpuenv_buf_init(&bufs[n], ctx, GPUENV_KB_MAX_FILE);
-		r = gpuenv_fs_read(ctx, paths[n], GPUENV_KB_MAX_FILE, &bufs[n]);
-		if (r) {
-			gpuenv_buf_free(&bufs[n]);
-			break;
-		}
-		src[n] = (gpuenv_kb_source_t){ file_names[i], bufs[n].data, bufs[n].len, paths[n] };
-		n++;
-	}
-	if (!r) {
-		/* a .toml the loader would not read is most likely a typo */
-		DIR *d = opendir(dir);
-		struct dirent *e;
-		while (d && (e = readdir(d)) != NULL) {
-			size_t l = strlen(e->d_name);
-			if (l > 5 && strcmp(e->d_name + l - 5, ".toml") == 0 && file_id(e->d_name) < 0)
-				gpuenv_log(ctx, GPUENV_LOG_WARN,
-					"%s/%s: not a knowledge-base file; ignored", dir, e->d_name);
-		}
-		if (d)
-			closedir(d);
-		r = load_sources(ctx, src, n, mask, out);
-	}
-	for (size_t i = 0; i < n; i++)
-		gpuenv_buf_free(&bufs[i]);
-	return r;
 }
 
 size_t gpuenv_kb_tables(const gpuenv_kb_t *kb, gpuenv_kb_table_info_t *out, size_t max)

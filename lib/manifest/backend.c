@@ -544,13 +544,12 @@ static const char *url_backend(gpuenv_arena_t *arena, const char *url)
 		n--;
 	for (s = n; s && url[s - 1] != '/'; s--)
 		;
-	char tail[8];
+	char tail[8], cuda[16];
 	if (n - s >= sizeof(tail))
 		return NULL;
 	memcpy(tail, url + s, n - s);
 	tail[n - s] = '\0';
-	if (!strcmp(tail, "cpu") || (strncmp(tail, "cu", 2) == 0 && gpuenv_manifest_backend_valid(tail) &&
-					    strcmp(tail, "auto")))
+	if (!strcmp(tail, "cpu") || gpuenv_kb_cuda_of_tag(gpuenv_str(tail), cuda, sizeof(cuda), NULL))
 		return gpuenv_arena_strndup(arena, tail, n - s);
 	return NULL;
 }

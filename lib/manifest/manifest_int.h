@@ -1,6 +1,7 @@
 /* lib/manifest's private interface: the loader's state, shared by the files
  * of the module (manifest.c: [project], Poetry, sources; targets.c:
- * [tool.gpuenv]; poetry.c: the constraint language). */
+ * [tool.gpuenv]; poetry.c: the constraint language; manifest_util.c: the
+ * helpers below, which the others call). */
 #ifndef GPUENV_MANIFEST_INT_H
 #define GPUENV_MANIFEST_INT_H
 

@@ -32,10 +32,10 @@ static bool all_digits(const char *s, size_t n)
 /* "auto", "cpu", "cu118": what torch-backend takes */
 bool gpuenv_manifest_backend_valid(const char *s)
 {
-	size_t n = strlen(s);
+	char cuda[16];
 
 	return !strcmp(s, "auto") || !strcmp(s, "cpu") ||
-		(n >= 4 && n <= 5 && !strncmp(s, "cu", 2) && all_digits(s + 2, n - 2));
+		gpuenv_kb_cuda_of_tag(gpuenv_str(s), cuda, sizeof(cuda), NULL);
 }
 
 static int backend_at(mf_load_t *L, const gpuenv_toml_value_t *v, const char *what, const char **out)

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpuenv/facts.h"
+#include "gpuenv/json.h"
 
 /* The phases of the format (the Trace Event Format document, "Event
  * Descriptions"): durations B E, complete X, instant i I, counter C,

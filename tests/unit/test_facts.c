@@ -464,7 +464,7 @@ static void test_json_scope(void **state)
 	assert_false(gpuenv_json_leave(&s));
 	assert_non_null(v);
 	assert_true(t.calls > 0);
-	/* the two kinds of block (lib/facts/json_mem.c): the context's
+	/* the two kinds of block (lib/formats/json_mem.c): the context's
 	 * allocator's, with a header, at 8 mod 16; plain malloc's, no header,
 	 * at 0 mod 16 */
 	assert_int_equal((uintptr_t)v & 15, 8);

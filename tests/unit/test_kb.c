@@ -582,6 +582,35 @@ static void test_cuda_parse(void **state)
 	assert_int_equal(gpuenv_kb_cuda_parse(&ctx, gpuenv_str("12.8.1.2"), &v), GPUENV_EVERSION);
 }
 
+/* a torch build tag's CUDA: the one reader (lib/kb/kb.c) */
+static void test_cuda_of_tag(void **state)
+{
+	gpuenv_kb_ver_t v;
+	char b[16];
+
+	(void)state;
+	assert_string_equal(gpuenv_kb_cuda_of_tag(gpuenv_str("cu126"), b, sizeof(b), &v), "12.6");
+	assert_true(v.n == 2 && v.part[0] == 12 && v.part[1] == 6 && str_is(v.str, "12.6"));
+	assert_string_equal(gpuenv_kb_cuda_of_tag(gpuenv_str("cu130"), b, sizeof(b), NULL), "13.0");
+	assert_string_equal(gpuenv_kb_cuda_of_tag(gpuenv_str("cu92"), b, sizeof(b), &v), "9.2");
+	assert_true(v.part[0] == 9 && v.part[1] == 2);
+	/* every tag torch.toml lists reads as the row's CUDA */
+	for (size_t i = 0; i < kb->n_torch_variant; i++) {
+		const gpuenv_kb_torch_variant_t *t = &kb->torch_variant[i];
+		assert_non_null(gpuenv_kb_cuda_of_tag(t->tag, b, sizeof(b), &v));
+		assert_int_equal(gpuenv_kb_ver_cmp(&v, &t->cuda), 0);
+	}
+	assert_null(gpuenv_kb_cuda_of_tag(gpuenv_str("cpu"), b, sizeof(b), NULL));
+	assert_null(gpuenv_kb_cuda_of_tag(gpuenv_str("rocm6.2"), b, sizeof(b), NULL));
+	assert_null(gpuenv_kb_cuda_of_tag(gpuenv_str("cu1"), b, sizeof(b), NULL));
+	assert_null(gpuenv_kb_cuda_of_tag(gpuenv_str("cu12x"), b, sizeof(b), NULL));
+	assert_null(gpuenv_kb_cuda_of_tag(gpuenv_str("cu1260"), b, sizeof(b), NULL));
+	assert_null(gpuenv_kb_cuda_of_tag(gpuenv_str("cu062"), b, sizeof(b), NULL));
+	assert_null(gpuenv_kb_cuda_of_tag(gpuenv_str("+cu126"), b, sizeof(b), NULL));
+	assert_null(gpuenv_kb_cuda_of_tag(gpuenv_str(NULL), b, sizeof(b), NULL));
+	assert_null(gpuenv_kb_cuda_of_tag(gpuenv_str("cu126"), b, 4, NULL));
+}
+
 static gpuenv_kb_target_t host(const char *gpu, const char *driver)
 {
 	gpuenv_kb_target_t t;
@@ -1221,6 +1250,7 @@ int main(void)
 		cmocka_unit_test(test_torch_other_machines),
 		cmocka_unit_test(test_images),
 		cmocka_unit_test(test_cuda_parse),
+		cmocka_unit_test(test_cuda_of_tag),
 		cmocka_unit_test(test_image_check),
 		cmocka_unit_test(test_driver_target),
 		cmocka_unit_test(test_torch_pick),

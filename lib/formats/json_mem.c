@@ -1,5 +1,4 @@
-/* jansson's allocations through the calling context (include/gpuenv/facts.h,
- * "jansson's memory").
+/* jansson's allocations through the calling context (include/gpuenv/json.h).
  *
  * json_set_alloc_funcs is process-wide, so it is set once, to a trampoline
  * that reads a thread-local "current context" set by gpuenv_json_enter.
@@ -28,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpuenv/facts.h"
+#include "gpuenv/json.h"
 
 typedef struct hdr {
 	void *base; /* what the allocator returned */

@@ -1,13 +1,15 @@
-/* Queries over the knowledge base: drivers and CUDA, GPUs by name or PCI
- * id, which CUDA code runs on which compute capability, torch builds on a
- * machine, NGC image tags.  The tables are small (hundreds of rows), so
- * every query is a linear scan: no index to build at load time. */
-#include "gpuenv/kb.h"
-
+/* Lookups over the knowledge base: rows found by what names them, nothing
+ * judged (the judgements are compat.c's, above).  Toolkits and their minimum
+ * drivers, minor-version rows, driver branches, rules, GPUs by name or PCI
+ * id, which architectures a toolkit builds for, torch builds by version
+ * and their indexes, images by reference (NGC rows, Docker Hub tags through
+ * hub.c).  The tables are small (hundreds of rows), so every lookup is a
+ * linear scan: no index to build at load time. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "kb_int.h"
 
 /* ---- CUDA and the driver ---------------------------------------------------- */
 
@@ -105,37 +107,6 @@ const gpuenv_kb_branch_t *gpuenv_kb_driver_branch(const gpuenv_kb_t *kb,
 		if (gpuenv_str_eq_cstr(kb->branch[i].branch, name))
 			return &kb->branch[i];
 	return NULL;
-}
-
-static int tk_cmp(const gpuenv_kb_toolkit_t *a, const gpuenv_kb_toolkit_t *b)
-{
-	int c = gpuenv_kb_ver_cmp(&a->cuda, &b->cuda);
-
-	return c ? c : (a->update > b->update) - (a->update < b->update);
-}
-
-static bool in_mvc_range(const gpuenv_kb_minor_compat_t *m, const gpuenv_kb_ver_t *driver)
-{
-	return gpuenv_kb_ver_cmp(driver, &m->driver_min) >= 0 &&
-		(!m->driver_below.n || gpuenv_kb_ver_cmp(driver, &m->driver_below) < 0);
-}
-
-void gpuenv_kb_driver_max_cuda(const gpuenv_kb_t *kb, const gpuenv_kb_ver_t *driver,
-	gpuenv_kb_driver_max_t *out)
-{
-	memset(out, 0, sizeof(*out));
-	for (size_t i = 0; i < kb->n_toolkit; i++) {
-		const gpuenv_kb_toolkit_t *t = &kb->toolkit[i];
-		if (gpuenv_kb_ver_cmp(&t->driver_linux, driver) <= 0 &&
-			(!out->ga || tk_cmp(t, out->ga) > 0))
-			out->ga = t;
-	}
-	for (size_t i = 0; i < kb->n_minor_compat; i++) {
-		const gpuenv_kb_minor_compat_t *m = &kb->minor_compat[i];
-		if (in_mvc_range(m, driver) && (!out->mvc || m->cuda_major > out->mvc->cuda_major))
-			out->mvc = m;
-	}
-	out->branch = gpuenv_kb_driver_branch(kb, driver);
 }
 
 const gpuenv_kb_rule_t *gpuenv_kb_rule(const gpuenv_kb_t *kb, const char *id)
@@ -467,53 +438,7 @@ int gpuenv_kb_gpu_lookup(const gpuenv_kb_t *kb, const char *query, gpuenv_kb_gpu
 	}
 }
 
-/* ---- CUDA code ------------------------------------------------------------------------ */
-
-bool gpuenv_kb_sm_runs_on(const gpuenv_kb_sm_t *sm, bool ptx, unsigned major, unsigned minor)
-{
-	if (sm->variant == 'a')
-		return sm->major == major && sm->minor == minor;
-	if (sm->variant == 'f' || !ptx)
-		return sm->major == major && sm->minor <= minor;
-	return sm->major < major || (sm->major == major && sm->minor <= minor);
-}
-
-static int sm_cmp(const gpuenv_kb_sm_t *a, const gpuenv_kb_sm_t *b)
-{
-	if (a->major != b->major)
-		return a->major < b->major ? -1 : 1;
-	if (a->minor != b->minor)
-		return a->minor < b->minor ? -1 : 1;
-	/* a plain target before its variants: it is the general one */
-	return (a->variant != 0) - (b->variant != 0);
-}
-
-bool gpuenv_kb_code_covers(const gpuenv_kb_sm_t *cubins, size_t ncubins, const gpuenv_kb_sm_t *ptx,
-	size_t nptx, unsigned major, unsigned minor, gpuenv_kb_cover_t *out)
-{
-	const gpuenv_kb_sm_t *best = NULL;
-
-	memset(out, 0, sizeof(*out));
-	for (size_t i = 0; i < ncubins; i++)
-		if (gpuenv_kb_sm_runs_on(&cubins[i], false, major, minor) &&
-			(!best || sm_cmp(&cubins[i], best) > 0))
-			best = &cubins[i];
-	if (best) {
-		out->ok = true;
-		out->by = best;
-		return true;
-	}
-	for (size_t i = 0; i < nptx; i++)
-		if (gpuenv_kb_sm_runs_on(&ptx[i], true, major, minor) &&
-			(!best || sm_cmp(&ptx[i], best) > 0))
-			best = &ptx[i];
-	if (best) {
-		out->ok = true;
-		out->via_ptx = true;
-		out->by = best;
-	}
-	return out->ok;
-}
+/* ---- toolkits and architectures: what a toolkit's arch list holds ----------------- */
 
 const gpuenv_kb_cuda_arch_list_t *gpuenv_kb_arch_first_cuda(const gpuenv_kb_t *kb,
 	unsigned major, unsigned minor, const gpuenv_kb_toolkit_t **ga)
@@ -534,23 +459,49 @@ const gpuenv_kb_cuda_arch_list_t *gpuenv_kb_arch_first_cuda(const gpuenv_kb_t *k
 	return first;
 }
 
-const char *gpuenv_kb_sms_range(const gpuenv_kb_sm_t *v, size_t n, char *buf, size_t size)
+const gpuenv_kb_cuda_arch_list_t *gpuenv_kb_cuda_arch_list(const gpuenv_kb_t *kb,
+	const gpuenv_kb_ver_t *cuda)
 {
-	const gpuenv_kb_sm_t *lo = NULL, *hi = NULL;
-
-	for (size_t i = 0; i < n; i++) {
-		if (!lo || sm_cmp(&v[i], lo) < 0)
-			lo = &v[i];
-		if (!hi || sm_cmp(&v[i], hi) > 0)
-			hi = &v[i];
+	for (size_t i = 0; i < kb->n_cuda_arch_list; i++) {
+		const gpuenv_kb_cuda_arch_list_t *a = &kb->cuda_arch_list[i];
+		if (kb_ver_mm_cmp(cuda, &a->cuda_min) >= 0 && kb_ver_mm_cmp(cuda, &a->cuda_max) <= 0)
+			return a;
 	}
-	if (!lo)
-		snprintf(buf, size, "none");
-	else if (lo == hi)
-		snprintf(buf, size, "%.*s", GPUENV_STR_ARG(lo->str));
-	else
-		snprintf(buf, size, "%.*s..%.*s", GPUENV_STR_ARG(lo->str), GPUENV_STR_ARG(hi->str));
-	return buf;
+	return NULL;
+}
+
+static bool list_builds(const gpuenv_kb_cuda_arch_list_t *a, unsigned major, unsigned minor)
+{
+	for (uint32_t j = 0; j < a->sm.n; j++)
+		if (a->sm.v[j].major == major && a->sm.v[j].minor == minor && !a->sm.v[j].variant)
+			return true;
+	return false;
+}
+
+int gpuenv_kb_cuda_builds_for(const gpuenv_kb_t *kb, const gpuenv_kb_ver_t *cuda, unsigned major,
+	unsigned minor, const gpuenv_kb_cuda_arch_list_t **row)
+{
+	const gpuenv_kb_cuda_arch_list_t *a = gpuenv_kb_cuda_arch_list(kb, cuda);
+
+	if (row)
+		*row = a;
+	if (!a)
+		return -1;
+	return list_builds(a, major, minor) ? 1 : 0;
+}
+
+const gpuenv_kb_cuda_arch_list_t *gpuenv_kb_arch_last_cuda(const gpuenv_kb_t *kb, unsigned major,
+	unsigned minor)
+{
+	const gpuenv_kb_cuda_arch_list_t *last = NULL;
+
+	for (size_t i = 0; i < kb->n_cuda_arch_list; i++) {
+		const gpuenv_kb_cuda_arch_list_t *a = &kb->cuda_arch_list[i];
+		if (list_builds(a, major, minor) &&
+			(!last || gpuenv_kb_ver_cmp(&a->cuda_max, &last->cuda_max) > 0))
+			last = a;
+	}
+	return last;
 }
 
 /* ---- torch ------------------------------------------------------------------------------ */
@@ -566,238 +517,135 @@ const gpuenv_kb_torch_arch_list_t *gpuenv_kb_torch_arch(const gpuenv_kb_t *kb,
 	return NULL;
 }
 
-struct rctx {
-	gpuenv_arena_t *arena;
-	gpuenv_kb_torch_verdict_t *out;
-	int err;
-};
-
-static void reason(struct rctx *rc, int verdict, const gpuenv_kb_row_t *src,
-	const gpuenv_kb_row_t *src2, const char *fmt, ...) GPUENV_PRINTF(5, 6);
-
-static void reason(struct rctx *rc, int verdict, const gpuenv_kb_row_t *src,
-	const gpuenv_kb_row_t *src2, const char *fmt, ...)
+const gpuenv_kb_ver_t *gpuenv_kb_torch_latest(const gpuenv_kb_t *kb,
+	const gpuenv_kb_torch_variant_t *v)
 {
-	char buf[512];
-	va_list ap;
-	gpuenv_kb_reason_t *r;
+	const gpuenv_kb_ver_t *latest = NULL;
 
-	if (rc->out->n_reason >= GPUENV_KB_MAX_REASONS)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	r = &rc->out->reason[rc->out->n_reason];
-	r->text = gpuenv_arena_strndup(rc->arena, buf, strlen(buf));
-	if (!r->text) {
-		rc->err = -ENOMEM;
-		return;
+	for (size_t k = 0; k < kb->n_torch_pin; k++) {
+		const gpuenv_kb_ver_t *p = &kb->torch_pin[k].torch;
+		if (gpuenv_kb_ver_prefix(p, &v->torch) && p->n > v->torch.n &&
+			(!latest || gpuenv_kb_ver_cmp(p, latest) > 0))
+			latest = p;
 	}
-	r->verdict = verdict;
-	r->src = src;
-	r->src2 = src2;
-	rc->out->n_reason++;
-	if (verdict == GPUENV_KB_NO)
-		rc->out->verdict = GPUENV_KB_NO;
-	else if (verdict == GPUENV_KB_UNKNOWN && rc->out->verdict == GPUENV_KB_YES)
-		rc->out->verdict = GPUENV_KB_UNKNOWN;
+	return latest;
 }
 
-#define V(x) GPUENV_STR_ARG((x).str)
-
-const gpuenv_kb_toolkit_t *gpuenv_kb_driver_predates_gpu(const gpuenv_kb_t *kb,
-	const gpuenv_kb_target_t *t, const gpuenv_kb_cuda_arch_list_t **first)
+const char *gpuenv_kb_torch_index(const gpuenv_kb_t *kb, const gpuenv_kb_torch_variant_t *v,
+	char *buf, size_t size)
 {
-	const gpuenv_kb_toolkit_t *ga = NULL;
-	const gpuenv_kb_cuda_arch_list_t *f = NULL;
+	static const char pat[] = "cu{major}{minor}";
 
-	if (t->has_cc && t->has_driver)
-		f = gpuenv_kb_arch_first_cuda(kb, t->cc_major, t->cc_minor, &ga);
-	if (first)
-		*first = f;
-	if (!f || !ga || gpuenv_kb_ver_cmp(&t->driver, &ga->driver_linux) >= 0)
-		return NULL;
-	return ga;
+	for (size_t i = 0; i < kb->n_local_tag; i++) {
+		const gpuenv_kb_local_tag_t *t = &kb->local_tag[i];
+		const char *at = NULL;
+		if (!gpuenv_str_eq_cstr(t->project, "torch") || !t->index.ptr ||
+			!gpuenv_str_startswith(t->pattern, "+cu"))
+			continue;
+		for (size_t k = 0; k + sizeof(pat) - 1 <= t->index.len && !at; k++)
+			if (!memcmp(t->index.ptr + k, pat, sizeof(pat) - 1))
+				at = t->index.ptr + k;
+		if (!at)
+			continue;
+		snprintf(buf, size, "%.*s%.*s%.*s", (int)(at - t->index.ptr), t->index.ptr,
+			GPUENV_STR_ARG(v->tag),
+			(int)(t->index.len - (size_t)(at - t->index.ptr) - (sizeof(pat) - 1)),
+			at + sizeof(pat) - 1);
+		return buf;
+	}
+	/* wheels.toml not loaded: the pattern its [[local_tag]] row records */
+	snprintf(buf, size, "https://download.pytorch.org/whl/%.*s", GPUENV_STR_ARG(v->tag));
+	return buf;
 }
 
-/* The GPU must be one the driver knows: a driver older than the first
- * toolkit that builds for its architecture predates it. */
-static void check_driver_knows_gpu(const gpuenv_kb_t *kb, const gpuenv_kb_target_t *t,
-	struct rctx *rc)
+const char *gpuenv_kb_torch_install_cmd(const gpuenv_kb_t *kb, const gpuenv_kb_torch_variant_t *v,
+	const char *version, bool force, gpuenv_arena_t *arena)
 {
-	const gpuenv_kb_cuda_arch_list_t *first;
-	const gpuenv_kb_toolkit_t *ga = gpuenv_kb_driver_predates_gpu(kb, t, &first);
+	const gpuenv_kb_ver_t *latest = version ? NULL : gpuenv_kb_torch_latest(kb, v);
+	char url[256], buf[512];
 
-	if (!ga)
-		return;
-	reason(rc, GPUENV_KB_NO, &first->row, &ga->row,
-		"driver %.*s predates sm_%u%u: the oldest toolkit that builds for it is CUDA %.*s, "
-		"which needs driver >= %.*s",
-		V(t->driver), t->cc_major, t->cc_minor, V(first->cuda_min), V(ga->driver_linux));
-}
-
-static void check_driver_cuda(const gpuenv_kb_t *kb, const gpuenv_kb_target_t *t,
-	const gpuenv_kb_torch_variant_t *v, const gpuenv_kb_driver_cuda_t *dc, struct rctx *rc)
-{
-	const gpuenv_kb_rule_t *fwd = gpuenv_kb_rule(kb, "forward-compat");
-	bool dc_gpu = gpuenv_kb_target_datacenter(t) == 1;
-	const char *fc = dc_gpu ? " (a data-center GPU can use the CUDA forward-compatibility package)" : "";
-	char drv[48];
-
-	if (t->has_driver)
-		snprintf(drv, sizeof(drv), "driver %.*s", V(t->driver));
+	gpuenv_kb_torch_index(kb, v, url, sizeof(url));
+	if (version)
+		snprintf(buf, sizeof(buf), "pip install %storch==%s --index-url %s",
+			force ? "--force-reinstall " : "", version, url);
+	else if (latest)
+		snprintf(buf, sizeof(buf), "pip install %storch==%.*s --index-url %s",
+			force ? "--force-reinstall " : "", GPUENV_STR_ARG(latest->str), url);
 	else
-		snprintf(drv, sizeof(drv), "the driver (CUDA <= %.*s)", V(t->driver_cuda));
-	switch (dc->runs) {
-	case GPUENV_KB_RUNS_GA:
-		if (dc->ga && t->has_driver && !t->driver_cuda.n)
-			reason(rc, GPUENV_KB_YES, &dc->ga->row, NULL,
-				"driver %.*s >= %.*s, the minimum for CUDA %.*s", V(t->driver),
-				V(dc->ga->driver_linux), V(v->cuda));
-		else
-			reason(rc, GPUENV_KB_YES, dc->ga ? &dc->ga->row : NULL, NULL,
-				"%s supports CUDA <= %.*s, enough for CUDA %.*s", drv, V(dc->max),
-				V(v->cuda));
-		break;
-	case GPUENV_KB_RUNS_FORWARD_COMPAT:
-		reason(rc, GPUENV_KB_YES, fwd ? &fwd->row : NULL, dc->ga ? &dc->ga->row : NULL,
-			"%s supports CUDA <= %.*s; the forward-compatibility libcuda in use runs "
-			"CUDA %.*s",
-			drv, dc->max.n ? (int)dc->max.str.len : 1, dc->max.n ? dc->max.str.ptr : "?",
-			V(t->compat_cuda));
-		break;
-	case GPUENV_KB_RUNS_MINOR_COMPAT:
-		reason(rc, GPUENV_KB_YES, &dc->mvc->row, dc->ga ? &dc->ga->row : NULL,
-			"driver %.*s < %.*s (CUDA %.*s) but >= %.*s: CUDA %u.x runs through "
-			"minor-version compatibility, with its limits (no JIT of newer PTX)",
-			V(t->driver), dc->ga ? (int)dc->ga->driver_linux.str.len : 1,
-			dc->ga ? dc->ga->driver_linux.str.ptr : "?", V(v->cuda), V(dc->mvc->driver_min),
-			v->cuda.part[0]);
-		break;
-	case GPUENV_KB_RUNS_NO:
-		if (!dc->ga)
-			reason(rc, GPUENV_KB_NO, NULL, NULL, "%s supports CUDA <= %.*s, not %.*s%s", drv,
-				V(dc->max), V(v->cuda), fc);
-		else if (dc->mvc && t->has_driver)
-			reason(rc, GPUENV_KB_NO, &dc->ga->row, &dc->mvc->row,
-				"%s < %.*s, the minimum for CUDA %.*s, and below %.*s, where "
-				"minor-version compatibility for CUDA %u.x starts%s",
-				drv, V(dc->ga->driver_linux), V(v->cuda), V(dc->mvc->driver_min),
-				v->cuda.part[0], fc);
-		else
-			reason(rc, GPUENV_KB_NO, &dc->ga->row, dc_gpu && fwd ? &fwd->row : NULL,
-				"%s < %.*s, the minimum for CUDA %.*s%s", drv, V(dc->ga->driver_linux),
-				V(v->cuda), fc);
-		break;
-	default:
-		reason(rc, GPUENV_KB_UNKNOWN, &v->row, NULL,
-			"CUDA %.*s has no toolkit row in cuda.toml", V(v->cuda));
-		break;
-	}
+		snprintf(buf, sizeof(buf), "pip install %storch==%.*s.* --index-url %s",
+			force ? "--force-reinstall " : "", GPUENV_STR_ARG(v->torch.str), url);
+	return gpuenv_arena_strndup(arena, buf, strlen(buf));
 }
 
-static void check_code(const gpuenv_kb_t *kb, const gpuenv_kb_target_t *t,
-	const gpuenv_kb_torch_variant_t *v, const gpuenv_kb_torch_arch_list_t *al,
-	const gpuenv_kb_driver_cuda_t *dc, struct rctx *rc)
+/* The variant of release v with local tag local (NULL: the PyPI default). */
+static const gpuenv_kb_torch_variant_t *variant_of(const gpuenv_kb_t *kb, const gpuenv_kb_ver_t *v,
+	gpuenv_str_t local)
 {
-	const gpuenv_kb_arch_t *arch = gpuenv_kb_arch(kb, t->cc_major, t->cc_minor);
-	gpuenv_kb_cover_t cov;
-	char range[64];
-
-	if (arch && arch->last_cuda_major != GPUENV_KB_NONE && v->cuda.n &&
-		v->cuda.part[0] > arch->last_cuda_major) {
-		reason(rc, GPUENV_KB_NO, &arch->row, NULL,
-			"%.*s (%.*s) is supported up to CUDA %lld.x; this build is CUDA %.*s",
-			GPUENV_STR_ARG(arch->sm.str), GPUENV_STR_ARG(arch->architecture),
-			(long long)arch->last_cuda_major, V(v->cuda));
+	for (size_t i = 0; i < kb->n_torch_variant; i++) {
+		const gpuenv_kb_torch_variant_t *t = &kb->torch_variant[i];
+		if (gpuenv_kb_ver_cmp(&t->torch, v) == 0 &&
+			(local.ptr ? gpuenv_str_eq(t->tag, local) : t->pypi_default == 1))
+			return t;
 	}
-	if (!al) {
-		const gpuenv_kb_cuda_arch_list_t *tl = gpuenv_kb_cuda_arch_list(kb, &v->cuda);
-		rc->out->code = GPUENV_KB_CODE_UNKNOWN;
-		if (tl && !gpuenv_kb_code_covers(tl->sm.v, tl->sm.n, NULL, 0, t->cc_major,
-				  t->cc_minor, &cov))
-			reason(rc, GPUENV_KB_UNKNOWN, &v->row, &tl->row,
-				"no arch list for torch %.*s %.*s in the knowledge base; CUDA %.*s "
-				"builds no cubin that runs on sm_%u%u, so only PTX could",
-				V(v->torch), GPUENV_STR_ARG(v->tag), V(v->cuda), t->cc_major, t->cc_minor);
-		else if (tl)
-			reason(rc, GPUENV_KB_UNKNOWN, &v->row, &tl->row,
-				"no arch list for torch %.*s %.*s in the knowledge base; CUDA %.*s can "
-				"build %.*s cubins, which run on sm_%u%u",
-				V(v->torch), GPUENV_STR_ARG(v->tag), V(v->cuda),
-				GPUENV_STR_ARG(cov.by->str), t->cc_major, t->cc_minor);
-		else
-			reason(rc, GPUENV_KB_UNKNOWN, &v->row, NULL,
-				"no arch list for torch %.*s %.*s in the knowledge base", V(v->torch),
-				GPUENV_STR_ARG(v->tag));
-		return;
-	}
-	gpuenv_kb_sms_range(al->sm.v, al->sm.n, range, sizeof(range));
-	if (!gpuenv_kb_code_covers(al->sm.v, al->sm.n, al->ptx.v, al->ptx.n, t->cc_major,
-		    t->cc_minor, &cov)) {
-		rc->out->code = GPUENV_KB_CODE_NONE;
-		if (al->ptx.n) {
-			char pr[64];
-			gpuenv_kb_sms_range(al->ptx.v, al->ptx.n, pr, sizeof(pr));
-			reason(rc, GPUENV_KB_NO, &al->row, NULL,
-				"carries cubins %s and PTX %s: none runs on sm_%u%u", range, pr,
-				t->cc_major, t->cc_minor);
-		} else
-			reason(rc, GPUENV_KB_NO, &al->row, NULL,
-				"carries %s and no PTX: nothing runs on sm_%u%u", range, t->cc_major,
-				t->cc_minor);
-		return;
-	}
-	rc->out->code = cov.via_ptx ? GPUENV_KB_CODE_PTX : GPUENV_KB_CODE_CUBIN;
-	if (!cov.via_ptx) {
-		reason(rc, GPUENV_KB_YES, &al->row, NULL, "carries a %.*s cubin, which runs on sm_%u%u",
-			GPUENV_STR_ARG(cov.by->str), t->cc_major, t->cc_minor);
-		return;
-	}
-	/* PTX is compiled by the driver, which must know that PTX version:
-	 * the driver of the toolkit that wrote it (minor-version
-	 * compatibility does not cover JIT) */
-	if (dc->runs != GPUENV_KB_RUNS_UNKNOWN && dc->runs != GPUENV_KB_RUNS_GA &&
-		dc->runs != GPUENV_KB_RUNS_FORWARD_COMPAT) {
-		const gpuenv_kb_rule_t *jit = gpuenv_kb_rule(kb, "ptx-jit");
-		reason(rc, GPUENV_KB_NO, &al->row, jit ? &jit->row : NULL,
-			"no cubin for sm_%u%u (carries %s); its PTX for %.*s needs the driver to "
-			"JIT-compile CUDA %.*s PTX, which needs driver >= %.*s",
-			t->cc_major, t->cc_minor, range, GPUENV_STR_ARG(cov.by->str), V(v->cuda),
-			dc->ga ? (int)dc->ga->driver_linux.str.len : 1,
-			dc->ga ? dc->ga->driver_linux.str.ptr : "?");
-		return;
-	}
-	reason(rc, GPUENV_KB_YES, &al->row, NULL,
-		"no cubin for sm_%u%u, but its PTX for %.*s is JIT-compiled by the driver "
-		"(slower first start)",
-		t->cc_major, t->cc_minor, GPUENV_STR_ARG(cov.by->str));
+	return NULL;
 }
 
-int gpuenv_kb_torch_check(const gpuenv_kb_t *kb, const gpuenv_kb_target_t *t,
-	const gpuenv_kb_torch_variant_t *v, gpuenv_arena_t *arena, gpuenv_kb_torch_verdict_t *out)
+const gpuenv_kb_torch_variant_t *gpuenv_kb_torch_variant(const gpuenv_kb_t *kb,
+	gpuenv_str_t version)
 {
-	struct rctx rc = { arena, out, 0 };
-	gpuenv_kb_driver_cuda_t dc;
-	bool drv = t->has_driver || t->driver_cuda.n;
+	gpuenv_str_t head, local = gpuenv_str_split(gpuenv_str_trim(version), '+', &head);
+	gpuenv_kb_ver_t v;
 
-	memset(out, 0, sizeof(*out));
-	out->variant = v;
-	out->arch = gpuenv_kb_torch_arch(kb, v);
-	out->verdict = GPUENV_KB_YES;
-	gpuenv_kb_driver_runs_cuda(kb, t, &v->cuda, &dc);
-	out->runs = dc.runs;
-	if (t->has_cc && t->has_driver)
-		check_driver_knows_gpu(kb, t, &rc);
-	if (drv)
-		check_driver_cuda(kb, t, v, &dc, &rc);
-	if (t->has_cc)
-		check_code(kb, t, v, out->arch, &dc, &rc);
-	if (!t->has_cc && !drv)
-		out->verdict = GPUENV_KB_UNKNOWN;
-	if (rc.err)
-		return gpuenv_oom(kb->ctx, "judging a torch build");
-	return 0;
+	return kb_torch_series(head, &v) ? variant_of(kb, &v, local) : NULL;
+}
+
+int gpuenv_kb_torch_lookup(const gpuenv_kb_t *kb, gpuenv_str_t version,
+	const gpuenv_kb_torch_variant_t **out)
+{
+	gpuenv_str_t head, local = gpuenv_str_split(gpuenv_str_trim(version), '+', &head);
+	gpuenv_kb_ver_t v;
+	char tags[256];
+	size_t n = 0, known = 0;
+	int shown = (int)(version.len > 60 ? 60 : version.len);
+
+	*out = NULL;
+	if (!kb_torch_series(head, &v) || (local.ptr && !local.len))
+		return gpuenv_fail(kb->ctx, GPUENV_EVERSION, NULL, 0, 0,
+			"'%.*s' is not a torch version (as 2.7.1 or 2.7.1+cu128)", shown,
+			version.ptr ? version.ptr : "");
+	if ((*out = variant_of(kb, &v, local)) != NULL)
+		return 0;
+	tags[0] = '\0';
+	for (size_t i = 0; i < kb->n_torch_variant; i++) {
+		const gpuenv_kb_torch_variant_t *t = &kb->torch_variant[i];
+		int w;
+		if (gpuenv_kb_ver_cmp(&t->torch, &v) != 0)
+			continue;
+		known++;
+		w = snprintf(tags + n, sizeof(tags) - n, "%s%.*s+%.*s", n ? ", " : "",
+			GPUENV_STR_ARG(head), GPUENV_STR_ARG(t->tag));
+		if (w > 0 && (size_t)w < sizeof(tags) - n)
+			n += (size_t)w;
+	}
+	if (!local.ptr && known) {
+		gpuenv_fail(kb->ctx, GPUENV_ENOTFOUND, NULL, 0, 0,
+			"torch %.*s without a local tag means the build on PyPI, and the knowledge "
+			"base does not record which CUDA build PyPI ships for torch %u.%u", shown,
+			version.ptr, v.part[0], v.part[1]);
+		return gpuenv_hint(kb->ctx, "name the build: %s", tags);
+	}
+	if (!known) {
+		gpuenv_kb_ver_t full;
+		if (gpuenv_kb_ver_parse(head, &full) &&
+			gpuenv_kb_fail_newer(kb, GPUENV_ENOTFOUND, GPUENV_KB_KIND_TORCH, &full,
+				gpuenv_str_n(NULL, 0)))
+			return kb->ctx->err.code;
+	}
+	gpuenv_fail(kb->ctx, GPUENV_ENOTFOUND, NULL, 0, 0,
+		"torch %.*s: no such build in the knowledge base", shown, version.ptr);
+	if (known)
+		return gpuenv_hint(kb->ctx, "builds of that release: %s", tags);
+	return gpuenv_hint(kb->ctx, "`gpuenv kb torch` lists the builds it knows");
 }
 
 /* ---- NGC images ------------------------------------------------------------------------ */
@@ -846,4 +694,65 @@ size_t gpuenv_kb_image_find(const gpuenv_kb_t *kb, const char *ref,
 		n++;
 	}
 	return n;
+}
+
+int gpuenv_kb_image_lookup(const gpuenv_kb_t *kb, const char *ref, gpuenv_kb_image_ref_t *out)
+{
+	gpuenv_str_t r = gpuenv_str_trim(gpuenv_str(ref)), image, tag;
+	const gpuenv_kb_container_t *row = NULL;
+	const char *at = r.len ? memchr(r.ptr, '@', r.len) : NULL;
+	size_t slash = 0, colon = 0;
+	int kind;
+
+	memset(out, 0, sizeof(*out));
+	/* IMAGE:TAG@sha256:...: the digest pins the bytes, the tag is what the
+	 * knowledge base knows them by (gpuenv_kb_image_find reads it so too) */
+	if (at)
+		r.len = (size_t)(at - r.ptr);
+	/* the tag follows the last ':' after the last '/' (a registry may have a port) */
+	for (size_t i = 0; i < r.len; i++)
+		if (r.ptr[i] == '/')
+			slash = i + 1;
+	for (size_t i = slash; i < r.len; i++)
+		if (r.ptr[i] == ':')
+			colon = i + 1;
+	if (!colon || colon == 1 || colon == r.len)
+		return gpuenv_fail(kb->ctx, GPUENV_EUSAGE, NULL, 0, 0,
+			"'%.*s' is not IMAGE:TAG (as nvcr.io/nvidia/pytorch:25.01-py3)",
+			(int)(r.len > 200 ? 200 : r.len), r.ptr ? r.ptr : "");
+	image = gpuenv_str_n(r.ptr, colon - 1);
+	tag = gpuenv_str_n(r.ptr + colon, r.len - colon);
+	if (gpuenv_kb_image_find(kb, ref, &row, 1) >= 1 && row) {
+		out->row = row;
+		out->cuda = row->cuda;
+		if (out->cuda.n > 2)
+			out->cuda.n = 2;
+		return 0;
+	}
+	if ((kind = gpuenv_kb_hub_kind(image)) != GPUENV_KB_HUB_NONE) {
+		/* the tag's grammar, then images.toml (lib/kb/hub.c) */
+		int rc = gpuenv_kb_hub_parse(kb->ctx, kind, tag, &out->hub);
+		if (rc)
+			return rc;
+		out->hub.image = image;
+		gpuenv_kb_hub_find(kb, &out->match, &out->hub);
+		out->cuda = out->hub.cuda;
+		return 0;
+	}
+	{
+		/* an NGC release ("27.01-py3") after the newest the KB knows of that image */
+		gpuenv_kb_ver_t rel;
+		size_t n = 0;
+		while (n < tag.len && tag.ptr[n] != '-')
+			n++;
+		if (gpuenv_kb_ver_parse(gpuenv_str_n(tag.ptr, n), &rel) && rel.n == 2 &&
+			gpuenv_kb_fail_newer(kb, GPUENV_ENOTFOUND, GPUENV_KB_KIND_NGC, &rel, image))
+			return kb->ctx->err.code;
+	}
+	gpuenv_fail(kb->ctx, GPUENV_ENOTFOUND, NULL, 0, 0,
+		"image %.*s is not in the knowledge base (NGC containers, nvidia/cuda and "
+		"pytorch/pytorch tags are)",
+		(int)(r.len > 200 ? 200 : r.len), r.ptr);
+	return gpuenv_hint(kb->ctx, "the knowledge base has %zu NGC tags; `gpuenv kb image "
+				    "nvcr.io/nvidia/pytorch` lists one image's", kb->n_container);
 }

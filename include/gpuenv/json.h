@@ -1,0 +1,42 @@
+/* gpuenv json: jansson's allocations through the calling context
+ * (lib/formats/json_mem.c).  Every library function that makes or parses
+ * JSON (the facts document, index pages, OCI manifests, traces, image
+ * manifests) opens a scope here.
+ *
+ * jansson has one process-wide allocator (json_set_alloc_funcs).  gpuenv
+ * installs a trampoline there once: between gpuenv_json_enter and
+ * gpuenv_json_leave, jansson allocates through that context's allocator on
+ * the calling thread (a thread-local "current context"); outside, through
+ * malloc.  A block of a context with an allocator of its own carries a
+ * header naming it (malloc's blocks need none), so a value made under one
+ * context may be freed under another or none.  Scopes nest.  jansson 2.14
+ * does not survive every failed allocation (its lexer runs off a token it
+ * could not save), so when the context's allocator refuses, the block comes
+ * from malloc instead and the refusal is recorded: the scope's
+ * gpuenv_json_leave returns true, and the caller must then fail with
+ * -ENOMEM whatever jansson returned. */
+#ifndef GPUENV_JSON_H
+#define GPUENV_JSON_H
+
+#include <jansson.h>
+
+#include "gpuenv/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gpuenv_json_scope {
+	gpuenv_ctx_t *prev;
+	bool prev_failed;
+} gpuenv_json_scope_t;
+
+GPUENV_API void gpuenv_json_enter(gpuenv_ctx_t *ctx, gpuenv_json_scope_t *scope);
+/* Leaves the scope; true when the context refused an allocation inside
+ * it: memory ran out, whatever jansson returned. */
+GPUENV_API bool gpuenv_json_leave(gpuenv_json_scope_t *scope);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
