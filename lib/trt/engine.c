@@ -200,6 +200,7 @@ int gpuenv_trt_record_json(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuen
 	gpuenv_json_scope_t sc;
 	json_t *o, *prec, *argv;
 	char *text = NULL;
+	size_t need = 0;
 	bool failed;
 
 	*out = NULL;
@@ -217,13 +218,18 @@ int gpuenv_trt_record_json(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuen
 		"precisions", prec ? prec : json_null(), "onnx", "path", r->onnx_path, "sha256",
 		r->onnx_sha256, "engine_sha256", r->engine_sha256, "trtexec",
 		argv ? argv : json_null(), "built_at", r->built_at);
-	if (o)
-		text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	/* into the arena directly: json_dumpb's size, then the bytes (jansson's
+	 * own strings come from its allocator, not malloc) */
+	if (o && (need = json_dumpb(o, NULL, 0, JSON_INDENT(2) | JSON_PRESERVE_ORDER)) > 0 &&
+		(text = gpuenv_arena_alloc(arena, need + 2)) != NULL) {
+		json_dumpb(o, text, need, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		text[need] = '\n';
+		text[need + 1] = '\0';
+	}
 	json_decref(o);
 	failed = gpuenv_json_leave(&sc);
 	if (text && !failed)
-		*out = gpuenv_arena_printf(arena, "%s\n", text).ptr;
-	free(text);
+		*out = text;
 	if (!*out)
 		return o || failed ? gpuenv_oom(ctx, "writing the engine's record")
 				   : gpuenv_fail(ctx, GPUENV_EFORMAT, NULL, 0, 0,

@@ -209,7 +209,7 @@ for drv, want in (("580.65.06", "minor-version-compat"), ("575.57.08", "no")):
 rc, d = js("kb", "sources")
 names = [f["name"] for f in d.get("files", [])]
 check(rc == 0 and names == ["cuda.toml", "gpus.toml", "torch.toml", "libraries.toml", "wheels.toml",
-                            "ngc.toml", "diagnose.toml", "images.toml", "about.toml"],
+                            "ngc.toml", "diagnose.toml", "images.toml", "about.toml", "tensorrt.toml"],
       "sources files: %s" % names)
 check(all(f["origin"] == "embedded" and f["rows"] > 0 for f in d.get("files", [])), "embedded, rows > 0")
 check(d.get("rows") == sum(f["rows"] for f in d.get("files", [])), "total rows")
