@@ -87,6 +87,12 @@ GPUENV_API int gpuenv_venv_create(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, cons
 GPUENV_API int gpuenv_venv_open(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *dir,
 	gpuenv_venv_t *out);
 
+/* Is rel[0..n) (a path relative to a venv's folder) one of the files the
+ * venv itself is made of: pyvenv.cfg, bin/python and every bin/pythonX[.Y][t]
+ * link, the activate scripts?  No wheel may replace or remove them (the
+ * transaction refuses them, as it refuses .gpuenv/). */
+GPUENV_API bool gpuenv_venv_own_file(const char *rel, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

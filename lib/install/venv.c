@@ -515,6 +515,26 @@ int gpuenv_venv_open(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *dir, 
 	return r;
 }
 
+bool gpuenv_venv_own_file(const char *rel, size_t n)
+{
+	static const char *const files[] = { "pyvenv.cfg", "bin/activate", "bin/activate.fish",
+		"bin/activate.csh", "bin/Activate.ps1" };
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		if (n == strlen(files[i]) && !memcmp(rel, files[i], n))
+			return true;
+	/* bin/python, bin/python3, bin/python3.12, bin/python3.13t: any
+	 * interpreter name, whatever the venv's version */
+	if (n < 10 || memcmp(rel, "bin/python", 10))
+		return false;
+	size_t i = 10;
+	while (i < n && ((rel[i] >= '0' && rel[i] <= '9') || rel[i] == '.'))
+		i++;
+	if (i < n && i > 10 && rel[i] == 't')
+		i++;
+	return i == n;
+}
+
 /* ---- making one ------------------------------------------------------------------- */
 
 /* What the folder holds: EMPTY, a VENV (pyvenv.cfg), PARTIAL (our marker),
