@@ -60,8 +60,8 @@ static bool same_version(gpuenv_sync_t *s, const char *a, const char *b)
 
 static int pkg_fail(gpuenv_sync_t *s, const gpuenv_lock_package_t *p, int code, const char *what)
 {
-	return gpuenv_fail(s->ctx, code, s->o.lock_path, 0, 0, "%s %s: %s", p->name, p->version ? p->version : "",
-		what);
+	return gpuenv_fail(s->ctx, code, s->o.lock_path, p->line, 0, "%s %s: %s", p->name,
+		p->version ? p->version : "", what);
 }
 
 /* Does the package's marker hold for the venv? */
@@ -249,6 +249,36 @@ static int plan_remove(gpuenv_sync_t *s, gpuenv_sync_action_t **v, size_t *n, si
 	return 0;
 }
 
+/* PEP 751: exactly one entry of a name may apply to the venv (the reader
+ * refused two without a marker; markers that overlap show only here).
+ * Before anything else about the entries is judged. */
+static int one_each(gpuenv_sync_t *s)
+{
+	const gpuenv_lock_t *lk = s->o.lock;
+	const gpuenv_lock_package_t *prev = NULL; /* the last one that applies */
+	int r;
+
+	for (size_t i = 0; i < lk->npackages; i++) {
+		const gpuenv_lock_package_t *p = &lk->packages[i];
+		bool yes;
+		if ((r = pkg_applies(s, p, &yes)) != 0)
+			return r;
+		if (!yes)
+			continue;
+		if (prev && !strcmp(prev->name, p->name)) {
+			gpuenv_fail(s->ctx, GPUENV_EFORMAT, s->o.lock_path, p->line, 0, "%s: two entries of the lock "
+				"apply to this venv (%s%s%s at line %u, %s%s%s here): PEP 751 allows one", p->name,
+				prev->version ? prev->version : "", prev->marker ? "; " : "",
+				prev->marker ? prev->marker : "", prev->line, p->version ? p->version : "",
+				p->marker ? "; " : "", p->marker ? p->marker : "");
+			return gpuenv_hint(s->ctx, "their markers overlap: two locks merged, or an edit; lock again "
+				"(gpuenv lock)");
+		}
+		prev = p;
+	}
+	return 0;
+}
+
 static int plan_build(gpuenv_sync_t *s)
 {
 	const gpuenv_lock_t *lk = s->o.lock;
@@ -351,7 +381,7 @@ int gpuenv_sync_begin(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_syn
 		}
 		gpuenv_error_clear(ctx);
 	}
-	if ((r = plan_build(s)) != 0)
+	if ((r = one_each(s)) != 0 || (r = plan_build(s)) != 0)
 		goto fail;
 	*out = s;
 	return 0;
