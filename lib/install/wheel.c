@@ -249,7 +249,8 @@ static int64_t mtime_ns(const struct stat *st)
  * field last:
  *   gpuenv-tree 1
  *   name NAME / version VERSION / dist-info DIR / data DIR (when any)
- *   purelib true|false / wheel-sha256 HEX
+ *   purelib true|false / wheel-sha256 HEX / wheel-size BYTES (trees made
+ *   before gpuenv recorded it lack it)
  *   script console|gui MODULE ATTR|- NAME      (console first, by name)
  *   file PERM SIZE MTIME_NS INO SHA256 PATH    (by path, byte order)
  *   end NFILES NSCRIPTS
@@ -265,6 +266,8 @@ static int manifest_format(const gpuenv_wheel_tree_t *t, gpuenv_buf_t *b)
 	if (!r)
 		r = gpuenv_buf_printf(b, "purelib %s\nwheel-sha256 %s\n",
 			t->root_is_purelib ? "true" : "false", t->wheel_sha256);
+	if (!r && t->wheel_size)
+		r = gpuenv_buf_printf(b, "wheel-size %llu\n", (unsigned long long)t->wheel_size);
 	for (size_t i = 0; !r && i < t->nscripts; i++) {
 		const gpuenv_tree_script_t *s = &t->scripts[i];
 		r = gpuenv_buf_printf(b, "script %s %s %s %s\n", s->gui ? "gui" : "console", s->module,
@@ -430,6 +433,11 @@ int gpuenv_wheel_tree_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char
 				if (!hex32(rest, d))
 					return mfail(ctx, file, line, "a sha256 that is not 64 hex digits");
 			}
+		} else if (gpuenv_str_eq_cstr(key, "wheel-size")) {
+			if (out->wheel_size)
+				return mfail(ctx, file, line, "a key given twice");
+			if (!gpuenv_str_to_u64(rest, &out->wheel_size) || !out->wheel_size)
+				return mfail(ctx, file, line, "a wheel size that is not a number");
 		} else if (gpuenv_str_eq_cstr(key, "purelib")) {
 			if (have_purelib)
 				return mfail(ctx, file, line, "a key given twice");
@@ -1029,6 +1037,7 @@ int gpuenv_wheel_unpack(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *wh
 		goto done;
 	}
 	out->wheel_sha256 = hexcopy;
+	out->wheel_size = size;
 	madvise(map, (size_t)size, MADV_WILLNEED);
 	if ((r = gpuenv_zip_open(ctx, arena, wheel_path, map, size, &zl, &u.zip)) ||
 		(r = find_layout(&u, &wn)) || (r = read_dist_info(&u, &wn)) || (r = check_record(&u)))
