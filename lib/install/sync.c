@@ -428,6 +428,12 @@ int gpuenv_sync_begin(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_syn
 	s->arena = arena;
 	s->o = *opts;
 	/* a venv not made yet (a dry run): nothing to lock or read */
+	if (opts->venv->site && opts->venv->broken) {
+		gpuenv_fail(ctx, GPUENV_EFORMAT, opts->venv->root, 0, 0, "the venv has no working interpreter: %s",
+			opts->venv->broken);
+		return gpuenv_hint(ctx, "gpuenv venv %s repairs it (its interpreter links made again, its "
+			"packages kept), then sync again", opts->venv->root);
+	}
 	if (opts->venv->site) {
 		if ((r = gpuenv_txn_begin(ctx, &opts->venv->scheme, opts->wait ? GPUENV_TXN_WAIT : 0,
 			     &s->plan.recovery, &s->txn)) != 0)
