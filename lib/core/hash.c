@@ -12,11 +12,13 @@ int gpuenv_sha256_init(gpuenv_sha256_t *h)
 {
 	EVP_MD_CTX *md = EVP_MD_CTX_new();
 
+	h->md = NULL;
+	h->err = 0;
 	if (!md)
-		return -ENOMEM;
+		return h->err = -ENOMEM;
 	if (EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
 		EVP_MD_CTX_free(md);
-		return GPUENV_EUNSUPPORTED;
+		return h->err = GPUENV_EUNSUPPORTED;
 	}
 	h->md = md;
 	return 0;
@@ -24,7 +26,9 @@ int gpuenv_sha256_init(gpuenv_sha256_t *h)
 
 int gpuenv_sha256_update(gpuenv_sha256_t *h, const void *p, size_t n)
 {
-	return EVP_DigestUpdate(h->md, p, n) == 1 ? 0 : GPUENV_EUNSUPPORTED;
+	if (!h->err && EVP_DigestUpdate(h->md, p, n) != 1)
+		h->err = GPUENV_EUNSUPPORTED;
+	return h->err;
 }
 
 void gpuenv_sha256_field(gpuenv_sha256_t *h, const char *key, const char *value)
@@ -39,26 +43,35 @@ void gpuenv_sha256_field(gpuenv_sha256_t *h, const char *key, const char *value)
 int gpuenv_sha256_final(gpuenv_sha256_t *h, unsigned char out[GPUENV_SHA256_LEN])
 {
 	unsigned int n = 0;
-	int ok = EVP_DigestFinal_ex(h->md, out, &n) == 1 && n == GPUENV_SHA256_LEN;
+	int r = h->err;
 
+	if (!r && (EVP_DigestFinal_ex(h->md, out, &n) != 1 || n != GPUENV_SHA256_LEN))
+		r = GPUENV_EUNSUPPORTED;
+	gpuenv_sha256_drop(h);
+	h->err = r;
+	return r;
+}
+
+void gpuenv_sha256_drop(gpuenv_sha256_t *h)
+{
 	EVP_MD_CTX_free(h->md);
 	h->md = NULL;
-	return ok ? 0 : GPUENV_EUNSUPPORTED;
 }
 
 int gpuenv_sha256(const void *p, size_t n, unsigned char out[GPUENV_SHA256_LEN])
 {
 	gpuenv_sha256_t h;
-	int r = gpuenv_sha256_init(&h);
 
-	if (r)
-		return r;
-	r = gpuenv_sha256_update(&h, p, n);
-	if (r) {
-		EVP_MD_CTX_free(h.md);
-		return r;
-	}
+	gpuenv_sha256_init(&h);
+	gpuenv_sha256_update(&h, p, n);
 	return gpuenv_sha256_final(&h, out);
+}
+
+int gpuenv_sha256_fail(gpuenv_ctx_t *ctx, int r, const char *what)
+{
+	if (r == -ENOMEM)
+		return gpuenv_oom(ctx, what);
+	return gpuenv_fail(ctx, r, NULL, 0, 0, "libcrypto could not compute a SHA-256 (%s)", what);
 }
 
 int gpuenv_sha256_file(gpuenv_ctx_t *ctx, const char *path,
@@ -74,8 +87,7 @@ int gpuenv_sha256_file(gpuenv_ctx_t *ctx, const char *path,
 	r = gpuenv_sha256_init(&h);
 	if (r) {
 		close(fd);
-		return r == -ENOMEM ? gpuenv_oom(ctx, "hashing a file")
-				    : gpuenv_fail(ctx, r, path, 0, 0, "sha256 unavailable");
+		return gpuenv_sha256_fail(ctx, r, path);
 	}
 	for (;;) {
 		ssize_t n = read(fd, block, sizeof(block));
@@ -88,17 +100,17 @@ int gpuenv_sha256_file(gpuenv_ctx_t *ctx, const char *path,
 		if (n == 0)
 			break;
 		if ((r = gpuenv_sha256_update(&h, block, (size_t)n)) != 0) {
-			r = gpuenv_fail(ctx, r, path, 0, 0, "sha256 failed");
+			r = gpuenv_sha256_fail(ctx, r, path);
 			break;
 		}
 	}
 	close(fd);
 	if (r) {
-		EVP_MD_CTX_free(h.md);
+		gpuenv_sha256_drop(&h);
 		return r;
 	}
 	if ((r = gpuenv_sha256_final(&h, out)) != 0)
-		return gpuenv_fail(ctx, r, path, 0, 0, "sha256 failed");
+		return gpuenv_sha256_fail(ctx, r, path);
 	return 0;
 }
 

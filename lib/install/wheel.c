@@ -886,10 +886,7 @@ static int write_entry(unpack_t *u, int dirfd, const char *base, const gpuenv_zi
 	f->ino = (uint64_t)st.st_ino;
 	goto done_final;
 done:
-	{
-		unsigned char junk[32];
-		gpuenv_sha256_final(&s.h, junk);
-	}
+	gpuenv_sha256_drop(&s.h);
 done_final:
 	EVP_MD_CTX_free(s.alt);
 	if (close(s.fd) != 0 && !r)
@@ -1308,7 +1305,10 @@ static int fix_script(stage_t *s, const gpuenv_tree_file_t *f, int dirfd, const 
 		gpuenv_buf_free(&outb);
 		return gpuenv_oom(s->ctx, "for a script");
 	}
-	gpuenv_sha256(outb.data, outb.len, sha);
+	if ((r = gpuenv_sha256(outb.data, outb.len, sha))) {
+		gpuenv_buf_free(&outb);
+		return gpuenv_sha256_fail(s->ctx, r, shown);
+	}
 	*size = outb.len;
 	r = write_new(s, dirfd, base, shown, outb.data, outb.len, f->perm);
 	gpuenv_buf_free(&outb);
@@ -1510,8 +1510,10 @@ static int write_launcher(stage_t *s, const char *name, const gpuenv_tree_script
 		gpuenv_buf_free(&b);
 		return gpuenv_oom(s->ctx, NULL);
 	}
-	gpuenv_sha256(b.data, b.len, sha);
-	r = write_new(s, dirfd, base, s->path.data, b.data, b.len, 0755);
+	if ((r = gpuenv_sha256(b.data, b.len, sha)))
+		r = gpuenv_sha256_fail(s->ctx, r, s->path.data);
+	else
+		r = write_new(s, dirfd, base, s->path.data, b.data, b.len, 0755);
 	if (!r)
 		r = add_row(s, rp, sha, b.len);
 	gpuenv_buf_free(&b);
@@ -1621,7 +1623,8 @@ static int write_meta(stage_t *s, const char *leaf, const char *text, size_t n)
 		return r;
 	if (!text)
 		return 0;
-	gpuenv_sha256(text, n, sha);
+	if ((r = gpuenv_sha256(text, n, sha)))
+		return gpuenv_sha256_fail(s->ctx, r, s->path.data);
 	if ((r = write_new(s, dirfd, base, s->path.data, text, n, 0644)))
 		return r;
 	const char *rp = record_path(s, s->lib_key, sub.ptr, sub.len);
