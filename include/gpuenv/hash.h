@@ -18,6 +18,10 @@ typedef struct gpuenv_sha256 {
 	int err;  /* the first failure (-ENOMEM, GPUENV_EUNSUPPORTED), 0: none */
 } gpuenv_sha256_t;
 
+/* Set up libcrypto and its SHA-256 once, at start-up (the CLI's main):
+ * OpenSSL sets itself up lazily at the first digest, and crashes there
+ * when an allocation fails; here each step is checked ("out of memory"). */
+GPUENV_API int gpuenv_hash_setup(gpuenv_ctx_t *ctx);
 GPUENV_API int gpuenv_sha256_init(gpuenv_sha256_t *h);
 GPUENV_API int gpuenv_sha256_update(gpuenv_sha256_t *h, const void *p, size_t n);
 /* A named field into a digest that several fields make: key and value

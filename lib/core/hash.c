@@ -4,9 +4,33 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <string.h>
 #include <unistd.h>
+
+int gpuenv_hash_setup(gpuenv_ctx_t *ctx)
+{
+	static const unsigned char empty[GPUENV_SHA256_LEN] = { 0xe3, 0xb0, 0xc4, 0x42, 0x98, 0xfc, 0x1c, 0x14,
+		0x9a, 0xfb, 0xf4, 0xc8, 0x99, 0x6f, 0xb9, 0x24, 0x27, 0xae, 0x41, 0xe4, 0x64, 0x9b, 0x93, 0x4c,
+		0xa4, 0x95, 0x99, 0x1b, 0x78, 0x52, 0xb8, 0x55 };
+	unsigned char d[GPUENV_SHA256_LEN];
+	EVP_MD *md;
+
+	/* OpenSSL 3 reports a failed set-up of its default context only
+	 * here: used after such a failure, it dereferences a NULL lock */
+	if (!OPENSSL_init_crypto(0, NULL) || !OSSL_LIB_CTX_get0_global_default())
+		return gpuenv_oom(ctx, "setting up libcrypto");
+	if (!(md = EVP_MD_fetch(NULL, "SHA256", NULL)))
+		return gpuenv_oom(ctx, "setting up libcrypto's SHA-256");
+	EVP_MD_free(md);
+	int r = gpuenv_sha256("", 0, d);
+	if (r)
+		return gpuenv_sha256_fail(ctx, r, "setting up libcrypto's SHA-256");
+	if (memcmp(d, empty, sizeof(d)))
+		return gpuenv_fail(ctx, GPUENV_EUNSUPPORTED, NULL, 0, 0, "libcrypto's SHA-256 of nothing is wrong");
+	return 0;
+}
 
 int gpuenv_sha256_init(gpuenv_sha256_t *h)
 {
