@@ -3,6 +3,8 @@
 #include "alloc_inject.h"
 
 #include "gpuenv/shim.h"
+#include "gpuenv/hash.h"
+#include "gpuenv/trace.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -183,6 +185,10 @@ int main(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	const char *verb = argv[optind];
+	/* libcrypto now, checked: its lazy set-up at the first SHA-256 crashes
+	 * when an allocation fails there (issue 22, item 3) */
+	if (gpuenv_hash_setup(&cli.ctx) != 0)
+		return cli_report(&cli, CLI_EXIT_CANNOT);
 	for (size_t i = 0; i < NVERBS; i++) {
 		names[i] = verbs[i]->name;
 		if (strcmp(verb, verbs[i]->name) == 0) {

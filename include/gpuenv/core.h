@@ -17,10 +17,12 @@
 #define GPUENV_API __attribute__((visibility("default")))
 #define GPUENV_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #define GPUENV_NODISCARD __attribute__((warn_unused_result))
+#define GPUENV_MUST_CHECK __attribute__((warn_unused_result)) /* a result that says whether out was written */
 #else
 #define GPUENV_NODISCARD
 #define GPUENV_API
 #define GPUENV_PRINTF(a, b)
+#define GPUENV_MUST_CHECK
 #endif
 
 #ifdef __cplusplus

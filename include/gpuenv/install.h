@@ -106,6 +106,7 @@ typedef struct gpuenv_wheel_tree {
 	const char *data_dir;	  /* "foo-1.0.data", NULL: none */
 	bool root_is_purelib;	  /* WHEEL Root-Is-Purelib */
 	const char *wheel_sha256; /* hex, of the wheel file */
+	uint64_t wheel_size;	  /* its bytes; 0: not recorded (a tree of an older gpuenv) */
 	size_t nfiles;
 	const gpuenv_tree_file_t *files; /* sorted by path (byte order) */
 	size_t nscripts;

@@ -67,6 +67,7 @@ typedef struct gpuenv_lock_package {
 	const gpuenv_lock_file_t *archive; /* its name is NULL */
 	const gpuenv_lock_vcs_t *vcs;
 	const char *subdirectory; /* of the directory, vcs or archive entry */
+	unsigned line; /* where its [[packages]] entry begins in the file read; 0: not read */
 } gpuenv_lock_package_t;
 
 /* [tool.gpuenv] of a gpuenv lock; all NULL in another tool's lock. */

@@ -62,6 +62,10 @@ typedef struct gpuenv_venv {
 	 * was killed half way), "cleared" (CLEAR: emptied and made again),
 	 * "kept" (already a venv of that Python); NULL from gpuenv_venv_open */
 	const char *action;
+	/* what is wrong with its interpreter, NULL when nothing: "bin/python
+	 * is missing", "bin/python3 is a link to something that is gone";
+	 * gpuenv_venv_create repairs it ("repaired"), sync refuses it */
+	const char *broken;
 } gpuenv_venv_t;
 
 enum {
@@ -77,15 +81,24 @@ enum {
  * (activate.csh).  An existing venv of the same interpreter is reused as it
  * is (not cleared unless asked); an existing folder that is not a venv, or
  * a venv of another Python X.Y, is an error that says so (unless CLEAR).
+ * An existing venv whose interpreter links are broken (bin/python removed)
+ * is repaired: its links and scripts made again, its packages kept.
  * The venv is described in out as gpuenv_venv_open would. */
 GPUENV_API int gpuenv_venv_create(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *dir,
 	const gpuenv_python_t *py, unsigned flags, gpuenv_venv_t *out);
 
 /* Describe an existing venv from its pyvenv.cfg and layout (nothing is
- * started).  GPUENV_ENOTFOUND when dir has no pyvenv.cfg, GPUENV_EFORMAT
+ * started; out->broken says when its interpreter links do not lead to a
+ * program).  GPUENV_ENOTFOUND when dir has no pyvenv.cfg, GPUENV_EFORMAT
  * when it cannot be read (the file and line named). */
 GPUENV_API int gpuenv_venv_open(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *dir,
 	gpuenv_venv_t *out);
+
+/* Is rel[0..n) (a path relative to a venv's folder) one of the files the
+ * venv itself is made of: pyvenv.cfg, bin/python and every bin/pythonX[.Y][t]
+ * link, the activate scripts?  No wheel may replace or remove them (the
+ * transaction refuses them, as it refuses .gpuenv/). */
+GPUENV_API bool gpuenv_venv_own_file(const char *rel, size_t n);
 
 #ifdef __cplusplus
 }

@@ -556,9 +556,11 @@ int gpuenv_build_key(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_buil
 	if (gpuenv_sha256_init(&h) != 0)
 		return gpuenv_oom(ctx, "the build key");
 	r = key_inputs(ctx, arena, o, req, &h);
-	gpuenv_sha256_final(&h, d); /* releases the state in every case */
+	int e = gpuenv_sha256_final(&h, d); /* releases the state in every case */
 	if (r)
 		return r;
+	if (e)
+		return gpuenv_sha256_fail(ctx, e, "the build key");
 	gpuenv_hex(d, sizeof(d), hex);
 	if (!(*key = gpuenv_arena_strndup(arena, hex, strlen(hex))))
 		return gpuenv_oom(ctx, "the build key");

@@ -1299,6 +1299,22 @@ static void rule_mixed(drun_t *r, const struct denv *e)
 			"other framework), or remove the wheels of the major no framework uses");
 }
 
+/* ---- venv-no-interpreter: bin/python removed, the venv runs nothing ----- */
+
+static void rule_interpreter(drun_t *r, const struct denv *e)
+{
+	gpuenv_verdict_t *v;
+
+	if (e->fe->interpreter || !e->fe->kind || strcmp(e->fe->kind, "venv") != 0 ||
+		!(v = dr_verdict(r, "venv-no-interpreter", GPUENV_SEV_ERROR, "environment", e->path)))
+		return;
+	v->env = e->path;
+	dr_ev(r, v, dr_fmt(r, "environments[%zu].interpreter", e->i), NULL, "none");
+	v->message = dr_fmt(r, "the venv %s has no interpreter: bin/python3 and bin/python are missing or "
+		"lead to nothing", e->path);
+	v->fix = dr_fmt(r, "gpuenv venv %s (makes its interpreter links again, keeps its packages)", e->path);
+}
+
 /* ==== the run ============================================================ */
 
 static int judge_env(drun_t *r, const gpuenv_facts_env_t *fe)
@@ -1319,6 +1335,7 @@ static int judge_env(drun_t *r, const gpuenv_facts_env_t *fe)
 		rule_arch(r, &e, &f, ptx_ok);
 		rule_loads(r, &e, &f);
 	}
+	rule_interpreter(r, &e);
 	rule_copies(r, &e);
 	rule_pins(r, &e);
 	rule_mixed(r, &e);

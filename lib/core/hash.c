@@ -4,19 +4,45 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <string.h>
 #include <unistd.h>
+
+int gpuenv_hash_setup(gpuenv_ctx_t *ctx)
+{
+	static const unsigned char empty[GPUENV_SHA256_LEN] = { 0xe3, 0xb0, 0xc4, 0x42, 0x98, 0xfc, 0x1c, 0x14,
+		0x9a, 0xfb, 0xf4, 0xc8, 0x99, 0x6f, 0xb9, 0x24, 0x27, 0xae, 0x41, 0xe4, 0x64, 0x9b, 0x93, 0x4c,
+		0xa4, 0x95, 0x99, 0x1b, 0x78, 0x52, 0xb8, 0x55 };
+	unsigned char d[GPUENV_SHA256_LEN];
+	EVP_MD *md;
+
+	/* OpenSSL 3 reports a failed set-up of its default context only
+	 * here: used after such a failure, it dereferences a NULL lock */
+	if (!OPENSSL_init_crypto(0, NULL) || !OSSL_LIB_CTX_get0_global_default())
+		return gpuenv_oom(ctx, "setting up libcrypto");
+	if (!(md = EVP_MD_fetch(NULL, "SHA256", NULL)))
+		return gpuenv_oom(ctx, "setting up libcrypto's SHA-256");
+	EVP_MD_free(md);
+	int r = gpuenv_sha256("", 0, d);
+	if (r)
+		return gpuenv_sha256_fail(ctx, r, "setting up libcrypto's SHA-256");
+	if (memcmp(d, empty, sizeof(d)))
+		return gpuenv_fail(ctx, GPUENV_EUNSUPPORTED, NULL, 0, 0, "libcrypto's SHA-256 of nothing is wrong");
+	return 0;
+}
 
 int gpuenv_sha256_init(gpuenv_sha256_t *h)
 {
 	EVP_MD_CTX *md = EVP_MD_CTX_new();
 
+	h->md = NULL;
+	h->err = 0;
 	if (!md)
-		return -ENOMEM;
+		return h->err = -ENOMEM;
 	if (EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
 		EVP_MD_CTX_free(md);
-		return GPUENV_EUNSUPPORTED;
+		return h->err = GPUENV_EUNSUPPORTED;
 	}
 	h->md = md;
 	return 0;
@@ -24,7 +50,9 @@ int gpuenv_sha256_init(gpuenv_sha256_t *h)
 
 int gpuenv_sha256_update(gpuenv_sha256_t *h, const void *p, size_t n)
 {
-	return EVP_DigestUpdate(h->md, p, n) == 1 ? 0 : GPUENV_EUNSUPPORTED;
+	if (!h->err && EVP_DigestUpdate(h->md, p, n) != 1)
+		h->err = GPUENV_EUNSUPPORTED;
+	return h->err;
 }
 
 void gpuenv_sha256_field(gpuenv_sha256_t *h, const char *key, const char *value)
@@ -39,26 +67,35 @@ void gpuenv_sha256_field(gpuenv_sha256_t *h, const char *key, const char *value)
 int gpuenv_sha256_final(gpuenv_sha256_t *h, unsigned char out[GPUENV_SHA256_LEN])
 {
 	unsigned int n = 0;
-	int ok = EVP_DigestFinal_ex(h->md, out, &n) == 1 && n == GPUENV_SHA256_LEN;
+	int r = h->err;
 
+	if (!r && (EVP_DigestFinal_ex(h->md, out, &n) != 1 || n != GPUENV_SHA256_LEN))
+		r = GPUENV_EUNSUPPORTED;
+	gpuenv_sha256_drop(h);
+	h->err = r;
+	return r;
+}
+
+void gpuenv_sha256_drop(gpuenv_sha256_t *h)
+{
 	EVP_MD_CTX_free(h->md);
 	h->md = NULL;
-	return ok ? 0 : GPUENV_EUNSUPPORTED;
 }
 
 int gpuenv_sha256(const void *p, size_t n, unsigned char out[GPUENV_SHA256_LEN])
 {
 	gpuenv_sha256_t h;
-	int r = gpuenv_sha256_init(&h);
 
-	if (r)
-		return r;
-	r = gpuenv_sha256_update(&h, p, n);
-	if (r) {
-		EVP_MD_CTX_free(h.md);
-		return r;
-	}
+	gpuenv_sha256_init(&h);
+	gpuenv_sha256_update(&h, p, n);
 	return gpuenv_sha256_final(&h, out);
+}
+
+int gpuenv_sha256_fail(gpuenv_ctx_t *ctx, int r, const char *what)
+{
+	if (r == -ENOMEM)
+		return gpuenv_oom(ctx, what);
+	return gpuenv_fail(ctx, r, NULL, 0, 0, "libcrypto could not compute a SHA-256 (%s)", what);
 }
 
 int gpuenv_sha256_file(gpuenv_ctx_t *ctx, const char *path,
@@ -74,8 +111,7 @@ int gpuenv_sha256_file(gpuenv_ctx_t *ctx, const char *path,
 	r = gpuenv_sha256_init(&h);
 	if (r) {
 		close(fd);
-		return r == -ENOMEM ? gpuenv_oom(ctx, "hashing a file")
-				    : gpuenv_fail(ctx, r, path, 0, 0, "sha256 unavailable");
+		return gpuenv_sha256_fail(ctx, r, path);
 	}
 	for (;;) {
 		ssize_t n = read(fd, block, sizeof(block));
@@ -88,17 +124,17 @@ int gpuenv_sha256_file(gpuenv_ctx_t *ctx, const char *path,
 		if (n == 0)
 			break;
 		if ((r = gpuenv_sha256_update(&h, block, (size_t)n)) != 0) {
-			r = gpuenv_fail(ctx, r, path, 0, 0, "sha256 failed");
+			r = gpuenv_sha256_fail(ctx, r, path);
 			break;
 		}
 	}
 	close(fd);
 	if (r) {
-		EVP_MD_CTX_free(h.md);
+		gpuenv_sha256_drop(&h);
 		return r;
 	}
 	if ((r = gpuenv_sha256_final(&h, out)) != 0)
-		return gpuenv_fail(ctx, r, path, 0, 0, "sha256 failed");
+		return gpuenv_sha256_fail(ctx, r, path);
 	return 0;
 }
 

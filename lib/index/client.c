@@ -416,7 +416,8 @@ static int page_prepare(pjob_t *pj, gpuenv_ctx_t *ctx)
 
 	pj->job.answer = page_answer;
 	gpuenv_buf_init(&pj->cached, ctx, ix->o.max_page_bytes);
-	ix_cache_key(ix->cache, pj->url, NULL, pj->path, sizeof(pj->path));
+	if ((r = ix_cache_key(ix->cache, pj->url, NULL, pj->path, sizeof(pj->path))))
+		return gpuenv_sha256_fail(ctx, r, "the HTTP cache's key of a page");
 	r = ix_cache_load(ctx, pj->path, ix->o.max_page_bytes, &pj->ce, &pj->cached);
 	if (r == -ENOMEM)
 		return r;
@@ -969,12 +970,16 @@ static int hash_mismatch(gpuenv_ctx_t *ctx, const char *url, const char *file, c
 				"retry, or report it to the index");
 }
 
-static void sha_hex(const void *p, size_t n, char out[65])
+/* The hex SHA-256 of p[0..n); 0, or the failure recorded in ctx. */
+static int sha_hex(gpuenv_ctx_t *ctx, const void *p, size_t n, char out[65])
 {
 	unsigned char d[GPUENV_SHA256_LEN];
+	int r = gpuenv_sha256(p, n, d);
 
-	gpuenv_sha256(p, n, d);
+	if (r)
+		return gpuenv_sha256_fail(ctx, r, "checking a download's hash");
 	gpuenv_hex(d, sizeof(d), out);
+	return 0;
 }
 
 static int meta_done(mjob_t *mj, gpuenv_ctx_t *ctx, const char *data, size_t len, const char *store)
@@ -1033,14 +1038,15 @@ static int meta_whole(mjob_t *mj, gpuenv_ctx_t *ctx, gpuenv_str_t body)
 	int r;
 
 	if (mj->f->sha256) {
-		sha_hex(body.ptr, body.len, got);
+		if ((r = sha_hex(ctx, body.ptr, body.len, got)))
+			return r;
 		if (strcmp(got, mj->f->sha256))
 			return hash_mismatch(ctx, mj->f->url, mj->f->filename, mj->f->sha256, got);
 		char path[PATH_MAX];
 		ix_cache_entry_t ce = { .status = 200, .stored = (int64_t)time(NULL), .max_age = -1 };
 		gpuenv_error_t saved = ctx->err;
-		ix_cache_key(mj->ix->cache, mj->f->url, mj->f->sha256, path, sizeof(path));
-		if (ix_cache_store(ctx, path, &ce, body.ptr, body.len))
+		if (ix_cache_key(mj->ix->cache, mj->f->url, mj->f->sha256, path, sizeof(path)) ||
+			ix_cache_store(ctx, path, &ce, body.ptr, body.len))
 			warn_only(ctx, &saved);
 	}
 	if (is_tar_sdist(mj->f->filename))
@@ -1086,7 +1092,9 @@ static int meta_answer(ix_job_t *job, gpuenv_ctx_t *ctx)
 	case M_PEP658:
 		if (r->status == 200) {
 			if (mj->f->metadata_sha256) {
-				sha_hex(body.ptr, body.len, got);
+				int e = sha_hex(ctx, body.ptr, body.len, got);
+				if (e)
+					return e;
 				if (strcmp(got, mj->f->metadata_sha256))
 					return hash_mismatch(ctx, mj->meta_url,
 						gpuenv_arena_printf(&mj->ix->arena, "%s.metadata", mj->f->filename).ptr,
@@ -1186,7 +1194,10 @@ static int meta_local(mjob_t *mj, gpuenv_ctx_t *ctx, const char *path)
 		if (!r) {
 			char got[65];
 			if (mj->f->metadata_sha256) {
-				sha_hex(b.data, b.len, got);
+				if ((r = sha_hex(ctx, b.data, b.len, got))) {
+					gpuenv_buf_free(&b);
+					return r;
+				}
 				if (strcmp(got, mj->f->metadata_sha256)) {
 					gpuenv_buf_free(&b);
 					return hash_mismatch(ctx, mpath, mj->f->filename, mj->f->metadata_sha256, got);
@@ -1243,13 +1254,15 @@ static int meta_prepare(mjob_t *mj, gpuenv_ctx_t *ctx)
 	mj->meta_url = (char *)mu.ptr;
 	/* immutable entries: the metadata file by its hash, and METADATA read
 	 * from the wheel by the wheel's hash */
-	if (f->has_metadata && f->metadata_sha256)
-		ix_cache_key(ix->cache, mj->meta_url, f->metadata_sha256, mj->path658, sizeof(mj->path658));
+	if (f->has_metadata && f->metadata_sha256 &&
+		(r = ix_cache_key(ix->cache, mj->meta_url, f->metadata_sha256, mj->path658, sizeof(mj->path658))))
+		return gpuenv_sha256_fail(ctx, r, "the HTTP cache's key of METADATA");
 	if (f->sha256) {
 		gpuenv_str_t k = gpuenv_arena_printf(&ix->arena, "%s#METADATA", f->url);
 		if (!k.ptr)
 			return gpuenv_oom(ctx, "for METADATA");
-		ix_cache_key(ix->cache, k.ptr, f->sha256, mj->pathwhl, sizeof(mj->pathwhl));
+		if ((r = ix_cache_key(ix->cache, k.ptr, f->sha256, mj->pathwhl, sizeof(mj->pathwhl))))
+			return gpuenv_sha256_fail(ctx, r, "the HTTP cache's key of METADATA");
 	}
 	gpuenv_buf_init(&b, ctx, ix->o.max_metadata_bytes);
 	const char *paths[2] = { mj->path658, mj->pathwhl };
@@ -1263,7 +1276,10 @@ static int meta_prepare(mjob_t *mj, gpuenv_ctx_t *ctx)
 		}
 		if (!r && k == 0) {
 			char got[65];
-			sha_hex(b.data, b.len, got);
+			if ((r = sha_hex(ctx, b.data, b.len, got))) {
+				gpuenv_buf_free(&b);
+				return r;
+			}
 			if (strcmp(got, f->metadata_sha256))
 				r = -EINVAL; /* damaged: fetch again */
 		}

@@ -71,7 +71,7 @@ static int restart(djob_t *j)
 		j->bytes = 0;
 	}
 	if (j->hashing)
-		gpuenv_sha256_final(&j->h, (unsigned char[GPUENV_SHA256_LEN]){ 0 });
+		gpuenv_sha256_drop(&j->h);
 	j->hashing = gpuenv_sha256_init(&j->h) == 0;
 	return j->hashing ? 0 : -ENOMEM;
 }
@@ -138,9 +138,11 @@ static int finish(djob_t *j, gpuenv_ctx_t *ctx)
 	unsigned char dg[GPUENV_SHA256_LEN];
 	char got[2 * GPUENV_SHA256_LEN + 1];
 	uint64_t t0 = gpuenv_trace_begin(ctx);
+	int r = gpuenv_sha256_final(&j->h, dg);
 
-	gpuenv_sha256_final(&j->h, dg);
 	j->hashing = false;
+	if (r)
+		return gpuenv_sha256_fail(ctx, r, j->name);
 	gpuenv_hex(dg, sizeof(dg), got);
 	j->d->bytes = j->bytes;
 	if (j->d->size >= 0 && j->bytes != (uint64_t)j->d->size) {
@@ -384,7 +386,7 @@ int gpuenv_index_download(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, gpuenv_download
 	for (size_t i = 0; i < n; i++) {
 		djob_t *j = &jobs[i];
 		if (j->hashing)
-			gpuenv_sha256_final(&j->h, (unsigned char[GPUENV_SHA256_LEN]){ 0 });
+			gpuenv_sha256_drop(&j->h);
 		if (j->job.err) {
 			dl[i].err = j->job.err;
 			dl[i].error = j->job.error;

@@ -35,25 +35,27 @@
 
 #define MAGIC "gpuenv-http-cache 1\n"
 
-void ix_cache_key(const char *root, const char *url, const char *sha256, char *out,
-	size_t outsz)
+int ix_cache_key(const char *root, const char *url, const char *sha256, char *out, size_t outsz)
 {
 	unsigned char d[GPUENV_SHA256_LEN];
 	char hex[2 * GPUENV_SHA256_LEN + 1];
 	gpuenv_sha256_t h;
+	int r;
 
-	if (gpuenv_sha256_init(&h) == 0) {
-		gpuenv_sha256_update(&h, url, strlen(url));
-		if (sha256) {
-			gpuenv_sha256_update(&h, "\n", 1);
-			gpuenv_sha256_update(&h, sha256, strlen(sha256));
-		}
-		gpuenv_sha256_final(&h, d);
-	} else {
-		memset(d, 0, sizeof(d));
+	gpuenv_sha256_init(&h);
+	gpuenv_sha256_update(&h, url, strlen(url));
+	if (sha256) {
+		gpuenv_sha256_update(&h, "\n", 1);
+		gpuenv_sha256_update(&h, sha256, strlen(sha256));
+	}
+	if ((r = gpuenv_sha256_final(&h, d))) {
+		if (outsz)
+			out[0] = '\0';
+		return r;
 	}
 	gpuenv_hex(d, sizeof(d), hex);
 	snprintf(out, outsz, "%s/%.2s/%s", root, hex, hex + 2);
+	return 0;
 }
 
 static gpuenv_str_t field(gpuenv_str_t head, const char *name)

@@ -15,8 +15,9 @@ typedef struct ix_cache_entry {
 	char base_url[2048]; /* where a page was served from, when not its URL ("" none) */
 } ix_cache_entry_t;
 
-/* The entry file of url (+ the hash an immutable entry is keyed by). */
-void ix_cache_key(const char *root, const char *url, const char *sha256, char *out,
+/* The entry file of url (+ the hash an immutable entry is keyed by); 0, or
+ * the digest's failure (gpuenv_sha256_final; out is "" then). */
+GPUENV_MUST_CHECK int ix_cache_key(const char *root, const char *url, const char *sha256, char *out,
 	size_t outsz);
 /* 0 with the entry and its body (digest checked); -ENOENT for a miss, -EINVAL
  * for a damaged entry (neither recorded), -ENOMEM. */

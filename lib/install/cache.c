@@ -603,6 +603,34 @@ static void look(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, it
 											  : S_FETCH;
 }
 
+/* The size a request gives, against what the cache knows of the wheel with
+ * its hash (the tree's record, else the cached file): a wrong size fails
+ * from a warm cache as it fails a download.  A tree that does not know
+ * its wheel's size, without the wheel beside it, is fetched again (the
+ * download checks). */
+static void check_size(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, item_t *it, const gpuenv_cache_entry_t *e)
+{
+	const gpuenv_cache_req_t *q = it->req;
+	uint64_t have = it->state == S_DONE ? e->tree.wheel_size : 0;
+	struct stat st;
+
+	if (q->size < 0 || it->state == S_FETCH)
+		return;
+	if (!have && fstatat(c->dirfd, it->wheel_rel, &st, 0) == 0 && S_ISREG(st.st_mode))
+		have = (uint64_t)st.st_size;
+	if (!have) {
+		it->state = S_FETCH;
+		return;
+	}
+	if (have == (uint64_t)q->size)
+		return;
+	it->err = gpuenv_fail(ctx, GPUENV_EFORMAT, q->url ? q->url : q->path, 0, 0,
+		"%s has %llu bytes (the wheel of sha256 %s in the cache), expected %lld", q->name,
+		(unsigned long long)have, it->sha, (long long)q->size);
+	gpuenv_hint(ctx, "the lock or the index is wrong about its size: check the source, then lock again");
+	it->error = ctx->err;
+}
+
 int gpuenv_cache_get(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
 	gpuenv_index_t *ix, const gpuenv_cache_req_t *reqs, size_t n,
 	const gpuenv_unpack_limits_t *lim, const gpuenv_cache_progress_t *progress,
@@ -658,6 +686,8 @@ int gpuenv_cache_get(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena
 		if ((r = gpuenv_strmap_put(&seen, it->sha, 64, (void *)(uintptr_t)(i + 1))))
 			goto out;
 		look(c, ctx, arena, it, &out[i]);
+		if (!it->err)
+			check_size(c, ctx, it, &out[i]);
 		if (it->err) {
 			r = it->err;
 			ctx->err = it->error;

@@ -60,8 +60,71 @@ static bool same_version(gpuenv_sync_t *s, const char *a, const char *b)
 
 static int pkg_fail(gpuenv_sync_t *s, const gpuenv_lock_package_t *p, int code, const char *what)
 {
-	return gpuenv_fail(s->ctx, code, s->o.lock_path, 0, 0, "%s %s: %s", p->name, p->version ? p->version : "",
-		what);
+	return gpuenv_fail(s->ctx, code, s->o.lock_path, p->line, 0, "%s %s: %s", p->name,
+		p->version ? p->version : "", what);
+}
+
+/* Does the venv's Python satisfy spec (PEP 440 specifiers)?  A spec the
+ * reader let through cannot fail to parse; memory can. */
+static int python_fits(gpuenv_sync_t *s, const char *spec, bool *yes)
+{
+	gpuenv_specset_t ss;
+	gpuenv_version_t pv;
+	const char *v = s->o.venv->python.version;
+	int r;
+
+	*yes = true;
+	if (!spec || !v)
+		return 0;
+	if ((r = gpuenv_specset_parse(s->ctx, s->arena, gpuenv_str(spec), &ss)) != 0 ||
+		(r = gpuenv_version_parse(s->ctx, s->arena, gpuenv_str(v), &pv)) != 0)
+		return r;
+	*yes = gpuenv_specset_contains_ex(&ss, gpuenv_str(v), &pv, GPUENV_PRERELEASES_DEFAULT, true);
+	return 0;
+}
+
+/* PEP 751's checks before installing: the lock's environments hold for
+ * the venv (one of them, when it lists any), and so does its
+ * requires-python. */
+static int lock_fits(gpuenv_sync_t *s)
+{
+	const gpuenv_lock_t *lk = s->o.lock;
+	gpuenv_ctx_t *ctx = s->ctx;
+	bool any = !lk->nenvironments || !s->o.env, yes;
+	int r;
+
+	for (size_t i = 0; i < lk->nenvironments && !any; i++) {
+		gpuenv_marker_t *m;
+		if ((r = gpuenv_marker_parse(ctx, s->arena, gpuenv_str(lk->environments[i]), &m)) != 0 ||
+			(r = gpuenv_marker_eval(ctx, m, s->o.env, &any)) != 0)
+			return r;
+	}
+	if (!any) {
+		gpuenv_buf_t b;
+		gpuenv_buf_init(&b, ctx, 4096);
+		for (size_t i = 0; i < lk->nenvironments; i++)
+			gpuenv_buf_printf(&b, "%s\"%s\"", i ? ", " : "", lk->environments[i]);
+		if (!b.data) {
+			gpuenv_buf_free(&b);
+			return gpuenv_oom(ctx, "the sync plan");
+		}
+		const gpuenv_marker_env_t *e = s->o.env;
+		gpuenv_fail(ctx, GPUENV_EUNSUPPORTED, s->o.lock_path, 0, 0, "the lock covers the environments %s; "
+			"the venv %s (Python %s, %s %s) is none of them", b.data, s->o.venv->root,
+			e->python_full_version ? e->python_full_version : "?", e->sys_platform ? e->sys_platform : "?",
+			e->platform_machine ? e->platform_machine : "?");
+		gpuenv_buf_free(&b);
+		return gpuenv_hint(ctx, "lock a target for this machine (gpuenv lock), or sync on a machine the "
+			"lock is for");
+	}
+	if ((r = python_fits(s, lk->requires_python, &yes)) != 0)
+		return r;
+	if (!yes) {
+		gpuenv_fail(ctx, GPUENV_EUNSUPPORTED, s->o.lock_path, 0, 0, "the lock requires Python %s; "
+			"the venv %s has %s", lk->requires_python, s->o.venv->root, s->o.venv->python.version);
+		return gpuenv_hint(ctx, "give --python with a version that fits, or remove the venv");
+	}
+	return 0;
 }
 
 /* Does the package's marker hold for the venv? */
@@ -241,6 +304,36 @@ static int plan_remove(gpuenv_sync_t *s, gpuenv_sync_action_t **v, size_t *n, si
 	return 0;
 }
 
+/* PEP 751: exactly one entry of a name may apply to the venv (the reader
+ * refused two without a marker; markers that overlap show only here).
+ * Before anything else about the entries is judged. */
+static int one_each(gpuenv_sync_t *s)
+{
+	const gpuenv_lock_t *lk = s->o.lock;
+	const gpuenv_lock_package_t *prev = NULL; /* the last one that applies */
+	int r;
+
+	for (size_t i = 0; i < lk->npackages; i++) {
+		const gpuenv_lock_package_t *p = &lk->packages[i];
+		bool yes;
+		if ((r = pkg_applies(s, p, &yes)) != 0)
+			return r;
+		if (!yes)
+			continue;
+		if (prev && !strcmp(prev->name, p->name)) {
+			gpuenv_fail(s->ctx, GPUENV_EFORMAT, s->o.lock_path, p->line, 0, "%s: two entries of the lock "
+				"apply to this venv (%s%s%s at line %u, %s%s%s here): PEP 751 allows one", p->name,
+				prev->version ? prev->version : "", prev->marker ? "; " : "",
+				prev->marker ? prev->marker : "", prev->line, p->version ? p->version : "",
+				p->marker ? "; " : "", p->marker ? p->marker : "");
+			return gpuenv_hint(s->ctx, "their markers overlap: two locks merged, or an edit; lock again "
+				"(gpuenv lock)");
+		}
+		prev = p;
+	}
+	return 0;
+}
+
 static int plan_build(gpuenv_sync_t *s)
 {
 	const gpuenv_lock_t *lk = s->o.lock;
@@ -259,6 +352,15 @@ static int plan_build(gpuenv_sync_t *s)
 			if (!yes) {
 				s->plan.nskipped++;
 				continue;
+			}
+			if ((r = python_fits(s, p->requires_python, &yes)) != 0)
+				return r;
+			if (!yes) {
+				gpuenv_fail(s->ctx, GPUENV_EUNSUPPORTED, s->o.lock_path, p->line, 0, "%s %s requires "
+					"Python %s; the venv %s has %s", p->name, p->version ? p->version : "",
+					p->requires_python, s->o.venv->root, s->o.venv->python.version);
+				return gpuenv_hint(s->ctx, "give --python with a version that fits, or lock for "
+					"this venv's Python");
 			}
 		}
 		/* installed names before p's: not in the lock */
@@ -318,6 +420,12 @@ int gpuenv_sync_begin(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_syn
 	s->arena = arena;
 	s->o = *opts;
 	/* a venv not made yet (a dry run): nothing to lock or read */
+	if (opts->venv->site && opts->venv->broken) {
+		gpuenv_fail(ctx, GPUENV_EFORMAT, opts->venv->root, 0, 0, "the venv has no working interpreter: %s",
+			opts->venv->broken);
+		return gpuenv_hint(ctx, "gpuenv venv %s repairs it (its interpreter links made again, its "
+			"packages kept), then sync again", opts->venv->root);
+	}
 	if (opts->venv->site) {
 		if ((r = gpuenv_txn_begin(ctx, &opts->venv->scheme, opts->wait ? GPUENV_TXN_WAIT : 0,
 			     &s->plan.recovery, &s->txn)) != 0)
@@ -328,22 +436,7 @@ int gpuenv_sync_begin(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_syn
 	}
 	for (size_t i = 0; i < s->installed.nproblems; i++)
 		gpuenv_log(ctx, 1, "%s", s->installed.problems[i].ptr);
-	if (opts->lock->requires_python && opts->venv->python.version) {
-		gpuenv_specset_t ss;
-		gpuenv_version_t pv;
-		if (gpuenv_specset_parse(ctx, arena, gpuenv_str(opts->lock->requires_python), &ss) == 0 &&
-			gpuenv_version_parse(ctx, arena, gpuenv_str(opts->venv->python.version), &pv) == 0 &&
-			!gpuenv_specset_contains_ex(&ss, gpuenv_str(opts->venv->python.version), &pv,
-				GPUENV_PRERELEASES_DEFAULT, true)) {
-			r = gpuenv_fail(ctx, GPUENV_EUNSUPPORTED, opts->lock_path, 0, 0, "the lock requires Python %s; "
-				"the venv %s has %s", opts->lock->requires_python, opts->venv->root,
-				opts->venv->python.version);
-			gpuenv_hint(ctx, "give --python with a version that fits, or remove the venv");
-			goto fail;
-		}
-		gpuenv_error_clear(ctx);
-	}
-	if ((r = plan_build(s)) != 0)
+	if ((r = lock_fits(s)) != 0 || (r = one_each(s)) != 0 || (r = plan_build(s)) != 0)
 		goto fail;
 	*out = s;
 	return 0;

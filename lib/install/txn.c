@@ -26,6 +26,7 @@
 #include "gpuenv/fs.h"
 #include "gpuenv/hash.h"
 #include "gpuenv/metadata.h"
+#include "gpuenv/venv.h" /* the venv's own files */
 
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE (1 << 0)
@@ -1123,6 +1124,14 @@ int gpuenv_txn_remove(gpuenv_txn_t *T, gpuenv_ctx_t *ctx, const gpuenv_env_dist_
 	for (size_t i = 0; i < rec.n; i++) {
 		const gpuenv_record_entry_t *e = &rec.entries[i];
 		paths[i] = record_target(T, site_rel, e->path);
+		if (paths[i] && gpuenv_venv_own_file(paths[i], strlen(paths[i]))) {
+			/* installed over the venv's own file by another installer:
+			 * the venv keeps it */
+			gpuenv_log(ctx, GPUENV_LOG_WARN, "%s:%u: %s is the venv's own file: kept", file, e->line,
+				paths[i]);
+			paths[i] = "";
+			continue;
+		}
 		if (!paths[i]) {
 			gpuenv_fail(ctx, GPUENV_EFORMAT, file, e->line, 0,
 				"'%.*s' is outside the venv %s (or in its .gpuenv folder): refused",
@@ -1138,6 +1147,8 @@ int gpuenv_txn_remove(gpuenv_txn_t *T, gpuenv_ctx_t *ctx, const gpuenv_env_dist_
 		size_t n = p ? strlen(p) : 0;
 		if (!p)
 			return gpuenv_oom(ctx, "transaction");
+		if (!n)
+			continue; /* the venv's own file */
 		if (map_has(&T->rset, p, n))
 			continue;
 		struct rmfile *f = gpuenv_arena_calloc(&T->arena, 1, sizeof(*f));
@@ -1440,6 +1451,19 @@ static int merge(gpuenv_txn_t *T, gpuenv_ctx_t *ctx, const char *src, int stype,
 		return gpuenv_fail(ctx, GPUENV_EFORMAT, NULL, 0, 0,
 			"%s/%s: a staged file would land in the venv's .gpuenv folder: refused",
 			T->prefix, src);
+	if (gpuenv_venv_own_file(dst, strlen(dst))) {
+		/* the stage folder is "N-name" (gpuenv_txn_stage_dir), then KEY/PATH */
+		const char *pkg = src + sizeof(STAGE_DIR);
+		pkg += strspn(pkg, "0123456789");
+		pkg += *pkg == '-';
+		size_t pn = strcspn(pkg, "/");
+		gpuenv_fail(ctx, GPUENV_EFORMAT, NULL, 0, 0,
+			"%.*s: its file %s would replace the venv's own %s/%s: refused", (int)pn, pkg,
+			pkg[pn] ? pkg + pn + 1 : pkg, T->prefix, dst);
+		return gpuenv_hint(ctx, "a script or data file of a wheel may not be named like the venv's "
+			"interpreter, activate scripts or pyvenv.cfg; nothing was changed: ask the package's "
+			"authors to rename it, or install it outside a venv");
+	}
 	if ((r = vstat(T, dst, &t)))
 		return sys_fail(ctx, T, r, dst, "cannot read");
 	if (t == T_ABSENT) {

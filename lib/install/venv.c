@@ -414,6 +414,31 @@ static bool dir_exists_at(int dfd, const char *name)
 	return fstatat(dfd, name, &st, 0) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* What is wrong with the venv's interpreter names (bin/python and its
+ * pythonX, pythonX.Y[t] links), NULL when each leads to a program. */
+static const char *interpreter_broken(gpuenv_arena_t *a, int dfd, const gpuenv_python_t *py)
+{
+	char names[3][32];
+	struct stat st;
+
+	snprintf(names[0], sizeof(names[0]), "bin/python");
+	snprintf(names[1], sizeof(names[1]), "bin/python%u", py->major);
+	snprintf(names[2], sizeof(names[2]), "bin/python%u.%u%s", py->major, py->minor,
+		py->free_threaded ? "t" : "");
+	for (int i = 0; i < 3; i++) {
+		if (faccessat(dfd, names[i], X_OK, 0) == 0 && fstatat(dfd, names[i], &st, 0) == 0 &&
+			S_ISREG(st.st_mode))
+			continue;
+		int e = errno;
+		const char *why = fstatat(dfd, names[i], &st, AT_SYMLINK_NOFOLLOW) != 0 ? "is missing"
+			: S_ISLNK(st.st_mode) && (e == ENOENT || e == ELOOP) ? "is a link to something that is gone"
+			: "is not a program";
+		const char *out = gpuenv_arena_printf(a, "%s %s", names[i], why).ptr;
+		return out ? out : "bin/python is broken";
+	}
+	return NULL;
+}
+
 static int describe(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, const char *root, int dfd, gpuenv_venv_t *out)
 {
 	gpuenv_buf_t b;
@@ -491,6 +516,7 @@ static int describe(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, const char *root, int 
 	out->scheme.python_xy = xy;
 	out->site = site;
 	out->bin = out->scheme.dirs[GPUENV_SCHEME_SCRIPTS];
+	out->broken = interpreter_broken(a, dfd, py);
 	if (!py->home || !py->version || !py->real || !xy || !site || !out->bin || !out->scheme.python ||
 		!out->scheme.dirs[GPUENV_SCHEME_HEADERS])
 		r = gpuenv_oom(ctx, "venv");
@@ -513,6 +539,26 @@ int gpuenv_venv_open(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *dir, 
 	int r = describe(ctx, arena, root, dfd, out);
 	close(dfd);
 	return r;
+}
+
+bool gpuenv_venv_own_file(const char *rel, size_t n)
+{
+	static const char *const files[] = { "pyvenv.cfg", "bin/activate", "bin/activate.fish",
+		"bin/activate.csh", "bin/Activate.ps1" };
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		if (n == strlen(files[i]) && !memcmp(rel, files[i], n))
+			return true;
+	/* bin/python, bin/python3, bin/python3.12, bin/python3.13t: any
+	 * interpreter name, whatever the venv's version */
+	if (n < 10 || memcmp(rel, "bin/python", 10))
+		return false;
+	size_t i = 10;
+	while (i < n && ((rel[i] >= '0' && rel[i] <= '9') || rel[i] == '.'))
+		i++;
+	if (i < n && i > 10 && rel[i] == 't')
+		i++;
+	return i == n;
 }
 
 /* ---- making one ------------------------------------------------------------------- */
@@ -671,8 +717,20 @@ int gpuenv_venv_create(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *dir
 			goto done;
 		}
 		unlinkat(dfd, GPUENV_VENV_PARTIAL, 0); /* killed after pyvenv.cfg */
-		*out = cur;
-		out->action = "kept";
+		if (!cur.broken) {
+			*out = cur;
+			out->action = "kept";
+			goto done;
+		}
+		/* bin/python removed, or its base gone: every step of build is
+		 * idempotent, so building again puts the links back */
+		if ((r = build(ctx, arena, root, dfd, py, flags)) == 0 &&
+			(r = describe(ctx, arena, root, dfd, out)) == 0) {
+			if (out->broken)
+				r = gpuenv_fail(ctx, GPUENV_EFORMAT, root, 0, 0, "%s, even after making it again",
+					out->broken);
+			out->action = "repaired";
+		}
 		goto done;
 	}
 	if (state == F_OTHER && !(flags & GPUENV_VENV_CLEAR)) {

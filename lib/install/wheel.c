@@ -249,7 +249,8 @@ static int64_t mtime_ns(const struct stat *st)
  * field last:
  *   gpuenv-tree 1
  *   name NAME / version VERSION / dist-info DIR / data DIR (when any)
- *   purelib true|false / wheel-sha256 HEX
+ *   purelib true|false / wheel-sha256 HEX / wheel-size BYTES (trees made
+ *   before gpuenv recorded it lack it)
  *   script console|gui MODULE ATTR|- NAME      (console first, by name)
  *   file PERM SIZE MTIME_NS INO SHA256 PATH    (by path, byte order)
  *   end NFILES NSCRIPTS
@@ -265,6 +266,8 @@ static int manifest_format(const gpuenv_wheel_tree_t *t, gpuenv_buf_t *b)
 	if (!r)
 		r = gpuenv_buf_printf(b, "purelib %s\nwheel-sha256 %s\n",
 			t->root_is_purelib ? "true" : "false", t->wheel_sha256);
+	if (!r && t->wheel_size)
+		r = gpuenv_buf_printf(b, "wheel-size %llu\n", (unsigned long long)t->wheel_size);
 	for (size_t i = 0; !r && i < t->nscripts; i++) {
 		const gpuenv_tree_script_t *s = &t->scripts[i];
 		r = gpuenv_buf_printf(b, "script %s %s %s %s\n", s->gui ? "gui" : "console", s->module,
@@ -430,6 +433,11 @@ int gpuenv_wheel_tree_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char
 				if (!hex32(rest, d))
 					return mfail(ctx, file, line, "a sha256 that is not 64 hex digits");
 			}
+		} else if (gpuenv_str_eq_cstr(key, "wheel-size")) {
+			if (out->wheel_size)
+				return mfail(ctx, file, line, "a key given twice");
+			if (!gpuenv_str_to_u64(rest, &out->wheel_size) || !out->wheel_size)
+				return mfail(ctx, file, line, "a wheel size that is not a number");
 		} else if (gpuenv_str_eq_cstr(key, "purelib")) {
 			if (have_purelib)
 				return mfail(ctx, file, line, "a key given twice");
@@ -878,10 +886,7 @@ static int write_entry(unpack_t *u, int dirfd, const char *base, const gpuenv_zi
 	f->ino = (uint64_t)st.st_ino;
 	goto done_final;
 done:
-	{
-		unsigned char junk[32];
-		gpuenv_sha256_final(&s.h, junk);
-	}
+	gpuenv_sha256_drop(&s.h);
 done_final:
 	EVP_MD_CTX_free(s.alt);
 	if (close(s.fd) != 0 && !r)
@@ -1029,6 +1034,7 @@ int gpuenv_wheel_unpack(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *wh
 		goto done;
 	}
 	out->wheel_sha256 = hexcopy;
+	out->wheel_size = size;
 	madvise(map, (size_t)size, MADV_WILLNEED);
 	if ((r = gpuenv_zip_open(ctx, arena, wheel_path, map, size, &zl, &u.zip)) ||
 		(r = find_layout(&u, &wn)) || (r = read_dist_info(&u, &wn)) || (r = check_record(&u)))
@@ -1292,7 +1298,10 @@ static int fix_script(stage_t *s, const gpuenv_tree_file_t *f, int dirfd, const 
 		gpuenv_buf_free(&outb);
 		return gpuenv_oom(s->ctx, "for a script");
 	}
-	gpuenv_sha256(outb.data, outb.len, sha);
+	if ((r = gpuenv_sha256(outb.data, outb.len, sha))) {
+		gpuenv_buf_free(&outb);
+		return gpuenv_sha256_fail(s->ctx, r, shown);
+	}
 	*size = outb.len;
 	r = write_new(s, dirfd, base, shown, outb.data, outb.len, f->perm);
 	gpuenv_buf_free(&outb);
@@ -1494,8 +1503,10 @@ static int write_launcher(stage_t *s, const char *name, const gpuenv_tree_script
 		gpuenv_buf_free(&b);
 		return gpuenv_oom(s->ctx, NULL);
 	}
-	gpuenv_sha256(b.data, b.len, sha);
-	r = write_new(s, dirfd, base, s->path.data, b.data, b.len, 0755);
+	if ((r = gpuenv_sha256(b.data, b.len, sha)))
+		r = gpuenv_sha256_fail(s->ctx, r, s->path.data);
+	else
+		r = write_new(s, dirfd, base, s->path.data, b.data, b.len, 0755);
 	if (!r)
 		r = add_row(s, rp, sha, b.len);
 	gpuenv_buf_free(&b);
@@ -1605,7 +1616,8 @@ static int write_meta(stage_t *s, const char *leaf, const char *text, size_t n)
 		return r;
 	if (!text)
 		return 0;
-	gpuenv_sha256(text, n, sha);
+	if ((r = gpuenv_sha256(text, n, sha)))
+		return gpuenv_sha256_fail(s->ctx, r, s->path.data);
 	if ((r = write_new(s, dirfd, base, s->path.data, text, n, 0644)))
 		return r;
 	const char *rp = record_path(s, s->lib_key, sub.ptr, sub.len);

@@ -52,18 +52,26 @@ static gpuenv_kb_key_t keys[] = {
 
 static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
 
-static void key_id(const unsigned char *pub, char out[17])
+/* A key's id: the first 8 bytes of its SHA-256 in hex; 0 or the digest's
+ * failure (out is "" then: an id no bundle names). */
+static int key_id(const unsigned char *pub, char out[17])
 {
 	unsigned char dg[GPUENV_SHA256_LEN];
+	int r = gpuenv_sha256(pub, GPUENV_KB_KEY_LEN, dg);
 
-	gpuenv_sha256(pub, GPUENV_KB_KEY_LEN, dg);
-	gpuenv_hex(dg, 8, out);
+	if (r)
+		out[0] = '\0';
+	else
+		gpuenv_hex(dg, 8, out);
+	return r;
 }
 
 static void keys_init(void)
 {
 	for (size_t i = 0; i < NKEYS; i++)
-		key_id(keys[i].pub, keys[i].id);
+		if (key_id(keys[i].pub, keys[i].id) != 0)
+			keys[i].id[0] = '\0'; /* no memory: an id no bundle names, so
+						   its bundles are refused, never trusted */
 }
 
 size_t gpuenv_kb_trusted_keys(const gpuenv_kb_key_t **out)
@@ -263,7 +271,9 @@ static int check_bytes(gpuenv_ctx_t *ctx, const char *origin, const gpuenv_kb_ma
 			"%llu", name, len, (unsigned long long)f->size);
 		return gpuenv_hint(ctx, "the bundle was changed or cut after it was made");
 	}
-	gpuenv_sha256(data, len, dg);
+	int r = gpuenv_sha256(data, len, dg);
+	if (r)
+		return gpuenv_sha256_fail(ctx, r, name);
 	if (memcmp(dg, f->sha256, sizeof(dg))) {
 		gpuenv_fail(ctx, GPUENV_EFORMAT, origin, 0, 0, "%s does not have the SHA-256 the "
 			"signed manifest gives", name);
@@ -462,7 +472,8 @@ int gpuenv_kb_bundle_install(gpuenv_ctx_t *ctx, const gpuenv_kb_bundle_t *b, con
 	struct stat st;
 	int r, fd, n;
 
-	gpuenv_sha256(b->manifest.ptr, b->manifest.len, dg);
+	if ((r = gpuenv_sha256(b->manifest.ptr, b->manifest.len, dg)))
+		return gpuenv_sha256_fail(ctx, r, "the bundle's manifest");
 	gpuenv_hex(dg, sizeof(dg), id);
 	n = snprintf(path_out, size, "%s/%s-%.12s", bundles, b->m.date, id);
 	if (n < 0 || (size_t)n >= size ||
@@ -791,17 +802,20 @@ int gpuenv_kb_bundle_make(gpuenv_ctx_t *ctx, const char *dir, const char *key_pe
 			"(YYYY-MM-DD) in the folder");
 		gpuenv_hint(ctx, "a bundle is dated by its about.toml: add or fix it");
 	}
-	if (!r) {
-		key_id(pub, kid);
+	if (!r && (r = key_id(pub, kid)))
+		gpuenv_sha256_fail(ctx, r, "the key's id");
+	if (!r)
 		r = gpuenv_buf_printf(&man, MANIFEST_HEAD "\ndate %s\nkey %s\n", date, kid);
-	}
 	for (int i = 0; i < GPUENV_KB_NFILES && !r; i++) {
 		unsigned char dg[GPUENV_SHA256_LEN];
 		char hex[65];
 		const char *data = files[i].len ? files[i].data : "";
 		if (!have[i])
 			continue;
-		gpuenv_sha256(data, files[i].len, dg);
+		if ((r = gpuenv_sha256(data, files[i].len, dg))) {
+			gpuenv_sha256_fail(ctx, r, gpuenv_kb_file_name(i));
+			break;
+		}
 		gpuenv_hex(dg, sizeof(dg), hex);
 		r = gpuenv_buf_printf(&man, "file %s %zu %s\n", gpuenv_kb_file_name(i), files[i].len,
 			hex);

@@ -269,6 +269,50 @@ static struct pkg_key *sort_packages(gpuenv_ctx_t *ctx, gpuenv_arena_t *a,
 	return keys;
 }
 
+/* PEP 751: a name may appear more than once only when markers tell its
+ * entries apart; two entries of one name without a marker always both
+ * apply.  keys sorted; true with the first two such entries (as given). */
+static bool unmarked_twice(const struct pkg_key *keys, size_t n, size_t *first, size_t *second)
+{
+	for (size_t g = 0; g < n;) {
+		size_t end = g + 1, a = SIZE_MAX, b = SIZE_MAX;
+		while (end < n && !cmp_cstr(keys[end].p->name, keys[g].p->name))
+			end++;
+		for (size_t i = g; i < end; i++) {
+			size_t k = keys[i].i;
+			if (keys[i].p->marker)
+				continue;
+			if (k < a) {
+				b = a;
+				a = k;
+			} else if (k < b) {
+				b = k;
+			}
+		}
+		if (b != SIZE_MAX) {
+			*first = a;
+			*second = b;
+			return true;
+		}
+		g = end;
+	}
+	return false;
+}
+
+static int twice(gpuenv_ctx_t *ctx, struct loc at, const char *name, size_t first, size_t second,
+	unsigned first_line)
+{
+	char line[32] = "";
+
+	if (first_line)
+		snprintf(line, sizeof(line), ", line %u", first_line);
+	bad(ctx, at, "packages[%zu]: '%s' is locked twice without a marker (also packages[%zu]%s): PEP 751 "
+		"lets a name appear more than once only with markers that tell its entries apart", second, name,
+		first, line);
+	return gpuenv_hint(ctx, "two locks merged, or an entry copied: keep one of them, or lock again "
+		"(gpuenv lock)");
+}
+
 /* ---- writer ---------------------------------------------------------------- */
 
 struct wr {
@@ -615,8 +659,11 @@ static int write_doc(struct wr *w, const gpuenv_lock_t *lock, gpuenv_buf_t *out)
 	if (lock->npackages && !lock->packages)
 		return bad(ctx, NOWHERE, "npackages is %zu and packages is NULL", lock->npackages);
 	struct pkg_key *order = sort_packages(ctx, &w->scratch, lock->packages, lock->npackages);
+	size_t first, second;
 	if (!order)
 		return -ENOMEM;
+	if (unmarked_twice(order, lock->npackages, &first, &second))
+		return twice(ctx, NOWHERE, lock->packages[second].name, first, second, 0);
 	if (!(pa = gpuenv_toml_add_array(&w->doc, root, "packages", GPUENV_TOML_AOT)))
 		return ctx->err.code;
 	for (size_t i = 0; i < lock->npackages; i++) {
@@ -961,6 +1008,7 @@ static int r_package(struct rd *r, const gpuenv_toml_value_t *pv, size_t idx, gp
 		return e;
 	t = pv->u.tab;
 	memset(p, 0, sizeof(*p));
+	p->line = pv->line;
 	if ((e = r_keys(r, t, pre, package_keys, false)))
 		return e;
 	if ((e = r_str(r, t, pre, "name", true, &p->name, &namev)) ||
@@ -1203,8 +1251,12 @@ static int read_doc(struct rd *r, gpuenv_lock_t *out)
 			return e;
 	struct pkg_key *order = sort_packages(ctx, &r->scratch, pkgs, n);
 	gpuenv_lock_package_t *sorted = gpuenv_arena_calloc(r->arena, n ? n : 1, sizeof(*sorted));
+	size_t first, second;
 	if (!order || !sorted)
 		return gpuenv_oom(ctx, NULL);
+	if (unmarked_twice(order, n, &first, &second))
+		return twice(ctx, at_v(r, v->u.arr->items[second]), pkgs[second].name, first, second,
+			v->u.arr->items[first]->line);
 	for (size_t i = 0; i < n; i++)
 		sorted[i] = *order[i].p;
 	out->packages = sorted;

@@ -54,7 +54,8 @@ const char *gpuenv_project_inputs_hash(gpuenv_arena_t *arena, const gpuenv_manif
 		gpuenv_sha256_field(&h, "libc", x->libc);
 		gpuenv_sha256_field(&h, "libc_version", x->libc_version);
 	}
-	gpuenv_sha256_final(&h, d);
+	if (gpuenv_sha256_final(&h, d) != 0)
+		return NULL; /* no memory: as the copy below */
 	gpuenv_hex(d, sizeof(d), hex);
 	return gpuenv_arena_strndup(arena, hex, strlen(hex));
 }

@@ -275,7 +275,7 @@ static void test_corpus(void **state)
 				assert_non_null(e);
 				assert_true(gpuenv_str_eq_cstr(e->hash_algo, "sha256"));
 				assert_true(e->has_size && e->size == 4);
-				gpuenv_sha256("pip\n", 4, want);
+				assert_int_equal(gpuenv_sha256("pip\n", 4, want), 0);
 				assert_int_equal(e->digest_len, 32);
 				assert_memory_equal(e->digest, want, 32);
 				const gpuenv_record_entry_t *self = NULL;

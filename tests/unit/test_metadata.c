@@ -340,7 +340,7 @@ static void test_record(void **state)
 	assert_int_equal(gpuenv_record_parse(&ctx, &arena, NULL, gpuenv_str(text), &rec), 0);
 	assert_int_equal(rec.n, 5);
 	assert_true(gpuenv_str_eq_cstr(rec.entries[0].hash_algo, "sha256"));
-	gpuenv_sha256("", 0, empty);
+	assert_int_equal(gpuenv_sha256("", 0, empty), 0);
 	assert_int_equal(rec.entries[0].digest_len, 32);
 	assert_memory_equal(rec.entries[0].digest, empty, 32);
 	assert_true(rec.entries[0].has_size && rec.entries[0].size == 0);

@@ -301,7 +301,7 @@ static void test_sys_tags_golden(void **state)
 			gpuenv_sha256_update(&h, s, strlen(s));
 			gpuenv_sha256_update(&h, "\n", 1);
 		}
-		gpuenv_sha256_final(&h, d);
+		assert_int_equal(gpuenv_sha256_final(&h, d), 0);
 		gpuenv_hex(d, sizeof(d), hex);
 		if (strcmp(hex, goldens[g].sha256) != 0)
 			fail_msg("%s: tag list differs from packaging's", goldens[g].target);

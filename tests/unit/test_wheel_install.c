@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <openssl/crypto.h>
 #include <zlib.h>
 
 #include "gpuenv/core.h"
@@ -199,7 +200,7 @@ static void w_write(wheel_t *w)
 			continue;
 		if (w->e[i].name[strlen(w->e[i].name) - 1] == '/')
 			continue;
-		gpuenv_sha256(w->e[i].data, w->e[i].len, d);
+		assert_int_equal(gpuenv_sha256(w->e[i].data, w->e[i].len, d), 0);
 		if (w->bad_hash && !strcmp(w->e[i].name, w->bad_hash))
 			d[0] ^= 1;
 		gpuenv_buf_reset(&b);
@@ -807,8 +808,64 @@ static void test_alloc_failures(void **state)
 	}
 }
 
+/* libcrypto's own allocations (CRYPTO_set_mem_functions, set first thing
+ * in main): failing while crypto_fail is set. */
+static bool crypto_fail;
+
+static void *crypto_malloc(size_t n, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	return crypto_fail ? NULL : malloc(n);
+}
+
+static void *crypto_realloc(void *p, size_t n, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	return crypto_fail ? NULL : realloc(p, n);
+}
+
+static void crypto_free(void *p, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	free(p);
+}
+
+/* Issue 22, item 4: a digest that cannot be made (libcrypto out of memory)
+ * fails the stage with "out of memory"; RECORD never gets the rows of
+ * INSTALLER, REQUESTED and the scripts with hashes nobody computed. */
+static void test_stage_digest_fails(void **state)
+{
+	(void)state;
+	wheel_t w;
+	gpuenv_wheel_tree_t t;
+	gpuenv_scheme_t sc;
+	gpuenv_staged_t st;
+	gpuenv_stage_opts_t so = { .requested = true };
+
+	w_base(&w);
+	w_add(&w, "foo-1.0.data/scripts/tool", "#!python\nprint('tool')\n");
+	w_add(&w, "foo-1.0.dist-info/entry_points.txt", "[console_scripts]\nfoo = foo:main\n");
+	w_write(&w);
+	assert_int_equal(unpack(&w, NULL, &t), 0);
+	stage_scheme(&sc, "/venv", "/venv/bin/python");
+	crypto_fail = true;
+	memset(&ctx.err, 0, sizeof(ctx.err));
+	int r = gpuenv_wheel_stage(&ctx, &arena, &t, path_in("tree"), &sc, path_in("stage"), &so, &st);
+	crypto_fail = false;
+	assert_int_equal(r, -ENOMEM);
+	assert_int_equal(ctx.err.code, -ENOMEM);
+	assert_non_null(strstr(ctx.err.msg, "out of memory"));
+	assert_false(exists("stage/purelib/foo-1.0.dist-info/RECORD"));
+}
+
 int main(void)
 {
+	/* before anything of libcrypto allocates */
+	if (!CRYPTO_set_mem_functions(crypto_malloc, crypto_realloc, crypto_free))
+		return 1;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_unpack_and_load, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_expected_sha256, setup, teardown),
@@ -818,6 +875,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_manifest_parse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zip_reader, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_alloc_failures, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stage_digest_fails, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
