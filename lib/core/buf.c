@@ -194,12 +194,12 @@ static int grow(gpuenv_buf_t *b, size_t extra)
 
 int gpuenv_buf_reserve(gpuenv_buf_t *b, size_t extra)
 {
-	return b->err ? b->err : grow(b, extra);
+	return b->err ? gpuenv_buf_failed(b) : grow(b, extra);
 }
 
 int gpuenv_buf_append(gpuenv_buf_t *b, const void *p, size_t n)
 {
-	int r = b->err ? b->err : grow(b, n);
+	int r = b->err ? gpuenv_buf_failed(b) : grow(b, n);
 
 	if (r)
 		return stick(b, r);
@@ -229,7 +229,7 @@ int gpuenv_buf_vprintf(gpuenv_buf_t *b, const char *fmt, va_list ap)
 	n = vsnprintf(NULL, 0, fmt, ap2);
 	va_end(ap2);
 	if (b->err)
-		return b->err;
+		return gpuenv_buf_failed(b); /* said again: every failed call leaves its error */
 	if (n < 0)
 		return stick(b, b->ctx ? gpuenv_fail(b->ctx, -EINVAL, NULL, 0, 0, "cannot format '%s'", fmt)
 				      : -EINVAL);
