@@ -51,13 +51,6 @@ KB_LAYERS = [
 # more or less) and when an entry matches no cycle, so the lead empties this
 # list as the owners' branches land.
 FILE_CYCLES_ALLOWED = [
-    ("shape-core", ("lib/core/buf.c", "lib/core/text.c"),
-     "buf.c reports an allocation failure with text.c's gpuenv_oom, and text.c "
-     "appends with buf.c's gpuenv_buf_append / _reserve: gpuenv_oom belongs below both"),
-    ("shape-core", ("lib/check/preflight.c", "lib/check/preflight_lock.c"),
-     "preflight.c calls pf_lock; preflight_lock.c calls pf_node and pf_torch_arch "
-     "of preflight.c: those two want a file of their own below both (shape-core "
-     "edits both files in issue 20)"),
 ]
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

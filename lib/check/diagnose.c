@@ -313,11 +313,6 @@ int gpuenv_diag_new(gpuenv_ctx_t *ctx, const gpuenv_kb_t *kb, gpuenv_diag_t **ou
 
 /* ---- matching ---------------------------------------------------------------- */
 
-static int lower(int c)
-{
-	return c >= 'A' && c <= 'Z' ? c + 32 : c;
-}
-
 /* memmem is a GNU extension: a plain search, first byte by memchr */
 static const char *find_bytes(const char *h, size_t hl, const char *n, size_t nl)
 {
@@ -342,7 +337,7 @@ static const char *find_icase(const char *h, size_t hl, gpuenv_str_t n)
 		return NULL;
 	for (size_t i = 0; i + n.len <= hl; i++) {
 		size_t j = 0;
-		while (j < n.len && lower((unsigned char)h[i + j]) == lower((unsigned char)n.ptr[j]))
+		while (j < n.len && gpuenv_to_lower((unsigned char)h[i + j]) == gpuenv_to_lower((unsigned char)n.ptr[j]))
 			j++;
 		if (j == n.len)
 			return h + i;

@@ -686,17 +686,10 @@ static struct dload *env_load(drun_t *r, struct denv *e, const char *soname, con
 		if (strcmp(e->loaded[i].soname, soname) == 0 &&
 			((!path && !e->loaded[i].path) || same_path(path, e->loaded[i].path)))
 			return &e->loaded[i];
-	if (e->nloaded == e->cap_loaded) {
-		size_t cap = e->cap_loaded ? e->cap_loaded * 2 : 16;
-		struct dload *n = gpuenv_arena_calloc(r->arena, cap, sizeof(*n));
-		if (!n) {
-			r->err = -ENOMEM;
-			return NULL;
-		}
-		if (e->nloaded)
-			memcpy(n, e->loaded, e->nloaded * sizeof(*n));
-		e->loaded = n;
-		e->cap_loaded = cap;
+	if (gpuenv_array_grow(r->ctx, r->arena, &e->loaded, &e->cap_loaded, e->nloaded + 1,
+		    sizeof(*e->loaded), SIZE_MAX, "listing the libraries a framework loads")) {
+		r->err = r->ctx->err.code;
+		return NULL;
 	}
 	memset(&e->loaded[e->nloaded], 0, sizeof(e->loaded[0]));
 	e->loaded[e->nloaded].vi = SIZE_MAX;
@@ -1145,17 +1138,10 @@ static void rule_pins(drun_t *r, struct denv *e)
 
 static bool add_req(drun_t *r, struct dfw *f, const char *name, size_t *cap)
 {
-	if (f->nreqs == *cap) {
-		size_t nc = *cap ? *cap * 2 : 16;
-		const char **n = gpuenv_arena_calloc(r->arena, nc, sizeof(*n));
-		if (!n) {
-			r->err = -ENOMEM;
-			return false;
-		}
-		if (f->nreqs)
-			memcpy(n, f->reqs, f->nreqs * sizeof(*n));
-		f->reqs = n;
-		*cap = nc;
+	if (gpuenv_array_grow(r->ctx, r->arena, &f->reqs, cap, f->nreqs + 1, sizeof(*f->reqs),
+		    SIZE_MAX, "listing a framework's requirements")) {
+		r->err = r->ctx->err.code;
+		return false;
 	}
 	f->reqs[f->nreqs++] = dr_fmt(r, "%s", name);
 	return true;

@@ -194,6 +194,10 @@ bool pf_node(drun_t *r, int cuda, const char *what, const gpuenv_kb_image_ref_t 
  * build is a lock's, so the fix is to lock again for the GPU. */
 void pf_torch_arch(drun_t *r, const gpuenv_kb_torch_variant_t *kv, const char *what, bool ptx_ok,
 	bool relock);
+/* A CUDA version (row: an NGC image's KB row, or NULL) against each visible
+ * compute capability (preflight_node.c, as pf_node and pf_torch_arch). */
+void pf_cuda_arch(drun_t *r, gpuenv_kb_ver_t cuda, const char *what,
+	const gpuenv_kb_container_t *row);
 /* preflight --lock (preflight_lock.c): the lock's packages on the node. */
 struct gpuenv_lock;
 int pf_lock(drun_t *r, const struct gpuenv_lock *lk, const char *path, gpuenv_preflight_t *out);

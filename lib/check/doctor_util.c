@@ -49,20 +49,15 @@ gpuenv_kb_ver_t dr_cuda_ver(int cuda, char *buf)
 
 /* ==== small parsers ====================================================== */
 
-static bool isdig(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
 /* The leading dotted number of s ("9.19.0.56", "580.65.06", "2.7.1+cu128"
  * -> "2.7.1"; at most 4 parts) as a KB version. */
 static bool lead_ver(const char *s, gpuenv_kb_ver_t *v)
 {
 	size_t n = 0, parts = 1;
 
-	if (!s || !isdig(*s))
+	if (!s || !gpuenv_is_digit(*s))
 		return false;
-	while (isdig(s[n]) || (s[n] == '.' && isdig(s[n + 1]) && ++parts <= 4))
+	while (gpuenv_is_digit(s[n]) || (s[n] == '.' && gpuenv_is_digit(s[n + 1]) && ++parts <= 4))
 		n++;
 	return gpuenv_kb_ver_parse(gpuenv_str_n(s, n), v);
 }
@@ -203,17 +198,10 @@ gpuenv_verdict_t *dr_verdict(drun_t *r, const char *id, int severity, const char
 
 	if (r->err || o->n >= MAX_VERDICTS)
 		return NULL;
-	if (o->n == o->cap) {
-		size_t cap = o->cap ? o->cap * 2 : 16;
-		gpuenv_verdict_t *items = gpuenv_arena_calloc(r->arena, cap, sizeof(*items));
-		if (!items) {
-			r->err = -ENOMEM;
-			return NULL;
-		}
-		if (o->n)
-			memcpy(items, o->items, o->n * sizeof(*items));
-		o->items = items;
-		o->cap = cap;
+	if (gpuenv_array_grow(r->ctx, r->arena, &o->items, &o->cap, o->n + 1, sizeof(*o->items),
+		    MAX_VERDICTS, "the verdicts")) {
+		r->err = r->ctx->err.code;
+		return NULL;
 	}
 	v = &o->items[o->n];
 	memset(v, 0, sizeof(*v));

@@ -115,6 +115,17 @@ int gpuenv_hint(gpuenv_ctx_t *ctx, const char *fmt, ...)
 	return ctx->err.code;
 }
 
+/* The one out-of-memory report: every allocation failure says "out of
+ * memory" and, where the caller knows it, what was being done. */
+int gpuenv_oom(gpuenv_ctx_t *ctx, const char *what)
+{
+	if (!ctx)
+		return -ENOMEM;
+	if (what)
+		return gpuenv_fail(ctx, -ENOMEM, NULL, 0, 0, "out of memory %s", what);
+	return gpuenv_fail(ctx, -ENOMEM, NULL, 0, 0, "out of memory");
+}
+
 int gpuenv_fail_prefix(gpuenv_ctx_t *ctx, int code, const char *file, unsigned line,
 	unsigned col, const char *fmt, ...)
 {

@@ -1,19 +1,10 @@
 /* Text helpers shared by every module: the one documented way bytes that are
- * not valid text are written (docs/probe-schema.md, "Strings"), the
- * out-of-memory error, and the edit distance behind "did you mean". */
+ * not valid text are written (docs/probe-schema.md, "Strings") and the edit
+ * distance behind "did you mean". */
 #include "gpuenv/core.h"
 
 #include <errno.h>
 #include <string.h>
-
-int gpuenv_oom(gpuenv_ctx_t *ctx, const char *what)
-{
-	if (!ctx)
-		return -ENOMEM;
-	if (what)
-		return gpuenv_fail(ctx, -ENOMEM, NULL, 0, 0, "out of memory %s", what);
-	return gpuenv_fail(ctx, -ENOMEM, NULL, 0, 0, "out of memory");
-}
 
 /* Length of the valid UTF-8 sequence at p (1..4), or 0 when the byte at p
  * does not start one: overlong forms, surrogates and code points past

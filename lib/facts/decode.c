@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gpuenv/facts.h"
+#include "gpuenv/kb.h"
 
 typedef struct dec {
 	gpuenv_ctx_t *ctx;
@@ -473,15 +474,11 @@ static void dec_binary(dec_t *d, const json_t *o, void *p)
 /* "cu128" -> "12.8", "cu130" -> "13.0", "cu92" -> "9.2"; NULL otherwise. */
 static const char *cuda_of_label(gpuenv_arena_t *a, const char *local, bool *oom)
 {
-	size_t n;
 	char buf[16], *s;
 
-	if (!local || strncmp(local, "cu", 2) != 0)
+	/* the one reader of a build tag: "cu126" -> "12.6" */
+	if (!local || !gpuenv_kb_cuda_of_tag(gpuenv_str(local), buf, sizeof(buf), NULL))
 		return NULL;
-	n = strspn(local + 2, "0123456789");
-	if (n < 2 || n > 3 || local[2 + n] != '\0' || local[2] == '0')
-		return NULL;
-	snprintf(buf, sizeof(buf), "%.*s.%c", (int)(n - 1), local + 2, local[2 + n - 1]);
 	if (!(s = gpuenv_arena_strndup(a, buf, strlen(buf))))
 		*oom = true;
 	return s;

@@ -53,11 +53,6 @@ static bool is_ident(char ch)
 	return is_ident_start(ch) || (ch >= '0' && ch <= '9');
 }
 
-static bool is_digit(char ch)
-{
-	return ch >= '0' && ch <= '9';
-}
-
 /* A number as protobuf's text format writes one (after any '-'): decimal,
  * octal or hex integers, floats with a fraction and/or an exponent, with an
  * optional f/F suffix on floats and decimals. */
@@ -70,10 +65,10 @@ static bool number_ok(const char *s, size_t n)
 			;
 		return i == n && n > 2;
 	}
-	while (i < n && is_digit(s[i]))
+	while (i < n && gpuenv_is_digit(s[i]))
 		i++, digits++;
 	if (i < n && s[i] == '.')
-		for (i++; i < n && is_digit(s[i]); i++)
+		for (i++; i < n && gpuenv_is_digit(s[i]); i++)
 			digits++;
 	if (!digits)
 		return false;
@@ -82,7 +77,7 @@ static bool number_ok(const char *s, size_t n)
 		i++;
 		if (i < n && (s[i] == '+' || s[i] == '-'))
 			i++;
-		for (e0 = i; i < n && is_digit(s[i]); i++)
+		for (e0 = i; i < n && gpuenv_is_digit(s[i]); i++)
 			;
 		if (i == e0)
 			return false;
@@ -136,14 +131,10 @@ static int vec_push(struct cur *c, struct vec *v, const gpuenv_pbtxt_field_t *f)
 	if (c->nfields >= GPUENV_PBTXT_MAX_FIELDS)
 		return gpuenv_fail(c->ctx, GPUENV_ETOOBIG, c->file, f->line, f->col,
 			"more than %u fields in one file", GPUENV_PBTXT_MAX_FIELDS);
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 8;
-		gpuenv_pbtxt_field_t *nv = gpuenv_realloc(c->ctx, v->v, cap * sizeof *nv);
-		if (!nv)
-			return gpuenv_oom(c->ctx, "reading a protobuf text file");
-		v->v = nv;
-		v->cap = cap;
-	}
+	int rc = gpuenv_array_grow(c->ctx, NULL, &v->v, &v->cap, v->n + 1, sizeof(*v->v),
+		GPUENV_PBTXT_MAX_FIELDS, "reading a protobuf text file");
+	if (rc)
+		return rc;
 	v->v[v->n++] = *f;
 	c->nfields++;
 	return 0;
@@ -287,7 +278,7 @@ static int read_scalar(struct cur *c, gpuenv_pbtxt_field_t *f)
 		while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '#'))
 			skip_ws(c); /* "- 1" and "-inf" are both allowed */
 	}
-	if (c->p < c->end && (is_digit(*c->p) || (*c->p == '.' && c->p + 1 < c->end && is_digit(c->p[1])))) {
+	if (c->p < c->end && (gpuenv_is_digit(*c->p) || (*c->p == '.' && c->p + 1 < c->end && gpuenv_is_digit(c->p[1])))) {
 		const char *ns = c->p;
 		bool hex = c->end - ns >= 2 && ns[0] == '0' && (ns[1] | 0x20) == 'x';
 		while (c->p < c->end) {

@@ -3,6 +3,7 @@
  * of version sources.  Calls nothing else in lib/hw. */
 #define _GNU_SOURCE
 #include "stack_util.h"
+#include "hw_util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,20 +39,8 @@ const char *gpuenv_vsrc_name(int src)
 
 void *stack_vec_push(gpuenv_arena_t *a, struct svec *v, size_t elem)
 {
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 8;
-		void *p;
-
-		if (cap > SIZE_MAX / elem)
-			return NULL;
-		p = gpuenv_arena_alloc(a, cap * elem);
-		if (!p)
-			return NULL;
-		if (v->n)
-			memcpy(p, v->items, v->n * elem);
-		v->items = p;
-		v->cap = cap;
-	}
+	if (hw_grow(a, &v->items, &v->cap, v->n, elem))
+		return NULL;
 	void *e = (char *)v->items + v->n * elem;
 	memset(e, 0, elem);
 	v->n++;

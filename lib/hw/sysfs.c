@@ -79,16 +79,8 @@ static int add_pci(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, gpuenv_hw_facts_t *f,
 			"more than %d NVIDIA PCI functions: the rest are left out", GPUENV_HW_MAX_PCI);
 	}
 	size_t *cap = &hw_priv(f)->cap_pci;
-	if (f->n_pci >= *cap) {
-		size_t ncap = *cap ? *cap * 2 : 8;
-		gpuenv_hw_pci_t *np = gpuenv_arena_calloc(a, ncap, sizeof(*np));
-		if (!np)
-			return -ENOMEM;
-		if (f->n_pci)
-			memcpy(np, f->pci, f->n_pci * sizeof(*np));
-		f->pci = np;
-		*cap = ncap;
-	}
+	if (hw_grow(a, (void **)&f->pci, cap, f->n_pci, sizeof(*f->pci)))
+		return -ENOMEM;
 	p = &f->pci[f->n_pci];
 	memset(p, 0, sizeof(*p));
 	snprintf(p->bus_id, sizeof(p->bus_id), "%04x:%02x:%02x.%x", (unsigned)id->domain,

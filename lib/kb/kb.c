@@ -202,7 +202,7 @@ const char *gpuenv_kb_cuda_of_tag(gpuenv_str_t tag, char *buf, size_t size, gpue
 	if (!gpuenv_str_startswith(tag, "cu") || n < 2 || n > 3 || tag.ptr[2] == '0')
 		return NULL;
 	for (size_t i = 2; i < tag.len; i++)
-		if (tag.ptr[i] < '0' || tag.ptr[i] > '9')
+		if (!gpuenv_is_digit(tag.ptr[i]))
 			return NULL;
 	w = snprintf(buf, size, "%.*s.%c", (int)(n - 1), tag.ptr + 2, tag.ptr[tag.len - 1]);
 	if (w < 0 || (size_t)w >= size)

@@ -138,16 +138,6 @@ struct toks {
 	bool overflow;
 };
 
-static bool is_alpha(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
 static void tokenize(gpuenv_str_t s, struct toks *out)
 {
 	size_t i = 0;
@@ -158,12 +148,12 @@ static void tokenize(gpuenv_str_t s, struct toks *out)
 		char buf[TOK_LEN];
 		size_t l = 0;
 		bool digit;
-		if (!is_alpha(s.ptr[i]) && !is_digit(s.ptr[i])) {
+		if (!gpuenv_is_alpha(s.ptr[i]) && !gpuenv_is_digit(s.ptr[i])) {
 			i++;
 			continue;
 		}
-		digit = is_digit(s.ptr[i]);
-		while (i < s.len && (digit ? is_digit(s.ptr[i]) : is_alpha(s.ptr[i]))) {
+		digit = gpuenv_is_digit(s.ptr[i]);
+		while (i < s.len && (digit ? gpuenv_is_digit(s.ptr[i]) : gpuenv_is_alpha(s.ptr[i]))) {
 			if (l + 1 < TOK_LEN)
 				buf[l++] = (char)(s.ptr[i] | (digit ? 0 : 0x20));
 			i++;
@@ -217,7 +207,7 @@ static bool toks_starts(const struct toks *q, const struct toks *n)
 	if (!toks_prefix(q, n) || q->n == n->n)
 		return false;
 	next = n->t[q->n];
-	if (!is_digit(q->t[q->n - 1][0]))
+	if (!gpuenv_is_digit(q->t[q->n - 1][0]))
 		return true;
 	return strcmp(next, "ti") && strcmp(next, "super") && strcmp(next, "m");
 }
@@ -230,7 +220,7 @@ static bool parse_hex16(gpuenv_str_t s, int32_t *out)
 		return false;
 	for (size_t i = 0; i < 4; i++) {
 		char c = s.ptr[i] | 0x20;
-		int d = is_digit(s.ptr[i]) ? s.ptr[i] - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+		int d = gpuenv_is_digit(s.ptr[i]) ? s.ptr[i] - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 		if (d < 0)
 			return false;
 		v = v * 16 + d;

@@ -53,15 +53,10 @@ static void note(struct chk *c, gpuenv_triton_severity_t sev, const char *id, co
 
 	if (c->oom)
 		return;
-	if (c->nf == c->capf) {
-		size_t cap = c->capf ? c->capf * 2 : 16;
-		gpuenv_triton_finding_t *nv = gpuenv_realloc(c->ctx, c->f, cap * sizeof *nv);
-		if (!nv) {
-			c->oom = gpuenv_oom(c->ctx, "checking a Triton model repository");
-			return;
-		}
-		c->f = nv;
-		c->capf = cap;
+	if (gpuenv_array_grow(c->ctx, NULL, &c->f, &c->capf, c->nf + 1, sizeof(*c->f), SIZE_MAX,
+		    "checking a Triton model repository")) {
+		c->oom = c->ctx->err.code;
+		return;
 	}
 	x = &c->f[c->nf];
 	memset(x, 0, sizeof *x);
@@ -147,17 +142,10 @@ static int list_dirs(struct chk *c, const char *dir, const char ***out, size_t *
 			break;
 		if (!is_dir(p))
 			continue;
-		if (k == cap) {
-			size_t nc = cap ? cap * 2 : 16;
-			const char **nv = gpuenv_arena_alloc(c->a, nc * sizeof *nv);
-			if (!nv) {
-				c->oom = gpuenv_oom(c->ctx, "listing a Triton model repository");
-				break;
-			}
-			if (k)
-				memcpy(nv, v, k * sizeof *nv);
-			v = nv;
-			cap = nc;
+		if (gpuenv_array_grow(c->ctx, c->a, &v, &cap, k + 1, sizeof(*v), SIZE_MAX,
+			    "listing a Triton model repository")) {
+			c->oom = c->ctx->err.code;
+			break;
 		}
 		v[k] = gpuenv_arena_strndup(c->a, e->d_name, strlen(e->d_name));
 		if (!v[k]) {
