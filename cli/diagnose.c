@@ -95,8 +95,6 @@ static int read_log(struct cli *cli, const char *path, gpuenv_buf_t *log)
 static int cli_diagnose(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "facts", required_argument, NULL, OPT_FACTS },
-		{ "kb-dir", required_argument, NULL, OPT_KB_DIR },
 		{ "gpu", required_argument, NULL, OPT_GPU },
 		{ "driver", required_argument, NULL, OPT_DRIVER },
 		{ "torch", required_argument, NULL, OPT_TORCH },
@@ -117,12 +115,6 @@ static int cli_diagnose(struct cli *cli, const struct cli_verb *verb, int argc, 
 		switch (c) {
 		case CLI_OPT_EXIT:
 			return st;
-		case OPT_FACTS:
-			facts_path = optarg;
-			break;
-		case OPT_KB_DIR:
-			kb_dir = optarg;
-			break;
 		case OPT_GPU:
 			gpu = optarg;
 			break;
@@ -136,6 +128,10 @@ static int cli_diagnose(struct cli *cli, const struct cli_verb *verb, int argc, 
 			return CLI_EXIT_USAGE;
 		}
 	}
+	if (cli->opt.facts)
+		facts_path = cli->opt.facts;
+	if (cli->opt.kb_dir)
+		kb_dir = cli->opt.kb_dir;
 	if (optind < argc)
 		path = argv[optind++];
 	if (optind < argc)
@@ -304,12 +300,16 @@ const struct cli_verb cli_verb_diagnose = {
 	.usage = "gpuenv diagnose [FILE|-] [--facts FACTS.json] [--gpu NAME] [--driver VERSION] [--torch VERSION]",
 	.help = "  FILE               the log (default, or '-': standard input), up to 256 MiB\n"
 		"                     (lines are looked at up to 8 KiB each)\n"
-		"  --facts FILE.json  this machine's facts (`gpuenv probe --json`): fixes made concrete\n"
 		"  --gpu NAME, --driver VERSION, --torch VERSION\n"
 		"                     facts given by hand (they override --facts): a GPU name\n"
 		"                     (\"H100\"), a driver (535.104.05), a torch build (2.5.1+cu124)\n"
-		"  --kb-dir DIR       knowledge-base files (diagnose.toml ...) from DIR\n"
 		"exit status: 0 no known failure found, 1 known failures found, 2 usage error,\n"
 		"  4 the log, the facts or the knowledge base could not be read, or the output\n"
 		"  not written (docs/exit-codes.md)\n",
+	.groups = CLI_G_FACTS | CLI_G_KB_DIR,
+	.group_help = (const struct cli_group_help[]){
+		{ CLI_G_FACTS, "  --facts FILE.json  this machine's facts (`gpuenv probe --json`): fixes made concrete\n" },
+		{ CLI_G_KB_DIR, "  --kb-dir DIR       knowledge-base files (diagnose.toml ...) from DIR\n" },
+		{ 0, NULL },
+	},
 };

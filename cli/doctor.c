@@ -84,9 +84,7 @@ static const char *plural(size_t n, const char *one, const char *many)
 static int cli_doctor(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "facts", required_argument, NULL, 'f' },
 		{ "env", required_argument, NULL, 'e' },
-		{ "kb-dir", required_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *facts_path = NULL, *kb_dir = NULL;
@@ -102,14 +100,8 @@ static int cli_doctor(struct cli *cli, const struct cli_verb *verb, int argc, ch
 		switch (c) {
 		case CLI_OPT_EXIT:
 			return st;
-		case 'f':
-			facts_path = optarg;
-			break;
 		case 'e':
 			dopts.env = optarg;
-			break;
-		case 'k':
-			kb_dir = optarg;
 			break;
 		default:
 			return cli_usage_error(cli, verb, "%s: unexpected option", verb->name);
@@ -117,6 +109,8 @@ static int cli_doctor(struct cli *cli, const struct cli_verb *verb, int argc, ch
 	}
 	if (optind < argc)
 		return cli_usage_error(cli, verb, "%s: unexpected argument '%s'", verb->name, argv[optind]);
+	facts_path = cli->opt.facts;
+	kb_dir = cli->opt.kb_dir;
 	if (kb_dir && (st = cli_kb_load(cli, kb_dir, &kb)) != 0)
 		return st;
 	if (!kb_dir)
@@ -189,12 +183,16 @@ const struct cli_verb cli_verb_doctor = {
 	.run = cli_doctor,
 	.summary = "verdicts with fixes over this machine's GPU stack (or a snapshot's facts)",
 	.usage = "gpuenv doctor [--facts FILE.json] [--env DIR] [--kb-dir DIR] [--json]",
-	.help = "  --facts FILE.json  judge a snapshot ('gpuenv probe --json' output; - = stdin)\n"
-		"                     instead of probing this machine\n"
-		"  --env DIR          judge only the Python environment at DIR\n"
-		"  --kb-dir DIR       knowledge-base files (cuda.toml, torch.toml, ngc.toml) from DIR\n"
+	.help = "  --env DIR          judge only the Python environment at DIR\n"
 		"  -v                 also print the knowledge-base source of each fact\n"
 		"exit status: 0 no error or warning (infos only), 1 warnings, 3 errors,\n"
 		"  2 usage, 4 the facts could not be read or judged, or the output not written\n"
 		"  (docs/exit-codes.md)\n",
+	.groups = CLI_G_FACTS | CLI_G_KB_DIR,
+	.group_help = (const struct cli_group_help[]){
+		{ CLI_G_FACTS, "  --facts FILE.json  judge a snapshot ('gpuenv probe --json' output; - = stdin)\n"
+			       "                     instead of probing this machine\n" },
+		{ CLI_G_KB_DIR, "  --kb-dir DIR       knowledge-base files (cuda.toml, torch.toml, ngc.toml) from DIR\n" },
+		{ 0, NULL },
+	},
 };

@@ -126,11 +126,8 @@ static int export_parse(struct cli *cli, const struct cli_verb *verb, int argc, 
 	int *st)
 {
 	static const struct option opts[] = {
-		{ "project", required_argument, NULL, OPT_PROJECT },
 		{ "target", required_argument, NULL, OPT_TARGET },
 		{ "lock", required_argument, NULL, OPT_LOCK },
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "output", required_argument, NULL, OPT_OUT },
 		{ "no-hashes", no_argument, NULL, OPT_NO_HASHES },
 		{ "base", required_argument, NULL, OPT_BASE },
 		{ "trust-base", no_argument, NULL, OPT_TRUST_BASE },
@@ -143,12 +140,8 @@ static int export_parse(struct cli *cli, const struct cli_verb *verb, int argc, 
 	while ((c = cli_getopt(cli, verb, argc, argv, "o:", opts, st)) != -1) {
 		switch (c) {
 		case CLI_OPT_EXIT: return -1;
-		case OPT_PROJECT: eo->project = optarg; break;
 		case OPT_TARGET: eo->target = optarg; break;
 		case OPT_LOCK: eo->lock = optarg; break;
-		case OPT_FORMAT: eo->format = optarg; break;
-		case 'o':
-		case OPT_OUT: eo->out = optarg; break;
 		case OPT_NO_HASHES: eo->hashes = false; break;
 		case OPT_BASE: eo->base = optarg; break;
 		case OPT_TRUST_BASE: eo->trust_base = true; break;
@@ -156,6 +149,12 @@ static int export_parse(struct cli *cli, const struct cli_verb *verb, int argc, 
 		default: *st = CLI_EXIT_USAGE; return -1;
 		}
 	}
+	if (cli->opt.project)
+		eo->project = cli->opt.project;
+	if (cli->opt.format)
+		eo->format = cli->opt.format;
+	if (cli->opt.output)
+		eo->out = cli->opt.output;
 	const char *why = NULL, *format = eo->format;
 	eo->constraints = !strcmp(format, "constraints");
 	eo->docker = !strcmp(format, "dockerfile");
@@ -279,12 +278,6 @@ const struct cli_verb cli_verb_export = {
 		 "       gpuenv export [--project DIR] --format compose [-o FILE]",
 	.help = "  --project DIR      the project (default: .); its lock of --target (or of its one target)\n"
 		"  --lock FILE        export this lock instead (requirements, constraints)\n"
-		"  --format F         requirements (default): index lines, name==version ; marker and a\n"
-		"                     --hash for every file, for pip install --require-hashes -r;\n"
-		"                     constraints: the pins alone, for pip install -c;\n"
-		"                     dockerfile: a Dockerfile for the target (with -o: its requirements\n"
-		"                     file and a .dockerignore beside it); compose: docker-compose.yml,\n"
-		"                     one service per target\n"
 		"  --no-hashes        requirements without hashes (directory and VCS entries allowed)\n"
 		"  --base IMAGE       the Dockerfile's base image instead of the knowledge base's choice,\n"
 		"                     checked the same way (the lock's CUDA major, the target's driver\n"
@@ -292,9 +285,19 @@ const struct cli_verb cli_verb_export = {
 		"  --trust-base       write a --base image the knowledge base does not know, unchecked\n"
 		"  --image-manifest FILE  the image lock whose digest FROM writes the base image by\n"
 		"                     (default: image-manifest.json in the project, when there)\n"
-		"  -o, --output FILE  write FILE atomically (default: standard output)\n"
 		"exit status: 0 written, 1 the base image does not fit the target or the lock (the\n"
 		"reason is given; nothing is written), 2 usage, 4 no lock, an unreadable lock, a\n"
 		"package that cannot be exported, no base image the knowledge base knows fits, or\n"
 		"the output could not be written (nothing is written)\n",
+	.groups = CLI_G_PROJECT | CLI_G_FORMAT | CLI_G_OUTPUT,
+	.group_help = (const struct cli_group_help[]){
+		{ CLI_G_FORMAT, "  --format F         requirements (default): index lines, name==version ; marker and a\n"
+			"                     --hash for every file, for pip install --require-hashes -r;\n"
+			"                     constraints: the pins alone, for pip install -c;\n"
+			"                     dockerfile: a Dockerfile for the target (with -o: its requirements\n"
+			"                     file and a .dockerignore beside it); compose: docker-compose.yml,\n"
+			"                     one service per target\n" },
+		{ CLI_G_OUTPUT, "  -o, --output FILE  write FILE atomically (default: standard output)\n" },
+		{ 0, NULL },
+	},
 };

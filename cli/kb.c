@@ -79,7 +79,7 @@ static int usage_report(struct cli *cli, const struct cli_verb *verb)
 	return CLI_EXIT_USAGE;
 }
 
-enum { OPT_KB_DIR = 0x2001, OPT_GPU, OPT_DRIVER, OPT_VERSION, OPT_CUDA };
+enum { OPT_GPU = 0x2002, OPT_DRIVER, OPT_VERSION, OPT_CUDA };
 
 /* Options every kb subcommand takes, plus the ones in extra. */
 struct kbopts {
@@ -90,7 +90,6 @@ static int getopts(struct cli *cli, const struct cli_verb *verb, int argc, char 
 	const char *allowed, struct kbopts *o, int *status)
 {
 	static const struct option all[] = {
-		{ "kb-dir", required_argument, NULL, OPT_KB_DIR },
 		{ "gpu", required_argument, NULL, OPT_GPU },
 		{ "driver", required_argument, NULL, OPT_DRIVER },
 		{ "version", required_argument, NULL, OPT_VERSION },
@@ -102,16 +101,13 @@ static int getopts(struct cli *cli, const struct cli_verb *verb, int argc, char 
 	int c;
 
 	for (size_t i = 0; all[i].name; i++)
-		if (i == 0 || strchr(allowed, (char)('a' + i)))
+		if (strchr(allowed, (char)('b' + i)))
 			mine[n++] = all[i];
 	mine[n] = (struct option){ NULL, 0, NULL, 0 };
 	while ((c = cli_getopt(cli, verb, argc, argv, "", mine, status)) != -1) {
 		switch (c) {
 		case CLI_OPT_EXIT:
 			return -1;
-		case OPT_KB_DIR:
-			o->kb_dir = optarg;
-			break;
 		case OPT_GPU:
 			o->gpu = optarg;
 			break;
@@ -129,10 +125,11 @@ static int getopts(struct cli *cli, const struct cli_verb *verb, int argc, char 
 			return -1;
 		}
 	}
+	o->kb_dir = cli->opt.kb_dir;
 	return 0;
 }
 
-/* "b" gpu, "c" driver, "d" version, "e" cuda (letters = index in `all`) */
+/* "b" gpu, "c" driver, "d" version, "e" cuda (letters: "b" + the index in `all`) */
 #define O_GPU "b"
 #define O_DRIVER "c"
 #define O_VERSION "d"
@@ -754,7 +751,14 @@ out:
 
 /* ---- dispatch ---------------------------------------------------------------------------------- */
 
-#define KBDIR_HELP "  --kb-dir DIR       read the knowledge-base files from DIR (missing ones: the built-in copy)\n"
+/* every question takes --kb-dir (CLI_G_KB_DIR), worded the same */
+#define KBDIR_GROUPS                                                                               \
+	.groups = CLI_G_KB_DIR,                                                                    \
+	.group_help = (const struct cli_group_help[]){                                             \
+		{ CLI_G_KB_DIR, "  --kb-dir DIR       read the knowledge-base files from DIR (missing ones: " \
+				"the built-in copy)\n" },                                            \
+		{ 0, NULL },                                                                       \
+	}
 
 static const struct cli_verb kb_torch_verb = {
 	.name = "torch",
@@ -763,11 +767,12 @@ static const struct cli_verb kb_torch_verb = {
 	.usage = "gpuenv kb torch [--gpu NAME] [--driver VERSION] [--version X.Y[.Z][+cuXYZ]]",
 	.help = "  --gpu NAME         a GPU name (\"RTX 5090\", \"H100\") or PCI id (\"0x2335\")\n"
 		"  --driver VERSION   an NVIDIA driver version (535.104.05)\n"
-		"  --version X        only the builds of one torch release (2.5, 2.5.1, 2.5.1+cu124)\n" KBDIR_HELP
+		"  --version X        only the builds of one torch release (2.5, 2.5.1, 2.5.1+cu124)\n"
 		"with --gpu or --driver it also names the build gpuenv would install there (for\n"
 		"someone on --version's release), by the choice doctor's, preflight's and\n"
 		"diagnose's fixes make (JSON \"pick\")\n"
 		"exit status: 0 at least one build runs (or no GPU/driver given), 1 none does\n",
+	KBDIR_GROUPS,
 };
 
 static const struct cli_verb kb_driver_verb = {
@@ -775,7 +780,8 @@ static const struct cli_verb kb_driver_verb = {
 	.run = kb_driver,
 	.summary = "the minimum driver of a CUDA version, or the CUDA versions a driver runs",
 	.usage = "gpuenv kb driver --cuda X.Y\n       gpuenv kb driver DRIVER-VERSION",
-	.help = "  --cuda X.Y         the CUDA version to ask about\n" KBDIR_HELP,
+	.help = "  --cuda X.Y         the CUDA version to ask about\n",
+	KBDIR_GROUPS,
 };
 
 static const struct cli_verb kb_gpu_verb = {
@@ -783,7 +789,7 @@ static const struct cli_verb kb_gpu_verb = {
 	.run = kb_gpu,
 	.summary = "a GPU's compute capability, architecture, PCI ids and the builds that run on it",
 	.usage = "gpuenv kb gpu NAME|PCI-ID",
-	.help = KBDIR_HELP,
+	KBDIR_GROUPS,
 };
 
 static const struct cli_verb kb_image_verb = {
@@ -793,9 +799,10 @@ static const struct cli_verb kb_image_verb = {
 	.usage = "gpuenv kb image IMAGE[:TAG] [--driver VERSION] [--gpu NAME]",
 	.help = "  --driver VERSION   also say whether this driver runs the image (by its release\n"
 		"                     notes where the knowledge base has them, else by its CUDA)\n"
-		"  --gpu NAME         the host's GPU: forward compatibility needs a data-center one\n" KBDIR_HELP
+		"  --gpu NAME         the host's GPU: forward compatibility needs a data-center one\n"
 		"nvidia/cuda and pytorch/pytorch tags are read by their grammar and looked up in\n"
 		"images.toml; a tag that does not fit the grammar is a usage error (exit 2)\n",
+	KBDIR_GROUPS,
 };
 
 static const struct cli_verb kb_sources_verb = {
@@ -803,7 +810,7 @@ static const struct cli_verb kb_sources_verb = {
 	.run = kb_sources,
 	.summary = "the knowledge-base files, where they were read from and their row counts",
 	.usage = "gpuenv kb sources",
-	.help = KBDIR_HELP,
+	KBDIR_GROUPS,
 };
 
 static const struct cli_verb *const subs[] = {

@@ -47,8 +47,6 @@ static int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc,
 		{ "image", required_argument, NULL, 'i' },
 		{ "lock", required_argument, NULL, 'l' },
 		{ "dockerfile", required_argument, NULL, 'D' },
-		{ "facts", required_argument, NULL, 'f' },
-		{ "kb-dir", required_argument, NULL, 'k' },
 		{ "engine", required_argument, NULL, 'e' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -82,12 +80,6 @@ static int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc,
 		case 'D':
 			dockerfile = optarg;
 			break;
-		case 'f':
-			facts_path = optarg;
-			break;
-		case 'k':
-			kb_dir = optarg;
-			break;
 		case 'e':
 			engine = optarg;
 			break;
@@ -95,6 +87,10 @@ static int cli_preflight(struct cli *cli, const struct cli_verb *verb, int argc,
 			return cli_usage_error(cli, verb, "%s: unexpected option", verb->name);
 		}
 	}
+	if (cli->opt.facts)
+		facts_path = cli->opt.facts;
+	if (cli->opt.kb_dir)
+		kb_dir = cli->opt.kb_dir;
 	if (optind < argc)
 		return cli_usage_error(cli, verb, "%s: unexpected argument '%s'", verb->name, argv[optind]);
 	given = !!req.cuda + !!req.torch + !!req.image + !!lock + !!dockerfile + !!engine;
@@ -189,11 +185,15 @@ const struct cli_verb cli_verb_preflight = {
 		"  --engine ENGINE    a TensorRT engine gpuenv trt build made, by its record\n"
 		"                     (ENGINE.gpuenv.json): TensorRT, compute capability, hardware and\n"
 		"                     version compatibility, precisions (docs/trt.md)\n"
-		"  --facts FILE.json  judge the node a snapshot describes instead of this one\n"
-		"  --kb-dir DIR       knowledge-base files (cuda.toml, torch.toml, ngc.toml) from DIR\n"
 		"exit status: 0 go, 1 no-go, 2 usage, 4 the facts or the request could not\n"
 		"  be judged (unknown to the knowledge base, a malformed lock or Dockerfile,\n"
 		"  an engine without a record),\n"
 		"  or the output not written\n"
 		"  (docs/exit-codes.md)\n",
+	.groups = CLI_G_FACTS | CLI_G_KB_DIR,
+	.group_help = (const struct cli_group_help[]){
+		{ CLI_G_FACTS, "  --facts FILE.json  judge the node a snapshot describes instead of this one\n" },
+		{ CLI_G_KB_DIR, "  --kb-dir DIR       knowledge-base files (cuda.toml, torch.toml, ngc.toml) from DIR\n" },
+		{ 0, NULL },
+	},
 };

@@ -131,9 +131,7 @@ out:
 static int cli_tree(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "project", required_argument, NULL, 'p' },
 		{ "target", required_argument, NULL, 't' },
-		{ "facts", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *project = NULL, *target = NULL, *facts = NULL;
@@ -144,13 +142,15 @@ static int cli_tree(struct cli *cli, const struct cli_verb *verb, int argc, char
 		switch (c) {
 		case CLI_OPT_EXIT:
 			return st;
-		case 'p': project = optarg; break;
 		case 't': target = optarg; break;
-		case 'F': facts = optarg; break;
 		default:
 			return cli_usage_error(cli, verb, "%s: unexpected option", verb->name);
 		}
 	}
+	if (cli->opt.project)
+		project = cli->opt.project;
+	if (cli->opt.facts)
+		facts = cli->opt.facts;
 	if (optind < argc)
 		return cli_usage_error(cli, verb, "%s: unexpected argument '%s'", verb->name, argv[optind]);
 	if ((st = cli_project_open(cli, verb->name, project, facts, NULL, NULL, 0, &pj)) != 0)
@@ -180,11 +180,15 @@ const struct cli_verb cli_verb_tree = {
 	.run = cli_tree,
 	.summary = "print a target's locked dependency graph",
 	.usage = "gpuenv tree [--project DIR] [--target NAME] [--facts FILE.json] [--json]",
-	.help = "  --project DIR      the project (its pyproject.toml); default: .\n"
-		"  --target NAME      this target only; default: every target with a lock\n"
-		"  --facts FILE.json  with no targets declared: the machine a snapshot describes\n"
+	.help = "  --target NAME      this target only; default: every target with a lock\n"
 		"  --json             the packages and their dependencies per target\n"
 		"\n"
 		"(*) marks a package whose dependencies were shown above.\n"
 		"exit status: 0 printed, 2 usage, 4 the manifest or a lock could not be read",
+	.groups = CLI_G_PROJECT | CLI_G_FACTS,
+	.group_help = (const struct cli_group_help[]){
+		{ CLI_G_PROJECT, "  --project DIR      the project (its pyproject.toml); default: .\n" },
+		{ CLI_G_FACTS, "  --facts FILE.json  with no targets declared: the machine a snapshot describes\n" },
+		{ 0, NULL },
+	},
 };

@@ -127,7 +127,6 @@ static void print_report(struct cli *cli, const gpuenv_triton_report_t *r)
 static int cli_triton_check(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "facts", required_argument, NULL, 'F' },
 		{ 0, 0, 0, 0 },
 	};
 	const char *facts_path = NULL;
@@ -139,9 +138,8 @@ static int cli_triton_check(struct cli *cli, const struct cli_verb *verb, int ar
 	while ((c = cli_getopt(cli, verb, argc, argv, "", longopts, &st)) != -1) {
 		if (c == CLI_OPT_EXIT)
 			return st;
-		if (c == 'F')
-			facts_path = optarg;
 	}
+	facts_path = cli->opt.facts;
 	if (optind >= argc)
 		return cli_usage_error(cli, verb, "%s: no REPOSITORY given", verb->name);
 	if (argc - optind > 1)
@@ -188,9 +186,7 @@ const struct cli_verb cli_verb_triton_check = {
 	.run = cli_triton_check,
 	.summary = "check a model repository as Triton would load it",
 	.usage = "gpuenv triton check REPOSITORY [--facts FILE] [--json]",
-	.help = "  --facts FILE       the node's facts (gpuenv probe --json): instance_group GPUs and\n"
-		"                     cc_model_filenames are checked against its GPUs\n\n"
-		"Each folder of REPOSITORY is a model: config.pbtxt (protobuf text format; every\n"
+	.help = "\nEach folder of REPOSITORY is a model: config.pbtxt (protobuf text format; every\n"
 		"error FILE:LINE:COL), platform / backend and the model file, numeric version\n"
 		"folders and version_policy, max_batch_size, each input and output against the ONNX\n"
 		"model (name, TYPE_*, dims with the batch dimension, reshape), dynamic_batching,\n"
@@ -198,4 +194,10 @@ const struct cli_verb cli_verb_triton_check = {
 		"itself, an info line says what.\n\n"
 		"exit status: 0 every model would load, 1 a model would fail to load, 2 usage,\n"
 		"4 the repository or --facts could not be read\n",
+	.groups = CLI_G_FACTS,
+	.group_help = (const struct cli_group_help[]){
+		{ CLI_G_FACTS, "  --facts FILE       the node's facts (gpuenv probe --json): instance_group GPUs and\n"
+			       "                     cc_model_filenames are checked against its GPUs\n" },
+		{ 0, NULL },
+	},
 };
