@@ -34,9 +34,9 @@ int cli_pyproject_open(struct cli *cli, const char *verb, const char *project, s
 	}
 	pp->mode = st.st_mode & 07777;
 	/* the atomic write would replace a read-only file: refuse it first */
-	if (access(pp->path, W_OK) != 0)
-		return cli_error(cli, CLI_EXIT_CANNOT, "%s: %s: not writable (%s); nothing changed", verb, pp->path,
-			strerror(errno));
+	if (access(pp->path, W_OK) != 0 || !(pp->mode & 0222))
+		return cli_error(cli, CLI_EXIT_CANNOT, "%s: %s: read-only (%s); nothing changed", verb, pp->path,
+			access(pp->path, W_OK) != 0 ? strerror(errno) : "no write permission bit");
 	if (gpuenv_fs_read(&cli->ctx, pp->path, GPUENV_MANIFEST_MAX_SIZE, &pp->orig) != 0)
 		return cli_report(cli, CLI_EXIT_CANNOT);
 	if (gpuenv_toml_edit_open(&pp->ed, &cli->ctx, pp->path, pp->orig.data ? pp->orig.data : "", pp->orig.len) != 0) {

@@ -16,6 +16,7 @@
 #include "gpuenv/facts.h"
 #include "gpuenv/fs.h"
 #include "gpuenv/pep440.h"
+#include "gpuenv/toml.h"
 
 struct init_opts {
 	const char *dir, *name, *python, *target;
@@ -90,7 +91,7 @@ static int cli_init(struct cli *cli, const struct cli_verb *verb, int argc, char
 	gpuenv_buf_t b;
 	gpuenv_target_t t;
 	const gpuenv_facts_t *facts = NULL;
-	char *path = NULL, *gi = NULL;
+	const char *path = NULL, *gi = NULL;
 	struct stat st_;
 	int c, st = CLI_EXIT_USAGE;
 

@@ -16,6 +16,7 @@
 #define EDIT_MAX_PATH 1024u
 
 typedef GPUENV_VEC(gpuenv_str_t) strvec_t;
+typedef GPUENV_VEC(gpuenv_toml_edit_node_t) nodevec_t;
 
 struct scan {
 	gpuenv_toml_edit_t *ed;
@@ -262,7 +263,7 @@ static int scan_key(struct scan *sc, size_t *pi, strvec_t *parts)
 	return 0;
 }
 
-static gpuenv_toml_edit_node_t *push_node(gpuenv_toml_edit_t *ed, GPUENV_VEC(gpuenv_toml_edit_node_t) *v)
+static gpuenv_toml_edit_node_t *push_node(gpuenv_toml_edit_t *ed, nodevec_t *v)
 {
 	return gpuenv_vec_push(ed->ctx, &ed->arena, v, EDIT_MAX_NODES, "TOML statements");
 }
@@ -271,7 +272,7 @@ static gpuenv_toml_edit_node_t *push_node(gpuenv_toml_edit_t *ed, GPUENV_VEC(gpu
 static int scan_all(gpuenv_toml_edit_t *ed)
 {
 	struct scan sc = { .ed = ed, .s = ed->text.data ? ed->text.data : "", .n = ed->text.len };
-	GPUENV_VEC(gpuenv_toml_edit_node_t) v = { 0 };
+	nodevec_t v = { 0 };
 	strvec_t head = { 0 };
 	uint32_t cur = UINT32_MAX;
 	size_t i = 0;
@@ -283,7 +284,7 @@ static int scan_all(gpuenv_toml_edit_t *ed)
 			break;
 		}
 	while (i < sc.n) {
-		gpuenv_toml_edit_node_t *nd = push_node(ed, (void *)&v);
+		gpuenv_toml_edit_node_t *nd = push_node(ed, &v);
 		strvec_t parts = { 0 };
 		size_t j = skip_ws(&sc, i);
 		int r;
@@ -580,7 +581,7 @@ int gpuenv_toml_edit_array_append(gpuenv_toml_edit_t *ed, const char *const *pat
 	const char *sep = ", ";
 	if (ne > 1) {
 		size_t c2 = past_comma(s, el[ne - 2].end, last->start);
-		if (c2 < last->start && s[c2] != ' ')
+		if (c2 != el[ne - 2].end && c2 == last->start)
 			sep = ",";
 	}
 	if (trailing)
