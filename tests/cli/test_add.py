@@ -188,7 +188,7 @@ check(rc == 0 and read(os.path.join(P3, "pyproject.toml")) == ORIG3, "pep735 new
 URLS = torch_index.build(os.path.join(TMP, "torch"))
 SAT = os.path.join(TMP, "satellite")
 os.makedirs(SAT)
-shutil.copy(os.path.join(SHARED, "examples", "satellite-classifier", "pyproject.toml"), SAT)
+shutil.copyfile(os.path.join(SHARED, "examples", "satellite-classifier", "pyproject.toml"), os.path.join(SAT, "pyproject.toml"))
 SATP = os.path.join(SAT, "pyproject.toml")
 SORIG = read(SATP)
 SLOCK = ["--index-url", URLS["pypi"], "--torch-index", URLS["torch-index"], "--cache-dir", CACHE,
