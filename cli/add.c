@@ -112,14 +112,16 @@ static int lock_and_sync(struct cli *cli, const struct cli_verb *verb, struct ad
 	return st;
 }
 
-static int cli_add(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+/* add (requirements) or remove (names): every edit made, the file
+ * written, then the locks and the sync. */
+static int edit_verb(struct cli *cli, const struct cli_verb *verb, int argc, char **argv, bool add)
 {
 	struct add_opts o = { 0 };
 	struct cli_pyproject pp;
 	gpuenv_arena_t arena;
 	int st;
 
-	if (parse_opts(cli, verb, argc, argv, true, &o, &st) != 0)
+	if (parse_opts(cli, verb, argc, argv, add, &o, &st) != 0)
 		return st;
 	if ((st = cli_pyproject_open(cli, verb->name, o.lo.project, &pp)) != 0) {
 		cli_pyproject_close(&pp);
@@ -129,36 +131,12 @@ static int cli_add(struct cli *cli, const struct cli_verb *verb, int argc, char 
 	for (int i = optind; i < argc && !st; i++) {
 		gpuenv_manifest_add_t a = { .req = argv[i], .group = o.group, .extra = o.extra, .source = o.source };
 		const char *what;
-		if (gpuenv_manifest_edit_add(&pp.ed, &arena, &a, &what) != 0)
+		int r = add ? gpuenv_manifest_edit_add(&pp.ed, &arena, &a, &what)
+			    : gpuenv_manifest_edit_remove(&pp.ed, &arena, argv[i], o.group, &what);
+		if (r)
 			st = cli_pyproject_edit_error(cli, cli->ctx.err.code);
-		else if (!cli->json && cli->verbose >= 0)
+		else if (!cli->json && cli->verbose >= 0 && add)
 			printf("+ %s\n", what);
-	}
-	if (!st && !(st = cli_pyproject_write(cli, verb->name, &pp)))
-		st = lock_and_sync(cli, verb, &o, &pp);
-	gpuenv_arena_free(&arena);
-	cli_pyproject_close(&pp);
-	return st;
-}
-
-static int cli_remove(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
-{
-	struct add_opts o = { 0 };
-	struct cli_pyproject pp;
-	gpuenv_arena_t arena;
-	int st;
-
-	if (parse_opts(cli, verb, argc, argv, false, &o, &st) != 0)
-		return st;
-	if ((st = cli_pyproject_open(cli, verb->name, o.lo.project, &pp)) != 0) {
-		cli_pyproject_close(&pp);
-		return st;
-	}
-	gpuenv_arena_init(&arena, &cli->ctx, 0);
-	for (int i = optind; i < argc && !st; i++) {
-		const char *what;
-		if (gpuenv_manifest_edit_remove(&pp.ed, &arena, argv[i], o.group, &what) != 0)
-			st = cli_pyproject_edit_error(cli, cli->ctx.err.code);
 		else if (!cli->json && cli->verbose >= 0)
 			printf("- %s (%s)\n", argv[i], what);
 	}
@@ -167,6 +145,16 @@ static int cli_remove(struct cli *cli, const struct cli_verb *verb, int argc, ch
 	gpuenv_arena_free(&arena);
 	cli_pyproject_close(&pp);
 	return st;
+}
+
+static int cli_add(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+{
+	return edit_verb(cli, verb, argc, argv, true);
+}
+
+static int cli_remove(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
+{
+	return edit_verb(cli, verb, argc, argv, false);
 }
 
 #define ADD_LOCK_HELP \

@@ -406,13 +406,28 @@ static bool path_prefix(const gpuenv_str_t *a, size_t na, const char *const *b, 
 	return na >= nb && path_eq(a, nb, b, nb);
 }
 
+/* Is the statement inside an array of tables' element (its path goes
+ * through an array), where a path names no one key? */
+static bool through_array(const gpuenv_toml_edit_t *ed, const gpuenv_toml_edit_node_t *nd)
+{
+	const gpuenv_toml_table_t *t = ed->doc.root;
+	for (uint32_t k = 0; k + 1 < nd->npath; k++) {
+		const gpuenv_toml_kv_t *kv = gpuenv_toml_find(t, nd->path[k]);
+		if (!kv || kv->val.type != GPUENV_TOML_TABLE)
+			return true;
+		t = kv->val.u.tab;
+	}
+	return false;
+}
+
 const gpuenv_toml_edit_node_t *gpuenv_toml_edit_find(const gpuenv_toml_edit_t *ed, const char *const *path,
 	size_t n)
 {
 	for (size_t i = 0; i < ed->nnodes; i++) {
 		const gpuenv_toml_edit_node_t *nd = &ed->nodes[i];
 		if (nd->kind == GPUENV_TOML_EDIT_KEYVAL && path_eq(nd->path, nd->npath, path, n) &&
-			(nd->header == UINT32_MAX || ed->nodes[nd->header].kind == GPUENV_TOML_EDIT_TABLE))
+			(nd->header == UINT32_MAX || ed->nodes[nd->header].kind == GPUENV_TOML_EDIT_TABLE) &&
+			!through_array(ed, nd))
 			return nd;
 	}
 	return NULL;
@@ -485,8 +500,10 @@ static int splice(gpuenv_toml_edit_t *ed, size_t a, size_t b, const char *const 
 	gpuenv_buf_free(&ed->text);
 	ed->text = old;
 	int r2 = reload(ed);
+	if (r2)
+		return r2; /* out of memory reading the old text again: that error */
 	ed->ctx->err = saved;
-	return r2 ? r2 : r;
+	return r;
 }
 
 static const gpuenv_toml_edit_node_t *need_key(gpuenv_toml_edit_t *ed, const char *const *path, size_t n)
@@ -589,18 +606,29 @@ int gpuenv_toml_edit_array_append(gpuenv_toml_edit_t *ed, const char *const *pat
 	return splice(ed, last->end, last->end, (const char *[]){ sep, val, NULL });
 }
 
-int gpuenv_toml_edit_array_remove(gpuenv_toml_edit_t *ed, const char *const *path, size_t n, size_t i)
+/* The array at path and its elements, element i there: 0 or the error. */
+static int array_at(gpuenv_toml_edit_t *ed, const char *const *path, size_t n, size_t i,
+	const gpuenv_toml_edit_node_t **kvp, gpuenv_toml_edit_elem_t **el, size_t *ne)
 {
 	const gpuenv_toml_edit_node_t *kv = need_key(ed, path, n);
+	int r;
+	if (!(*kvp = kv))
+		return GPUENV_ENOTFOUND;
+	if ((r = gpuenv_toml_edit_elems(ed, kv, el, ne)) != 0)
+		return r;
+	if (i >= *ne)
+		return gpuenv_fail(ed->ctx, GPUENV_ENOTFOUND, ed->file, 0, 0, "no element %zu in the array", i);
+	return 0;
+}
+
+int gpuenv_toml_edit_array_remove(gpuenv_toml_edit_t *ed, const char *const *path, size_t n, size_t i)
+{
+	const gpuenv_toml_edit_node_t *kv;
 	gpuenv_toml_edit_elem_t *el;
 	size_t ne;
 	int r;
-	if (!kv)
-		return GPUENV_ENOTFOUND;
-	if ((r = gpuenv_toml_edit_elems(ed, kv, &el, &ne)) != 0)
+	if ((r = array_at(ed, path, n, i, &kv, &el, &ne)) != 0)
 		return r;
-	if (i >= ne)
-		return gpuenv_fail(ed->ctx, GPUENV_ENOTFOUND, ed->file, 0, 0, "no element %zu in the array", i);
 	const char *s = ed->text.data;
 	size_t close = kv->vend - 1;
 	gpuenv_toml_edit_elem_t *e = &el[i];
@@ -641,16 +669,12 @@ int gpuenv_toml_edit_array_remove(gpuenv_toml_edit_t *ed, const char *const *pat
 int gpuenv_toml_edit_array_set(gpuenv_toml_edit_t *ed, const char *const *path, size_t n, size_t i,
 	gpuenv_str_t value)
 {
-	const gpuenv_toml_edit_node_t *kv = need_key(ed, path, n);
+	const gpuenv_toml_edit_node_t *kv;
 	gpuenv_toml_edit_elem_t *el;
 	size_t ne;
 	int r;
-	if (!kv)
-		return GPUENV_ENOTFOUND;
-	if ((r = gpuenv_toml_edit_elems(ed, kv, &el, &ne)) != 0)
+	if ((r = array_at(ed, path, n, i, &kv, &el, &ne)) != 0)
 		return r;
-	if (i >= ne)
-		return gpuenv_fail(ed->ctx, GPUENV_ENOTFOUND, ed->file, 0, 0, "no element %zu in the array", i);
 	char *val = gpuenv_arena_strndup(&ed->arena, value.ptr, value.len);
 	if (!val)
 		return gpuenv_oom(ed->ctx, "editing TOML");
