@@ -681,19 +681,23 @@ int gpuenv_toml_edit_array_set(gpuenv_toml_edit_t *ed, const char *const *path, 
 	return splice(ed, el[i].start, el[i].end, (const char *[]){ val, NULL });
 }
 
-/* The line "key = value" for the parts path[from..n). */
-static char *kv_line(gpuenv_toml_edit_t *ed, const char *const *path, size_t from, size_t n, gpuenv_str_t value)
+/* A line of the dotted key path[from..n): "a.b = value" (value not NULL),
+ * or a header "[a.b]" / "[[a.b]]"; in the editor's arena, the file's newline. */
+static char *key_line(gpuenv_toml_edit_t *ed, const char *const *path, size_t from, size_t n, const gpuenv_str_t *value,
+	const char *open, const char *close)
 {
 	gpuenv_buf_t b;
 	char *out;
 	gpuenv_buf_init(&b, ed->ctx, GPUENV_TOML_MAX_SIZE);
+	gpuenv_buf_puts(&b, open);
 	for (size_t i = from; i < n; i++) {
 		if (i > from)
 			gpuenv_buf_putc(&b, '.');
 		gpuenv_toml_write_key(&b, gpuenv_str(path[i]));
 	}
-	gpuenv_buf_puts(&b, " = ");
-	gpuenv_buf_append(&b, value.ptr, value.len);
+	gpuenv_buf_puts(&b, close);
+	if (value)
+		gpuenv_buf_append(&b, value->ptr, value->len);
 	gpuenv_buf_puts(&b, ed->nl);
 	if (gpuenv_buf_failed(&b)) {
 		gpuenv_buf_free(&b);
@@ -706,28 +710,14 @@ static char *kv_line(gpuenv_toml_edit_t *ed, const char *const *path, size_t fro
 	return out;
 }
 
+static char *kv_line(gpuenv_toml_edit_t *ed, const char *const *path, size_t from, size_t n, gpuenv_str_t value)
+{
+	return key_line(ed, path, from, n, &value, "", " = ");
+}
+
 static char *header_line(gpuenv_toml_edit_t *ed, const char *const *path, size_t n, bool aot)
 {
-	gpuenv_buf_t b;
-	char *out;
-	gpuenv_buf_init(&b, ed->ctx, GPUENV_TOML_MAX_SIZE);
-	gpuenv_buf_puts(&b, aot ? "[[" : "[");
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			gpuenv_buf_putc(&b, '.');
-		gpuenv_toml_write_key(&b, gpuenv_str(path[i]));
-	}
-	gpuenv_buf_puts(&b, aot ? "]]" : "]");
-	gpuenv_buf_puts(&b, ed->nl);
-	if (gpuenv_buf_failed(&b)) {
-		gpuenv_buf_free(&b);
-		return NULL;
-	}
-	out = gpuenv_arena_strndup(&ed->arena, b.data, b.len);
-	gpuenv_buf_free(&b);
-	if (!out)
-		gpuenv_oom(ed->ctx, "editing TOML");
-	return out;
+	return key_line(ed, path, 0, n, NULL, aot ? "[[" : "[", aot ? "]]" : "]");
 }
 
 /* What goes before a new section at the end: a newline when the text lacks
