@@ -22,6 +22,10 @@
 	X(preflight) \
 	X(diagnose) \
 	X(kb) \
+	X(init) \
+	X(add) \
+	X(remove) \
+	X(source) \
 	X(lock) \
 	X(tree) \
 	X(export) \
