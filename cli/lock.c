@@ -78,6 +78,8 @@ static void lock_print(void *ud, const gpuenv_project_locked_t *r)
 		} else if (r->torch_error) {
 			json_object_set_new(o, "backend_error", json_string(r->torch_error));
 		}
+		if (r->warnings)
+			json_object_set_new(o, "warnings", json_string(r->warnings));
 		if (r->rc == 0) {
 			json_t *pk = json_object();
 			for (size_t i = 0; pk && i < r->res->npkgs; i++)
@@ -107,6 +109,12 @@ static void lock_print(void *ud, const gpuenv_project_locked_t *r)
 					fputs("    ", out_f);
 			}
 			fputc('\n', out_f);
+		}
+		for (const char *w = r->warnings; w && *w;) {
+			const char *e = strchr(w, '\n');
+			int l = e ? (int)(e - w) : (int)strlen(w);
+			fprintf(out_f, "  warning: %.*s\n", l, w);
+			w += l + (e ? 1 : 0);
 		}
 	}
 	if (r->rc == GPUENV_ENOSOLUTION)

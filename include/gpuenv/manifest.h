@@ -139,6 +139,16 @@ typedef struct gpuenv_backend_choice {
 	bool user_pinned;	/* the user's source decided, gpuenv checked */
 	const char *reason;	/* one or more lines citing the KB rows */
 	const char *cuda;	/* the build's CUDA ("12.6"), NULL for cpu */
+	/* the KB's row of the build picked or checked (NULL for cpu); how:
+	 * what decided it ("auto", "torch-backend = \"cu126\"", "torch pinned
+	 * to source 'pytorch' (URL)") */
+	const struct gpuenv_kb_torch_variant *variant;
+	const char *how;
+	/* "auto" on a GPU target: the tags of every stable KB build within
+	 * the project's torch constraint that runs there, the favourite's
+	 * first: the builds a torch index is asked for (docs/lock.md) */
+	const char *const *offer_tags;
+	size_t noffer_tags;
 } gpuenv_backend_choice_t;
 
 /* The backend for target t: torch-backend "auto" asks the KB
@@ -149,6 +159,16 @@ typedef struct gpuenv_backend_choice {
 GPUENV_API int gpuenv_manifest_backend(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
 	const gpuenv_manifest_t *m, const gpuenv_manifest_target_t *t,
 	const gpuenv_kb_t *kb, gpuenv_backend_choice_t *out);
+
+/* The reason a lock gives for the torch build it holds: torch version (as
+ * locked: "2.1.2+cu118", "2.8.0") of build tag ("cu118", read from the
+ * wheel), decided as bc says, with the KB's judgement of that release's
+ * build on the target; note (may be NULL): why it is not the KB's
+ * favourite ("cu130 is not on <index>; took ...").  *out in arena.  0, or
+ * -ENOMEM. */
+GPUENV_API int gpuenv_manifest_backend_locked(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
+	const gpuenv_manifest_target_t *t, const gpuenv_kb_t *kb, const gpuenv_backend_choice_t *bc,
+	const char *version, const char *tag, const char *note, const char **out);
 
 /* Packages published per torch build on the torch index (torch,
  * torchvision, torchaudio, triton's pytorch-triton, ...) and the

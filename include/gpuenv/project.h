@@ -70,6 +70,17 @@ typedef struct gpuenv_pv_opts {
 	/* the names the crawl starts from (the root requirements) */
 	const gpuenv_requirement_t *roots;
 	size_t nroots;
+	/* torch-backend "auto" on a GPU target: the build comes from what the
+	 * sources offer.  offer_sources[0..noffers): the source names of the
+	 * torch index's builds (<torch-index>/<tag>/, one per tag the KB
+	 * knows); with the usual rule's source they are asked for torch once,
+	 * each torch wheel's build read from the wheel
+	 * (gpuenv_project_wheel_build), and the KB's pick among the builds
+	 * that exist decides the torch family's source (docs/lock.md) */
+	size_t noffers;
+	const char *const *offer_sources;
+	const char *torch_index; /* for messages: the torch index's root */
+	const gpuenv_kb_ver_t *fav_series; /* the KB's favourite's series ("2.14") */
 } gpuenv_pv_opts_t;
 
 typedef struct gpuenv_pv gpuenv_pv_t;
@@ -79,6 +90,9 @@ typedef struct gpuenv_pv_file {
 	const gpuenv_index_file_t *file;
 	const gpuenv_index_project_t *project;
 	const char *reason; /* why this build (torch family), or NULL */
+	/* a torch wheel's build as read from it ("cu128", "cpu"), NULL when
+	 * not read or unknown */
+	const char *build;
 	bool sdist;	    /* a source distribution (no usable wheel of its
 			       version): locked as PEP 751 sdist */
 } gpuenv_pv_file_t;
@@ -87,6 +101,65 @@ GPUENV_API int gpuenv_pv_new(gpuenv_ctx_t *ctx, const gpuenv_pv_opts_t *opts, gp
 GPUENV_API void gpuenv_pv_free(gpuenv_pv_t *pv);
 /* The provider interface over pv (valid while pv lives). */
 GPUENV_API void gpuenv_pv_provider(gpuenv_pv_t *pv, gpuenv_provider_t *out);
+
+/* What the provider saw of the torch builds the sources offer (opts'
+ * offer_sources), NULL before it looked or when it did not. */
+typedef struct gpuenv_pv_torch_offer {
+	const char *tag;      /* the build taken ("cu129"), NULL: none runs */
+	bool fav_tag_offered; /* the KB's favourite tag (opts->backend) is there */
+	bool fav_offered;     /* ... in the favourite's release series */
+	const char *offered;  /* "2.8.0+cu126, 2.8.0+cu129, 2.8.0 (cpu), ..." */
+	const char *where;    /* the indexes asked, for messages */
+	const char *runs_on;  /* the target: "sm_90 with driver 580.159.04" */
+} gpuenv_pv_torch_offer_t;
+GPUENV_API const gpuenv_pv_torch_offer_t *gpuenv_pv_torch_offer(const gpuenv_pv_t *pv);
+
+/* ---- a wheel's build (lib/project/wheel_build.c) ------------------------ */
+
+enum gpuenv_build_kind {
+	GPUENV_BUILD_UNKNOWN = 0, /* nothing in the wheel says */
+	GPUENV_BUILD_CPU,	  /* no CUDA code */
+	GPUENV_BUILD_CUDA,	  /* tag "cu128"; cuda_major alone when only a
+				     CUDA-suffixed requirement names it */
+	GPUENV_BUILD_OTHER,	  /* another accelerator's build ("rocm6.2") */
+};
+typedef struct gpuenv_wheel_build {
+	int kind;	/* enum gpuenv_build_kind */
+	char tag[24];	/* "cu128", "cpu", "rocm6.2"; "" when unknown */
+	int cuda_major; /* GPUENV_BUILD_CUDA: the CUDA major */
+	/* how it was read: "its local version", "its requirement
+	 * nvidia-cuda-runtime-cu12==12.8.90", "no nvidia-* requirement on
+	 * Linux x86_64", ... (static text or in arena) */
+	const char *how;
+} gpuenv_wheel_build_t;
+
+/* The build of a torch-family wheel, read from the wheel: its local
+ * version ("+cu128", "+cpu") where it has one; otherwise its requirements
+ * (reqs[0..nreqs), markers judged in env): an nvidia-cuda-runtime /
+ * cuda-toolkit pin names the CUDA version (PyPI's Linux torch), another
+ * CUDA-suffixed nvidia-* requirement its major (the KB's PyPI build of the
+ * release then names the tag); none on a manylinux x86_64 or aarch64
+ * wheel is a CPU build; a plain linux_aarch64 wheel is a JetPack build
+ * carrying L4T CUDA, the tag read from source_url's last part
+ * (".../jp6/cu126") when it names one.  reqs NULL: the local version
+ * only.  0, or -ENOMEM. */
+GPUENV_API int gpuenv_project_wheel_build(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_kb_t *kb,
+	const char *filename, const gpuenv_requirement_t *reqs, size_t nreqs, const gpuenv_marker_env_t *env,
+	const char *source_url, gpuenv_wheel_build_t *out);
+
+/* The lock-time check of a target's stack: the pins of nvidia-cudnn-*,
+ * nvidia-nccl-* and tensorrt among roots[0..nroots) beside the locked torch
+ * (res's entry torch, of build tag) that the KB says was built with other
+ * versions and that carries its own copy (its wheel does not require the
+ * package).  *out[0..*nout): one warning each, naming the package (for its
+ * [packages.tool.gpuenv] reason), in arena.  0, or -ENOMEM. */
+typedef struct gpuenv_stack_warning {
+	const char *package; /* the pinned package (normalised) */
+	const char *text;
+} gpuenv_stack_warning_t;
+GPUENV_API int gpuenv_project_stack_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_kb_t *kb,
+	const char *target, const gpuenv_requirement_t *roots, size_t nroots, const gpuenv_resolution_t *res,
+	const gpuenv_resolved_t *torch, const char *tag, gpuenv_stack_warning_t **out, size_t *nout);
 
 /* ---- locking one target ------------------------------------------------ */
 
@@ -99,6 +172,10 @@ typedef struct gpuenv_project_lock_req {
 	const char *torch_error;
 	/* the source name under which backend->index_url is registered in ix */
 	const char *torch_source;
+	/* torch-backend "auto" on a GPU target: the sources of every build
+	 * of the torch index (gpuenv_pv_opts_t's offer_sources) */
+	size_t noffers;
+	const char *const *offer_sources;
 	gpuenv_index_t *ix;
 	const gpuenv_kb_t *kb; /* may be NULL: no hardware judgement */
 	bool pre; /* pre-releases allowed everywhere (pip's --pre) */
@@ -116,6 +193,12 @@ typedef struct gpuenv_project_lock_req {
 typedef struct gpuenv_project_lock_out {
 	gpuenv_resolution_t res;
 	gpuenv_lock_t lock; /* valid when the resolution succeeded */
+	/* the torch build the lock holds (backend: the build read from the
+	 * locked torch wheel; reason: naming the locked release), valid when
+	 * locked.backend is set */
+	gpuenv_backend_choice_t locked;
+	/* the stack check's warnings (gpuenv_project_stack_check), lines */
+	const char *warnings;
 	gpuenv_buf_t text;  /* the lock as TOML (caller frees) */
 	gpuenv_pv_t *pv;    /* owns the strings res and lock point to */
 } gpuenv_project_lock_out_t;
@@ -240,6 +323,7 @@ typedef struct gpuenv_project_locked {
 	const char *torch_error;
 	const gpuenv_resolution_t *res; /* rc 0: the packages; no-solution: the explanation */
 	const char *torch;		/* torch's version in the lock, or NULL */
+	const char *warnings;		/* the stack check's lines, or NULL */
 	/* with opts->dump_dir: the scenario written, or why not */
 	const char *dump_path, *dump_error;
 } gpuenv_project_locked_t;

@@ -370,6 +370,35 @@ static int finish_reason(struct bk *B)
 	return B->out->reason ? 0 : gpuenv_oom(B->ctx, "the torch backend");
 }
 
+/* the tags of the stable builds within the constraint that run on the
+ * target, the pick's first (B->out->offer_tags) */
+static int offer_tags(struct bk *B)
+{
+	const char **tags = gpuenv_arena_calloc(B->arena, B->kb->n_torch_variant + 1, sizeof(*tags));
+	size_t n = 0;
+
+	if (!tags)
+		return gpuenv_oom(B->ctx, "the torch backend");
+	tags[n++] = B->out->backend;
+	for (size_t i = 0; i < B->kb->n_torch_variant; i++) {
+		const gpuenv_kb_torch_variant_t *v = &B->kb->torch_variant[i];
+		bool ok, seen = false;
+		if (!gpuenv_str_eq_cstr(v->channel, "stable") || !torch_allows(&B->spec, v))
+			continue;
+		for (size_t k = 0; k < n; k++)
+			seen |= gpuenv_str_eq_cstr(v->tag, tags[k]);
+		if (seen)
+			continue;
+		if (runs_on(B->kb, B->kts, B->nkt, v, B->arena, &ok))
+			return gpuenv_oom(B->ctx, "the torch backend");
+		if (ok && !(tags[n++] = gpuenv_arena_strndup(B->arena, v->tag.ptr, v->tag.len)))
+			return gpuenv_oom(B->ctx, "the torch backend");
+	}
+	B->out->offer_tags = tags;
+	B->out->noffer_tags = n;
+	return 0;
+}
+
 static int choose_auto(struct bk *B)
 {
 	gpuenv_kb_pick_t pk;
@@ -377,6 +406,7 @@ static int choose_auto(struct bk *B)
 	int r;
 
 	describe(B->t, d, sizeof(d));
+	B->out->how = "auto";
 	if (!B->t->target.ngpus) {
 		if ((r = set_index(B, "cpu")))
 			return r;
@@ -426,6 +456,9 @@ static int choose_auto(struct bk *B)
 	if ((r = set_index(B, gpuenv_arena_strndup(B->arena, pk.variant->tag.ptr, pk.variant->tag.len))))
 		return r;
 	B->out->cuda = gpuenv_arena_strndup(B->arena, pk.variant->cuda.str.ptr, pk.variant->cuda.str.len);
+	B->out->variant = pk.variant;
+	if ((r = offer_tags(B)))
+		return r;
 	kb_cmd(B->t, cmd, sizeof(cmd));
 	r = gpuenv_buf_printf(&B->why, "auto: torch %.*s %.*s (CUDA %.*s), the build `%s` picks%s%s%s%s",
 		GPUENV_STR_ARG(pk.variant->torch.str), GPUENV_STR_ARG(pk.variant->tag),
@@ -449,6 +482,8 @@ static int check_named(struct bk *B, const char *backend, const char *how)
 
 	describe(B->t, d, sizeof(d));
 	B->out->backend = backend;
+	if (!(B->out->how = gpuenv_arena_strndup(B->arena, how, strlen(how))))
+		return gpuenv_oom(B->ctx, "the torch backend");
 	if (!strcmp(backend, "cpu")) {
 		if (B->t->target.ngpus) {
 			would_run(B, hint, sizeof(hint));
@@ -488,6 +523,7 @@ static int check_named(struct bk *B, const char *backend, const char *how)
 		return gpuenv_hint(B->ctx, "builds it knows: %s", tags);
 	}
 	if (!B->t->target.ngpus) {
+		B->out->variant = newest;
 		B->out->cuda = gpuenv_arena_strndup(B->arena, newest->cuda.str.ptr, newest->cuda.str.len);
 		return gpuenv_buf_printf(&B->why, "%s: %s; target %s has no GPU, so the build runs on the CPU "
 						  "and its CUDA goes unused", how, backend, B->t->name)
@@ -519,6 +555,7 @@ static int check_named(struct bk *B, const char *backend, const char *how)
 		return gpuenv_hint(B->ctx, "%s", hint[0] ? hint : "no torch build in the knowledge base runs there");
 	}
 	B->out->cuda = gpuenv_arena_strndup(B->arena, best->cuda.str.ptr, best->cuda.str.len);
+	B->out->variant = best;
 	r = gpuenv_buf_printf(&B->why, "%s: %s; gpuenv checked torch %.*s %s (CUDA %.*s) on %s%s", how, backend,
 		GPUENV_STR_ARG(best->torch.str), backend, GPUENV_STR_ARG(best->cuda.str), d,
 		cite(&best->row, c1, sizeof(c1)));
@@ -706,4 +743,53 @@ int gpuenv_manifest_backend(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpue
 			gpuenv_oom(ctx, "the torch backend");
 	}
 	return r;
+}
+
+int gpuenv_manifest_backend_locked(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_manifest_target_t *t,
+	const gpuenv_kb_t *kb, const gpuenv_backend_choice_t *bc, const char *version, const char *tag,
+	const char *note, const char **out)
+{
+	gpuenv_kb_target_t kts[MAX_KT];
+	const gpuenv_kb_torch_variant_t *v = NULL;
+	gpuenv_buf_t b;
+	gpuenv_str_t head;
+	char vt[96], d[200], cmd[200], c1[80], cuda[16];
+	size_t nkt = kb ? gpuenv_target_kb(kb, &t->target, kts, MAX_KT) : 0;
+	bool autom = bc->how && !strcmp(bc->how, "auto") && !bc->user_pinned;
+	int r = 0;
+
+	*out = NULL;
+	if (nkt > MAX_KT)
+		nkt = MAX_KT;
+	gpuenv_str_split(gpuenv_str(version), '+', &head);
+	snprintf(vt, sizeof(vt), "%.*s+%s", (int)head.len, head.ptr, tag);
+	if (kb && strcmp(tag, "cpu") != 0)
+		v = gpuenv_kb_torch_variant(kb, gpuenv_str(vt));
+	describe(t, d, sizeof(d));
+	kb_cmd(t, cmd, sizeof(cmd));
+	gpuenv_buf_init(&b, ctx, 1 << 16);
+	gpuenv_buf_printf(&b, "%s: torch %s locked, build %s", bc->how ? bc->how : "the build", version, tag);
+	if (gpuenv_kb_cuda_of_tag(gpuenv_str(tag), cuda, sizeof(cuda), NULL))
+		gpuenv_buf_printf(&b, " (CUDA %s)", cuda);
+	if (!t->target.ngpus)
+		gpuenv_buf_printf(&b, "; target %s has no GPU (gpu = \"none\")%s", t->name, strcmp(tag, "cpu") ?
+			", so the build runs on the CPU and its CUDA goes unused" : "");
+	else if (note)
+		gpuenv_buf_printf(&b, "; %s", note);
+	else if (autom)
+		gpuenv_buf_printf(&b, ", the build `%s` picks", cmd);
+	else
+		gpuenv_buf_printf(&b, "; gpuenv checked it on %s", d);
+	if (v)
+		gpuenv_buf_puts(&b, cite(&v->row, c1, sizeof(c1)));
+	else if (t->target.ngpus)
+		gpuenv_buf_printf(&b, "; the knowledge base has no row for torch %.*s %s: judged by its CUDA against "
+			"the driver only", (int)head.len, head.ptr, tag);
+	if (v && t->target.ngpus) {
+		r = reasons_text(kb, kts, nkt, v, arena, &b, false);
+	}
+	if (!r && !gpuenv_buf_failed(&b) && b.data)
+		*out = gpuenv_arena_strndup(arena, b.data, b.len);
+	gpuenv_buf_free(&b);
+	return *out ? 0 : gpuenv_oom(ctx, "the torch build's reason");
 }

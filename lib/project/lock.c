@@ -94,21 +94,28 @@ static const char *lock_file_sha256(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, co
 	return gpuenv_arena_strndup(arena, hex, strlen(hex));
 }
 
-/* Why this torch-family wheel: its build, and for torch the knowledge
- * base's judgement of that exact build on the target's GPUs and driver
- * (kbt: the target's KB view, as the provider judged with). */
+/* Why this torch-family wheel: the build locked (tag, read from the locked
+ * torch wheel) beside the torch release locked, and for torch the
+ * knowledge base's judgement of that release's build on the target's GPUs
+ * and driver (kbt: the target's KB view, as the provider judged with). */
 static const char *lock_torch_reason(gpuenv_arena_t *arena, const gpuenv_project_lock_req_t *req,
-	const gpuenv_kb_target_t *kbt, size_t nkbt, const char *name, const char *version)
+	const gpuenv_kb_target_t *kbt, size_t nkbt, const char *name, const char *version, const char *tag,
+	const char *torch)
 {
 	const gpuenv_kb_torch_variant_t *var = NULL;
 	gpuenv_buf_t b;
+	gpuenv_str_t head;
+	char vt[96];
 	const char *out;
 
 	gpuenv_buf_init(&b, arena->ctx, 1 << 16);
-	gpuenv_buf_printf(&b, "build %s for target %s%s", req->backend->backend, req->t->name,
+	gpuenv_buf_printf(&b, "%s %s, build %s for target %s%s", name, version, tag, req->t->name,
 		req->backend->user_pinned ? " (the project's source)" : "");
-	if (!strcmp(name, "torch") && req->kb && gpuenv_kb_torch_lookup(req->kb, gpuenv_str(version), &var) == 0
-		&& var)
+	if (strcmp(name, "torch") != 0 && torch)
+		gpuenv_buf_printf(&b, ", beside torch %s", torch);
+	gpuenv_str_split(gpuenv_str(version), '+', &head);
+	snprintf(vt, sizeof(vt), "%.*s+%s", (int)head.len, head.ptr, tag);
+	if (!strcmp(name, "torch") && req->kb && (var = gpuenv_kb_torch_variant(req->kb, gpuenv_str(vt))) != NULL)
 		for (size_t i = 0; i < nkbt; i++) {
 			gpuenv_kb_torch_verdict_t vd;
 			if (gpuenv_kb_torch_check(req->kb, &kbt[i], var, arena, &vd) != 0)
@@ -119,9 +126,71 @@ static const char *lock_torch_reason(gpuenv_arena_t *arena, const gpuenv_project
 							: vd.reason[k].verdict == GPUENV_KB_UNKNOWN ? "unknown: " : "",
 						vd.reason[k].text);
 		}
-	out = b.data ? gpuenv_arena_strndup(arena, b.data, b.len) : NULL;
+	out = b.data && !gpuenv_buf_failed(&b) ? gpuenv_arena_strndup(arena, b.data, b.len) : NULL;
 	gpuenv_buf_free(&b);
 	return out;
+}
+
+/* The torch build the resolution locked, its reason naming the release
+ * locked (and, when the KB's favourite was not offered, what was taken
+ * instead), and the stack check's warnings: into out->locked and
+ * out->warnings. */
+static int lock_locked_build(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_project_lock_req_t *req,
+	const gpuenv_requirement_t *roots, size_t nroots, gpuenv_project_lock_out_t *out,
+	gpuenv_stack_warning_t **warn, size_t *nwarn)
+{
+	const gpuenv_resolution_t *res = &out->res;
+	const gpuenv_resolved_t *torch = NULL;
+	const gpuenv_pv_torch_offer_t *of = gpuenv_pv_torch_offer(out->pv);
+	const char *note = NULL, *tag;
+	char cuda[16];
+
+	*warn = NULL;
+	*nwarn = 0;
+	out->locked = *req->backend;
+	for (size_t i = 0; i < res->npkgs; i++)
+		if (!strcmp(res->pkgs[i].name, "torch"))
+			torch = &res->pkgs[i];
+	if (!torch)
+		return 0;
+	const gpuenv_pv_file_t *pf = torch->cand->data;
+	tag = pf->build ? pf->build : req->backend->backend;
+	out->locked.backend = tag;
+	out->locked.cuda = gpuenv_kb_cuda_of_tag(gpuenv_str(tag), cuda, sizeof(cuda), NULL)
+		? gpuenv_arena_strndup(arena, cuda, strlen(cuda)) : NULL;
+	if (of && req->backend->backend && (strcmp(tag, req->backend->backend) != 0 || !of->fav_offered)) {
+		const char *v = torch->cand->version;
+		bool plain = !strchr(v, '+');
+		char fav[64] = "";
+		if (req->backend->variant)
+			snprintf(fav, sizeof(fav), "torch %.*s %s", GPUENV_STR_ARG(req->backend->variant->torch.str),
+				req->backend->backend);
+		note = gpuenv_arena_printf(arena, "%s is not on %s; took %s%s%s%s, the newest build there that runs on "
+			"%s (the knowledge base's favourite%s%s)", of->fav_tag_offered && fav[0] ? fav
+			: req->backend->backend, of->where, v, plain ? " (build " : "", plain ? tag : "", plain ? ")" : "",
+			of->runs_on, fav[0] ? " is " : "", fav).ptr;
+		if (!note)
+			return gpuenv_oom(ctx, "the torch build's reason");
+	}
+	if (gpuenv_manifest_backend_locked(ctx, arena, req->t, req->kb, req->backend, torch->cand->version, tag,
+		    note, &out->locked.reason) != 0)
+		return ctx->err.code;
+	if (gpuenv_project_stack_check(ctx, arena, req->kb, req->t->name, roots, nroots, res, torch, tag, warn,
+		    nwarn) != 0)
+		return ctx->err.code;
+	if (*nwarn) {
+		gpuenv_buf_t b;
+		gpuenv_buf_init(&b, ctx, 1 << 16);
+		for (size_t i = 0; i < *nwarn; i++)
+			gpuenv_buf_printf(&b, "%s%s", i ? "\n" : "", (*warn)[i].text);
+		out->warnings = b.data && !gpuenv_buf_failed(&b) ? gpuenv_arena_strndup(arena, b.data, b.len) : NULL;
+		out->locked.reason = out->warnings ? gpuenv_arena_printf(arena, "%s\nwarning: %s", out->locked.reason,
+			out->warnings).ptr : NULL;
+		gpuenv_buf_free(&b);
+		if (!out->warnings || !out->locked.reason)
+			return gpuenv_oom(ctx, "the stack check");
+	}
+	return 0;
 }
 
 /* The resolution's packages as lock entries (one file each), into lock:
@@ -260,8 +329,13 @@ static int lock_project(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_m
 
 static int lock_build(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_project_lock_req_t *req,
 	const gpuenv_kb_target_t *kbt, size_t nkbt, const gpuenv_marker_env_t *env,
-	const gpuenv_resolution_t *res, gpuenv_lock_t *lock)
+	const gpuenv_requirement_t *roots, size_t nroots, gpuenv_project_lock_out_t *out)
 {
+	const gpuenv_resolution_t *res = &out->res;
+	gpuenv_lock_t *lock = &out->lock;
+	gpuenv_stack_warning_t *warn = NULL;
+	size_t nwarn = 0;
+	const char *torch = NULL;
 	const gpuenv_manifest_target_t *t = req->t;
 	char cc[16] = "";
 	int rc;
@@ -277,10 +351,21 @@ static int lock_build(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_pro
 	lock->dependency_groups = t->groups;
 	lock->ndefault_groups = t->ngroups;
 	lock->default_groups = t->groups;
+	if (req->backend && (rc = lock_locked_build(ctx, arena, req, roots, nroots, out, &warn, &nwarn)) != 0)
+		return rc;
+	for (size_t i = 0; i < res->npkgs; i++)
+		if (!strcmp(res->pkgs[i].name, "torch"))
+			torch = res->pkgs[i].cand->version;
 	for (size_t i = 0; req->backend && i < lock->npackages; i++) {
 		gpuenv_lock_package_t *p = (gpuenv_lock_package_t *)&lock->packages[i];
-		if (gpuenv_project_torch_routed(p->name))
-			p->reason = lock_torch_reason(arena, req, kbt, nkbt, p->name, p->version);
+		if (gpuenv_project_torch_routed(p->name)
+			&& !(p->reason = lock_torch_reason(arena, req, kbt, nkbt, p->name, p->version,
+				     out->locked.backend, torch)))
+			return gpuenv_oom(ctx, "the lock");
+		for (size_t k = 0; k < nwarn; k++)
+			if (!strcmp(warn[k].package, p->name)
+				&& !(p->reason = gpuenv_arena_printf(arena, "warning: %s", warn[k].text).ptr))
+				return gpuenv_oom(ctx, "the lock");
 	}
 
 	gpuenv_lock_target_t *lt = &lock->target;
@@ -301,8 +386,8 @@ static int lock_build(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_pro
 	lt->python = x->python;
 	lt->platform = t->platform;
 	if (req->backend) {
-		lt->backend = req->backend->backend;
-		lt->backend_reason = req->backend->reason;
+		lt->backend = out->locked.backend;
+		lt->backend_reason = out->locked.reason;
 	} else if (req->torch_error) {
 		lt->backend_reason = req->torch_error;
 	}
@@ -396,6 +481,10 @@ int gpuenv_project_lock_target(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const g
 		.nonly_binary = req->nonly_binary,
 		.no_binary = req->no_binary,
 		.nno_binary = req->nno_binary,
+		.noffers = req->noffers,
+		.offer_sources = req->offer_sources,
+		.torch_index = req->m->torch_index,
+		.fav_series = req->backend && req->backend->variant ? &req->backend->variant->torch : NULL,
 	};
 	/* the torch builds the KB confirms for the target first; the ones it
 	 * cannot judge only when those give no solution (the order
@@ -430,7 +519,8 @@ int gpuenv_project_lock_target(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const g
 	}
 	if (rc)
 		goto out;
-	if ((rc = lock_build(ctx, arena, req, kbt, nkbt, &env, &out->res, &out->lock)) != 0)
+	out->pv = pv;
+	if ((rc = lock_build(ctx, arena, req, kbt, nkbt, &env, roots, ndeps, out)) != 0)
 		goto out;
 	rc = gpuenv_pylock_write(ctx, &out->lock, &out->text);
 out:

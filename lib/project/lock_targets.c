@@ -59,17 +59,62 @@ static void write_dump(gpuenv_project_t *pj, const gpuenv_project_lock_opts_t *o
 	ctx->err = saved;
 }
 
+/* The source named url among src[0..n), or SIZE_MAX. */
+static size_t source_at(const gpuenv_index_source_t *src, size_t n, const char *url)
+{
+	for (size_t k = 0; k < n; k++)
+		if (src[k].url && url && !strcmp(src[k].url, url))
+			return k;
+	return SIZE_MAX;
+}
+
+/* torch-backend "auto" on a GPU target: a source for each build the
+ * choice names (bc->offer_tags) and for cpu (so that a mirror of CPU builds
+ * alone is named as one; a GPU target never takes them), appended to
+ * extra[*nextra..) unless there; their names into *names, how many into
+ * *n.  0 or -ENOMEM. */
+static int offer_sources(gpuenv_project_t *pj, const gpuenv_backend_choice_t *bc, const gpuenv_index_source_t *src,
+	size_t nsrc, gpuenv_index_source_t *extra, size_t *nextra, size_t cap, const char ***names, size_t *n)
+{
+	const char **nm = gpuenv_arena_calloc(&pj->arena, bc->noffer_tags + 1, sizeof(*nm));
+
+	*n = 0;
+	*names = nm;
+	if (!nm)
+		return gpuenv_oom(pj->ctx, "for the torch builds");
+	for (size_t i = 0; i <= bc->noffer_tags && *nextra < cap; i++) {
+		const char *tag = i < bc->noffer_tags ? bc->offer_tags[i] : "cpu";
+		const char *url = gpuenv_arena_printf(&pj->arena, "%s/%s/", pj->m.torch_index, tag).ptr;
+		if (!url)
+			return gpuenv_oom(pj->ctx, "for the torch builds");
+		size_t k = source_at(src, nsrc, url);
+		const char *name = k != SIZE_MAX ? src[k].name : NULL;
+		if (!name && (k = source_at(extra, *nextra, url)) != SIZE_MAX)
+			name = extra[k].name;
+		if (!name) {
+			extra[*nextra] = (gpuenv_index_source_t){ .url = url, .priority = GPUENV_SOURCE_EXPLICIT,
+				.name = gpuenv_arena_printf(&pj->arena, "torch-%s", tag).ptr };
+			if (!(name = extra[(*nextra)++].name))
+				return gpuenv_oom(pj->ctx, "for the torch builds");
+		}
+		nm[(*n)++] = name;
+	}
+	return 0;
+}
+
 /* Lock one target and write its lock; the status it earns (0, 1, 4). */
 static int lock_one(gpuenv_project_t *pj, const gpuenv_project_lock_opts_t *opts, gpuenv_index_t *ix,
 	const gpuenv_manifest_target_t *t, const gpuenv_backend_choice_t *bc, const char *torch_error,
-	const char *torch_source)
+	const char *torch_source, const char *const *offers, size_t noffers)
 {
 	gpuenv_ctx_t *ctx = pj->ctx;
 	gpuenv_project_lock_req_t rq = { .m = &pj->m, .t = t, .backend = bc, .torch_error = torch_error,
-		.torch_source = torch_source, .ix = ix, .kb = pj->kb, .pre = opts->pre,
+		.torch_source = torch_source, .offer_sources = offers, .noffers = noffers, .ix = ix, .kb = pj->kb,
+		.pre = opts->pre,
 		.only_binary = opts->only_binary, .nonly_binary = opts->nonly_binary,
 		.no_binary = opts->no_binary, .nno_binary = opts->nno_binary };
 	gpuenv_project_locked_t r = { .t = t, .backend = bc, .torch_error = torch_error };
+	gpuenv_backend_choice_t locked;
 	gpuenv_project_lock_out_t out;
 	gpuenv_buf_t dump, old;
 	char buf[1024];
@@ -115,6 +160,11 @@ static int lock_one(gpuenv_project_t *pj, const gpuenv_project_lock_opts_t *opts
 	}
 	r.secs = now_s() - t0;
 	r.res = &out.res;
+	if (r.rc == 0 && out.locked.backend) {
+		locked = out.locked; /* the build the lock holds, and why */
+		r.backend = &locked;
+		r.warnings = out.warnings;
+	}
 	if (r.rc == 0)
 		for (size_t i = 0; i < out.res.npkgs; i++)
 			if (!strcmp(out.res.pkgs[i].name, "torch"))
@@ -133,16 +183,19 @@ int gpuenv_project_lock(gpuenv_project_t *pj, const gpuenv_project_lock_opts_t *
 	gpuenv_ctx_t *ctx = pj->ctx;
 	const gpuenv_index_source_t *src = opts->index.sources;
 	size_t nsrc = opts->index.nsources, nextra = 0, cap = npick ? npick : 1;
+	size_t xcap = cap * (pj->kb ? pj->kb->n_torch_variant + 2 : 1);
+	const char ***offers = gpuenv_arena_calloc(&pj->arena, cap, sizeof(*offers));
+	size_t *noffers = gpuenv_arena_calloc(&pj->arena, cap, sizeof(*noffers));
 	gpuenv_backend_choice_t *bc = gpuenv_arena_calloc(&pj->arena, cap, sizeof(*bc));
 	const char **terr = gpuenv_arena_calloc(&pj->arena, cap, sizeof(*terr));
 	const char **tsrc = gpuenv_arena_calloc(&pj->arena, cap, sizeof(*tsrc));
-	gpuenv_index_source_t *extra = gpuenv_arena_calloc(&pj->arena, cap, sizeof(*extra));
+	gpuenv_index_source_t *extra = gpuenv_arena_calloc(&pj->arena, xcap, sizeof(*extra));
 	gpuenv_index_t *ix = NULL;
 	char buf[1024];
 
 	*ix_out = NULL;
 	*worst = 0;
-	if (!bc || !terr || !tsrc || !extra)
+	if (!bc || !terr || !tsrc || !extra || !offers || !noffers)
 		return gpuenv_oom(ctx, "for the targets");
 	/* every target's torch build first: their indexes are sources too */
 	for (size_t i = 0; i < npick; i++) {
@@ -175,11 +228,15 @@ int gpuenv_project_lock(gpuenv_project_t *pj, const gpuenv_project_lock_opts_t *
 				return gpuenv_oom(ctx, "for the targets");
 		}
 		tsrc[i] = k < nsrc ? src[k].name : extra[k - nsrc].name;
+		if (pick[i]->target.ngpus && pj->kb && bc[i].how && !strcmp(bc[i].how, "auto")
+			&& offer_sources(pj, &bc[i], src, nsrc, extra, &nextra, xcap, &offers[i], &noffers[i]) != 0)
+			return ctx->err.code;
 	}
 	if (gpuenv_project_index_open(pj, opts, extra, nextra, &ix) != 0)
 		return ctx->err.code;
 	for (size_t i = 0; i < npick; i++) {
-		int s = lock_one(pj, opts, ix, pick[i], terr[i] ? NULL : &bc[i], terr[i], tsrc[i]);
+		int s = lock_one(pj, opts, ix, pick[i], terr[i] ? NULL : &bc[i], terr[i], tsrc[i], offers[i],
+			noffers[i]);
 		if (s > *worst)
 			*worst = s;
 	}

@@ -27,6 +27,8 @@
 struct pv_cand_file {
 	gpuenv_pv_file_t pub;
 	int meta; /* 0 not asked, 1 queued, 2 have */
+	bool deferred; /* a plain torch version for a GPU target: its build is
+			  read from its requirements before it is offered */
 	const gpuenv_requirement_t *reqs;
 	size_t nreqs;
 };
@@ -55,7 +57,15 @@ struct gpuenv_pv {
 	size_t nmq, capm;
 	bool crawled;
 	size_t queued_total;
+	/* the torch builds the sources offer (opts' offer_sources) */
+	bool offers_done, discovering;
+	const char *torch_src;	     /* the source the torch family comes from now */
+	const char *torch_error_dyn; /* no offered build runs: why */
+	gpuenv_pv_torch_offer_t offer;
+	gpuenv_buf_t offered; /* the builds seen, for messages */
 };
+
+#define PV_BUILD_READS 12 /* plain torch versions whose build one page reads */
 
 /* The project entry of name (normalised), created when create is set. */
 static struct pv_proj *pv_proj(gpuenv_pv_t *pv, const char *name, bool create)
@@ -123,6 +133,8 @@ struct pv_wheel {
 	gpuenv_wheel_name_t wn; /* an sdist's name and version are in it too */
 	long rank;		/* an sdist ranks after every wheel */
 	bool sdist;
+	bool deferred;		/* its build is read from its requirements */
+	const char *build;	/* the build read from its name, or NULL */
 };
 
 /* Is name in a format-control list (or the list ":all:")? */
@@ -155,34 +167,89 @@ static bool pv_is_sdist(const char *fn)
 	return (n > 7 && !strcmp(fn + n - 7, ".tar.gz")) || (n > 4 && !strcmp(fn + n - 4, ".zip"));
 }
 
-static bool pv_local_is(const gpuenv_version_t *v, const char *s)
+/* The build the torch family must have now: the one taken from what the
+ * sources offer, else the backend chosen. */
+static const char *pv_backend(const gpuenv_pv_t *pv)
 {
-	return v->local.len == strlen(s) && !memcmp(v->local.ptr, s, v->local.len);
+	return pv->offer.tag ? pv->offer.tag : pv->o.backend;
 }
 
-/* The hardware's word on one torch-family wheel: NULL when it may be used,
- * else why not (in the arena). */
-static const char *pv_hw_reject(gpuenv_pv_t *pv, const char *name, const gpuenv_wheel_name_t *wn)
+/* "sm_90 with driver 580.159.04" of the target, into buf. */
+static const char *pv_describe(const gpuenv_pv_t *pv, char *buf, size_t size)
 {
-	const gpuenv_version_t *v = &wn->version;
+	size_t n = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < pv->o.nkbt && n < size; i++) {
+		int w = pv->o.kbt[i].has_cc ? snprintf(buf + n, size - n, "%ssm_%u%u", n ? ", " : "",
+			pv->o.kbt[i].cc_major, pv->o.kbt[i].cc_minor) : 0;
+		n += w > 0 ? (size_t)w : 0;
+	}
+	if (n < size && pv->o.nkbt && pv->o.kbt[0].has_driver)
+		snprintf(buf + n, size - n, " with driver %.*s", GPUENV_STR_ARG(pv->o.kbt[0].driver.str));
+	else if (n < size && pv->o.nkbt && pv->o.kbt[0].driver_cuda.n)
+		snprintf(buf + n, size - n, " with a driver for CUDA <= %.*s",
+			GPUENV_STR_ARG(pv->o.kbt[0].driver_cuda.str));
+	return buf;
+}
+
+/* The hardware's word on one torch-family wheel of build b (read from the
+ * wheel; NULL: not read yet): NULL when it may be used, else why not (in
+ * the arena). */
+static const char *pv_hw_reject(gpuenv_pv_t *pv, const char *name, const gpuenv_wheel_name_t *wn,
+	const gpuenv_wheel_build_t *b)
+{
 	const char *t = pv->o.target_name ? pv->o.target_name : "the target";
+	const char *want = pv_backend(pv);
 	int vl = (int)wn->version_text.len;
+	char vt[96], cuda[16];
+	gpuenv_str_t head;
+
 	if (!gpuenv_project_torch_routed(name))
 		return NULL;
 	if (pv->o.torch_error)
 		return pv->o.torch_error;
-	if (pv->o.gpu && pv_local_is(v, "cpu"))
-		return gpuenv_arena_printf(&pv->arena, "%s %.*s is a CPU-only build and target %s has a GPU",
-			name, vl, wn->version_text.ptr, t).ptr;
-	if (pv->o.backend && v->local.len && !pv_local_is(v, pv->o.backend)
-		&& (v->local.len < 2 || memcmp(v->local.ptr, "cu", 2) == 0 || pv_local_is(v, "cpu")))
-		return gpuenv_arena_printf(&pv->arena, "%s %.*s is not of build %s, which target %s uses",
-			name, vl, wn->version_text.ptr, pv->o.backend, t).ptr;
-	if (strcmp(name, "torch") != 0 || !pv->o.kb || v->local.len < 3 || memcmp(v->local.ptr, "cu", 2) != 0)
+	if (pv->torch_error_dyn && !pv->discovering)
+		return pv->torch_error_dyn;
+	if (!b)
 		return NULL;
-	const gpuenv_kb_torch_variant_t *var = NULL;
-	if (gpuenv_kb_torch_lookup(pv->o.kb, wn->version_text, &var) != 0 || !var)
-		return NULL; /* the KB does not know the build: nothing to judge by */
+	if (pv->o.gpu && b->kind == GPUENV_BUILD_CPU)
+		return gpuenv_arena_printf(&pv->arena, "%s %.*s is a CPU-only build (%s) and target %s has a GPU",
+			name, vl, wn->version_text.ptr, b->how, t).ptr;
+	if (pv->o.gpu && b->kind == GPUENV_BUILD_OTHER)
+		return gpuenv_arena_printf(&pv->arena, "%s %.*s is a %s build, not a CUDA one, and target %s has an "
+			"NVIDIA GPU", name, vl, wn->version_text.ptr, b->tag, t).ptr;
+	if (want && !pv->discovering && b->tag[0] && strcmp(b->tag, want) != 0
+		&& (b->kind == GPUENV_BUILD_CUDA || b->kind == GPUENV_BUILD_CPU))
+		return gpuenv_arena_printf(&pv->arena, "%s %.*s is of build %s (%s), not %s, which target %s uses",
+			name, vl, wn->version_text.ptr, b->tag, b->how, want, t).ptr;
+	if (strcmp(name, "torch") != 0 || b->kind != GPUENV_BUILD_CUDA)
+		return NULL;
+	if (pv->o.gpu && b->kind == GPUENV_BUILD_CUDA && !b->tag[0] && pv->o.hw_strict)
+		return gpuenv_arena_printf(&pv->arena, "the build of torch %.*s is CUDA %d (%s) and no more: the "
+			"knowledge base cannot confirm that it runs on target %s (tried after the builds it can)", vl,
+			wn->version_text.ptr, b->cuda_major, b->how, t).ptr;
+	if (!pv->o.kb || !b->tag[0])
+		return NULL;
+	gpuenv_str_split(wn->version_text, '+', &head);
+	snprintf(vt, sizeof(vt), "%.*s+%s", (int)head.len, head.ptr, b->tag);
+	const gpuenv_kb_torch_variant_t *var = gpuenv_kb_torch_variant(pv->o.kb, gpuenv_str(vt));
+	if (!var) {
+		/* the KB has no row for the build: its CUDA against the driver */
+		gpuenv_kb_ver_t cv;
+		if (!gpuenv_kb_cuda_of_tag(gpuenv_str(b->tag), cuda, sizeof(cuda), &cv))
+			return NULL;
+		for (size_t i = 0; i < pv->o.nkbt; i++) {
+			gpuenv_kb_driver_cuda_t dc;
+			if (gpuenv_kb_driver_runs_cuda(pv->o.kb, &pv->o.kbt[i], &cv, &dc) == GPUENV_KB_RUNS_NO)
+				return gpuenv_arena_printf(&pv->arena, "torch %.*s (build %s, CUDA %s) on target %s: the "
+					"driver runs CUDA <= %.*s", vl, wn->version_text.ptr, b->tag, cuda, t,
+					dc.max.n ? (int)dc.max.str.len : 1, dc.max.n ? dc.max.str.ptr : "?").ptr;
+		}
+		if (pv->o.hw_strict && pv->o.gpu)
+			return gpuenv_arena_printf(&pv->arena, "the knowledge base has no row for torch %s and cannot "
+				"confirm that it runs on target %s (tried after the builds it can)", vt, t).ptr;
+		return NULL;
+	}
 	if (!pv->o.experimental && gpuenv_str_eq_cstr(var->channel, "experimental"))
 		return gpuenv_arena_printf(&pv->arena, "torch %.*s is an experimental build (torch-backend = "
 			"\"%.*s\" names it)", vl, wn->version_text.ptr, (int)var->tag.len, var->tag.ptr).ptr;
@@ -191,16 +258,17 @@ static const char *pv_hw_reject(gpuenv_pv_t *pv, const char *name, const gpuenv_
 		if (gpuenv_kb_torch_check(pv->o.kb, &pv->o.kbt[i], var, &pv->arena, &vd) != 0)
 			return NULL;
 		if (vd.verdict == GPUENV_KB_UNKNOWN && pv->o.hw_strict)
-			return gpuenv_arena_printf(&pv->arena, "the knowledge base cannot confirm that torch %.*s "
-				"runs on target %s (tried after the builds it can)", vl, wn->version_text.ptr, t).ptr;
+			return gpuenv_arena_printf(&pv->arena, "the knowledge base cannot confirm that torch %s "
+				"runs on target %s (tried after the builds it can)", vt, t).ptr;
 		if (vd.verdict != GPUENV_KB_NO)
 			continue;
 		for (size_t k = 0; k < vd.n_reason; k++)
 			if (vd.reason[k].verdict == GPUENV_KB_NO && vd.reason[k].text)
-				return gpuenv_arena_printf(&pv->arena, "torch %.*s on target %s: %s", vl,
-					wn->version_text.ptr, t, vd.reason[k].text).ptr;
-		return gpuenv_arena_printf(&pv->arena, "torch %.*s cannot run on target %s", vl,
-			wn->version_text.ptr, t).ptr;
+				return gpuenv_arena_printf(&pv->arena, "torch %.*s%s%s%s on target %s: %s", vl,
+					wn->version_text.ptr, wn->version.local.len ? "" : " (build ",
+					wn->version.local.len ? "" : b->tag, wn->version.local.len ? "" : ")", t,
+					vd.reason[k].text).ptr;
+		return gpuenv_arena_printf(&pv->arena, "torch %s cannot run on target %s", vt, t).ptr;
 	}
 	return NULL;
 }
@@ -228,11 +296,99 @@ static void pv_note_tag(gpuenv_buf_t *b, gpuenv_str_t tag)
 	gpuenv_buf_printf(b, "%s%.*s", b->len ? ", " : "", (int)tag.len, tag.ptr);
 }
 
+static int pv_parse_meta(gpuenv_pv_t *pv, struct pv_cand_file *cf, gpuenv_str_t text);
+
+/* Does every root requirement of name allow version c? */
+static bool pv_root_allows(const gpuenv_pv_t *pv, const char *name, const gpuenv_candidate_t *c)
+{
+	char b[256];
+	for (size_t i = 0; i < pv->o.nroots; i++) {
+		const gpuenv_requirement_t *r = &pv->o.roots[i];
+		if (r->name.len >= sizeof(b) || gpuenv_name_normalize_to(r->name, b, sizeof(b)) == SIZE_MAX
+			|| strcmp(b, name) != 0)
+			continue;
+		if (!gpuenv_specset_contains(&r->spec, gpuenv_str(c->version), &c->v, GPUENV_PRERELEASES_YES))
+			return false;
+	}
+	return true;
+}
+
+/* The plain torch versions of a GPU target (no local version): their
+ * builds read from their requirements (one metadata batch, the newest
+ * PV_BUILD_READS the project's constraint allows), judged, and those that
+ * cannot run, or were not read, taken out of p's candidates. */
+static int pv_read_builds(gpuenv_pv_t *pv, struct pv_proj *p, size_t *nhw, const char **hw_first, size_t *nunread)
+{
+	const gpuenv_index_file_t *files[PV_BUILD_READS];
+	struct pv_cand_file *cfs[PV_BUILD_READS];
+	gpuenv_str_t md[PV_BUILD_READS];
+	size_t n = 0, k = 0;
+	int rc;
+
+	for (size_t i = 0; i < p->ncands; i++) {
+		struct pv_cand_file *cf = p->cands[i].data;
+		if (!cf->deferred || cf->meta == 2 || n == PV_BUILD_READS || !pv_root_allows(pv, p->name, &p->cands[i]))
+			continue;
+		files[n] = cf->pub.file;
+		cfs[n++] = cf;
+	}
+	if (n) {
+		memset(md, 0, sizeof(md));
+		uint64_t t0 = gpuenv_trace_begin(pv->ctx);
+		rc = gpuenv_index_metadata(pv->o.ix, pv->ctx, files, n, md);
+		gpuenv_trace_end(pv->ctx, "lock", "torch builds", NULL, "the requirements of plain torch versions", t0);
+		if (rc)
+			return rc;
+		for (size_t i = 0; i < n; i++)
+			if ((rc = pv_parse_meta(pv, cfs[i], md[i])) != 0)
+				return rc;
+	}
+	for (size_t i = 0; i < p->ncands; i++) {
+		struct pv_cand_file *cf = p->cands[i].data;
+		gpuenv_wheel_build_t bl;
+		gpuenv_wheel_name_t wn;
+		const char *why;
+		if (!cf->deferred) {
+			p->cands[k++] = p->cands[i];
+			continue;
+		}
+		if (cf->meta != 2) {
+			(*nunread)++;
+			continue;
+		}
+		if ((rc = gpuenv_project_wheel_build(pv->ctx, &pv->arena, pv->o.kb, cf->pub.file->filename, cf->reqs,
+			     cf->nreqs, pv->o.env, p->page && p->page->source ? p->page->source->url : NULL, &bl)) != 0)
+			return rc;
+		memset(&wn, 0, sizeof(wn));
+		wn.version_text = gpuenv_str(p->cands[i].version);
+		wn.version = p->cands[i].v;
+		why = pv_hw_reject(pv, p->name, &wn, &bl);
+		if (!why && bl.kind == GPUENV_BUILD_UNKNOWN)
+			why = gpuenv_arena_printf(&pv->arena, "torch %s: %s, and target %s has a GPU", p->cands[i].version,
+				bl.how, pv->o.target_name ? pv->o.target_name : "").ptr;
+		if (pv->discovering)
+			pv_note_tag(&pv->offered, gpuenv_arena_printf(&pv->arena, "%s (%s)", p->cands[i].version,
+				bl.tag[0] ? bl.tag : bl.kind == GPUENV_BUILD_CUDA ? "CUDA" : "build unknown"));
+		if (why) {
+			if (!*hw_first)
+				*hw_first = why;
+			(*nhw)++;
+			continue;
+		}
+		cf->deferred = false;
+		if (bl.tag[0] && !(cf->pub.build = gpuenv_arena_strndup(&pv->arena, bl.tag, strlen(bl.tag))))
+			return gpuenv_oom(pv->ctx, "a torch build");
+		p->cands[k++] = p->cands[i];
+	}
+	p->ncands = k;
+	return 0;
+}
+
 static int pv_build(gpuenv_pv_t *pv, struct pv_proj *p)
 {
 	const gpuenv_index_project_t *pg = p->page;
 	struct pv_wheel *w = NULL;
-	size_t nw = 0, ntag = 0, npy = 0, nsdist = 0, nbad = 0, nhw = 0;
+	size_t nw = 0, ntag = 0, npy = 0, nsdist = 0, nbad = 0, nhw = 0, nunread = 0;
 	/* the interpreter and platform tags of the wheels that did not fit */
 	gpuenv_buf_t seen, seen_plat;
 	const char *hw_first = NULL;
@@ -326,7 +482,28 @@ static int pv_build(gpuenv_pv_t *pv, struct pv_proj *p)
 				continue;
 			}
 		}
-		const char *why = pv_hw_reject(pv, p->name, &x->wn);
+		gpuenv_wheel_build_t bl, *bp = NULL;
+		x->deferred = false;
+		x->build = NULL;
+		if (gpuenv_project_torch_routed(p->name)) {
+			const char *src = pg->source ? pg->source->url : NULL;
+			if (gpuenv_project_wheel_build(pv->ctx, &pv->arena, pv->o.kb, f->filename, NULL, 0, pv->o.env,
+				    src, &bl) != 0)
+				goto fail;
+			if (bl.kind != GPUENV_BUILD_UNKNOWN)
+				bp = &bl;
+			else if (pv->o.gpu && !strcmp(p->name, "torch"))
+				x->deferred = !x->sdist;
+			if (bp && !(x->build = gpuenv_arena_strndup(&pv->arena, bl.tag, strlen(bl.tag))))
+				goto oom;
+		}
+		const char *why = pv_hw_reject(pv, p->name, &x->wn, bp);
+		if (!why && x->sdist && pv->o.gpu && !strcmp(p->name, "torch") && !pv->o.torch_error)
+			why = gpuenv_arena_printf(&pv->arena, "torch %.*s's source distribution has no build gpuenv "
+				"can read, and target %s has a GPU", (int)x->wn.version_text.len,
+				x->wn.version_text.ptr, pv->o.target_name ? pv->o.target_name : "").ptr;
+		if (pv->discovering && !x->deferred && !strcmp(p->name, "torch"))
+			pv_note_tag(&pv->offered, x->wn.version_text);
 		if (why) {
 			if (!hw_first)
 				hw_first = why;
@@ -350,6 +527,8 @@ static int pv_build(gpuenv_pv_t *pv, struct pv_proj *p)
 		cf->pub.file = w[i].f;
 		cf->pub.project = pg;
 		cf->pub.sdist = w[i].sdist;
+		cf->pub.build = w[i].build;
+		cf->deferred = w[i].deferred;
 		gpuenv_candidate_t *c = &p->cands[p->ncands++];
 		c->version = ver;
 		c->v = w[i].wn.version;
@@ -357,7 +536,9 @@ static int pv_build(gpuenv_pv_t *pv, struct pv_proj *p)
 		c->requires_python = w[i].f->requires_python;
 		c->data = cf;
 	}
-	if (ntag || npy || nhw || (nsdist && !p->ncands) || nbad) {
+	if ((rc = pv_read_builds(pv, p, &nhw, &hw_first, &nunread)) != 0)
+		goto fail;
+	if (ntag || npy || nhw || (nsdist && !p->ncands) || nbad || nunread) {
 		gpuenv_buf_init(&msg, pv->ctx, 1 << 16);
 		gpuenv_buf_printf(&msg, "%s (from %s):", p->name, pg->page_url ? pg->page_url : "?");
 		if (ntag)
@@ -378,6 +559,11 @@ static int pv_build(gpuenv_pv_t *pv, struct pv_proj *p)
 		if (nhw)
 			gpuenv_buf_printf(&msg, " %zu wheel%s the hardware rules out, such as: %s;", nhw,
 				nhw == 1 ? "" : "s", hw_first);
+		if (nunread)
+			gpuenv_buf_printf(&msg, " %zu version%s whose build was not read from its requirements "
+				"(outside the project's torch constraint, or older than the newest %d), so target %s "
+				"does not get %s;", nunread, nunread == 1 ? "" : "s", PV_BUILD_READS,
+				pv->o.target_name ? pv->o.target_name : "", nunread == 1 ? "it" : "them");
 		if (msg.data && msg.len)
 			msg.data[--msg.len] = '\0'; /* the last ';' */
 		p->excluded = msg.data ? gpuenv_arena_strndup(&pv->arena, msg.data, msg.len) : NULL;
@@ -473,6 +659,146 @@ static int pv_crawl_reqs(gpuenv_pv_t *pv, const gpuenv_requirement_t *r, size_t 
 	return 0;
 }
 
+/* The source the torch family comes from now. */
+static const char *pv_torch_source(const gpuenv_pv_t *pv)
+{
+	return pv->torch_src ? pv->torch_src : pv->o.torch_source;
+}
+
+/* The one source p's page is asked from (NULL: the priority rule). */
+static const char *pv_only(const gpuenv_pv_t *pv, const struct pv_proj *p)
+{
+	if (p->fallback_tried)
+		return NULL;
+	if (pv->torch_src && p->only_source == pv->o.torch_source && gpuenv_project_torch_routed(p->name))
+		return pv->torch_src;
+	return p->only_source;
+}
+
+struct pv_offers {
+	gpuenv_pv_t *pv;
+	struct pv_proj *pages; /* one per source asked; page NULL: not there */
+	size_t n;
+};
+
+/* Does the torch series x.y of candidate c equal v's? */
+static bool pv_same_series(const gpuenv_candidate_t *c, const gpuenv_kb_ver_t *v)
+{
+	return v->n >= 2 && c->v.nrelease >= 2 && c->v.release[0] == v->part[0] && c->v.release[1] == v->part[1];
+}
+
+/* gpuenv_kb_torch_pick_among's filter: a build some source offers in a
+ * version the project allows. */
+static bool pv_offered(void *arg, const gpuenv_kb_torch_variant_t *v)
+{
+	const struct pv_offers *o = arg;
+	for (size_t i = 0; i < o->n; i++)
+		for (size_t k = 0; k < o->pages[i].ncands; k++) {
+			const gpuenv_pv_file_t *f = o->pages[i].cands[k].data;
+			if (f->build && gpuenv_str_eq_cstr(v->tag, f->build) && pv_same_series(&o->pages[i].cands[k], &v->torch)
+				&& pv_root_allows(o->pv, "torch", &o->pages[i].cands[k]))
+				return true;
+		}
+	return false;
+}
+
+/* torch-backend "auto" on a GPU target: torch asked of every build's
+ * source and of the priority rule's, each wheel's build read from it, and
+ * the KB's pick among the builds that exist; the torch family then comes
+ * from the source of that build (docs/lock.md).  When no offered build
+ * runs, every torch-family wheel is left out saying what was offered and
+ * what the target needs. */
+static int pv_discover(gpuenv_pv_t *pv)
+{
+	size_t n = pv->o.noffers + 1, best = SIZE_MAX;
+	const char **names = calloc(n, sizeof(*names));
+	const char **only = calloc(n, sizeof(*only));
+	const gpuenv_index_project_t **out = calloc(n, sizeof(*out));
+	struct pv_offers oc = { pv, gpuenv_arena_calloc(&pv->arena, n, sizeof(*oc.pages)), n };
+	char d[160];
+	int rc = 0;
+
+	pv->offers_done = true;
+	if (!names || !only || !out || !oc.pages) {
+		free(names), free(only), free(out);
+		return gpuenv_oom(pv->ctx, "the torch builds offered");
+	}
+	for (size_t i = 0; i < n; i++) {
+		names[i] = "torch";
+		only[i] = i < pv->o.noffers ? pv->o.offer_sources[i] : NULL;
+	}
+	uint64_t t0 = gpuenv_trace_begin(pv->ctx);
+	rc = gpuenv_index_projects(pv->o.ix, pv->ctx, names, only, n, out);
+	gpuenv_trace_end(pv->ctx, "lock", "torch builds", NULL, "the torch builds the sources offer", t0);
+	pv->discovering = true;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		oc.pages[i].name = "torch";
+		oc.pages[i].page = out[i];
+		oc.pages[i].state = 2;
+		if (out[i])
+			rc = pv_build(pv, &oc.pages[i]);
+	}
+	pv->discovering = false;
+	free(names), free(only), free(out);
+	if (rc)
+		return rc;
+
+	gpuenv_kb_pick_req_t req = { .targets = pv->o.kbt, .n_targets = pv->o.nkbt };
+	gpuenv_kb_pick_t pk;
+	memset(&pk, 0, sizeof(pk));
+	if (pv->o.kb && gpuenv_kb_torch_pick_among(pv->o.kb, &req, pv_offered, &oc, &pv->arena, &pk) != 0)
+		return pv->ctx->err.code;
+	/* the build index of the pick first, then the priority rule's source */
+	for (size_t i = 0; pk.variant && best == SIZE_MAX && i < n; i++)
+		for (size_t k = 0; k < oc.pages[i].ncands; k++) {
+			const gpuenv_pv_file_t *f = oc.pages[i].cands[k].data;
+			if (f->build && gpuenv_str_eq_cstr(pk.variant->tag, f->build)
+				&& pv_same_series(&oc.pages[i].cands[k], &pk.variant->torch)) {
+				best = i;
+				break;
+			}
+		}
+	/* nothing the KB confirms (the second pass): the newest build left */
+	for (size_t i = 0; !pk.variant && !pv->o.hw_strict && i < n; i++)
+		if (oc.pages[i].ncands && (best == SIZE_MAX
+			|| gpuenv_version_cmp(&oc.pages[i].cands[0].v, &oc.pages[best].cands[0].v) > 0))
+			best = i;
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; pv->o.backend && k < oc.pages[i].ncands; k++) {
+			const gpuenv_pv_file_t *f = oc.pages[i].cands[k].data;
+			if (!f->build || strcmp(f->build, pv->o.backend) != 0)
+				continue;
+			pv->offer.fav_tag_offered = true;
+			pv->offer.fav_offered |= !pv->o.fav_series || pv_same_series(&oc.pages[i].cands[k], pv->o.fav_series);
+		}
+	const char *prim = oc.pages[n - 1].page && oc.pages[n - 1].page->source ? oc.pages[n - 1].page->source->url : NULL;
+	pv->offer.where = gpuenv_arena_printf(&pv->arena, "%s%s%s", pv->o.torch_index ? pv->o.torch_index : "the torch index",
+		prim ? " and " : "", prim ? prim : "").ptr;
+	pv->offer.offered = gpuenv_buf_failed(&pv->offered) || !pv->offered.data ? "nothing"
+		: gpuenv_arena_strndup(&pv->arena, pv->offered.data, pv->offered.len);
+	pv_describe(pv, d, sizeof(d));
+	pv->offer.runs_on = gpuenv_arena_strndup(&pv->arena, d, strlen(d));
+	if (!pv->offer.where || !pv->offer.offered || !pv->offer.runs_on)
+		return gpuenv_oom(pv->ctx, "the torch builds offered");
+	if (best != SIZE_MAX) {
+		const gpuenv_pv_file_t *f = oc.pages[best].cands[0].data;
+		pv->torch_src = oc.pages[best].page->source ? oc.pages[best].page->source->name : NULL;
+		pv->offer.tag = pk.variant ? gpuenv_arena_strndup(&pv->arena, pk.variant->tag.ptr, pk.variant->tag.len)
+			: f->build;
+		if (pk.variant && !pv->offer.tag)
+			return gpuenv_oom(pv->ctx, "the torch builds offered");
+		return 0;
+	}
+	const char *why = NULL; /* what the sources' pages said, the priority rule's first */
+	for (size_t i = n; !why && i-- > 0;)
+		why = oc.pages[i].excluded;
+	pv->torch_error_dyn = gpuenv_arena_printf(&pv->arena, "no torch build that %s offers runs on target %s "
+		"(%s): they offer %s; the target needs a CUDA build that runs there, as %s (the knowledge base's "
+		"pick)%s%s", pv->offer.where, pv->o.target_name ? pv->o.target_name : "", pv->offer.runs_on,
+		pv->offer.offered, pv->o.backend ? pv->o.backend : "?", why ? "; " : "", why ? why : "").ptr;
+	return pv->torch_error_dyn ? 0 : gpuenv_oom(pv->ctx, "the torch builds offered");
+}
+
 /* Fetch everything queued, crawling while crawl is set. */
 static int pv_flush(gpuenv_pv_t *pv, bool crawl)
 {
@@ -490,9 +816,17 @@ static int pv_flush(gpuenv_pv_t *pv, bool crawl)
 			}
 			memcpy(batch, pv->pq, n * sizeof(*batch));
 			pv->npq = 0;
+			for (size_t i = 0; rc == 0 && i < n; i++)
+				if (pv->o.noffers && !pv->offers_done && batch[i]->only_source == pv->o.torch_source
+					&& gpuenv_project_torch_routed(batch[i]->name))
+					rc = pv_discover(pv);
+			if (rc) {
+				free(names), free(only), free(out), free(batch);
+				return rc;
+			}
 			for (size_t i = 0; i < n; i++) {
 				names[i] = batch[i]->name;
-				only[i] = batch[i]->fallback_tried ? NULL : batch[i]->only_source;
+				only[i] = pv_only(pv, batch[i]);
 			}
 			uint64_t t0 = gpuenv_trace_begin(pv->ctx);
 			rc = gpuenv_index_projects(pv->o.ix, pv->ctx, names, only, n, out);
@@ -500,7 +834,7 @@ static int pv_flush(gpuenv_pv_t *pv, bool crawl)
 			for (size_t i = 0; rc == 0 && i < n; i++) {
 				struct pv_proj *p = batch[i];
 				/* the torch family's build index lacks a name: the usual rule */
-				if (!out[i] && only[i] && only[i] == pv->o.torch_source && !p->fallback_tried
+				if (!out[i] && only[i] && only[i] == pv_torch_source(pv) && !p->fallback_tried
 					&& gpuenv_project_torch_routed(p->name)) {
 					bool declared = false;
 					for (size_t k = 0; k < pv->o.nroutes; k++)
@@ -515,6 +849,8 @@ static int pv_flush(gpuenv_pv_t *pv, bool crawl)
 					continue; /* queued twice */
 				p->page = out[i];
 				p->state = 2;
+				if (!out[i] && pv->torch_error_dyn && gpuenv_project_torch_routed(p->name))
+					p->excluded = pv->torch_error_dyn;
 				if ((rc = pv_build(pv, p)) != 0)
 					break;
 				if (crawl && p->ncands)
@@ -631,6 +967,11 @@ static const char *pv_excluded(void *self, const char *name)
 	return p ? p->excluded : NULL;
 }
 
+const gpuenv_pv_torch_offer_t *gpuenv_pv_torch_offer(const gpuenv_pv_t *pv)
+{
+	return pv && pv->offers_done && pv->offer.where ? &pv->offer : NULL;
+}
+
 void gpuenv_pv_provider(gpuenv_pv_t *pv, gpuenv_provider_t *out)
 {
 	*out = (gpuenv_provider_t){ .self = pv, .versions = pv_versions, .requires = pv_requires,
@@ -646,6 +987,7 @@ int gpuenv_pv_new(gpuenv_ctx_t *ctx, const gpuenv_pv_opts_t *opts, gpuenv_pv_t *
 	pv->o = *opts;
 	pv->projs.ctx = ctx;
 	gpuenv_arena_init(&pv->arena, ctx, 0);
+	gpuenv_buf_init(&pv->offered, ctx, 4096);
 	if (opts->python && gpuenv_version_parse(ctx, &pv->arena, gpuenv_str(opts->python), &pv->python) != 0) {
 		int rc = ctx->err.code;
 		gpuenv_pv_free(pv);
@@ -660,6 +1002,7 @@ void gpuenv_pv_free(gpuenv_pv_t *pv)
 	if (!pv)
 		return;
 	gpuenv_strmap_free(&pv->projs);
+	gpuenv_buf_free(&pv->offered);
 	free(pv->pq);
 	free(pv->mq);
 	gpuenv_arena_free(&pv->arena);
