@@ -43,6 +43,9 @@ struct cli_lock_opts {
 	const char *only_binary[CLI_LOCK_MAX_ARGS], *no_binary[CLI_LOCK_MAX_ARGS];
 	size_t nonly_binary, nno_binary;
 	bool check, offline, pre;
+	bool upgrade; /* --upgrade: nothing kept from the existing locks */
+	const char *upgrade_pkgs[CLI_LOCK_MAX_ARGS]; /* --upgrade-package NAME[==VERSION] */
+	size_t nupgrade;
 	bool quiet_json; /* --json of another verb: lock prints no JSON of its own */
 	unsigned retries, timeout_s;
 };
