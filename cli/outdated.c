@@ -45,7 +45,7 @@ static json_t *target_json(const gpuenv_outdated_t *o)
 	return t;
 }
 
-static void target_text(const gpuenv_outdated_t *o)
+static void target_text(const struct cli *cli, const gpuenv_outdated_t *o)
 {
 	size_t wn = strlen("package"), wl = strlen("locked"), wa = strlen("allowed");
 
@@ -54,9 +54,13 @@ static void target_text(const gpuenv_outdated_t *o)
 			o->detail ? o->detail : "");
 		return;
 	}
+	if (o->rc == GPUENV_ENOSOLUTION) {
+		printf("%s: %s: the constraints have no solution now\n%s\n", o->t->name, o->lock_name,
+			o->detail ? o->detail : "");
+		return;
+	}
 	if (o->rc) {
-		printf("%s: %s: the constraints have no solution now (gpuenv lock says why)\n%s\n", o->t->name,
-			o->lock_name, o->detail ? o->detail : "");
+		fprintf(stderr, "%s: outdated: %s: %s\n", cli->prog, o->t->name, o->detail ? o->detail : "");
 		return;
 	}
 	printf("%s (%s%s): %zu of %zu package%s can move within the constraints\n", o->t->name, o->lock_name,
@@ -142,12 +146,14 @@ static int cli_outdated(struct cli *cli, const struct cli_verb *verb, int argc, 
 	st = CLI_EXIT_OK;
 	for (size_t i = 0; i < npick; i++) {
 		const gpuenv_outdated_t *r = &res[i];
-		if (r->noutdated || r->rc || r->state >= GPUENV_LOCK_MISSING)
+		if (r->rc && r->rc != GPUENV_ENOSOLUTION)
+			st = CLI_EXIT_CANNOT;
+		else if ((r->noutdated || r->rc || r->state >= GPUENV_LOCK_MISSING) && st == CLI_EXIT_OK)
 			st = CLI_EXIT_FAIL;
 		if (arr)
 			json_array_append_new(arr, target_json(r));
 		else
-			target_text(r);
+			target_text(cli, r);
 	}
 	if (arr && cli_print_json(cli, arr) != 0)
 		st = CLI_EXIT_CANNOT;
@@ -166,13 +172,7 @@ const struct cli_verb cli_verb_outdated = {
 		 "                 [--retries N] [--timeout SECONDS] [--json]",
 	.help = "  --project DIR      the project (its pyproject.toml); default: .\n"
 		"  --target NAME      this declared target (repeatable); default: all\n"
-		"  --offline          use the HTTP cache only\n"
-		"  --index-url URL    replace the default index (PyPI), as pip's option does\n"
-		"  --source-url NAME=URL  send a declared source's requests to URL (a mirror)\n"
-		"  --torch-index URL  the torch builds' index root instead of [tool.gpuenv]\n"
-		"                     torch-index (<URL>/<backend>/ per build)\n"
-		"  --find-links DIR   also look for wheels in DIR (a folder or a page of links)\n"
-		"  --cache-dir DIR    the HTTP cache (default $XDG_CACHE_HOME/gpuenv)\n"
+		CLI_LOCK_INDEX_HELP
 		"  --facts FILE.json  with no targets declared: the machine a probe snapshot\n"
 		"                     describes instead of this one\n"
 		"  --kb-dir DIR       knowledge-base files that replace the built-in ones\n"
