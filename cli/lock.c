@@ -52,6 +52,40 @@ struct lock_print {
 	FILE *out;	 /* sync locking first: its own output stays on stdout */
 };
 
+/* What changed from the target's previous lock: one object per package,
+ * "change" "~", "+" or "-". */
+static json_t *changes_json(const gpuenv_project_locked_t *r)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < r->nchanges; i++) {
+		const gpuenv_lock_change_t *c = &r->changes[i];
+		json_array_append_new(a, json_pack("{s:s, s:s, s:s?, s:s?}", "name", c->name, "change",
+			!c->from ? "+" : !c->to ? "-" : "~", "from", c->from, "to", c->to));
+	}
+	return a;
+}
+
+/* The lines of what changed since the previous lock: the target's hardware
+ * (its torch build chosen afresh), then `~ alpha 1.0 -> 1.1`, `+ gamma
+ * 1.1`, `- delta 1.0` per package. */
+static void print_changes(FILE *f, const gpuenv_project_locked_t *r)
+{
+	const gpuenv_backend_choice_t *bc = r->backend;
+
+	if (r->target_change)
+		fprintf(f, "  the target changed since the lock (%s): its torch build chosen afresh: %s -> %s\n",
+			r->target_change, r->old_backend ? r->old_backend : "none", bc ? bc->backend : "none");
+	for (size_t i = 0; i < r->nchanges; i++) {
+		const gpuenv_lock_change_t *c = &r->changes[i];
+		if (!c->from)
+			fprintf(f, "  + %s %s\n", c->name, c->to);
+		else if (!c->to)
+			fprintf(f, "  - %s %s\n", c->name, c->from);
+		else
+			fprintf(f, "  ~ %s %s -> %s\n", c->name, c->from, c->to);
+	}
+}
+
 /* One target's outcome, as text or JSON (gpuenv_project_lock's callback). */
 static void lock_print(void *ud, const gpuenv_project_locked_t *r)
 {
@@ -86,6 +120,14 @@ static void lock_print(void *ud, const gpuenv_project_locked_t *r)
 				json_object_set_new(pk, r->res->pkgs[i].name, json_string(r->res->pkgs[i].cand->version));
 			json_object_set_new(o, "packages", pk);
 		}
+		if (r->rc == 0 && r->old_lock)
+			json_object_set_new(o, "changes", changes_json(r));
+		if (r->target_change)
+			json_object_set_new(o, "target_change", json_string(r->target_change));
+		if (r->old_backend)
+			json_object_set_new(o, "previous_backend", json_string(r->old_backend));
+		if (r->backend_kept)
+			json_object_set_new(o, "backend_pick", json_string(r->backend_pick));
 		if (r->rc == GPUENV_ENOSOLUTION && r->res->explanation)
 			json_object_set_new(o, "explanation", json_string(r->res->explanation));
 		if (r->error)
@@ -116,6 +158,7 @@ static void lock_print(void *ud, const gpuenv_project_locked_t *r)
 			fprintf(out_f, "  warning: %.*s\n", l, w);
 			w += l + (e ? 1 : 0);
 		}
+		print_changes(out_f, r);
 	}
 	if (r->rc == GPUENV_ENOSOLUTION)
 		fprintf(out_f, "%s: no solution; %s left as it was\n%s\n", t->name, r->lock_name,
@@ -138,6 +181,8 @@ static int lock_parse_opts(struct cli *cli, const struct cli_verb *verb, int arg
 		{ "all", no_argument, NULL, 'a' },
 		{ "check", no_argument, NULL, 'c' },
 		{ "dump", required_argument, NULL, 'D' },
+		{ "upgrade", no_argument, NULL, 'U' },
+		{ "upgrade-package", required_argument, NULL, 'u' },
 		CLI_PROFILE_OPTION,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -160,6 +205,13 @@ static int lock_parse_opts(struct cli *cli, const struct cli_verb *verb, int arg
 		case 'a': break;
 		case 'c': o->check = true; break;
 		case 'D': o->dump_dir = optarg; break;
+		case 'U': o->upgrade = true; break;
+		case 'u':
+			if (o->nupgrade == CLI_LOCK_MAX_ARGS)
+				return *exit_st = cli_usage_error(cli, verb, "%s: too many --upgrade-package options",
+					       verb->name), -1;
+			o->upgrade_pkgs[o->nupgrade++] = optarg;
+			break;
 		default:
 			return *exit_st = cli_usage_error(cli, verb, "%s: unexpected option", verb->name), -1;
 		}
@@ -167,6 +219,42 @@ static int lock_parse_opts(struct cli *cli, const struct cli_verb *verb, int arg
 	if (optind < argc) {
 		*exit_st = cli_usage_error(cli, verb, "%s: unexpected argument '%s'", verb->name, argv[optind]);
 		return -1;
+	}
+	if (o->check && (o->upgrade || o->nupgrade))
+		return *exit_st = cli_usage_error(cli, verb, "%s: --check writes nothing; --upgrade and "
+			"--upgrade-package go without it", verb->name), -1;
+	return 0;
+}
+
+/* --upgrade-package NAME[==VERSION] as the library's upgrade: names
+ * normalised, versions checked.  0, or an exit status (reported). */
+static int lock_upgrade(struct cli *cli, const struct cli_verb *verb, const struct cli_lock_opts *o,
+	gpuenv_arena_t *arena, gpuenv_upgrade_t *up)
+{
+	const char **names = gpuenv_arena_calloc(arena, o->nupgrade + 1, sizeof(*names));
+	const char **versions = gpuenv_arena_calloc(arena, o->nupgrade + 1, sizeof(*versions));
+
+	*up = (gpuenv_upgrade_t){ .all = o->upgrade, .n = o->nupgrade, .names = names, .versions = versions };
+	if (!names || !versions)
+		return cli_report(cli, CLI_EXIT_CANNOT);
+	for (size_t i = 0; i < o->nupgrade; i++) {
+		const char *arg = o->upgrade_pkgs[i], *eq = strstr(arg, "==");
+		size_t nl = eq ? (size_t)(eq - arg) : strlen(arg);
+		char nm[256];
+		gpuenv_version_t v;
+		if (!gpuenv_name_is_valid((gpuenv_str_t){ arg, nl }) ||
+			gpuenv_name_normalize_to((gpuenv_str_t){ arg, nl }, nm, sizeof(nm)) == SIZE_MAX)
+			return cli_usage_error(cli, verb, "%s: --upgrade-package '%s': not a package name "
+				"(NAME or NAME==VERSION)", verb->name, arg);
+		if (eq && gpuenv_version_parse(&cli->ctx, arena, gpuenv_str(eq + 2), &v) != 0) {
+			gpuenv_error_clear(&cli->ctx);
+			return cli_usage_error(cli, verb, "%s: --upgrade-package '%s': '%s' is not a PEP 440 "
+				"version", verb->name, arg, eq + 2);
+		}
+		names[i] = gpuenv_arena_strndup(arena, nm, strlen(nm));
+		versions[i] = eq ? eq + 2 : NULL;
+		if (!names[i])
+			return cli_report(cli, CLI_EXIT_CANNOT);
 	}
 	return 0;
 }
@@ -187,6 +275,8 @@ int cli_lock_lib_opts(struct cli *cli, const struct cli_verb *verb, const struct
 		.offline = o->offline, .timeout_ms = o->timeout_s * 1000, .retries = o->retries },
 		.pre = o->pre, .only_binary = o->only_binary, .nonly_binary = o->nonly_binary,
 		.no_binary = o->no_binary, .nno_binary = o->nno_binary, .dump_dir = o->dump_dir };
+	if ((st = lock_upgrade(cli, verb, o, &pj->arena, &lo->upgrade)) != 0)
+		return st;
 	if (isatty(STDERR_FILENO) && !cli->json && cli->verbose >= 0)
 		lo->index.progress = progress;
 	return 0;
@@ -274,18 +364,13 @@ const struct cli_verb cli_verb_lock = {
 		 "                 [--index-url URL] [--source-url NAME=URL]... [--torch-index URL]\n"
 		 "                 [--find-links DIR]... [--cache-dir DIR] [--facts FILE.json]\n"
 		 "                 [--kb-dir DIR] [--pre] [--only-binary NAMES] [--no-binary NAMES]\n"
+		 "                 [--upgrade] [--upgrade-package NAME[==VERSION]]...\n"
 		 "                 [--dump DIR] [--retries N] [--timeout SECONDS] [--profile FILE] [--json]",
 	.help = "  --project DIR      the project (its pyproject.toml); default: .\n"
 		"  --target NAME      lock this declared target (repeatable); default: all\n"
 		"  --all              lock every declared target (the default)\n"
 		"  --check            write nothing; exit 1 when a lock is missing or stale\n"
-		"  --offline          use the HTTP cache only\n"
-		"  --index-url URL    replace the default index (PyPI), as pip's option does\n"
-		"  --source-url NAME=URL  send a declared source's requests to URL (a mirror)\n"
-		"  --torch-index URL  the torch builds' index root instead of [tool.gpuenv]\n"
-		"                     torch-index (<URL>/<backend>/ per build)\n"
-		"  --find-links DIR   also look for wheels in DIR (a folder or a page of links)\n"
-		"  --cache-dir DIR    the HTTP cache (default $XDG_CACHE_HOME/gpuenv)\n"
+		CLI_LOCK_INDEX_HELP
 		"  --facts FILE.json  with no targets declared: lock for the machine a probe\n"
 		"                     snapshot describes instead of this one\n"
 		"  --kb-dir DIR       knowledge-base files that replace the built-in ones\n"
@@ -293,6 +378,10 @@ const struct cli_verb cli_verb_lock = {
 		"                     only where a specifier names one or nothing else fits)\n"
 		"  --only-binary NAMES  never lock an sdist of these (comma-separated, or :all:)\n"
 		"  --no-binary NAMES  never lock a wheel of these (comma-separated, or :all:)\n"
+		"  --upgrade          take the newest versions of everything; without it, each\n"
+		"                     target's existing lock is kept where the requirements allow\n"
+		"  --upgrade-package NAME[==VERSION]  move NAME to VERSION or the newest that\n"
+		"                     fits, and what it needs along with it (repeatable)\n"
 		"  --dump DIR         also write each target's resolution inputs as a packse\n"
 		"                     scenario, DIR/scenario.<target>.toml, solved or not\n"
 		"                     (replay: gpuenv debug resolve FILE); it fetches the\n"
@@ -302,6 +391,10 @@ const struct cli_verb cli_verb_lock = {
 		CLI_PROFILE_HELP
 		"  --json             one object per target on stdout\n"
 		"\n"
+		"A target locked before keeps its locked versions while its requirements allow\n"
+		"them; new or changed requirements get the newest that fits; each change is\n"
+		"printed (~ alpha 1.0 -> 1.1, + gamma 1.1, - delta 1.0).  Its torch build is kept\n"
+		"too unless the target's GPU or driver changed (then it is chosen afresh).\n"
 		"Each target's torch family (torch, torchvision, torchaudio, ...) comes from one\n"
 		"build, chosen by the knowledge base for the target's GPU and driver, unless a\n"
 		"dependency pins a source (then that source is checked against the target).\n"

@@ -43,6 +43,9 @@ struct cli_lock_opts {
 	const char *only_binary[CLI_LOCK_MAX_ARGS], *no_binary[CLI_LOCK_MAX_ARGS];
 	size_t nonly_binary, nno_binary;
 	bool check, offline, pre;
+	bool upgrade; /* --upgrade: nothing kept from the existing locks */
+	const char *upgrade_pkgs[CLI_LOCK_MAX_ARGS]; /* --upgrade-package NAME[==VERSION] */
+	size_t nupgrade;
 	bool quiet_json; /* --json of another verb: lock prints no JSON of its own */
 	unsigned retries, timeout_s;
 };
@@ -63,6 +66,16 @@ struct cli_lock_opts {
 	{ "only-binary", required_argument, NULL, 'B' }, \
 	{ "no-binary", required_argument, NULL, 'S' }, \
 	{ "timeout", required_argument, NULL, 'w' }
+
+/* The help lines of CLI_LOCK_OPTIONS' index options (lock, outdated). */
+#define CLI_LOCK_INDEX_HELP \
+	"  --offline          use the HTTP cache only\n" \
+	"  --index-url URL    replace the default index (PyPI), as pip's option does\n" \
+	"  --source-url NAME=URL  send a declared source's requests to URL (a mirror)\n" \
+	"  --torch-index URL  the torch builds' index root instead of [tool.gpuenv]\n" \
+	"                     torch-index (<URL>/<backend>/ per build)\n" \
+	"  --find-links DIR   also look for wheels in DIR (a folder or a page of links)\n" \
+	"  --cache-dir DIR    the HTTP cache (default $XDG_CACHE_HOME/gpuenv)\n"
 
 /* --profile FILE, for lock and sync (not in CLI_LOCK_OPTIONS: run has none) */
 #define CLI_PROFILE_OPTION { "profile", required_argument, NULL, 'X' }

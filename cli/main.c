@@ -27,6 +27,7 @@
 	X(remove) \
 	X(source) \
 	X(lock) \
+	X(outdated) \
 	X(tree) \
 	X(export) \
 	X(image) \

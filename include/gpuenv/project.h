@@ -184,6 +184,10 @@ typedef struct gpuenv_project_lock_req {
 	size_t nonly_binary;
 	const char *const *no_binary;
 	size_t nno_binary;
+	/* the versions to keep (a stable lock: gpuenv_project_preferences),
+	 * given to the resolver as they are */
+	const gpuenv_preference_t *prefer;
+	size_t nprefer;
 	/* when set: the resolution's inputs appended as a packse-format
 	 * scenario (gpuenv_scenario_write), solved or not, so a failing real
 	 * resolution replays with `gpuenv debug resolve` and no index */
@@ -305,6 +309,49 @@ GPUENV_API const char *gpuenv_lock_state_name(int state);
 GPUENV_API int gpuenv_project_lock_state(gpuenv_project_t *pj, const gpuenv_manifest_target_t *t,
 	const char *path, gpuenv_lock_t *lk, const char **detail);
 
+/* ---- stable locks (lib/project/prefer.c) ---------------------------------
+ * A target is locked again with the versions of its existing lock
+ * preferred: each one is kept while the requirements still allow it, new
+ * or changed requirements get the newest that fits.  An upgrade names what
+ * moves. */
+
+typedef struct gpuenv_upgrade {
+	bool all;		     /* --upgrade: nothing is kept */
+	size_t n;		     /* --upgrade-package NAME[==VERSION] */
+	const char *const *names;    /* normalised */
+	const char *const *versions; /* the VERSION named, or NULL: the newest */
+} gpuenv_upgrade_t;
+
+/* up (may be NULL) upgrades name: all, or named. */
+GPUENV_API bool gpuenv_upgrade_has(const gpuenv_upgrade_t *up, const char *name);
+
+/* What changed in target t's hardware since old (a lock's [tool.gpuenv]
+ * target) was written: "driver 535.104.05 -> 560.35.03" (the GPU, its
+ * compute capability or the driver), in arena; NULL when nothing did or
+ * old records no target. */
+GPUENV_API const char *gpuenv_project_target_change(gpuenv_arena_t *arena, const gpuenv_lock_target_t *old,
+	const gpuenv_manifest_target_t *t);
+
+/* The resolver's preferences from old (NULL: no lock yet) and up (may be
+ * NULL): every locked version (the project's own entry left out) unless
+ * up->all or up names it; up's names decided first, at their VERSION or
+ * the newest; the torch family's versions left out when hw_changed.  In
+ * arena.  0, or -ENOMEM (recorded). */
+GPUENV_API int gpuenv_project_preferences(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_lock_t *old,
+	const gpuenv_upgrade_t *up, bool hw_changed, gpuenv_preference_t **out, size_t *n);
+
+/* One package's change between two locks of a target. */
+typedef struct gpuenv_lock_change {
+	const char *name;
+	const char *from; /* NULL: added */
+	const char *to;	  /* NULL: removed */
+} gpuenv_lock_change_t;
+
+/* The changes from old (NULL: none) to now, by name (the project's own
+ * entry left out), in arena.  0, or -ENOMEM (recorded). */
+GPUENV_API int gpuenv_project_lock_diff(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_lock_t *old,
+	const gpuenv_lock_t *now, gpuenv_lock_change_t **out, size_t *n);
+
 /* ---- locking the project's targets (lib/project/lock_targets.c) --------- */
 
 /* One target locked, as gpuenv_project_lock reports it (valid during the
@@ -312,7 +359,8 @@ GPUENV_API int gpuenv_project_lock_state(gpuenv_project_t *pj, const gpuenv_mani
 typedef struct gpuenv_project_locked {
 	const gpuenv_manifest_target_t *t;
 	const char *lock_name, *lock_path;
-	/* "written", "unchanged", "no-solution" or "error" */
+	/* "written", "unchanged", "no-solution" or "error" ("outdated" with
+	 * opts->dry_run: the lock would change) */
 	const char *status;
 	int rc;		    /* 0, GPUENV_ENOSOLUTION, or the error */
 	const char *error;  /* status "error": the error's line, and its hint ("" none) */
@@ -326,6 +374,18 @@ typedef struct gpuenv_project_locked {
 	const char *warnings;		/* the stack check's lines, or NULL */
 	/* with opts->dump_dir: the scenario written, or why not */
 	const char *dump_path, *dump_error;
+	/* stable locks: a lock was there before (old_lock), what changed
+	 * from it (rc 0), what in the target's hardware changed since
+	 * (target_change, NULL: nothing) and its torch build then
+	 * (old_backend, NULL: none); backend_kept: the locked build stays
+	 * although the KB picks another now (backend_pick) */
+	bool old_lock;
+	size_t nchanges;
+	const gpuenv_lock_change_t *changes;
+	const char *target_change, *old_backend, *backend_pick;
+	bool backend_kept;
+	/* the source the torch family came from (NULL: no torch build) */
+	const char *torch_source;
 } gpuenv_project_locked_t;
 
 typedef struct gpuenv_project_lock_opts {
@@ -336,6 +396,12 @@ typedef struct gpuenv_project_lock_opts {
 	bool pre;
 	const char *const *only_binary, *const *no_binary; /* pip's format control */
 	size_t nonly_binary, nno_binary;
+	/* what may move from the existing locks (nothing: all kept that
+	 * still fits) */
+	gpuenv_upgrade_t upgrade;
+	/* resolve but write no lock (status "unchanged" or "outdated": the
+	 * lock would change) */
+	bool dry_run;
 	/* write each target's resolution inputs as DIR/scenario.<target>.toml */
 	const char *dump_dir;
 	/* each target's outcome, in order */
@@ -355,6 +421,42 @@ GPUENV_API int gpuenv_project_index_open(gpuenv_project_t *pj, const gpuenv_proj
  * not be made or written), or the error that stopped it all. */
 GPUENV_API int gpuenv_project_lock(gpuenv_project_t *pj, const gpuenv_project_lock_opts_t *opts,
 	const gpuenv_manifest_target_t *const *pick, size_t npick, gpuenv_index_t **ix_out, int *worst);
+
+/* ---- outdated packages (lib/project/outdated.c; gpuenv outdated) -------- */
+
+typedef struct gpuenv_outdated_pkg {
+	const char *name;    /* normalised */
+	const char *locked;  /* the version in the lock */
+	/* the newest version the sources offer (any file, not yanked;
+	 * pre-releases only when the locked one is one), NULL: none found */
+	const char *latest;
+	/* the newest the project's constraints allow on the target: what
+	 * `lock --upgrade` takes; NULL: no longer needed (or no solution) */
+	const char *allowed;
+	bool torch_family;   /* gpuenv_project_torch_routed */
+	/* torch: the knowledge base's verdict on the target for latest and
+	 * allowed (enum gpuenv_kb_verdict), -1 when not asked; why: a reason */
+	int latest_runs, allowed_runs;
+	const char *latest_why, *allowed_why;
+} gpuenv_outdated_pkg_t;
+
+typedef struct gpuenv_outdated {
+	const gpuenv_manifest_target_t *t;
+	const char *lock_name;
+	int state;	    /* enum gpuenv_lock_state of its lock */
+	const char *detail; /* why not fresh, or why the upgrade failed */
+	int rc;		    /* the upgrade resolution's: 0, GPUENV_ENOSOLUTION, an error */
+	size_t npkgs;	    /* the lock's packages (the project's own left out) */
+	const gpuenv_outdated_pkg_t *pkgs;
+	size_t noutdated;   /* packages whose allowed is not the locked version */
+} gpuenv_outdated_t;
+
+/* For each target pick[i] with a lock, its packages against the sources
+ * (opts: the index as lock takes it; its upgrade, dry_run and callback
+ * are replaced): *out[0..npick) in pj's arena.  Nothing is written.  0, or
+ * the error that stopped it (a page that could not be fetched). */
+GPUENV_API int gpuenv_project_outdated(gpuenv_project_t *pj, const gpuenv_project_lock_opts_t *opts,
+	const gpuenv_manifest_target_t *const *pick, size_t npick, gpuenv_outdated_t **out);
 
 /* ---- does this machine run a target (lib/project/fit.c; sync --target
  * auto, labels) ------------------------------------------------------------ */

@@ -65,6 +65,18 @@ typedef struct gpuenv_provider {
 	const char *(*excluded)(void *self, const char *name);
 } gpuenv_provider_t;
 
+/* A version to keep while the requirements still allow it (a stable lock:
+ * the version the target's existing lock has). */
+typedef struct gpuenv_preference {
+	const char *name;    /* normalised */
+	const char *version; /* as locked: "1.0", "2.8.0+cu128"; NULL: the
+				usual order (newest first) */
+	/* decided before the packages that are not (an upgrade the user
+	 * asked for: what it needs then follows it instead of holding it
+	 * back at the versions the others prefer) */
+	bool early;
+} gpuenv_preference_t;
+
 typedef struct gpuenv_resolve_req {
 	const gpuenv_requirement_t *roots; /* the root requirements */
 	size_t nroots;
@@ -81,6 +93,14 @@ typedef struct gpuenv_resolve_req {
 	/* NULL, or one flag per root: Poetry's `allow-prereleases = true`,
 	 * the package's pre-releases rank by version with the rest */
 	const bool *allow_prereleases;
+	/* NULL, or preferred versions (a name at most once): when the
+	 * resolver decides a package it tries the preferred version first if
+	 * it is a candidate (after the yanked and pre-release rules) and in
+	 * the package's current range, else the usual order; backtracking is
+	 * PubGrub's as always, so a preference never makes a resolution fail
+	 * that would succeed without it (it may only pick another solution) */
+	const gpuenv_preference_t *prefer;
+	size_t nprefer;
 } gpuenv_resolve_req_t;
 
 typedef struct gpuenv_resolved {

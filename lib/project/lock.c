@@ -493,7 +493,7 @@ int gpuenv_project_lock_target(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const g
 		|| (req->backend && req->backend->user_pinned);
 	gpuenv_resolve_req_t rq = { .roots = roots, .nroots = ndeps, .env = &env,
 		.prereleases = req->pre ? GPUENV_PRERELEASES_YES : GPUENV_PRERELEASES_DEFAULT,
-		.allow_prereleases = pre };
+		.allow_prereleases = pre, .prefer = req->prefer, .nprefer = req->nprefer };
 	for (int pass = req->kb && req->backend ? 0 : 1; pass < 2; pass++) {
 		po.hw_strict = pass == 0;
 		gpuenv_pv_free(pv);

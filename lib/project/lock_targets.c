@@ -102,20 +102,40 @@ static int offer_sources(gpuenv_project_t *pj, const gpuenv_backend_choice_t *bc
 	return 0;
 }
 
+/* One target as gpuenv_project_lock sees it before resolving: its existing
+ * lock, what changed in its hardware since, its torch build (and the KB's
+ * pick when the locked build is kept) with their sources. */
+struct lock_plan {
+	gpuenv_lock_t old;	   /* lock_version NULL: none readable */
+	const char *change;	   /* gpuenv_project_target_change */
+	gpuenv_backend_choice_t bc, pick; /* pick: the KB's, when bc is the lock's */
+	bool kept;
+	const char *error;	   /* no torch build runs: why */
+	const char *source, *pick_source;
+	const char **offers;	   /* "auto" on a GPU target: the build indexes asked */
+	size_t noffers;
+};
+
 /* Lock one target and write its lock; the status it earns (0, 1, 4). */
 static int lock_one(gpuenv_project_t *pj, const gpuenv_project_lock_opts_t *opts, gpuenv_index_t *ix,
-	const gpuenv_manifest_target_t *t, const gpuenv_backend_choice_t *bc, const char *torch_error,
-	const char *torch_source, const char *const *offers, size_t noffers)
+	const gpuenv_manifest_target_t *t, const struct lock_plan *pl)
 {
 	gpuenv_ctx_t *ctx = pj->ctx;
-	gpuenv_project_lock_req_t rq = { .m = &pj->m, .t = t, .backend = bc, .torch_error = torch_error,
-		.torch_source = torch_source, .offer_sources = offers, .noffers = noffers, .ix = ix, .kb = pj->kb,
-		.pre = opts->pre,
+	const gpuenv_backend_choice_t *bc = pl->error ? NULL : &pl->bc;
+	gpuenv_project_lock_req_t rq = { .m = &pj->m, .t = t, .backend = bc, .torch_error = pl->error,
+		.torch_source = pl->source, .ix = ix, .kb = pj->kb, .pre = opts->pre,
+		.offer_sources = pl->kept ? NULL : pl->offers, .noffers = pl->kept ? 0 : pl->noffers,
 		.only_binary = opts->only_binary, .nonly_binary = opts->nonly_binary,
 		.no_binary = opts->no_binary, .nno_binary = opts->nno_binary };
-	gpuenv_project_locked_t r = { .t = t, .backend = bc, .torch_error = torch_error };
-	gpuenv_backend_choice_t locked;
+	gpuenv_project_locked_t r = { .t = t, .backend = bc, .torch_error = pl->error,
+		.old_lock = pl->old.lock_version != NULL, .target_change = pl->change,
+		.old_backend = pl->old.target.backend, .backend_kept = pl->kept,
+		.backend_pick = pl->kept ? pl->pick.backend : NULL, .torch_source = bc ? pl->source : NULL };
+	const gpuenv_lock_t *oldlk = pl->old.lock_version ? &pl->old : NULL;
 	gpuenv_project_lock_out_t out;
+	gpuenv_preference_t *pref;
+	gpuenv_lock_change_t *chg;
+	gpuenv_backend_choice_t locked;
 	gpuenv_buf_t dump, old;
 	char buf[1024];
 	double t0 = now_s();
@@ -125,11 +145,40 @@ static int lock_one(gpuenv_project_t *pj, const gpuenv_project_lock_opts_t *opts
 	r.lock_path = gpuenv_project_lock_path(pj, t);
 	if (!r.lock_name || !r.lock_path)
 		return gpuenv_oom(ctx, "for the lock's path"), 4;
+	if (gpuenv_project_preferences(ctx, &pj->arena, oldlk, &opts->upgrade, pl->change != NULL, &pref,
+		    &rq.nprefer) != 0)
+		return 4;
+	rq.prefer = pref;
 	gpuenv_buf_init(&dump, ctx, 256u << 20);
 	gpuenv_buf_init(&old, ctx, 64u << 20);
 	if (opts->dump_dir)
 		rq.dump = &dump;
 	r.rc = gpuenv_project_lock_target(ctx, &pj->arena, &rq, &out);
+	if (r.rc == GPUENV_ENOSOLUTION && pl->kept) {
+		/* the locked torch build kept has no solution now: the KB's
+		 * pick, as without a lock (a preference never makes a lock
+		 * fail) */
+		gpuenv_error_clear(ctx);
+		gpuenv_project_lock_out_free(&out);
+		dump.len = 0;
+		rq.backend = r.backend = &pl->pick;
+		rq.torch_source = r.torch_source = pl->pick_source;
+		rq.offer_sources = pl->offers;
+		rq.noffers = pl->noffers;
+		r.backend_kept = false;
+		r.backend_pick = NULL;
+		r.rc = gpuenv_project_lock_target(ctx, &pj->arena, &rq, &out);
+	}
+	if (r.rc == 0 && out.locked.backend) {
+		locked = out.locked; /* the build the lock holds, and why */
+		r.backend = &locked;
+		r.warnings = out.warnings;
+	}
+	if (r.rc == 0 && oldlk) {
+		if (gpuenv_project_lock_diff(ctx, &pj->arena, oldlk, &out.lock, &chg, &r.nchanges) != 0)
+			r.rc = ctx->err.code;
+		r.changes = chg;
+	}
 	if (opts->dump_dir && dump.len)
 		write_dump(pj, opts, &dump, t, &r);
 	gpuenv_buf_free(&dump);
@@ -141,6 +190,9 @@ static int lock_one(gpuenv_project_t *pj, const gpuenv_project_lock_opts_t *opts
 	} else if (gpuenv_fs_read(ctx, r.lock_path, 64u << 20, &old) == 0 && old.len == out.text.len &&
 		   !memcmp(old.data, out.text.data, old.len)) {
 		r.status = "unchanged";
+	} else if (opts->dry_run) {
+		gpuenv_error_clear(ctx);
+		r.status = "outdated";
 	} else {
 		gpuenv_error_clear(ctx);
 		if (gpuenv_fs_write_atomic(ctx, r.lock_path, out.text.data, out.text.len, 0644) != 0) {
@@ -160,11 +212,6 @@ static int lock_one(gpuenv_project_t *pj, const gpuenv_project_lock_opts_t *opts
 	}
 	r.secs = now_s() - t0;
 	r.res = &out.res;
-	if (r.rc == 0 && out.locked.backend) {
-		locked = out.locked; /* the build the lock holds, and why */
-		r.backend = &locked;
-		r.warnings = out.warnings;
-	}
 	if (r.rc == 0)
 		for (size_t i = 0; i < out.res.npkgs; i++)
 			if (!strcmp(out.res.pkgs[i].name, "torch"))
@@ -177,66 +224,133 @@ static int lock_one(gpuenv_project_t *pj, const gpuenv_project_lock_opts_t *opts
 	return st;
 }
 
+/* The source name of a torch build's index: a source of the project's with
+ * that URL, or one added to extra. */
+static const char *torch_source(gpuenv_project_t *pj, const gpuenv_project_lock_opts_t *opts,
+	const gpuenv_backend_choice_t *bc, gpuenv_index_source_t *extra, size_t *nextra)
+{
+	const gpuenv_index_source_t *src = opts->index.sources;
+	size_t nsrc = opts->index.nsources;
+
+	if (bc->user_pinned)
+		return bc->source;
+	for (size_t k = 0; k < nsrc + *nextra; k++) {
+		const gpuenv_index_source_t *x = k < nsrc ? &src[k] : &extra[k - nsrc];
+		if (x->url && bc->index_url && !strcmp(x->url, bc->index_url))
+			return x->name;
+	}
+	extra[*nextra] = (gpuenv_index_source_t){
+		.name = gpuenv_arena_printf(&pj->arena, "torch-%s", bc->backend).ptr,
+		.url = bc->index_url, .priority = GPUENV_SOURCE_EXPLICIT };
+	if (!extra[*nextra].name)
+		return gpuenv_oom(pj->ctx, "for the targets"), NULL;
+	return extra[(*nextra)++].name;
+}
+
+/* The target's existing lock (none readable: pl->old zeroed) and what
+ * changed in its hardware since.  0, or -ENOMEM. */
+static int plan_old(gpuenv_project_t *pj, const gpuenv_manifest_target_t *t, struct lock_plan *pl)
+{
+	gpuenv_ctx_t *ctx = pj->ctx;
+	const char *path = gpuenv_project_lock_path(pj, t);
+
+	if (!path)
+		return gpuenv_oom(ctx, "for the lock's path");
+	if (gpuenv_project_read_lock(ctx, &pj->arena, path, &pl->old) != 0) {
+		if (ctx->err.code == -ENOMEM)
+			return -ENOMEM;
+		/* missing or unreadable: locked as if new (lock --check says
+		 * which) */
+		gpuenv_error_clear(ctx);
+		memset(&pl->old, 0, sizeof(pl->old));
+		return 0;
+	}
+	pl->change = gpuenv_project_target_change(&pj->arena, &pl->old.target, t);
+	return 0;
+}
+
+/* The locked torch build kept instead of the KB's pick (in pl->bc) when
+ * the target's hardware is unchanged, the backend is the KB's to choose
+ * ("auto"), no upgrade of torch was asked for, and the locked build still
+ * runs on the target.  0, or -ENOMEM. */
+static int plan_keep(gpuenv_project_t *pj, const gpuenv_project_lock_opts_t *opts,
+	const gpuenv_manifest_target_t *t, struct lock_plan *pl)
+{
+	gpuenv_ctx_t *ctx = pj->ctx;
+	const char *want = t->torch_backend ? t->torch_backend : pj->m.torch_backend ? pj->m.torch_backend : "auto";
+	const char *was = pl->old.target.backend;
+	gpuenv_manifest_target_t tk = *t;
+	gpuenv_backend_choice_t keep;
+
+	if (!pl->old.lock_version || pl->change || !was || pl->bc.user_pinned || strcmp(want, "auto") ||
+		!strcmp(was, pl->bc.backend) || gpuenv_upgrade_has(&opts->upgrade, "torch"))
+		return 0;
+	tk.torch_backend = was;
+	if (gpuenv_manifest_backend(ctx, &pj->arena, &pj->m, &tk, pj->kb, &keep) != 0) {
+		if (ctx->err.code == -ENOMEM)
+			return -ENOMEM;
+		gpuenv_error_clear(ctx); /* it no longer runs: the KB's pick */
+		return 0;
+	}
+	keep.reason = gpuenv_arena_printf(&pj->arena, "%s kept from the lock: the target's GPU and driver are "
+		"unchanged (the knowledge base picks %s now; gpuenv lock --upgrade-package torch moves to it)%s%s",
+		was, pl->bc.backend, keep.reason ? "\n" : "", keep.reason ? keep.reason : "").ptr;
+	if (!keep.reason)
+		return gpuenv_oom(ctx, "for the targets");
+	pl->pick = pl->bc;
+	pl->bc = keep;
+	pl->kept = true;
+	return 0;
+}
+
 int gpuenv_project_lock(gpuenv_project_t *pj, const gpuenv_project_lock_opts_t *opts,
 	const gpuenv_manifest_target_t *const *pick, size_t npick, gpuenv_index_t **ix_out, int *worst)
 {
 	gpuenv_ctx_t *ctx = pj->ctx;
 	const gpuenv_index_source_t *src = opts->index.sources;
 	size_t nsrc = opts->index.nsources, nextra = 0, cap = npick ? npick : 1;
-	size_t xcap = cap * (pj->kb ? pj->kb->n_torch_variant + 2 : 1);
-	const char ***offers = gpuenv_arena_calloc(&pj->arena, cap, sizeof(*offers));
-	size_t *noffers = gpuenv_arena_calloc(&pj->arena, cap, sizeof(*noffers));
-	gpuenv_backend_choice_t *bc = gpuenv_arena_calloc(&pj->arena, cap, sizeof(*bc));
-	const char **terr = gpuenv_arena_calloc(&pj->arena, cap, sizeof(*terr));
-	const char **tsrc = gpuenv_arena_calloc(&pj->arena, cap, sizeof(*tsrc));
+	/* per target: its build and the KB's pick, then the offered builds and cpu */
+	size_t xcap = cap * (pj->kb ? pj->kb->n_torch_variant + 4 : 2);
+	struct lock_plan *pl = gpuenv_arena_calloc(&pj->arena, cap, sizeof(*pl));
 	gpuenv_index_source_t *extra = gpuenv_arena_calloc(&pj->arena, xcap, sizeof(*extra));
 	gpuenv_index_t *ix = NULL;
 	char buf[1024];
 
 	*ix_out = NULL;
 	*worst = 0;
-	if (!bc || !terr || !tsrc || !extra || !offers || !noffers)
+	if (!pl || !extra)
 		return gpuenv_oom(ctx, "for the targets");
 	/* every target's torch build first: their indexes are sources too */
 	for (size_t i = 0; i < npick; i++) {
-		if (gpuenv_manifest_backend(ctx, &pj->arena, &pj->m, pick[i], pj->kb, &bc[i]) != 0) {
+		if (plan_old(pj, pick[i], &pl[i]) != 0)
+			return ctx->err.code;
+		if (gpuenv_manifest_backend(ctx, &pj->arena, &pj->m, pick[i], pj->kb, &pl[i].bc) != 0) {
 			if (ctx->err.code == -ENOMEM)
 				return ctx->err.code;
 			gpuenv_error_format(&ctx->err, buf, sizeof(buf));
-			terr[i] = ctx->err.hint[0] ? gpuenv_arena_printf(&pj->arena, "%s; %s", buf, ctx->err.hint).ptr
-						   : gpuenv_arena_strndup(&pj->arena, buf, strlen(buf));
-			if (!terr[i])
+			pl[i].error = ctx->err.hint[0] ? gpuenv_arena_printf(&pj->arena, "%s; %s", buf, ctx->err.hint).ptr
+						       : gpuenv_arena_strndup(&pj->arena, buf, strlen(buf));
+			if (!pl[i].error)
 				return gpuenv_oom(ctx, "for the targets");
 			gpuenv_error_clear(ctx);
 			continue;
 		}
-		if (bc[i].user_pinned) {
-			tsrc[i] = bc[i].source;
-			continue;
-		}
-		size_t k;
-		for (k = 0; k < nsrc + nextra; k++) {
-			const gpuenv_index_source_t *x = k < nsrc ? &src[k] : &extra[k - nsrc];
-			if (x->url && bc[i].index_url && !strcmp(x->url, bc[i].index_url))
-				break;
-		}
-		if (k == nsrc + nextra) {
-			extra[nextra] = (gpuenv_index_source_t){
-				.name = gpuenv_arena_printf(&pj->arena, "torch-%s", bc[i].backend).ptr,
-				.url = bc[i].index_url, .priority = GPUENV_SOURCE_EXPLICIT };
-			if (!extra[nextra++].name)
-				return gpuenv_oom(ctx, "for the targets");
-		}
-		tsrc[i] = k < nsrc ? src[k].name : extra[k - nsrc].name;
-		if (pick[i]->target.ngpus && pj->kb && bc[i].how && !strcmp(bc[i].how, "auto")
-			&& offer_sources(pj, &bc[i], src, nsrc, extra, &nextra, xcap, &offers[i], &noffers[i]) != 0)
+		if (plan_keep(pj, opts, pick[i], &pl[i]) != 0)
+			return ctx->err.code;
+		if (!(pl[i].source = torch_source(pj, opts, &pl[i].bc, extra, &nextra)))
+			return ctx->err.code;
+		if (pl[i].kept && !(pl[i].pick_source = torch_source(pj, opts, &pl[i].pick, extra, &nextra)))
+			return ctx->err.code;
+		/* "auto" (the KB's choice, kept or not): the builds the index is asked for */
+		const gpuenv_backend_choice_t *au = pl[i].kept ? &pl[i].pick : &pl[i].bc;
+		if (pick[i]->target.ngpus && pj->kb && au->how && !strcmp(au->how, "auto") &&
+			offer_sources(pj, au, src, nsrc, extra, &nextra, xcap, &pl[i].offers, &pl[i].noffers) != 0)
 			return ctx->err.code;
 	}
 	if (gpuenv_project_index_open(pj, opts, extra, nextra, &ix) != 0)
 		return ctx->err.code;
 	for (size_t i = 0; i < npick; i++) {
-		int s = lock_one(pj, opts, ix, pick[i], terr[i] ? NULL : &bc[i], terr[i], tsrc[i], offers[i],
-			noffers[i]);
+		int s = lock_one(pj, opts, ix, pick[i], &pl[i]);
 		if (s > *worst)
 			*worst = s;
 	}

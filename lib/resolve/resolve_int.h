@@ -79,6 +79,8 @@ typedef struct rs_pkg {
 	 * allow-prereleases) instead of after them */
 	const rs_word_t *stable;
 	bool pre_ranked;
+	int32_t prefer;	  /* the preferred candidate (req->prefer), -1 */
+	bool early;	  /* decided before the others (req->prefer) */
 	const char *note; /* what the resolver's rules left out, or NULL */
 	/* the partial solution */
 	int32_t last;	  /* newest assignment of this package, -1 */
@@ -189,6 +191,11 @@ static inline int32_t rs_set_first(const rs_word_t *a, uint32_t nw)
 		if (a[i])
 			return (int32_t)(i * 64 + (uint32_t)__builtin_ctzll(a[i]));
 	return -1;
+}
+
+static inline bool rs_set_has(const rs_word_t *a, uint32_t i)
+{
+	return (a[i / 64] >> (i % 64)) & 1;
 }
 
 static inline void rs_set_bit(rs_word_t *a, uint32_t i)

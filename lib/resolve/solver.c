@@ -121,6 +121,7 @@ static int pkg_new(rs_solver_t *s, const char *name, uint32_t *out)
 		return oom(s);
 	p->last = -1;
 	p->decision = -1;
+	p->prefer = -1;
 	p->base = s->npkgs;
 	p->order = s->npkgs;
 	*out = s->npkgs++;
@@ -166,6 +167,34 @@ static int cand_cmp(const void *a, const void *b)
 	if (r)
 		return r;
 	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* The candidate of p the request prefers, or -1 (none, or not a
+ * candidate: yanked, left out by the provider, or not published). */
+static int32_t prefer_index(rs_solver_t *s, rs_pkg_t *p)
+{
+	for (size_t i = 0; i < s->req->nprefer; i++) {
+		const gpuenv_preference_t *f = &s->req->prefer[i];
+		gpuenv_version_t v;
+		if (!f->name || strcmp(f->name, p->name))
+			continue;
+		p->early = f->early;
+		if (!f->version)
+			return -1;
+		if (gpuenv_version_parse(s->ctx, &s->mem, gpuenv_str(f->version), &v) != 0) {
+			gpuenv_error_clear(s->ctx); /* a version no candidate has */
+			return -1;
+		}
+		for (uint32_t c = 0; c < p->ncand; c++)
+			if (!gpuenv_version_cmp(&p->cand[c]->v, &v) &&
+				!strcmp(p->cand[c]->version, f->version))
+				return (int32_t)c;
+		for (uint32_t c = 0; c < p->ncand; c++)
+			if (!gpuenv_version_cmp(&p->cand[c]->v, &v))
+				return (int32_t)c;
+		return -1;
+	}
+	return -1;
 }
 
 /* The universe of a real package: the provider's candidates the yanked and
@@ -257,6 +286,7 @@ static int pkg_load(rs_solver_t *s, uint32_t id)
 			rs_set_bit(stable, (uint32_t)i);
 	}
 	p->stable = stable;
+	p->prefer = prefer_index(s, p);
 	if (p->nwords > s->tmpwords) {
 		s->tmp = set_new(s, p->nwords);
 		if (!s->tmp)
@@ -308,6 +338,8 @@ static int pkg_get(rs_solver_t *s, const char *name, const char *extra, uint32_t
 	p->cand = b->cand;
 	p->stable = b->stable;
 	p->pre_ranked = b->pre_ranked;
+	p->prefer = b->prefer;
+	p->early = b->early;
 	p->ncand = b->ncand;
 	p->nwords = b->nwords;
 	p->not_found = b->not_found;
@@ -1161,31 +1193,37 @@ static int add_deps(rs_solver_t *s, uint32_t p, uint32_t ver, uint32_t *first, u
 
 /* ---- decisions --------------------------------------------------------------- */
 
-/* The next package: a positive one not decided, with the fewest
- * candidates left, the earliest registered on a tie.  -1: all done. */
+/* The next package: a positive one not decided, an early one (an upgrade
+ * asked for) before the rest, then the fewest candidates left, the
+ * earliest registered on a tie.  -1: all done. */
 static int32_t pick(const rs_solver_t *s)
 {
 	int32_t best = -1;
 	uint32_t bestn = 0;
+	bool best_early = false;
 
 	for (uint32_t p = 0; p < s->npkgs; p++) {
 		const rs_pkg_t *k = &s->pkgs[p];
 		if (k->decision >= 0 || k->last < 0 || !s->asg[k->last].acc_pos)
 			continue;
 		uint32_t c = rs_set_count(s->asg[k->last].acc, k->nwords);
-		if (best < 0 || c < bestn) {
+		if (best < 0 || (k->early && !best_early) || (k->early == best_early && c < bestn)) {
 			best = (int32_t)p;
 			bestn = c;
+			best_early = k->early;
 		}
 	}
 	return best;
 }
 
-/* The candidate to try for package k within set: the newest, or, unless
+/* The candidate to try for package k within set: the preferred one while
+ * the set holds it (a stable lock's version), else the newest, or, unless
  * pre-releases rank with the rest, the newest stable one while the set
  * holds one.  -1: the set is empty. */
 static int32_t pick_version(const rs_pkg_t *k, const rs_word_t *set)
 {
+	if (k->prefer >= 0 && rs_set_has(set, (uint32_t)k->prefer))
+		return k->prefer;
 	if (!k->pre_ranked && k->stable)
 		for (uint32_t i = 0; i < k->nwords; i++)
 			if (set[i] & k->stable[i])

@@ -104,7 +104,7 @@ check(rrows == {v: m for v, (_, m) in codes.items()}, "README exit table = cli.h
 blocks = {m.group(1): norm(m.group(2))
           for m in re.finditer(r"^`gpuenv ([a-z -]+) --help`:\n\n```\n(.*?)```", doc, re.M | re.S)}
 
-verbs = ["probe", "doctor", "preflight", "diagnose", "kb", "init", "add", "remove", "source", "lock", "tree", "export", "image", "labels", "sync", "run", "profile", "venv", "cache", "drift", "trt", "triton", "debug"]
+verbs = ["probe", "doctor", "preflight", "diagnose", "kb", "init", "add", "remove", "source", "lock", "outdated", "tree", "export", "image", "labels", "sync", "run", "profile", "venv", "cache", "drift", "trt", "triton", "debug"]
 subs = {"kb": ["torch", "driver", "gpu", "image", "sources", "info", "update", "bundle"],
         "image": ["lock", "check"],
         "source": ["add", "remove"],

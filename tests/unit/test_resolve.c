@@ -98,8 +98,10 @@ typedef struct run {
 	char text[8192]; /* name==version lines, or the explanation */
 } run_t;
 
-/* allow: NULL, or Poetry's allow-prereleases per root requirement */
-static void run_text_allow(const char *toml, const bool *allow, run_t *r)
+/* allow: NULL, or Poetry's allow-prereleases per root requirement;
+ * prefer: NULL, or preferred versions (nprefer of them) */
+static void run_text_prefer(const char *toml, const bool *allow, const gpuenv_preference_t *prefer,
+	size_t nprefer, run_t *r)
 {
 	gpuenv_resolve_req_t req;
 	size_t n = 0;
@@ -108,6 +110,8 @@ static void run_text_allow(const char *toml, const bool *allow, run_t *r)
 	assert_int_equal(gpuenv_scenario_parse(&ctx, &arena, "t.toml", toml, strlen(toml), &r->sc), 0);
 	gpuenv_scenario_request(&r->sc, &req);
 	req.allow_prereleases = allow;
+	req.prefer = prefer;
+	req.nprefer = nprefer;
 	r->rc = gpuenv_resolve(&ctx, &arena, &req, &r->sc.provider, &r->res);
 	if (r->rc == 0)
 		for (size_t i = 0; i < r->res.npkgs; i++)
@@ -115,6 +119,11 @@ static void run_text_allow(const char *toml, const bool *allow, run_t *r)
 				r->res.pkgs[i].name, r->res.pkgs[i].cand->version);
 	else if (r->rc == GPUENV_ENOSOLUTION)
 		snprintf(r->text, sizeof(r->text), "%s", r->res.explanation);
+}
+
+static void run_text_allow(const char *toml, const bool *allow, run_t *r)
+{
+	run_text_prefer(toml, allow, NULL, 0, r);
 }
 
 static void run_text(const char *toml, run_t *r)
@@ -249,6 +258,91 @@ static void test_yanked_prerelease_local(void **state)
 		 "[packages.t.versions.\"1.0+cpu\"]\n[packages.t.versions.\"1.0+cu118\"]\n",
 		&r);
 	assert_string_equal(r.text, "t==1.0+cpu\n");
+}
+
+/* Preferred versions (a stable lock's): kept while the ranges allow them,
+ * the newest otherwise; never a failure a resolution without them avoids. */
+static void test_preferences(void **state)
+{
+	(void)state;
+	run_t r;
+	const char *base = "[root]\nrequires = [\"alpha\", \"beta>=1\"]\n"
+			   "[packages.alpha.versions.\"1.0\"]\n[packages.alpha.versions.\"1.1\"]\n"
+			   "[packages.alpha.versions.\"1.2\"]\n"
+			   "[packages.beta.versions.\"1.0\"]\nrequires = [\"gamma<2\"]\n"
+			   "[packages.beta.versions.\"2.0\"]\nrequires = [\"gamma>=2\"]\n"
+			   "[packages.gamma.versions.\"1.0\"]\n[packages.gamma.versions.\"2.0\"]\n";
+	/* without: the newest */
+	run_text(base, &r);
+	assert_string_equal(r.text, "alpha==1.2\nbeta==2.0\ngamma==2.0\n");
+	/* kept: alpha 1.0 and beta 1.0 (with what it needs); a version
+	 * spelt another way (1.0.0) is the same version */
+	const gpuenv_preference_t keep[] = { { "alpha", "1.0.0", false }, { "beta", "1.0", false }, { "gamma", "1.0", false } };
+	run_text_prefer(base, NULL, keep, 3, &r);
+	assert_int_equal(r.rc, 0);
+	assert_string_equal(r.text, "alpha==1.0\nbeta==1.0\ngamma==1.0\n");
+	/* the range no longer allows the preferred version: the newest that fits */
+	const char *moved = "[root]\nrequires = [\"alpha>=1.1\"]\n"
+			    "[packages.alpha.versions.\"1.0\"]\n[packages.alpha.versions.\"1.1\"]\n"
+			    "[packages.alpha.versions.\"1.2\"]\n";
+	run_text_prefer(moved, NULL, keep, 1, &r);
+	assert_string_equal(r.text, "alpha==1.2\n");
+	/* a version that is gone, yanked or not a version at all: ignored */
+	const gpuenv_preference_t gone[] = { { "alpha", "0.9", false }, { "beta", "not a version", false } };
+	run_text_prefer(base, NULL, gone, 2, &r);
+	assert_string_equal(r.text, "alpha==1.2\nbeta==2.0\ngamma==2.0\n");
+	const gpuenv_preference_t yanked[] = { { "a", "2", false } };
+	run_text_prefer("[root]\nrequires = [\"a\"]\n[packages.a.versions.\"1\"]\n"
+			"[packages.a.versions.\"2\"]\nyanked = true\n[packages.a.versions.\"3\"]\n",
+		NULL, yanked, 1, &r);
+	assert_string_equal(r.text, "a==3\n");
+	/* a preference that conflicts is backtracked over, never a failure:
+	 * gamma 1.0 preferred, but beta 2.0 (preferred too) needs gamma >= 2 */
+	const gpuenv_preference_t clash[] = { { "gamma", "1.0", false }, { "beta", "2.0", false } };
+	run_text_prefer("[root]\nrequires = [\"beta==2.0\", \"gamma\"]\n"
+			"[packages.beta.versions.\"1.0\"]\n"
+			"[packages.beta.versions.\"2.0\"]\nrequires = [\"gamma>=2\"]\n"
+			"[packages.gamma.versions.\"1.0\"]\n[packages.gamma.versions.\"2.0\"]\n",
+		NULL, clash, 2, &r);
+	assert_int_equal(r.rc, 0);
+	assert_string_equal(r.text, "beta==2.0\ngamma==2.0\n");
+	/* an upgrade asked for (no version, early) drags what it needs
+	 * along: alpha 2 needs beta >= 2, and beta's preference gives way */
+	const char *drag = "[root]\nrequires = [\"beta\", \"alpha\"]\n"
+			   "[packages.alpha.versions.\"1\"]\nrequires = [\"beta<2\"]\n"
+			   "[packages.alpha.versions.\"2\"]\nrequires = [\"beta>=2\"]\n"
+			   "[packages.beta.versions.\"1\"]\n[packages.beta.versions.\"2\"]\n";
+	const gpuenv_preference_t held[] = { { "alpha", "1", false }, { "beta", "1", false } };
+	run_text_prefer(drag, NULL, held, 2, &r);
+	assert_string_equal(r.text, "alpha==1\nbeta==1\n");
+	/* (beta is registered first, so without early it would be decided
+	 * first, at its preferred 1, and hold alpha at 1) */
+	const gpuenv_preference_t late[] = { { "alpha", NULL, false }, { "beta", "1", false } };
+	run_text_prefer(drag, NULL, late, 2, &r);
+	assert_string_equal(r.text, "alpha==1\nbeta==1\n");
+	const gpuenv_preference_t up[] = { { "alpha", NULL, true }, { "beta", "1", false } };
+	run_text_prefer(drag, NULL, up, 2, &r);
+	assert_string_equal(r.text, "alpha==2\nbeta==2\n");
+	/* an upgrade to a version named (NAME==VERSION) */
+	const gpuenv_preference_t to1[] = { { "alpha", "1", true } };
+	run_text_prefer(drag, NULL, to1, 1, &r);
+	assert_string_equal(r.text, "alpha==1\nbeta==1\n");
+	/* a local build version is matched exactly before by PEP 440 equality */
+	const gpuenv_preference_t local[] = { { "t", "1.0+cpu", false } };
+	run_text_prefer("[root]\nrequires = [\"t\"]\n[packages.t.versions.\"1.0+cpu\"]\n"
+			"[packages.t.versions.\"1.0+cu118\"]\n[packages.t.versions.\"1.1+cu118\"]\n",
+		NULL, local, 1, &r);
+	assert_string_equal(r.text, "t==1.0+cpu\n");
+	/* an extra's package follows its base's preference */
+	const gpuenv_preference_t ex[] = { { "a", "1", false } };
+	run_text_prefer("[root]\nrequires = [\"a[x]\"]\n[packages.a.versions.\"1\"]\n"
+			"[packages.a.versions.\"1\".extras]\nx = [\"b\"]\n"
+			"[packages.a.versions.\"2\"]\n[packages.a.versions.\"2\".extras]\nx = [\"b\"]\n"
+			"[packages.b.versions.\"1\"]\n",
+		NULL, ex, 1, &r);
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.text, "a==1\n"));
+	assert_null(strstr(r.text, "a==2"));
 }
 
 /* The explanation, word for word. */
@@ -580,6 +674,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_backjump, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_extras_and_markers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_yanked_prerelease_local, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_preferences, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_explanation_wording, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_provider_contract, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scenario_errors, setup, teardown),
