@@ -219,13 +219,22 @@ v = versions(G, "t4") if rc == 0 else {}
 check(rc == 0 and v.get("torch", "").startswith("2.5.") and v["torch"].endswith("+cu121")
       and re.search(r"^  ~ torch %s -> 2\.5\.\d+\+cu121$" % re.escape(t0), out, re.M),
       "t4: --upgrade-package torch moves it within cu121: %d %s %s%s" % (rc, v.get("torch"), out, err))
-# the driver changes: the KB's choice is made again, and said
+# the driver changes: the KB's choice is made again, and said.  What it
+# chooses is what a first lock of the new target takes from the same indexes
+# (the build the KB confirms among those offered: issue 21's rule)
+G2 = os.path.join(TMP, "gpu-fresh")
+write_project(G2, ["torch", "filelock", "numpy"], T4NEW)
+rc, out, err = lock(G2, torch=T2)
+fresh = versions(G2, "t4").get("torch", "") if rc == 0 else ""
+ftag = fresh.partition("+")[2]
+check(rc == 0 and ftag.startswith("cu") and ftag != "cu121",
+      "t4 on driver 560, first lock: a CUDA build other than cu121: %d %s %s%s" % (rc, fresh, out, err))
 write_project(G, ["torch", "filelock", "numpy"], T4NEW)
 rc, out, err = lock(G, torch=T2)
 v = versions(G, "t4") if rc == 0 else {}
-check(rc == 0 and v.get("torch", "").endswith("+cu126"),
-      "t4 on driver 560: torch of the build the KB picks now (cu126): %d %s %s%s" % (rc, v.get("torch"), out, err))
-check("driver 535.104.05 -> 560.35.03" in out and "cu121 -> cu126" in out,
+check(rc == 0 and v.get("torch") == fresh,
+      "t4 on driver 560: torch of the build the KB picks now (%s): %d %s %s%s" % (fresh, rc, v.get("torch"), out, err))
+check("driver 535.104.05 -> 560.35.03" in out and ("cu121 -> " + ftag) in out,
       "t4: the output says the target changed and the build moved: %s" % out)
 
 if failures:
