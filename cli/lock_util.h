@@ -45,6 +45,7 @@ struct cli_lock_opts {
 	bool check, offline, pre;
 	bool quiet_json; /* --json of another verb: lock prints no JSON of its own */
 	unsigned retries, timeout_s;
+	unsigned build_timeout_s; /* --build-timeout: each metadata build's hooks; 0: 3600 */
 };
 
 /* The options lock shares with sync and run (getopt rows). */
@@ -62,7 +63,8 @@ struct cli_lock_opts {
 	{ "pre", no_argument, NULL, 'P' }, \
 	{ "only-binary", required_argument, NULL, 'B' }, \
 	{ "no-binary", required_argument, NULL, 'S' }, \
-	{ "timeout", required_argument, NULL, 'w' }
+	{ "timeout", required_argument, NULL, 'w' }, \
+	{ "build-timeout", required_argument, NULL, 'u' }
 
 /* --profile FILE, for lock and sync (not in CLI_LOCK_OPTIONS: run has none) */
 #define CLI_PROFILE_OPTION { "profile", required_argument, NULL, 'X' }

@@ -396,6 +396,7 @@ int gpuenv_project_lock_target(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const g
 		.nonly_binary = req->nonly_binary,
 		.no_binary = req->no_binary,
 		.nno_binary = req->nno_binary,
+		.sdist_meta = req->sdist_meta,
 	};
 	/* the torch builds the KB confirms for the target first; the ones it
 	 * cannot judge only when those give no solution (the order
