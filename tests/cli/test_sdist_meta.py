@@ -161,7 +161,7 @@ check(n1 > 0, "the build backend was asked (setup.py ran %d times)" % n1)
 check(meta_logs() and meta_logs()[0].startswith("dynpkg-1.0-metadata-"), "the metadata build has its log: %r"
       % meta_logs())
 cached = [os.path.join(dp, f) for dp, _, fs in os.walk(os.path.join(CACHE, "sdist-meta")) for f in fs]
-check(len(cached) == 1 and "Requires-Dist: helper>=1.0" in open(cached[0]).read(),
+check(len(cached) == 1 and "Requires-Dist: helper" in open(cached[0]).read(),
       "the answer is cached by the sdist's sha256: %r" % cached)
 
 # ---- a re-lock runs no hook ----------------------------------------------
