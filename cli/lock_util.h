@@ -64,7 +64,7 @@ struct cli_lock_opts {
 	{ "only-binary", required_argument, NULL, 'B' }, \
 	{ "no-binary", required_argument, NULL, 'S' }, \
 	{ "timeout", required_argument, NULL, 'w' }, \
-	{ "build-timeout", required_argument, NULL, 'u' }
+	{ "build-timeout", required_argument, NULL, 'Z' }
 
 /* --profile FILE, for lock and sync (not in CLI_LOCK_OPTIONS: run has none) */
 #define CLI_PROFILE_OPTION { "profile", required_argument, NULL, 'X' }
