@@ -164,8 +164,8 @@ static int cli_remove(struct cli *cli, const struct cli_verb *verb, int argc, ch
 	"  --no-sync          edit and lock; leave the venv alone\n" \
 	"  --project DIR      the project (its pyproject.toml); default: .\n" \
 	"  --offline, --index-url, --source-url, --torch-index, --find-links, --cache-dir,\n" \
-	"  --facts, --kb-dir, --retries, --timeout, --pre, --only-binary, --no-binary:\n" \
-	"                     as for gpuenv lock\n"
+	"  --facts, --kb-dir, --retries, --timeout, --build-timeout, --pre, --only-binary,\n" \
+	"  --no-binary:       as for gpuenv lock\n"
 
 const struct cli_verb cli_verb_add = {
 	.name = "add",

@@ -11,10 +11,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gpuenv/build.h"
 #include "gpuenv/facts.h"
 #include "gpuenv/fs.h"
 #include "gpuenv/project.h"
 #include "lock_util.h"
+
+extern char **environ;
 
 static void progress(void *arg, size_t done, size_t total, uint64_t bytes)
 {
@@ -286,6 +289,7 @@ int cli_lock_targets(struct cli *cli, const struct cli_verb *verb, const struct 
 	gpuenv_project_t *pj, const gpuenv_manifest_target_t *const *pick, size_t npick, gpuenv_index_t **ix_out)
 {
 	gpuenv_project_lock_opts_t lo;
+	gpuenv_meta_builder_t *mb = NULL;
 	struct lock_print lp = { .cli = cli, .json = cli->json && !o->quiet_json ? json_array() : NULL,
 		.out = o->quiet_json ? stderr : stdout };
 	int st, worst = 0;
@@ -297,10 +301,20 @@ int cli_lock_targets(struct cli *cli, const struct cli_verb *verb, const struct 
 	}
 	lo.done = lock_print;
 	lo.ud = &lp;
-	if (gpuenv_project_lock(pj, &lo, pick, npick, ix_out, &worst) != 0) {
+	/* sdists with dynamic metadata: their build backends asked (docs/build.md) */
+	gpuenv_meta_builder_opts_t mo = { .cache_dir = o->cache_dir, .base_env = (const char *const *)environ,
+		.timeout_s = o->build_timeout_s };
+	if (gpuenv_meta_builder_new(&cli->ctx, &mo, &mb) != 0) {
 		cli_json_drop(lp.json);
 		return cli_report(cli, CLI_EXIT_CANNOT);
 	}
+	gpuenv_meta_builder_hook(mb, &lo.sdist_meta);
+	if (gpuenv_project_lock(pj, &lo, pick, npick, ix_out, &worst) != 0) {
+		gpuenv_meta_builder_free(mb);
+		cli_json_drop(lp.json);
+		return cli_report(cli, CLI_EXIT_CANNOT);
+	}
+	gpuenv_meta_builder_free(mb);
 	st = worst;
 	if (lp.json && cli_print_json(cli, lp.json) != 0)
 		st = CLI_EXIT_CANNOT;
@@ -365,7 +379,8 @@ const struct cli_verb cli_verb_lock = {
 		 "                 [--find-links DIR]... [--cache-dir DIR] [--facts FILE.json]\n"
 		 "                 [--kb-dir DIR] [--pre] [--only-binary NAMES] [--no-binary NAMES]\n"
 		 "                 [--upgrade] [--upgrade-package NAME[==VERSION]]...\n"
-		 "                 [--dump DIR] [--retries N] [--timeout SECONDS] [--profile FILE] [--json]",
+		 "                 [--dump DIR] [--retries N] [--timeout SECONDS] [--build-timeout SECONDS]\n"
+		 "                 [--profile FILE] [--json]",
 	.help = "  --project DIR      the project (its pyproject.toml); default: .\n"
 		"  --target NAME      lock this declared target (repeatable); default: all\n"
 		"  --all              lock every declared target (the default)\n"
@@ -388,6 +403,8 @@ const struct cli_verb cli_verb_lock = {
 		"                     metadata of every candidate, slow on large graphs\n"
 		"  --retries N        retry a failed transfer N times (1-20, default 3), with backoff\n"
 		"  --timeout SECONDS  give up on a transfer after this long (default 30)\n"
+		"  --build-timeout SECONDS  stop a build backend asked for an sdist's dependencies\n"
+		"                     after this long (default 3600; docs/build.md)\n"
 		CLI_PROFILE_HELP
 		"  --json             one object per target on stdout\n"
 		"\n"
@@ -398,7 +415,10 @@ const struct cli_verb cli_verb_lock = {
 		"Each target's torch family (torch, torchvision, torchaudio, ...) comes from one\n"
 		"build, chosen by the knowledge base for the target's GPU and driver, unless a\n"
 		"dependency pins a source (then that source is checked against the target).\n"
+		"An sdist whose dependencies are known only after a build (setup.py projects)\n"
+		"is asked of its build backend (PEP 517), the answer cached by its sha256.\n"
 		"exit status: 0 every target locked (or fresh with --check), 1 a target has no\n"
-		"solution or a lock is missing or stale, 2 usage, 4 an input could not be\n"
+		"solution, a lock is missing or stale, or a build backend failed or ran past\n"
+		"--build-timeout on an sdist's metadata, 2 usage, 4 an input could not be\n"
 		"read or fetched, or a lock (or the --profile trace) could not be written",
 };

@@ -184,6 +184,12 @@ int cli_lock_opt(struct cli *cli, const struct cli_verb *verb, int c, char *arg,
 	case 'F': o->facts_path = arg; break;
 	case 'k': o->kb_dir = arg; break;
 	case 'X': o->profile = arg; break;
+	case 'Z':
+		if (!gpuenv_str_to_u64(gpuenv_str(arg), &u) || !u || u > 86400)
+			return opt_fail(exit_st, cli_usage_error(cli, verb, "%s: --build-timeout wants 1 to 86400 "
+				"seconds, not '%s'", verb->name, arg));
+		o->build_timeout_s = (unsigned)u;
+		break;
 	case 'r':
 	case 'w':
 		if (!gpuenv_str_to_u64(gpuenv_str(arg), &u) || !u || u > (c == 'r' ? 20 : 3600))

@@ -48,6 +48,7 @@ struct cli_lock_opts {
 	size_t nupgrade;
 	bool quiet_json; /* --json of another verb: lock prints no JSON of its own */
 	unsigned retries, timeout_s;
+	unsigned build_timeout_s; /* --build-timeout: each metadata build's hooks; 0: 3600 */
 };
 
 /* The options lock shares with sync and run (getopt rows). */
@@ -65,7 +66,8 @@ struct cli_lock_opts {
 	{ "pre", no_argument, NULL, 'P' }, \
 	{ "only-binary", required_argument, NULL, 'B' }, \
 	{ "no-binary", required_argument, NULL, 'S' }, \
-	{ "timeout", required_argument, NULL, 'w' }
+	{ "timeout", required_argument, NULL, 'w' }, \
+	{ "build-timeout", required_argument, NULL, 'Z' }
 
 /* The help lines of CLI_LOCK_OPTIONS' index options (lock, outdated). */
 #define CLI_LOCK_INDEX_HELP \

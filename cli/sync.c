@@ -338,8 +338,8 @@ const struct cli_verb cli_verb_sync = {
 		"  --no-install-project  leave the project's own package out (by default it is\n"
 		"                     installed editable, PEP 660, when the lock has it)\n"
 		"  --offline, --index-url, --source-url, --torch-index, --find-links, --cache-dir,\n"
-		"  --facts, --kb-dir, --retries, --timeout, --pre, --only-binary, --no-binary:\n"
-		"                     as for gpuenv lock (used when the lock is made first, and\n"
+		"  --facts, --kb-dir, --retries, --timeout, --build-timeout, --pre, --only-binary,\n"
+		"  --no-binary:       as for gpuenv lock (used when the lock is made first, and\n"
 		"                     for the downloads)\n"
 		CLI_PROFILE_HELP
 		"  --json             the plan and the figures as one object on stdout\n"

@@ -46,6 +46,7 @@
 #include "gpuenv/core.h"
 #include "gpuenv/index.h"
 #include "gpuenv/pep508.h"
+#include "gpuenv/project.h"
 #include "gpuenv/sync.h"
 #include "gpuenv/venv.h"
 
@@ -197,6 +198,54 @@ GPUENV_API int gpuenv_build_key(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const 
  * error, with ctx->err naming the package. */
 GPUENV_API int gpuenv_build_wheel(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_build_opts_t *o,
 	gpuenv_cache_t *cache, gpuenv_index_t *ix, const gpuenv_build_req_t *req, gpuenv_build_result_t *res);
+
+/* ---- metadata for the lock (lib/builder/metadata.c) ----------------------
+ * An sdist whose PKG-INFO does not hold its dependencies (Metadata-Version
+ * before 2.2, or Requires-Dist marked Dynamic) is locked by asking its
+ * build backend: the steps of a build up to get_requires_for_build_wheel,
+ * then prepare_metadata_for_build_wheel (or, when the backend lacks it,
+ * build_wheel and the wheel's METADATA: PEP 517's fallback).  The answer
+ * must name req's project and version; it is cached by the sdist's sha256
+ * under <cache>/sdist-meta/, so a second lock runs nothing. */
+
+typedef struct gpuenv_build_meta {
+	gpuenv_str_t metadata;	/* the METADATA text (in arena) */
+	const char *path;	/* the cached copy */
+	const char *log;	/* the log, NULL when cached */
+	const char *log_tail;	/* on GPUENV_EBUILD: the log's last lines */
+	bool cached;		/* no hook ran */
+	double secs;
+} gpuenv_build_meta_t;
+
+/* The METADATA of req (an sdist with name, version and sha256; o's
+ * python, tags and marker_env make the build venv; against is not used).
+ * 0, or GPUENV_EBUILD (a hook failed, ran past o->timeout_s, or answered
+ * another project or version: ctx->err names the package, its hint the
+ * log) or another error. */
+GPUENV_API int gpuenv_build_metadata(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_build_opts_t *o,
+	gpuenv_cache_t *cache, gpuenv_index_t *ix, const gpuenv_build_req_t *req, gpuenv_build_meta_t *res);
+
+/* The hook the lock's provider asks (gpuenv_pv_sdist_meta_t, filled by the
+ * caller: cli): interpreters found on this machine as the targets' Python
+ * versions ask, the cache opened when first needed. */
+typedef struct gpuenv_meta_builder_opts {
+	const char *cache_dir;	     /* NULL: the default */
+	const char *const *base_env; /* as gpuenv_build_opts_t's */
+	unsigned timeout_s;	     /* per hook; 0: 3600 */
+	/* an interpreter (a path or a version) for every metadata build;
+	 * NULL: the target's Python version, else the newest found */
+	const char *python;
+	const gpuenv_unpack_limits_t *limits;
+} gpuenv_meta_builder_opts_t;
+
+typedef struct gpuenv_meta_builder gpuenv_meta_builder_t;
+
+GPUENV_API int gpuenv_meta_builder_new(gpuenv_ctx_t *ctx, const gpuenv_meta_builder_opts_t *o,
+	gpuenv_meta_builder_t **out);
+GPUENV_API void gpuenv_meta_builder_free(gpuenv_meta_builder_t *mb);
+GPUENV_API void gpuenv_meta_builder_hook(gpuenv_meta_builder_t *mb, gpuenv_pv_sdist_meta_t *out);
+/* How many answers came from builds and from the cache. */
+GPUENV_API void gpuenv_meta_builder_counts(const gpuenv_meta_builder_t *mb, size_t *built, size_t *cached);
 
 /* ---- the hook sync uses ---------------------------------------------- */
 

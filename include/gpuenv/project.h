@@ -29,6 +29,31 @@ extern "C" {
 
 struct gpuenv_tagset;
 
+/* An sdist whose PKG-INFO does not hold its dependencies (Metadata-Version
+ * before 2.2, or Requires-Dist marked Dynamic: PEP 643), as the provider
+ * hands it to the hook below. */
+typedef struct gpuenv_pv_sdist {
+	const char *name;	 /* normalised, from the file name */
+	const char *version;	 /* as the file name writes it */
+	const gpuenv_index_file_t *file;
+	const char *python;	 /* the target's Python ("3.12"), or NULL */
+	const char *target_name; /* for messages, or NULL */
+} gpuenv_pv_sdist_t;
+
+/* How the lock learns such an sdist's dependencies: its build backend's
+ * METADATA (PEP 517 prepare_metadata_for_build_wheel).  The build module
+ * sits above this one (builder/ ──► project/), so the caller fills this
+ * hook (gpuenv_meta_builder_hook, gpuenv/build.h); NULL metadata: such
+ * sdists are refused.  metadata: the METADATA text (in arena, checked to
+ * name sd's project and version), ix the lock's index client; 0 or the
+ * error (GPUENV_EBUILD: the backend failed or ran past its time, ctx->err
+ * names the package, its hint the build log). */
+typedef struct gpuenv_pv_sdist_meta {
+	void *self;
+	int (*metadata)(void *self, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_index_t *ix,
+		const gpuenv_pv_sdist_t *sd, gpuenv_str_t *out);
+} gpuenv_pv_sdist_meta_t;
+
 typedef struct gpuenv_pv_opts {
 	gpuenv_index_t *ix;
 	const struct gpuenv_tagset *tags; /* the target's wheel tags */
@@ -81,6 +106,8 @@ typedef struct gpuenv_pv_opts {
 	const char *const *offer_sources;
 	const char *torch_index; /* for messages: the torch index's root */
 	const gpuenv_kb_ver_t *fav_series; /* the KB's favourite's series ("2.14") */
+	/* sdists with dynamic metadata (see above); zero: refused */
+	gpuenv_pv_sdist_meta_t sdist_meta;
 } gpuenv_pv_opts_t;
 
 typedef struct gpuenv_pv gpuenv_pv_t;
@@ -192,6 +219,9 @@ typedef struct gpuenv_project_lock_req {
 	 * scenario (gpuenv_scenario_write), solved or not, so a failing real
 	 * resolution replays with `gpuenv debug resolve` and no index */
 	gpuenv_buf_t *dump;
+	/* sdists with dynamic metadata asked of their build backend (zero:
+	 * refused) */
+	gpuenv_pv_sdist_meta_t sdist_meta;
 } gpuenv_project_lock_req_t;
 
 typedef struct gpuenv_project_lock_out {
@@ -404,6 +434,9 @@ typedef struct gpuenv_project_lock_opts {
 	bool dry_run;
 	/* write each target's resolution inputs as DIR/scenario.<target>.toml */
 	const char *dump_dir;
+	/* sdists with dynamic metadata asked of their build backend (zero:
+	 * refused); the caller fills it (gpuenv_meta_builder_hook) */
+	gpuenv_pv_sdist_meta_t sdist_meta;
 	/* each target's outcome, in order */
 	void (*done)(void *ud, const gpuenv_project_locked_t *r);
 	void *ud;
@@ -507,6 +540,13 @@ enum gpuenv_project_venv_made {
  * error. */
 GPUENV_API int gpuenv_project_venv(gpuenv_project_t *pj, const char *dir, const char *python, bool dry_run,
 	const gpuenv_lock_t *lk, struct gpuenv_venv *venv, int *made);
+
+/* The wheel tags (*tags: free with gpuenv_tagset_free) and PEP 508 marker
+ * environment (env: filled, its strings in arena) of interpreter py on this
+ * machine, as a venv of it installs for.  0, or the error. */
+struct gpuenv_python;
+GPUENV_API int gpuenv_project_python_views(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const struct gpuenv_python *py,
+	struct gpuenv_tagset **tags, gpuenv_marker_env_t *env);
 
 /* What gpuenv_sync_begin needs for venv on this machine, in so: the wheel
  * tags and marker environment of its interpreter (*tags: free with

@@ -47,26 +47,6 @@ extern const size_t gpuenv_build_embedded_files_count;
 
 #define RUNNER "hook_runner.py"
 
-/* One build in progress. */
-struct bctx {
-	gpuenv_ctx_t *ctx;
-	gpuenv_arena_t *arena;
-	const gpuenv_build_opts_t *o;
-	const gpuenv_build_req_t *req;
-	gpuenv_cache_t *cache;
-	gpuenv_index_t *ix;
-	const char *what;    /* "foo 1.0" */
-	const char *tmp;     /* the build's folder */
-	const char *runner;  /* tmp/hook_runner.py */
-	const char *log;     /* the log's path */
-	int logfd;
-	unsigned seq;	     /* request / result file numbers */
-	char **envp;
-	/* --profile: the compiler shims first on PATH (gpuenv/trace.h) */
-	gpuenv_shims_t shims;
-	bool have_shims;
-	gpuenv_build_opts_t traced; /* o with the shims' PATH and variables */
-};
 
 static double mono_s(void)
 {
@@ -75,8 +55,7 @@ static double mono_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void logf_(struct bctx *b, const char *fmt, ...) GPUENV_PRINTF(2, 3);
-static void logf_(struct bctx *b, const char *fmt, ...)
+void gpuenv_build_logf(struct gpuenv_bctx *b, const char *fmt, ...)
 {
 	char line[2048];
 	va_list ap;
@@ -127,7 +106,7 @@ static const char *log_tail(gpuenv_arena_t *arena, const char *path)
  * /dev/null, stdout and stderr into the log, in a process group of its own
  * (a timeout kills the compilers too).  *status: the exit status, -1 when
  * killed by a signal.  0, or an error (spawn failed, timed out). */
-static int spawn_wait(struct bctx *b, char *const argv[], int *status)
+static int spawn_wait(struct gpuenv_bctx *b, char *const argv[], int *status)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
@@ -173,7 +152,7 @@ static int spawn_wait(struct bctx *b, char *const argv[], int *status)
 		if (mono_s() - t0 > limit) {
 			kill(-pid, SIGKILL);
 			waitpid(pid, &st, 0);
-			logf_(b, "\n== gpuenv: killed after %u s (the build's time limit) ==\n", limit);
+			gpuenv_build_logf(b, "\n== gpuenv: killed after %u s (the build's time limit) ==\n", limit);
 			gpuenv_fail(b->ctx, GPUENV_EBUILD, NULL, 0, 0, "%s: the build ran past its limit of %u s and "
 				"was stopped", b->what, limit);
 			return gpuenv_hint(b->ctx, "the build log: %s", b->log);
@@ -185,14 +164,14 @@ static int spawn_wait(struct bctx *b, char *const argv[], int *status)
 	}
 	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 	if (WIFSIGNALED(st))
-		logf_(b, "\n== gpuenv: the interpreter died of signal %d ==\n", WTERMSIG(st));
+		gpuenv_build_logf(b, "\n== gpuenv: the interpreter died of signal %d ==\n", WTERMSIG(st));
 	return 0;
 }
 
 /* Write a request as JSON into the build folder, run the runner with
  * python on it, read its answer.  A runner that exits without an answer
  * (killed, the interpreter broken) is a build failure. */
-static int run_hook(struct bctx *b, const char *python, const char *hook, const char *req_json,
+int gpuenv_build_run_hook(struct gpuenv_bctx *b, const char *python, const char *hook, const char *req_json,
 	gpuenv_hook_result_t *res)
 {
 	unsigned k = b->seq++;
@@ -204,7 +183,7 @@ static int run_hook(struct bctx *b, const char *python, const char *hook, const 
 		return gpuenv_oom(b->ctx, "the build");
 	if ((r = gpuenv_fs_write_atomic_ex(b->ctx, rq, req_json, strlen(req_json), 0600, GPUENV_FS_NOSYNC)) != 0)
 		return r;
-	logf_(b, "\n== gpuenv: %s (%s %s) ==\n", hook, python, RUNNER);
+	gpuenv_build_logf(b, "\n== gpuenv: %s (%s %s) ==\n", hook, python, RUNNER);
 	char *argv[] = { (char *)python, "-I", (char *)b->runner, (char *)rq, (char *)rs, NULL };
 	uint64_t t0 = gpuenv_trace_begin(b->ctx);
 	r = spawn_wait(b, argv, &status);
@@ -247,7 +226,7 @@ static const char *jq(gpuenv_arena_t *arena, const char *s)
 	return out;
 }
 
-static int hook_failed(struct bctx *b, const char *hook, const gpuenv_hook_result_t *res)
+int gpuenv_build_hook_failed(struct gpuenv_bctx *b, const char *hook, const gpuenv_hook_result_t *res)
 {
 	gpuenv_fail(b->ctx, GPUENV_EBUILD, NULL, 0, 0, "%s: the build backend's %s failed: %s", b->what, hook,
 		res->message ? res->message : "no message");
@@ -270,7 +249,7 @@ static int sha_matches(gpuenv_ctx_t *ctx, const char *path, const char *want, bo
 }
 
 /* The sdist as a local file whose sha256 is the lock's. */
-static int sdist_local(struct bctx *b, const char **out)
+static int sdist_local(struct gpuenv_bctx *b, const char **out)
 {
 	const gpuenv_build_req_t *q = b->req;
 	const char *cdir = gpuenv_cache_dir(b->cache);
@@ -305,7 +284,7 @@ static int sdist_local(struct bctx *b, const char **out)
 		gpuenv_error_clear(b->ctx);
 		unlink(path); /* damaged: fetched again */
 	}
-	logf_(b, "== gpuenv: fetching %s ==\n", name);
+	gpuenv_build_logf(b, "== gpuenv: fetching %s ==\n", name);
 	gpuenv_download_t dl = { .url = q->sdist_url, .name = name, .fd = -1, .path = tmp, .sha256 = q->sdist_sha256,
 		.size = q->sdist_size };
 	if ((r = gpuenv_index_download(b->ix, b->ctx, &dl, 1, NULL)) != 0)
@@ -322,7 +301,7 @@ static int sdist_local(struct bctx *b, const char **out)
 
 /* Lock reqs for the build interpreter with gpuenv's resolver and install
  * them into venv with gpuenv's installer. */
-static int install_reqs(struct bctx *b, const gpuenv_venv_t *venv, const char *const *reqs, size_t n,
+static int install_reqs(struct gpuenv_bctx *b, const gpuenv_venv_t *venv, const char *const *reqs, size_t n,
 	const char *why)
 {
 	gpuenv_requirement_t *roots = gpuenv_arena_calloc(b->arena, n ? n : 1, sizeof(*roots));
@@ -333,9 +312,9 @@ static int install_reqs(struct bctx *b, const gpuenv_venv_t *venv, const char *c
 
 	if (!roots)
 		return gpuenv_oom(b->ctx, "the build");
-	logf_(b, "\n== gpuenv: installing %s:", why);
+	gpuenv_build_logf(b, "\n== gpuenv: installing %s:", why);
 	for (size_t i = 0; i < n; i++) {
-		logf_(b, " %s", reqs[i]);
+		gpuenv_build_logf(b, " %s", reqs[i]);
 		if ((r = gpuenv_requirement_parse(b->ctx, b->arena, gpuenv_str(reqs[i]), &roots[i])) != 0) {
 			char msg[sizeof(b->ctx->err.msg)];
 			snprintf(msg, sizeof(msg), "%s", b->ctx->err.msg);
@@ -344,14 +323,14 @@ static int install_reqs(struct bctx *b, const gpuenv_venv_t *venv, const char *c
 			return gpuenv_hint(b->ctx, "the build log: %s", b->log);
 		}
 	}
-	logf_(b, " ==\n");
+	gpuenv_build_logf(b, " ==\n");
 	uint64_t t0 = gpuenv_trace_begin(b->ctx);
 	const char *what = gpuenv_arena_printf(b->arena, "the %s of %s", why, b->what).ptr;
 	gpuenv_project_reqs_t pr = { .ix = b->ix, .tags = b->o->tags, .python = b->o->python->version,
 		.env = b->o->marker_env, .what = what, .roots = roots, .nroots = n };
 	r = gpuenv_project_lock_reqs(b->ctx, b->arena, &pr, &lo);
 	if (r == GPUENV_ENOSOLUTION) {
-		logf_(b, "%s\n", lo.res.explanation ? lo.res.explanation : "");
+		gpuenv_build_logf(b, "%s\n", lo.res.explanation ? lo.res.explanation : "");
 		gpuenv_fail(b->ctx, GPUENV_EBUILD, NULL, 0, 0, "%s: no wheels of the %s fit Python %s: %.300s", b->what, why,
 			b->o->python->version, lo.res.explanation ? lo.res.explanation : "no solution");
 		gpuenv_hint(b->ctx, "build requirements come as wheels from the project's indexes (--find-links adds "
@@ -361,7 +340,7 @@ static int install_reqs(struct bctx *b, const gpuenv_venv_t *venv, const char *c
 	if (r)
 		goto out;
 	for (size_t i = 0; i < lo.lock.npackages; i++)
-		logf_(b, "   %s %s\n", lo.lock.packages[i].name, lo.lock.packages[i].version);
+		gpuenv_build_logf(b, "   %s %s\n", lo.lock.packages[i].name, lo.lock.packages[i].version);
 	gpuenv_sync_opts_t so = { .lock = &lo.lock, .lock_path = what, .lock_dir = b->tmp, .venv = venv,
 		.env = b->o->marker_env, .tags = b->o->tags, .link_mode = GPUENV_LINK_AUTO, .wait = true,
 		.limits = b->o->limits };
@@ -378,7 +357,7 @@ out:
 /* ---- the wheel cache of builds --------------------------------------------- */
 
 /* A cached build of key: its SHA256 file names the wheel. */
-static bool cached(struct bctx *b, const char *key, gpuenv_build_result_t *res)
+static bool cached(struct gpuenv_bctx *b, const char *key, gpuenv_build_result_t *res)
 {
 	const char *dir = gpuenv_arena_printf(b->arena, "%s/builds/%.2s/%s", gpuenv_cache_dir(b->cache), key, key).ptr;
 	const char *f = dir ? gpuenv_arena_printf(b->arena, "%s/SHA256", dir).ptr : NULL;
@@ -404,7 +383,7 @@ static bool cached(struct bctx *b, const char *key, gpuenv_build_result_t *res)
 }
 
 /* The wheel in out/ checked and entered into the cache. */
-static int enter(struct bctx *b, const char *key, const char *outdir, const char *name, gpuenv_build_result_t *res)
+static int enter(struct gpuenv_bctx *b, const char *key, const char *outdir, const char *name, gpuenv_build_result_t *res)
 {
 	gpuenv_wheel_name_t wn;
 	unsigned char d[GPUENV_SHA256_LEN];
@@ -463,8 +442,8 @@ static int enter(struct bctx *b, const char *key, const char *outdir, const char
 
 /* ---- the build ------------------------------------------------------------- */
 
-static const char *hook_request(struct bctx *b, const char *hook, const char *src, const gpuenv_build_system_t *bs,
-	const char *wheel_dir)
+const char *gpuenv_build_hook_request(struct gpuenv_bctx *b, const char *hook, const char *src,
+	const gpuenv_build_system_t *bs, const char *wheel_dir, const char *metadata_dir)
 {
 	gpuenv_buf_t t;
 	const char *out;
@@ -476,13 +455,15 @@ static const char *hook_request(struct bctx *b, const char *hook, const char *sr
 	gpuenv_buf_printf(&t, "], \"config_settings\": null");
 	if (wheel_dir)
 		gpuenv_buf_printf(&t, ", \"wheel_directory\": %s", jq(b->arena, wheel_dir));
+	if (metadata_dir)
+		gpuenv_buf_printf(&t, ", \"metadata_directory\": %s", jq(b->arena, metadata_dir));
 	gpuenv_buf_puts(&t, "}\n");
 	out = t.data ? gpuenv_arena_strndup(b->arena, t.data, t.len) : NULL;
 	gpuenv_buf_free(&t);
 	return out;
 }
 
-static int write_runner(struct bctx *b)
+static int write_runner(struct gpuenv_bctx *b)
 {
 	for (size_t i = 0; i < gpuenv_build_embedded_files_count; i++)
 		if (!strcmp(gpuenv_build_embedded_files[i].name, RUNNER)) {
@@ -494,7 +475,7 @@ static int write_runner(struct bctx *b)
 	return gpuenv_fail(b->ctx, -ENOENT, RUNNER, 0, 0, "the hook runner is not in this gpuenv");
 }
 
-static int open_log(struct bctx *b, const char *key)
+static int open_log(struct gpuenv_bctx *b, const char *key)
 {
 	const char *dir = b->o->log_dir ? b->o->log_dir
 		: gpuenv_arena_printf(b->arena, "%s/build-logs", gpuenv_cache_dir(b->cache)).ptr;
@@ -504,8 +485,8 @@ static int open_log(struct bctx *b, const char *key)
 		return gpuenv_oom(b->ctx, "the build");
 	if ((r = gpuenv_fs_mkdirs(b->ctx, dir, 0755)) != 0)
 		return r;
-	if (!(b->log = gpuenv_arena_printf(b->arena, "%s/%s-%s-%.12s.log", dir, q->name,
-		      q->version ? q->version : q->editable ? "editable" : "dir", key).ptr))
+	if (!(b->log = gpuenv_arena_printf(b->arena, "%s/%s-%s-%s%.12s.log", dir, q->name,
+		      q->version ? q->version : q->editable ? "editable" : "dir", b->log_kind ? b->log_kind : "", key).ptr))
 		return gpuenv_oom(b->ctx, "the build");
 	if ((b->logfd = open(b->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
 		return gpuenv_fail(b->ctx, -errno, b->log, 0, 0, "cannot write the build log: %s", strerror(errno));
@@ -516,7 +497,7 @@ static int open_log(struct bctx *b, const char *key)
  * first on its PATH, their two variables set, so every cc, nvcc, ld call
  * of the build is a span (gpuenv/trace.h).  b->o becomes a copy that says
  * so; the key was made from the caller's options. */
-static int trace_shims(struct bctx *b)
+static int trace_shims(struct gpuenv_bctx *b)
 {
 	const char *dir;
 	int r;
@@ -544,26 +525,25 @@ static int trace_shims(struct bctx *b)
 		: b->shims.path_prefix;
 	if (!b->traced.path_prefix)
 		return gpuenv_oom(b->ctx, "the build");
-	logf_(b, "== gpuenv: --profile: compiler shims first on PATH (%s) ==\n", b->shims.path_prefix);
+	gpuenv_build_logf(b, "== gpuenv: --profile: compiler shims first on PATH (%s) ==\n", b->shims.path_prefix);
 	b->o = &b->traced;
 	return 0;
 }
 
-static int do_build(struct bctx *b, const char *key, gpuenv_build_result_t *res)
+int gpuenv_build_prepare(struct gpuenv_bctx *b, const char *key, const char **srcp, gpuenv_build_system_t *bs,
+	const char **pyp)
 {
 	const gpuenv_build_opts_t *o = b->o;
 	const gpuenv_build_req_t *q = b->req;
 	const bool against = gpuenv_build_against(o, q->name);
 	const char *base_py = o->python->real ? o->python->real : o->python->path;
 	const char *src = q->directory, *py = base_py;
-	gpuenv_build_system_t bs;
 	gpuenv_hook_result_t hr;
-	gpuenv_venv_t venv;
+	gpuenv_venv_t *venv = &b->venv;
 	gpuenv_buf_t text;
 	int r;
 
-	res->isolated = !against;
-	logf_(b, "== gpuenv: building %s (%s%s), key %s ==\n", b->what, q->editable ? "editable, " : "",
+	gpuenv_build_logf(b, "== gpuenv: %s %s (%s%s), key %s ==\n", b->doing ? b->doing : "building", b->what, q->editable ? "editable, " : "",
 		against ? "no isolation" : "isolated", key);
 	if ((r = write_runner(b)) != 0)
 		return r;
@@ -576,7 +556,7 @@ static int do_build(struct bctx *b, const char *key, gpuenv_build_result_t *res)
 		if (!dest || !(rq = gpuenv_arena_printf(b->arena, "{\"hook\": \"_unpack\", \"sdist\": %s, \"dest\": %s}\n",
 				       jq(b->arena, sd), jq(b->arena, dest)).ptr))
 			return gpuenv_oom(b->ctx, "the build");
-		if ((r = run_hook(b, base_py, "unpack", rq, &hr)) != 0)
+		if ((r = gpuenv_build_run_hook(b, base_py, "unpack", rq, &hr)) != 0)
 			return r;
 		if (!hr.ok || !hr.str) {
 			gpuenv_fail(b->ctx, GPUENV_EBUILD, sd, 0, 0, "%s: the sdist cannot be unpacked: %s", b->what,
@@ -596,11 +576,11 @@ static int do_build(struct bctx *b, const char *key, gpuenv_build_result_t *res)
 		r = 0;
 	}
 	if (!r)
-		r = gpuenv_build_system_parse(b->ctx, b->arena, pp, gpuenv_str_n(text.data ? text.data : "", text.len), &bs);
+		r = gpuenv_build_system_parse(b->ctx, b->arena, pp, gpuenv_str_n(text.data ? text.data : "", text.len), bs);
 	gpuenv_buf_free(&text);
 	if (r)
 		return r;
-	logf_(b, "== gpuenv: backend %s%s ==\n", bs.backend, bs.legacy ? " (the PEP 517 default)" : "");
+	gpuenv_build_logf(b, "== gpuenv: backend %s%s ==\n", bs->backend, bs->legacy ? " (the PEP 517 default)" : "");
 	/* the interpreter: a fresh venv with the requirements, or the target's */
 	if (against) {
 		py = o->against->scheme.python;
@@ -610,39 +590,56 @@ static int do_build(struct bctx *b, const char *key, gpuenv_build_result_t *res)
 		const char *vd = gpuenv_arena_printf(b->arena, "%s/env", b->tmp).ptr;
 		if (!vd)
 			return gpuenv_oom(b->ctx, "the build");
-		if ((r = gpuenv_venv_create(b->ctx, b->arena, vd, o->python, 0, &venv)) != 0)
+		if ((r = gpuenv_venv_create(b->ctx, b->arena, vd, o->python, 0, venv)) != 0)
 			return r;
-		py = venv.scheme.python;
-		if ((r = gpuenv_build_envp(b->arena, o, venv.bin, venv.root, &b->envp)) != 0)
+		py = venv->scheme.python;
+		if ((r = gpuenv_build_envp(b->arena, o, venv->bin, venv->root, &b->envp)) != 0)
 			return gpuenv_oom(b->ctx, "the build");
-		if (bs.nrequires && (r = install_reqs(b, &venv, bs.requires, bs.nrequires, "build requirements")) != 0)
+		if (bs->nrequires && (r = install_reqs(b, venv, bs->requires, bs->nrequires, "build requirements")) != 0)
 			return r;
 	}
 	/* the backend's extra requirements */
 	const char *gr = q->editable ? "get_requires_for_build_editable" : "get_requires_for_build_wheel";
-	const char *rq = hook_request(b, gr, src, &bs, NULL);
+	const char *rq = gpuenv_build_hook_request(b, gr, src, bs, NULL, NULL);
 	if (!rq)
 		return gpuenv_oom(b->ctx, "the build");
-	if ((r = run_hook(b, py, gr, rq, &hr)) != 0)
+	if ((r = gpuenv_build_run_hook(b, py, gr, rq, &hr)) != 0)
 		return r;
 	if (!hr.ok && strcmp(hr.kind, "missing") != 0)
-		return hook_failed(b, gr, &hr);
+		return gpuenv_build_hook_failed(b, gr, &hr);
 	if (hr.ok && hr.nlist) {
 		if (against) {
-			logf_(b, "== gpuenv: no isolation: the backend's requirements are the environment's to have:");
+			gpuenv_build_logf(b, "== gpuenv: no isolation: the backend's requirements are the environment's to have:");
 			for (size_t i = 0; i < hr.nlist; i++)
-				logf_(b, " %s", hr.list[i]);
-			logf_(b, " ==\n");
+				gpuenv_build_logf(b, " %s", hr.list[i]);
+			gpuenv_build_logf(b, " ==\n");
 		} else {
-			const char **all = gpuenv_arena_calloc(b->arena, bs.nrequires + hr.nlist, sizeof(*all));
+			const char **all = gpuenv_arena_calloc(b->arena, bs->nrequires + hr.nlist, sizeof(*all));
 			if (!all)
 				return gpuenv_oom(b->ctx, "the build");
-			memcpy(all, bs.requires, bs.nrequires * sizeof(*all));
-			memcpy(all + bs.nrequires, hr.list, hr.nlist * sizeof(*all));
-			if ((r = install_reqs(b, &venv, all, bs.nrequires + hr.nlist, "backend's requirements")) != 0)
+			memcpy(all, bs->requires, bs->nrequires * sizeof(*all));
+			memcpy(all + bs->nrequires, hr.list, hr.nlist * sizeof(*all));
+			if ((r = install_reqs(b, venv, all, bs->nrequires + hr.nlist, "backend's requirements")) != 0)
 				return r;
 		}
 	}
+	*srcp = src;
+	*pyp = py;
+	return 0;
+}
+
+static int do_build(struct gpuenv_bctx *b, const char *key, void *arg)
+{
+	gpuenv_build_result_t *res = arg;
+	const gpuenv_build_req_t *q = b->req;
+	const char *src, *py, *rq;
+	gpuenv_build_system_t bs;
+	gpuenv_hook_result_t hr;
+	int r;
+
+	res->isolated = !gpuenv_build_against(b->o, q->name);
+	if ((r = gpuenv_build_prepare(b, key, &src, &bs, &py)) != 0)
+		return r;
 	/* the wheel */
 	const char *outdir = gpuenv_arena_printf(b->arena, "%s/out", b->tmp).ptr;
 	if (!outdir)
@@ -650,9 +647,9 @@ static int do_build(struct bctx *b, const char *key, gpuenv_build_result_t *res)
 	if (mkdir(outdir, 0755) != 0)
 		return gpuenv_fail(b->ctx, -errno, outdir, 0, 0, "cannot create the folder: %s", strerror(errno));
 	const char *bh = q->editable ? "build_editable" : "build_wheel";
-	if (!(rq = hook_request(b, bh, src, &bs, outdir)))
+	if (!(rq = gpuenv_build_hook_request(b, bh, src, &bs, outdir, NULL)))
 		return gpuenv_oom(b->ctx, "the build");
-	if ((r = run_hook(b, py, bh, rq, &hr)) != 0)
+	if ((r = gpuenv_build_run_hook(b, py, bh, rq, &hr)) != 0)
 		return r;
 	if (!hr.ok && q->editable && !strcmp(hr.kind, "missing")) {
 		gpuenv_fail(b->ctx, GPUENV_EBUILD, NULL, 0, 0, "%s: the build backend %s cannot make editable installs "
@@ -661,19 +658,56 @@ static int do_build(struct bctx *b, const char *key, gpuenv_build_result_t *res)
 				   "--no-install-project");
 	}
 	if (!hr.ok)
-		return hook_failed(b, bh, &hr);
+		return gpuenv_build_hook_failed(b, bh, &hr);
 	if (!hr.str) {
 		gpuenv_fail(b->ctx, GPUENV_EBUILD, NULL, 0, 0, "%s: %s returned no file name", b->what, bh);
 		return gpuenv_hint(b->ctx, "the build log: %s", b->log);
 	}
-	logf_(b, "== gpuenv: built %s ==\n", hr.str);
+	gpuenv_build_logf(b, "== gpuenv: built %s ==\n", hr.str);
 	return enter(b, key, outdir, hr.str, res);
+}
+
+int gpuenv_build_session(struct gpuenv_bctx *b, const char *key,
+	int (*work)(struct gpuenv_bctx *b, const char *key, void *arg), void *arg)
+{
+	gpuenv_ctx_t *ctx = b->ctx;
+	gpuenv_arena_t *arena = b->arena;
+	int r;
+	const char *tmpl = gpuenv_arena_printf(arena, "%s/tmp/build-XXXXXX", gpuenv_cache_dir(b->cache)).ptr;
+	const char *tdir = tmpl ? gpuenv_arena_printf(arena, "%s/tmp", gpuenv_cache_dir(b->cache)).ptr : NULL;
+	if (!tmpl || !tdir)
+		return gpuenv_oom(ctx, "the build");
+	if ((r = gpuenv_fs_mkdirs(ctx, tdir, 0755)) != 0)
+		return r;
+	if (!(b->tmp = mkdtemp((char *)tmpl)))
+		return gpuenv_fail(ctx, -errno, tmpl, 0, 0, "cannot create the build folder: %s", strerror(errno));
+	if ((r = open_log(b, key)) == 0 && (r = trace_shims(b)) == 0)
+		r = work(b, key, arg);
+	if (b->have_shims) {
+		gpuenv_error_t keep = ctx->err;
+		size_t skipped = 0;
+		if (gpuenv_shim_collect(ctx, &b->shims, b->req->name, &skipped) != 0)
+			gpuenv_log(ctx, GPUENV_LOG_WARN, "%s: the compiler calls were not all recorded: %s", b->what,
+				ctx->err.msg);
+		ctx->err = keep;
+	}
+	if (r == GPUENV_EBUILD)
+		b->log_tail = log_tail(arena, b->log);
+	if (b->logfd >= 0)
+		close(b->logfd);
+	b->logfd = -1;
+	/* the build folder goes in every case (the log stays) */
+	gpuenv_error_t keep = ctx->err;
+	if (gpuenv_install_remove(ctx, b->tmp) != 0 && !r)
+		gpuenv_log(ctx, GPUENV_LOG_WARN, "%s", ctx->err.msg);
+	ctx->err = keep;
+	return r;
 }
 
 int gpuenv_build_wheel(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_build_opts_t *o,
 	gpuenv_cache_t *cache, gpuenv_index_t *ix, const gpuenv_build_req_t *req, gpuenv_build_result_t *res)
 {
-	struct bctx b = { .ctx = ctx, .arena = arena, .o = o, .req = req, .cache = cache, .ix = ix, .logfd = -1 };
+	struct gpuenv_bctx b = { .ctx = ctx, .arena = arena, .o = o, .req = req, .cache = cache, .ix = ix, .logfd = -1 };
 	const char *key;
 	double t0 = mono_s();
 	int r;
@@ -698,34 +732,9 @@ int gpuenv_build_wheel(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_bu
 		gpuenv_trace_end(ctx, "build", "build", req->name, "cached", tr0);
 		return 0;
 	}
-	const char *tmpl = gpuenv_arena_printf(arena, "%s/tmp/build-XXXXXX", gpuenv_cache_dir(cache)).ptr;
-	const char *tdir = tmpl ? gpuenv_arena_printf(arena, "%s/tmp", gpuenv_cache_dir(cache)).ptr : NULL;
-	if (!tmpl || !tdir)
-		return gpuenv_oom(ctx, "the build");
-	if ((r = gpuenv_fs_mkdirs(ctx, tdir, 0755)) != 0)
-		return r;
-	if (!(b.tmp = mkdtemp((char *)tmpl)))
-		return gpuenv_fail(ctx, -errno, tmpl, 0, 0, "cannot create the build folder: %s", strerror(errno));
-	if ((r = open_log(&b, key)) == 0 && (r = trace_shims(&b)) == 0)
-		r = do_build(&b, key, res);
-	if (b.have_shims) {
-		gpuenv_error_t keep = ctx->err;
-		size_t skipped = 0;
-		if (gpuenv_shim_collect(ctx, &b.shims, req->name, &skipped) != 0)
-			gpuenv_log(ctx, GPUENV_LOG_WARN, "%s: the compiler calls were not all recorded: %s", b.what,
-				ctx->err.msg);
-		ctx->err = keep;
-	}
+	r = gpuenv_build_session(&b, key, do_build, res);
 	res->log = b.log;
-	if (r == GPUENV_EBUILD)
-		res->log_tail = log_tail(arena, b.log);
-	if (b.logfd >= 0)
-		close(b.logfd);
-	/* the build folder goes in every case (the log stays) */
-	gpuenv_error_t keep = ctx->err;
-	if (gpuenv_install_remove(ctx, b.tmp) != 0 && !r)
-		gpuenv_log(ctx, GPUENV_LOG_WARN, "%s", ctx->err.msg);
-	ctx->err = keep;
+	res->log_tail = b.log_tail;
 	res->secs = mono_s() - t0;
 	gpuenv_trace_end(ctx, "build", "build", req->name, r ? "failed" : res->wheel_name, tr0);
 	return r;

@@ -9,6 +9,10 @@
 #           "backend_path": [REL, ...], "wheel_directory": DIR,
 #           "config_settings": {...} | null}
 #   or     {"hook": "_unpack", "sdist": FILE, "dest": DIR}
+#   "prepare_metadata_for_build_wheel" also takes "metadata_directory" and
+#   returns the path of the METADATA file: the backend's hook when it has
+#   one, else (PEP 517's fallback) build_wheel into wheel_directory and the
+#   wheel's own METADATA copied out of it
 # RESULT (written last, by rename): {"ok": true, "return": VALUE}
 #   or {"ok": false, "kind": "missing"|"error"|"unsupported",
 #       "message": TEXT, "traceback": TEXT}
@@ -25,6 +29,7 @@ HOOKS = {
     "get_requires_for_build_editable": ("config_settings",),
     "build_wheel": ("wheel_directory", "config_settings"),
     "build_editable": ("wheel_directory", "config_settings"),
+    "prepare_metadata_for_build_wheel": ("metadata_directory", "config_settings"),
 }
 OPTIONAL = {"get_requires_for_build_wheel", "get_requires_for_build_editable", "build_editable"}
 
@@ -141,6 +146,50 @@ def load_backend(spec, backend_path, source_dir):
     return obj
 
 
+def _dist_info(names, where):
+    """The one top-level .dist-info folder among names."""
+    tops = {n.split("/", 1)[0] for n in names if n.split("/", 1)[0].endswith(".dist-info")}
+    if len(tops) != 1:
+        raise Refused("error", "%s holds %d .dist-info folders, not one" % (where, len(tops)))
+    return tops.pop()
+
+
+def metadata(backend, req, cs):
+    """PEP 517 metadata: prepare_metadata_for_build_wheel, or the wheel's."""
+    md_dir = req["metadata_directory"]
+    os.makedirs(md_dir, exist_ok=True)
+    fn = getattr(backend, "prepare_metadata_for_build_wheel", None)
+    if fn is not None:
+        ret = fn(md_dir, cs)
+        if not isinstance(ret, str) or "/" in ret.strip("/") or not ret.endswith(".dist-info"):
+            raise Refused("error", "prepare_metadata_for_build_wheel returned %r, not a .dist-info "
+                          "folder name" % (ret,))
+        path = os.path.join(md_dir, ret.strip("/"), "METADATA")
+        if not _inside(md_dir, path) or not os.path.isfile(path):
+            raise Refused("error", "prepare_metadata_for_build_wheel made no %s" % path)
+        print("== hook_runner: METADATA from prepare_metadata_for_build_wheel ==", flush=True)
+        return path
+    import zipfile
+    print("== hook_runner: the backend has no prepare_metadata_for_build_wheel: building the wheel "
+          "for its METADATA (PEP 517's fallback) ==", flush=True)
+    wd = req["wheel_directory"]
+    os.makedirs(wd, exist_ok=True)
+    name = backend.build_wheel(wd, cs)
+    if not isinstance(name, str) or "/" in name:
+        raise Refused("error", "build_wheel returned %r, not a file name" % (name,))
+    whl = os.path.join(wd, name)
+    with zipfile.ZipFile(whl) as z:
+        member = _dist_info(z.namelist(), name) + "/METADATA"
+        try:
+            data = z.read(member)
+        except KeyError:
+            raise Refused("error", "%s has no %s" % (name, member))
+    path = os.path.join(md_dir, "METADATA")
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
 def run(req):
     hook = req.get("hook")
     if hook == "_unpack":
@@ -151,11 +200,13 @@ def run(req):
     os.chdir(source_dir)
     backend = load_backend(req["backend"], req.get("backend_path") or [], source_dir)
     fn = getattr(backend, hook, None)
-    if fn is None:
+    if fn is None and hook != "prepare_metadata_for_build_wheel":
         if hook in OPTIONAL:
             raise Refused("missing", "the build backend %s has no %s hook" % (req["backend"], hook))
         raise Refused("error", "the build backend %s has no %s hook" % (req["backend"], hook))
     cs = req.get("config_settings")
+    if hook == "prepare_metadata_for_build_wheel":
+        return metadata(backend, req, cs)
     if hook.startswith("get_requires"):
         ret = fn(cs)
         if not isinstance(ret, (list, tuple)) or not all(isinstance(x, str) for x in ret):

@@ -485,6 +485,7 @@ int gpuenv_project_lock_target(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const g
 		.offer_sources = req->offer_sources,
 		.torch_index = req->m->torch_index,
 		.fav_series = req->backend && req->backend->variant ? &req->backend->variant->torch : NULL,
+		.sdist_meta = req->sdist_meta,
 	};
 	/* the torch builds the KB confirms for the target first; the ones it
 	 * cannot judge only when those give no solution (the order

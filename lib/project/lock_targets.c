@@ -126,7 +126,7 @@ static int lock_one(gpuenv_project_t *pj, const gpuenv_project_lock_opts_t *opts
 		.torch_source = pl->source, .ix = ix, .kb = pj->kb, .pre = opts->pre,
 		.offer_sources = pl->kept ? NULL : pl->offers, .noffers = pl->kept ? 0 : pl->noffers,
 		.only_binary = opts->only_binary, .nonly_binary = opts->nonly_binary,
-		.no_binary = opts->no_binary, .nno_binary = opts->nno_binary };
+		.no_binary = opts->no_binary, .nno_binary = opts->nno_binary, .sdist_meta = opts->sdist_meta };
 	gpuenv_project_locked_t r = { .t = t, .backend = bc, .torch_error = pl->error,
 		.old_lock = pl->old.lock_version != NULL, .target_change = pl->change,
 		.old_backend = pl->old.target.backend, .backend_kept = pl->kept,
@@ -208,7 +208,9 @@ static int lock_one(gpuenv_project_t *pj, const gpuenv_project_lock_opts_t *opts
 		r.hint = gpuenv_arena_strndup(&pj->arena, ctx->err.hint, strlen(ctx->err.hint));
 		if (!r.error || !r.hint)
 			r.error = "out of memory", r.hint = "";
-		st = 4;
+		/* a build backend that failed on an sdist's metadata is the
+		 * answer no, as a failed build is for sync */
+		st = r.rc == GPUENV_EBUILD ? 1 : 4;
 	}
 	r.secs = now_s() - t0;
 	r.res = &out.res;

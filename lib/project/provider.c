@@ -588,6 +588,30 @@ fail:
 
 /* ---- metadata ----------------------------------------------------------------- */
 
+/* An sdist whose PKG-INFO does not hold its dependencies (PEP 643): its
+ * METADATA from its build backend through the caller's hook (lib/builder),
+ * or the refusal when there is none. */
+static int pv_sdist_dynamic(gpuenv_pv_t *pv, struct pv_cand_file *cf, bool dyn, gpuenv_str_t *text)
+{
+	const char *fn = cf->pub.file->filename;
+	gpuenv_sdist_name_t sn;
+	if (!pv->o.sdist_meta.metadata) {
+		gpuenv_fail(pv->ctx, GPUENV_EUNSUPPORTED, NULL, 0, 0, "%s: %s, so its dependencies are known only "
+			"after a build, and this lock runs none", fn, dyn ? "PKG-INFO marks Requires-Dist as Dynamic"
+			: "PKG-INFO predates Metadata-Version 2.2 (PEP 643)");
+		return gpuenv_hint(pv->ctx, "pin a version that has a wheel for the target, or use an index that "
+			"publishes one");
+	}
+	if (gpuenv_sdist_name_parse(pv->ctx, &pv->arena, gpuenv_str(fn), &sn) != 0)
+		return pv->ctx->err.code;
+	gpuenv_pv_sdist_t sd = { .file = cf->pub.file, .python = pv->o.python, .target_name = pv->o.target_name,
+		.name = gpuenv_arena_strndup(&pv->arena, sn.normalized.ptr, sn.normalized.len),
+		.version = gpuenv_arena_strndup(&pv->arena, sn.version_text.ptr, sn.version_text.len) };
+	if (!sd.name || !sd.version)
+		return gpuenv_oom(pv->ctx, "an sdist's name");
+	return pv->o.sdist_meta.metadata(pv->o.sdist_meta.self, pv->ctx, &pv->arena, pv->o.ix, &sd, text);
+}
+
 static int pv_parse_meta(gpuenv_pv_t *pv, struct pv_cand_file *cf, gpuenv_str_t text)
 {
 	gpuenv_metadata_t md;
@@ -601,12 +625,10 @@ static int pv_parse_meta(gpuenv_pv_t *pv, struct pv_cand_file *cf, gpuenv_str_t 
 		for (size_t i = 0; i < md.dynamic.n; i++)
 			dyn |= gpuenv_str_ieq(md.dynamic.items[i], GPUENV_STR_LIT("Requires-Dist"));
 		if (md.mv_major < 2 || (md.mv_major == 2 && md.mv_minor < 2) || dyn) {
-			gpuenv_fail(pv->ctx, GPUENV_EUNSUPPORTED, NULL, 0, 0, "%s: %s, so its dependencies are "
-				"known only after a build, which gpuenv lock does not run", fn,
-				dyn ? "PKG-INFO marks Requires-Dist as Dynamic"
-				    : "PKG-INFO predates Metadata-Version 2.2 (PEP 643)");
-			return gpuenv_hint(pv->ctx, "pin a version that has a wheel for the target, or use an "
-				"index that publishes one");
+			gpuenv_str_t built;
+			if (pv_sdist_dynamic(pv, cf, dyn, &built) != 0 || gpuenv_metadata_parse(pv->ctx, &pv->arena,
+				fn, built, GPUENV_METADATA_LENIENT_VERSION, &md) != 0)
+				return pv->ctx->err.code;
 		}
 	}
 	gpuenv_requirement_t *r = gpuenv_arena_calloc(&pv->arena, md.nrequires_dist ? md.nrequires_dist : 1,

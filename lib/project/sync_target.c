@@ -62,16 +62,14 @@ int gpuenv_project_venv(gpuenv_project_t *pj, const char *dir, const char *pytho
 	return 0;
 }
 
-/* The wheel tags and marker environment of the venv's interpreter here. */
-static int venv_views(gpuenv_project_t *pj, const gpuenv_venv_t *venv, const gpuenv_lock_t *lk,
+int gpuenv_project_python_views(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_python_t *py,
 	gpuenv_tagset_t **tags, gpuenv_marker_env_t *env)
 {
-	gpuenv_ctx_t *ctx = pj->ctx;
 	gpuenv_wheel_target_t wt;
 	struct utsname u;
 	char libc[64] = "";
-	char *arch = gpuenv_arena_calloc(&pj->arena, 1, sizeof(u.machine));
-	char *rel = gpuenv_arena_calloc(&pj->arena, 1, sizeof(u.release));
+	char *arch = gpuenv_arena_calloc(arena, 1, sizeof(u.machine));
+	char *rel = gpuenv_arena_calloc(arena, 1, sizeof(u.release));
 
 	if (!arch || !rel)
 		return gpuenv_oom(ctx, "for the venv's platform");
@@ -81,9 +79,9 @@ static int venv_views(gpuenv_project_t *pj, const gpuenv_venv_t *venv, const gpu
 	memcpy(rel, u.release, sizeof(u.release));
 	memset(&wt, 0, sizeof(wt));
 	wt.impl = GPUENV_IMPL_CPYTHON;
-	wt.py_major = venv->python.major;
-	wt.py_minor = venv->python.minor;
-	wt.free_threaded = venv->python.free_threaded;
+	wt.py_major = py->major;
+	wt.py_minor = py->minor;
+	wt.free_threaded = py->free_threaded;
 	wt.os = GPUENV_OS_LINUX;
 	snprintf(wt.arch, sizeof(wt.arch), "%s", arch);
 #ifdef _CS_GNU_LIBC_VERSION
@@ -93,14 +91,24 @@ static int venv_views(gpuenv_project_t *pj, const gpuenv_venv_t *venv, const gpu
 	if (gpuenv_tagset_build(ctx, &wt, tags) != 0)
 		return ctx->err.code;
 	gpuenv_marker_env_default(env);
-	env->python_version = gpuenv_arena_printf(&pj->arena, "%u.%u", venv->python.major, venv->python.minor).ptr;
+	env->python_version = gpuenv_arena_printf(arena, "%u.%u", py->major, py->minor).ptr;
 	if (!env->python_version)
 		return gpuenv_oom(ctx, "for the marker environment");
-	env->python_full_version = venv->python.version;
-	env->implementation_version = venv->python.version;
+	env->python_full_version = py->version;
+	env->implementation_version = py->version;
 	env->platform_machine = arch;
 	env->platform_release = rel;
 	env->platform_version = "";
+	return 0;
+}
+
+/* The wheel tags and marker environment of the venv's interpreter here. */
+static int venv_views(gpuenv_project_t *pj, const gpuenv_venv_t *venv, const gpuenv_lock_t *lk,
+	gpuenv_tagset_t **tags, gpuenv_marker_env_t *env)
+{
+	int r = gpuenv_project_python_views(pj->ctx, &pj->arena, &venv->python, tags, env);
+	if (r)
+		return r;
 	if (lk->nextras)
 		gpuenv_marker_env_set_list(env, "extras", lk->extras);
 	if (lk->ngroups)
