@@ -190,10 +190,6 @@ int main(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	const char *verb = argv[optind];
-	/* libcrypto now, checked: its lazy set-up at the first SHA-256 crashes
-	 * when an allocation fails there (issue 22, item 3) */
-	if (gpuenv_hash_setup(&cli.ctx) != 0)
-		return cli_report(&cli, CLI_EXIT_CANNOT);
 	for (size_t i = 0; i < NVERBS; i++) {
 		names[i] = verbs[i]->name;
 		if (strcmp(verb, verbs[i]->name) == 0) {

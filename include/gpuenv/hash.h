@@ -18,9 +18,11 @@ typedef struct gpuenv_sha256 {
 	int err;  /* the first failure (-ENOMEM, GPUENV_EUNSUPPORTED), 0: none */
 } gpuenv_sha256_t;
 
-/* Set up libcrypto and its SHA-256 once, at start-up (the CLI's main):
- * OpenSSL sets itself up lazily at the first digest, and crashes there
- * when an allocation fails; here each step is checked ("out of memory"). */
+/* Set up libcrypto and its SHA-256, checked ("out of memory"), and check a
+ * digest of nothing.  OpenSSL sets itself up lazily at the first digest and
+ * crashes there when an allocation fails; gpuenv_sha256_init sets it up
+ * first the same way (once per process, on first use), so a failure is an
+ * error of the digest, never a crash.  Calling this is optional. */
 GPUENV_API int gpuenv_hash_setup(gpuenv_ctx_t *ctx);
 GPUENV_API int gpuenv_sha256_init(gpuenv_sha256_t *h);
 GPUENV_API int gpuenv_sha256_update(gpuenv_sha256_t *h, const void *p, size_t n);

@@ -6,8 +6,41 @@
 #include <fcntl.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
+
+/* libcrypto is set up once, before the first digest, and checked: OpenSSL
+ * 3 sets itself up lazily inside the first digest and, when an allocation
+ * fails there, dereferences a NULL lock (issue 22, item 3).  Done on first
+ * use rather than at start-up, so that the verbs that never hash (probe,
+ * doctor, ...) do not pay its ~2 ms; the outcome is kept for the process. */
+static pthread_once_t crypto_once = PTHREAD_ONCE_INIT;
+static int crypto_state; /* 0, -ENOMEM or GPUENV_EUNSUPPORTED */
+
+static void crypto_setup(void)
+{
+	EVP_MD *md;
+
+	/* OpenSSL 3 reports a failed set-up of its default context only
+	 * here: used after such a failure, it dereferences a NULL lock */
+	if (!OPENSSL_init_crypto(0, NULL) || !OSSL_LIB_CTX_get0_global_default()) {
+		crypto_state = -ENOMEM;
+		return;
+	}
+	if (!(md = EVP_MD_fetch(NULL, "SHA256", NULL))) {
+		crypto_state = -ENOMEM;
+		return;
+	}
+	EVP_MD_free(md);
+}
+
+static int crypto_ready(void)
+{
+	if (pthread_once(&crypto_once, crypto_setup) != 0)
+		return GPUENV_EUNSUPPORTED;
+	return crypto_state;
+}
 
 int gpuenv_hash_setup(gpuenv_ctx_t *ctx)
 {
@@ -15,16 +48,13 @@ int gpuenv_hash_setup(gpuenv_ctx_t *ctx)
 		0x9a, 0xfb, 0xf4, 0xc8, 0x99, 0x6f, 0xb9, 0x24, 0x27, 0xae, 0x41, 0xe4, 0x64, 0x9b, 0x93, 0x4c,
 		0xa4, 0x95, 0x99, 0x1b, 0x78, 0x52, 0xb8, 0x55 };
 	unsigned char d[GPUENV_SHA256_LEN];
-	EVP_MD *md;
+	int r = crypto_ready();
 
-	/* OpenSSL 3 reports a failed set-up of its default context only
-	 * here: used after such a failure, it dereferences a NULL lock */
-	if (!OPENSSL_init_crypto(0, NULL) || !OSSL_LIB_CTX_get0_global_default())
-		return gpuenv_oom(ctx, "setting up libcrypto");
-	if (!(md = EVP_MD_fetch(NULL, "SHA256", NULL)))
+	if (r == -ENOMEM)
 		return gpuenv_oom(ctx, "setting up libcrypto's SHA-256");
-	EVP_MD_free(md);
-	int r = gpuenv_sha256("", 0, d);
+	if (r)
+		return gpuenv_fail(ctx, r, NULL, 0, 0, "libcrypto could not be set up");
+	r = gpuenv_sha256("", 0, d);
 	if (r)
 		return gpuenv_sha256_fail(ctx, r, "setting up libcrypto's SHA-256");
 	if (memcmp(d, empty, sizeof(d)))
@@ -34,10 +64,14 @@ int gpuenv_hash_setup(gpuenv_ctx_t *ctx)
 
 int gpuenv_sha256_init(gpuenv_sha256_t *h)
 {
-	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	EVP_MD_CTX *md;
+	int r = crypto_ready();
 
 	h->md = NULL;
-	h->err = 0;
+	h->err = r;
+	if (r)
+		return r;
+	md = EVP_MD_CTX_new();
 	if (!md)
 		return h->err = -ENOMEM;
 	if (EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
