@@ -36,6 +36,8 @@ int ix_http_init(ix_http_t *h, gpuenv_ctx_t *ctx)
 	/* curl_global_init is not thread-safe before 7.84; gpuenv calls it
 	 * once, from the thread that opens the first index */
 	if (!global_done) {
+		if (ix_curl_load(ctx) != 0)
+			return ctx->err.code;
 		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
 			return gpuenv_fail(ctx, -EIO, NULL, 0, 0, "libcurl cannot start");
 		global_done = true;

@@ -3,7 +3,7 @@
 #ifndef GPUENV_INDEX_HTTP_H
 #define GPUENV_INDEX_HTTP_H
 
-#include <curl/curl.h>
+#include "curl_dl.h"
 
 #include "gpuenv/index.h"
 
