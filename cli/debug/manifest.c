@@ -24,6 +24,14 @@ static const char *prio_name(int p)
 	}
 }
 
+/* a source's URL without user:password@ (a PDM ${TOKEN} expanded, a
+ * Poetry URL with credentials): never printed */
+static const char *public_url(gpuenv_arena_t *a, const char *url)
+{
+	const char *p = gpuenv_url_public(a, url);
+	return p ? p : "(a URL)";
+}
+
 /* packaging's str() of the requirement, in arena */
 static const char *req_text(struct cli *cli, gpuenv_arena_t *a, const gpuenv_dep_t *d)
 {
@@ -211,7 +219,7 @@ static int cli_debug_manifest(struct cli *cli, const struct cli_verb *verb, int 
 		for (size_t i = 0; i < m.nsources; i++) {
 			const gpuenv_manifest_source_info_t *si = m.source_info ? &m.source_info[i] : NULL;
 			json_t *o = json_pack("{s:s, s:s, s:s, s:b, s:o, s:i, s:b}", "name", m.sources[i].name, "url",
-				m.sources[i].url, "priority", prio_name(m.sources[i].priority), "find_links",
+				public_url(&a, m.sources[i].url), "priority", prio_name(m.sources[i].priority), "find_links",
 				m.sources[i].find_links, "from", jstr(si ? si->from : NULL), "line",
 				(json_int_t)(si ? si->line : 0), "verify_ssl", si ? si->verify_ssl : true);
 			if (o)
@@ -250,7 +258,7 @@ static int cli_debug_manifest(struct cli *cli, const struct cli_verb *verb, int 
 		printf("sources:\n");
 		for (size_t i = 0; i < m.nsources; i++) {
 			const gpuenv_manifest_source_info_t *si = m.source_info ? &m.source_info[i] : NULL;
-			printf("  %s  %s  %s%s", m.sources[i].name, m.sources[i].url, prio_name(m.sources[i].priority),
+			printf("  %s  %s  %s%s", m.sources[i].name, public_url(&a, m.sources[i].url), prio_name(m.sources[i].priority),
 				m.sources[i].find_links ? " find-links" : "");
 			for (size_t k = 0; si && k < si->ninclude; k++)
 				printf("%s%s", k ? ", " : "  include ", si->include[k]);

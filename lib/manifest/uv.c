@@ -231,8 +231,10 @@ static int ov_markers(mf_load_t *L, const gpuenv_dep_source_t *a, const gpuenv_d
 	witness[0] = '\0';
 	if (!a->marker || !b->marker) {
 		*meet = true;
-		snprintf(witness, wn, "everywhere %s holds", a->marker ? a->marker_text : b->marker ? b->marker_text
-										     : "(no marker)");
+		if (a->marker || b->marker)
+			snprintf(witness, wn, "where %s", a->marker ? a->marker_text : b->marker_text);
+		else
+			snprintf(witness, wn, "always (neither has a marker)");
 		return 0;
 	}
 	memset(&o, 0, sizeof(o));
@@ -260,7 +262,7 @@ static int ov_markers(mf_load_t *L, const gpuenv_dep_source_t *a, const gpuenv_d
 		for (size_t i = 0; i < o.nvars; i++)
 			gpuenv_marker_env_set(&env, o.vars[i], cand[idx[i]]);
 		if (ov_eval(L, a->marker, &env) && ov_eval(L, b->marker, &env)) {
-			size_t len = 0;
+			size_t len = (size_t)snprintf(witness, wn, "where ");
 			*meet = true;
 			for (size_t i = 0; i < o.nvars && len < wn; i++) {
 				int w = snprintf(witness + len, wn - len, "%s%s == '%s'", i ? " and " : "", o.vars[i],
@@ -268,7 +270,7 @@ static int ov_markers(mf_load_t *L, const gpuenv_dep_source_t *a, const gpuenv_d
 				len += w > 0 ? (size_t)w : 0;
 			}
 			if (!o.nvars)
-				snprintf(witness, wn, "every environment");
+				snprintf(witness, wn, "in every environment");
 			return 0;
 		}
 		for (size_t i = 0; i < o.nvars && ++idx[i] == nc; i++)
@@ -464,7 +466,7 @@ static int disjoint(mf_load_t *L, const gpuenv_dep_source_t *e, size_t n, const 
 			if (!meet)
 				continue;
 			mf_err(L, GPUENV_ESYNTAX, e[j].line, e[j].col,
-				"%s: sources %zu and %zu both apply where %s (a list of sources must be disjoint, "
+				"%s: sources %zu and %zu both apply %s (a list of sources must be disjoint, "
 				"as uv requires)", what, i + 1, j + 1, witness);
 			return gpuenv_hint(L->ctx, "give each entry a marker (or extra, or group) that excludes the "
 						   "others': \"sys_platform == 'linux'\" and \"sys_platform != 'linux'\"");
