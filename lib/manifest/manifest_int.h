@@ -74,6 +74,8 @@ int mf_add_source(mf_load_t *L, const char *name, const char *url, int prio, boo
 long mf_source_find(const mf_load_t *L, const char *name);
 /* A finding that does not stop the load, at (line, col) of the file. */
 int mf_warn(mf_load_t *L, unsigned line, unsigned col, const char *fmt, ...) GPUENV_PRINTF(4, 5);
+/* Is s one of l[0..n)? */
+bool mf_in_list(const char *const *l, size_t n, const char *s);
 /* Note that a dialect's tables were read ("uv", "pdm", "poetry"). */
 void mf_dialect(mf_load_t *L, const char *name);
 /* The direct reference a PEP 508 URL names ("git+https://h/r@v1",

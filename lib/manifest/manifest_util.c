@@ -274,3 +274,11 @@ gpuenv_direct_t *mf_direct_of_url(mf_load_t *L, const char *url, const char *fro
 	}
 	return d;
 }
+
+bool mf_in_list(const char *const *l, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(l[i], s))
+			return true;
+	return false;
+}

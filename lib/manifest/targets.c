@@ -433,13 +433,6 @@ int mf_load_gpuenv(mf_load_t *L, const gpuenv_toml_table_t *root)
 
 /* ---- the dependencies of one target ------------------------------------------------ */
 
-static bool in_list(const char *const *l, size_t n, const char *s)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(l[i], s))
-			return true;
-	return false;
-}
 
 static const gpuenv_group_t *find_group(const gpuenv_manifest_t *m, const char *name)
 {
@@ -461,10 +454,10 @@ static const gpuenv_extra_t *find_extra(const gpuenv_manifest_t *m, const char *
 static bool extra_on(const gpuenv_manifest_t *m, const gpuenv_manifest_target_t *t, const gpuenv_dep_t *d)
 {
 	if (d->extra)
-		return in_list(t->extras, t->nextras, d->extra);
+		return mf_in_list(t->extras, t->nextras, d->extra);
 	for (size_t i = 0; i < t->nextras; i++) {
 		const gpuenv_extra_t *e = find_extra(m, t->extras[i]);
-		if (e && in_list(e->names, e->nnames, d->name))
+		if (e && mf_in_list(e->names, e->nnames, d->name))
 			return true;
 	}
 	return false;

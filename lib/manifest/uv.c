@@ -537,13 +537,6 @@ int mf_uv_sources(mf_load_t *L, const gpuenv_toml_value_t *uv)
 
 /* ---- [tool.uv] conflicts, environments, required-environments -------------------- */
 
-static bool in_list(const char *const *l, size_t n, const char *s)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(l[i], s))
-			return true;
-	return false;
-}
 
 /* conflicts = [[{ extra = "cpu" }, { extra = "cu124" }], ...]: a target that
  * turns on two items of one set cannot be one lock */
@@ -592,8 +585,8 @@ static int uv_conflicts(mf_load_t *L, const gpuenv_toml_value_t *v)
 			const gpuenv_manifest_target_t *mt = &L->m->targets[t];
 			size_t first = SIZE_MAX;
 			for (size_t i = 0; i < n; i++) {
-				bool on = grp[i] ? in_list(mt->groups, mt->ngroups, names[i])
-						 : in_list(mt->extras, mt->nextras, names[i]);
+				bool on = grp[i] ? mf_in_list(mt->groups, mt->ngroups, names[i])
+						 : mf_in_list(mt->extras, mt->nextras, names[i]);
 				if (!on)
 					continue;
 				if (first == SIZE_MAX) {
