@@ -288,10 +288,15 @@ def main():
         print("| %s | %s | %s | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | %s | %s |" % (
             name, tool, COUNTS.get((name, tool), "?"), statistics.median(cold), min(cold), max(cold),
             statistics.median(warm), min(warm), max(warm), rc, rw))
+    return finish(notes, work, a.keep)
+
+
+def finish(notes, work, keep):
+    """The notes, the load at the end, the work folder removed unless kept."""
     for n in notes:
         print("note:", n)
     print("load average at the end: %.1f" % os.getloadavg()[0])
-    if not a.keep:
+    if not keep:
         shutil.rmtree(work, ignore_errors=True)
     return 0
 

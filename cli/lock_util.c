@@ -19,6 +19,8 @@ int cli_project_open(struct cli *cli, const char *verb, const char *project, con
 
 	if (gpuenv_project_open(&cli->ctx, project, kb_dir, torch_index, pj) != 0)
 		return cli_report(cli, CLI_EXIT_CANNOT);
+	for (size_t i = 0; i < pj->m.nwarnings; i++)
+		fprintf(stderr, "%s: %s: warning: %s\n", cli->prog, verb, pj->m.warnings[i]);
 	if (pj->ntargets || (flags & CLI_PROJECT_DECLARED))
 		return 0;
 	/* the machine itself as the one target of a project that declares none */

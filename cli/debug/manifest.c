@@ -24,6 +24,14 @@ static const char *prio_name(int p)
 	}
 }
 
+/* a source's URL without user:password@ (a PDM ${TOKEN} expanded, a
+ * Poetry URL with credentials): never printed */
+static const char *public_url(gpuenv_arena_t *a, const char *url)
+{
+	const char *p = gpuenv_url_public(a, url);
+	return p ? p : "(a URL)";
+}
+
 /* packaging's str() of the requirement, in arena */
 static const char *req_text(struct cli *cli, gpuenv_arena_t *a, const gpuenv_dep_t *d)
 {
@@ -42,12 +50,52 @@ static json_t *jstr(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
+static const char *const DIRECT_KINDS[] = { "?", "path", "git", "url", "workspace" };
+
+static const char *direct_kind(const gpuenv_direct_t *x)
+{
+	return x->kind >= 1 && x->kind <= 4 ? DIRECT_KINDS[x->kind] : "?";
+}
+
+static json_t *direct_json(const gpuenv_direct_t *x)
+{
+	if (!x)
+		return json_null();
+	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:i, s:i}", "kind", direct_kind(x), "path",
+		jstr(x->path), "url", jstr(x->url), "rev", jstr(x->rev), "tag", jstr(x->tag), "branch",
+		jstr(x->branch), "subdirectory", jstr(x->subdirectory), "editable", x->editable, "from",
+		jstr(x->from), "line", (json_int_t)x->line, "col", (json_int_t)x->col);
+}
+
 static json_t *dep_json(struct cli *cli, gpuenv_arena_t *a, const gpuenv_dep_t *d)
 {
-	return json_pack("{s:s, s:s, s:o, s:b, s:o, s:o, s:b, s:i, s:i}", "name", d->name, "requirement",
-		req_text(cli, a, d), "source", jstr(d->source), "optional", d->optional, "extra", jstr(d->extra),
-		"group", jstr(d->group), "allow_prereleases", d->allow_prereleases, "line", (json_int_t)d->line,
-		"col", (json_int_t)d->col);
+	json_t *o = json_pack("{s:s, s:s, s:o, s:b, s:o, s:o, s:b, s:i, s:i, s:o, s:o}", "name", d->name,
+		"requirement", req_text(cli, a, d), "source", jstr(d->source), "optional", d->optional, "extra",
+		jstr(d->extra), "group", jstr(d->group), "allow_prereleases", d->allow_prereleases, "line",
+		(json_int_t)d->line, "col", (json_int_t)d->col, "from", jstr(d->from), "direct",
+		direct_json(d->direct));
+	json_t *by = json_array();
+	for (size_t i = 0; o && by && i < d->nsources_by; i++) {
+		const gpuenv_dep_source_t *e = &d->sources_by[i];
+		json_array_append_new(by, json_pack("{s:o, s:o, s:o, s:o, s:o, s:i, s:i}", "index", jstr(e->index),
+						  "direct", direct_json(e->direct), "marker", jstr(e->marker_text),
+						  "extra", jstr(e->extra), "group", jstr(e->group), "line",
+						  (json_int_t)e->line, "col", (json_int_t)e->col));
+	}
+	if (o)
+		json_object_set_new(o, "sources_by", by ? by : json_null());
+	return o;
+}
+
+static void print_direct(const gpuenv_direct_t *x)
+{
+	printf("%s %s", direct_kind(x), x->path ? x->path : x->url ? x->url : "(workspace)");
+	if (x->rev || x->tag || x->branch)
+		printf(" %s %s", x->rev ? "rev" : x->tag ? "tag" : "branch", x->rev ? x->rev : x->tag ? x->tag : x->branch);
+	if (x->subdirectory)
+		printf(" subdirectory %s", x->subdirectory);
+	if (x->editable)
+		printf(" editable");
 }
 
 static json_t *deps_json(struct cli *cli, gpuenv_arena_t *a, const gpuenv_dep_t *d, size_t n)
@@ -73,6 +121,28 @@ static void print_dep(struct cli *cli, gpuenv_arena_t *a, const gpuenv_dep_t *d,
 	printf("%s%s", indent, req_text(cli, a, d));
 	if (d->source)
 		printf("  (source %s)", d->source);
+	if (d->direct) {
+		printf("  (");
+		print_direct(d->direct);
+		printf(", %s:%u)", d->direct->from ? d->direct->from : "?", d->direct->line);
+	}
+	for (size_t i = 0; i < d->nsources_by; i++) {
+		const gpuenv_dep_source_t *e = &d->sources_by[i];
+		printf("%s", i ? "; " : "  (tool.uv.sources: ");
+		if (e->index)
+			printf("index %s", e->index);
+		else
+			print_direct(e->direct);
+		if (e->marker_text)
+			printf(" where %s", e->marker_text);
+		if (e->extra)
+			printf(" with extra %s", e->extra);
+		if (e->group)
+			printf(" in group %s", e->group);
+		printf("%s", i + 1 == d->nsources_by ? ")" : "");
+	}
+	if (d->from)
+		printf("  (from %s)", d->from);
 	if (d->optional)
 		printf("  (optional%s%s)", d->extra ? ", extra " : "", d->extra ? d->extra : "");
 	if (d->allow_prereleases)
@@ -146,9 +216,17 @@ static int cli_debug_manifest(struct cli *cli, const struct cli_verb *verb, int 
 	}
 	if (cli->json) {
 		json_t *src = json_array(), *groups = json_array(), *extras = json_array();
-		for (size_t i = 0; i < m.nsources; i++)
-			json_array_append_new(src, json_pack("{s:s, s:s, s:s}", "name", m.sources[i].name, "url",
-							   m.sources[i].url, "priority", prio_name(m.sources[i].priority)));
+		for (size_t i = 0; i < m.nsources; i++) {
+			const gpuenv_manifest_source_info_t *si = m.source_info ? &m.source_info[i] : NULL;
+			json_t *o = json_pack("{s:s, s:s, s:s, s:b, s:o, s:i, s:b}", "name", m.sources[i].name, "url",
+				public_url(&a, m.sources[i].url), "priority", prio_name(m.sources[i].priority), "find_links",
+				m.sources[i].find_links, "from", jstr(si ? si->from : NULL), "line",
+				(json_int_t)(si ? si->line : 0), "verify_ssl", si ? si->verify_ssl : true);
+			if (o)
+				json_object_set_new(o, "include_packages",
+					strs_json(si ? si->include : NULL, si ? si->ninclude : 0));
+			json_array_append_new(src, o);
+		}
 		for (size_t i = 0; i < m.ngroups; i++)
 			json_array_append_new(groups, json_pack("{s:s, s:b, s:o}", "name", m.groups[i].name,
 							      "optional", m.groups[i].optional, "dependencies",
@@ -163,14 +241,33 @@ static int cli_debug_manifest(struct cli *cli, const struct cli_verb *verb, int 
 			"sources", src, "dependencies", deps_json(cli, &a, m.deps, m.ndeps), "groups", groups,
 			"extras", extras);
 		json_object_set_new(out, "targets", targets);
+		size_t nd = 0;
+		while (m.dialects && m.dialects[nd])
+			nd++;
+		json_object_set_new(out, "dialects", strs_json(m.dialects, nd));
+		json_object_set_new(out, "warnings", strs_json(m.warnings, m.nwarnings));
 	} else {
 		printf("manifest %s: %s %s\n", m.path, m.name ? m.name : "(no name)", m.version ? m.version : "");
 		printf("requires-python: %s\n", m.requires_python ? m.requires_python : "(any)");
 		printf("inputs-hash: %s\n", m.inputs_hash);
 		printf("torch-backend: %s, torch-index: %s\n", m.torch_backend, m.torch_index);
+		printf("read:");
+		for (size_t i = 0; m.dialects && m.dialects[i]; i++)
+			printf(" %s", m.dialects[i]);
+		printf("%s\n", m.dialects && m.dialects[0] ? "'s tables, [project], [tool.gpuenv]" : " [project], [tool.gpuenv]");
 		printf("sources:\n");
-		for (size_t i = 0; i < m.nsources; i++)
-			printf("  %s  %s  %s\n", m.sources[i].name, m.sources[i].url, prio_name(m.sources[i].priority));
+		for (size_t i = 0; i < m.nsources; i++) {
+			const gpuenv_manifest_source_info_t *si = m.source_info ? &m.source_info[i] : NULL;
+			printf("  %s  %s  %s%s", m.sources[i].name, public_url(&a, m.sources[i].url), prio_name(m.sources[i].priority),
+				m.sources[i].find_links ? " find-links" : "");
+			for (size_t k = 0; si && k < si->ninclude; k++)
+				printf("%s%s", k ? ", " : "  include ", si->include[k]);
+			if (si && si->line)
+				printf("  (from %s, line %u)", si->from, si->line);
+			else if (si)
+				printf("  (%s)", si->from);
+			printf("\n");
+		}
 		printf("dependencies:\n");
 		for (size_t i = 0; i < m.ndeps; i++)
 			print_dep(cli, &a, &m.deps[i], "  ");
@@ -185,6 +282,8 @@ static int cli_debug_manifest(struct cli *cli, const struct cli_verb *verb, int 
 				printf(" %s", m.extras[e].names[i]);
 			printf("\n");
 		}
+		for (size_t i = 0; i < m.nwarnings; i++)
+			printf("warning: %s\n", m.warnings[i]);
 		printf("targets:%s\n", m.ntargets ? "" : " none declared (lock uses this machine, probed)");
 	}
 	for (size_t i = 0; i < m.ntargets; i++) {

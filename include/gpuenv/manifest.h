@@ -24,6 +24,46 @@
 extern "C" {
 #endif
 
+/* A direct reference: a dependency that does not come from an index
+ * (Poetry's path / develop / git / url keys, uv's path / editable / git /
+ * url / workspace sources, a PEP 508 "name @ URL").  The manifest reads
+ * them; the lock refuses them (file:line:col) until it can lock them. */
+enum gpuenv_direct_kind {
+	GPUENV_DIRECT_PATH = 1,	 /* a local folder, wheel or sdist */
+	GPUENV_DIRECT_GIT,	 /* a git repository at a ref */
+	GPUENV_DIRECT_URL,	 /* an archive (wheel, sdist) by URL */
+	GPUENV_DIRECT_WORKSPACE, /* uv's { workspace = true } */
+};
+
+typedef struct gpuenv_direct {
+	int kind;		/* enum gpuenv_direct_kind */
+	const char *path;	/* PATH: as written (relative: to the
+				   manifest's folder) */
+	const char *url;	/* GIT: the repository (without "git+"); URL:
+				   the archive */
+	const char *rev, *tag, *branch; /* GIT: the ref asked, at most one set */
+	const char *subdirectory; /* GIT, URL: the project inside, or NULL */
+	bool editable;		/* uv editable = true, Poetry develop = true */
+	const char *from;	/* the table it was read from
+				   ("tool.uv.sources", "tool.poetry.dependencies",
+				   "project.dependencies") */
+	unsigned line, col;	/* where it is written */
+} gpuenv_direct_t;
+
+/* One of uv's sources of a dependency (a [tool.uv.sources] entry, or one
+ * entry of a list of them): it applies to a target when its marker holds
+ * there and its extra / group is the one the dependency comes through. */
+typedef struct gpuenv_dep_source {
+	const char *index;		/* a source's name (the manifest's
+					   sources), or NULL for a direct
+					   reference */
+	const gpuenv_direct_t *direct;	/* or NULL */
+	const gpuenv_marker_t *marker;	/* NULL: always */
+	const char *marker_text;	/* as written, or NULL */
+	const char *extra, *group;	/* normalised, or NULL */
+	unsigned line, col;
+} gpuenv_dep_source_t;
+
 typedef struct gpuenv_dep {
 	gpuenv_requirement_t req; /* PEP 508; marker includes Poetry's
 				     `python` and `markers` */
@@ -39,6 +79,17 @@ typedef struct gpuenv_dep {
 				     (Poetry's optional deps are named by
 				     gpuenv_extra_t.names) */
 	bool allow_prereleases;	  /* Poetry's allow-prereleases = true */
+	const gpuenv_direct_t *direct; /* not from an index, or NULL */
+	/* uv's sources by marker / extra / group: gpuenv_manifest_target_deps
+	 * sets source (or direct) from the first that applies to the target
+	 * (they are disjoint: the loader checks); none applies: the default
+	 * indexes, as uv falls back.  0 when the dependency has none or one
+	 * without conditions (then source / direct carry it). */
+	size_t nsources_by;
+	const gpuenv_dep_source_t *sources_by;
+	const char *from;	  /* the table it was read from
+				     ("project.dependencies",
+				     "tool.poetry.group.gpu.dependencies") */
 } gpuenv_dep_t;
 
 typedef struct gpuenv_group {
@@ -72,6 +123,17 @@ typedef struct gpuenv_manifest_target {
 	 * for the probed one */
 	const char *inputs_line;
 } gpuenv_manifest_target_t;
+
+/* Where a source was read (parallel to gpuenv_manifest_t.sources). */
+typedef struct gpuenv_manifest_source_info {
+	const char *from;  /* "[[tool.uv.index]]", "[[tool.pdm.source]]",
+			      "[[tool.poetry.source]]", or "implicit" (PyPI) */
+	unsigned line, col; /* 0 for the implicit one */
+	bool verify_ssl;   /* PDM's verify_ssl (true unless written false) */
+	size_t ninclude;   /* PDM's include_packages: glob patterns of the
+			      names that come from this source alone */
+	const char *const *include;
+} gpuenv_manifest_source_info_t;
 
 typedef struct gpuenv_manifest_registry {
 	const char *host; /* "nvcr.io" */
@@ -108,6 +170,15 @@ typedef struct gpuenv_manifest {
 	/* [tool.gpuenv] label-prefix = "gpuenv.example.com": the prefix of
 	 * `gpuenv labels`' own labels, or NULL (the default) */
 	const char *label_prefix;
+	/* where each source was read (nsources of them) */
+	const gpuenv_manifest_source_info_t *source_info;
+	/* the dialects read: "poetry", "uv", "pdm" (NULL-terminated) */
+	const char *const *dialects;
+	/* findings that do not stop the load ("pyproject.toml:12:1: target
+	 * t4: none of [tool.uv] required-environments holds for it"), for the
+	 * verbs to print */
+	size_t nwarnings;
+	const char *const *warnings;
 	/* sha-256 (hex) of everything in the manifest that a lock depends
 	 * on, stable across formatting and comment changes */
 	const char *inputs_hash;

@@ -63,7 +63,7 @@ typedef struct gpuenv_pv_opts {
 	/* where names come from: a dependency's source, the torch family's
 	 * build index; others follow the priority rule */
 	size_t nroutes;
-	const char *const *route_names;	  /* normalised */
+	const char *const *route_names;	  /* normalised; or glob patterns (fnmatch) */
 	const char *const *route_sources; /* source names */
 	/* the torch family (gpuenv_project_torch_routed) comes from this
 	 * source when set; backend is the build it must have ("cu126",

@@ -24,6 +24,7 @@
 typedef struct depspec {
 	const char *group, *source, *extra;
 	bool optional, allow_prereleases;
+	const char *from; /* the table ("project.dependencies") */
 } depspec_t;
 
 /* Parse text as PEP 508 and add it; an error points into the string at
@@ -56,8 +57,14 @@ static int add_dep(mf_load_t *L, const char *text, unsigned line, unsigned col, 
 	d->extra = ds->extra;
 	d->optional = ds->optional;
 	d->allow_prereleases = ds->allow_prereleases;
+	d->from = ds->from;
 	d->line = line;
 	d->col = col;
+	if (req.url.len) {
+		const char *u = gpuenv_arena_strndup(L->arena, req.url.ptr, req.url.len);
+		if (!u || !(d->direct = mf_direct_of_url(L, u, ds->from, line, col)))
+			return gpuenv_oom(L->ctx, "the manifest");
+	}
 	if (added)
 		*added = d;
 	return 0;
@@ -143,6 +150,69 @@ static int python_marker_at(mf_load_t *L, const gpuenv_toml_value_t *v, const ch
 	return 0;
 }
 
+/* Poetry's git (with rev / tag / branch / subdirectory) and path (with
+ * develop) keys as a direct reference; *out NULL when the table has
+ * neither.  A key that belongs to the other kind, two refs, or a version
+ * beside them is an error at that key's value. */
+static int poetry_direct(mf_load_t *L, const gpuenv_toml_table_t *t, const char *what, const char *from,
+	gpuenv_direct_t **out)
+{
+	static const char *const refs[] = { "rev", "tag", "branch" };
+	const gpuenv_toml_value_t *git = gpuenv_toml_get(t, "git"), *path = gpuenv_toml_get(t, "path"), *x;
+	gpuenv_direct_t *d;
+	const char *first_ref = NULL;
+	int r;
+
+	*out = NULL;
+	for (size_t i = 0; i < 3; i++)
+		if (!git && (x = gpuenv_toml_get(t, refs[i])))
+			return mf_err(L, GPUENV_ESYNTAX, x->line, x->col, "%s: '%s' goes with git = \"URL\"", what,
+				refs[i]);
+	if (!path && (x = gpuenv_toml_get(t, "develop")))
+		return mf_err(L, GPUENV_ESYNTAX, x->line, x->col, "%s: 'develop' goes with path = \"DIR\"", what);
+	if (!git && !path)
+		return 0;
+	if (git && path)
+		return mf_err(L, GPUENV_ESYNTAX, path->line, path->col, "%s: both git and path", what);
+	if ((x = gpuenv_toml_get(t, "version")) || (x = gpuenv_toml_get(t, "url")))
+		return mf_err(L, GPUENV_ESYNTAX, x->line, x->col, "%s: a %s dependency takes no %s", what,
+			git ? "git" : "path", gpuenv_toml_get(t, "url") == x ? "url" : "version");
+	if (!(d = gpuenv_arena_calloc(L->arena, 1, sizeof(*d))))
+		return gpuenv_oom(L->ctx, "the manifest");
+	d->from = from;
+	d->line = (git ? git : path)->line;
+	d->col = (git ? git : path)->col;
+	if (path) {
+		d->kind = GPUENV_DIRECT_PATH;
+		if ((r = mf_cstr(L, path, "path", &d->path)))
+			return r;
+		if ((x = gpuenv_toml_get(t, "develop"))) {
+			if ((r = gpuenv_toml_expect(L->doc, x, GPUENV_TOML_BOOL, "develop")))
+				return r;
+			d->editable = x->u.b;
+		}
+	} else {
+		const char **slot[3] = { &d->rev, &d->tag, &d->branch };
+		d->kind = GPUENV_DIRECT_GIT;
+		if ((r = mf_cstr(L, git, "git", &d->url)))
+			return r;
+		for (size_t i = 0; i < 3; i++) {
+			if (!(x = gpuenv_toml_get(t, refs[i])))
+				continue;
+			if (first_ref)
+				return mf_err(L, GPUENV_ESYNTAX, x->line, x->col, "%s: both %s and %s (one ref)", what,
+					first_ref, refs[i]);
+			first_ref = refs[i];
+			if ((r = mf_cstr(L, x, refs[i], slot[i])))
+				return r;
+		}
+	}
+	if ((x = gpuenv_toml_get(t, "subdirectory")) && (r = mf_cstr(L, x, "subdirectory", &d->subdirectory)))
+		return r;
+	*out = d;
+	return 0;
+}
+
 /* One Poetry dependency: "name = constraint", a table, or (inside a
  * multiple-constraint list) one of its tables. */
 static int poetry_dep(mf_load_t *L, gpuenv_str_t key, unsigned kline, unsigned kcol,
@@ -155,6 +225,8 @@ static int poetry_dep(mf_load_t *L, gpuenv_str_t key, unsigned kline, unsigned k
 	gpuenv_buf_t text;
 	gpuenv_toml_value_t *x;
 	gpuenv_dep_t *d;
+	gpuenv_direct_t *direct = NULL;
+	const char *subdir = NULL;
 	char what[160];
 	int r;
 
@@ -172,16 +244,16 @@ static int poetry_dep(mf_load_t *L, gpuenv_str_t key, unsigned kline, unsigned k
 		const gpuenv_toml_table_t *t = v->u.tab;
 		if ((r = mf_check_keys(L, t, POETRY_DEP_KEYS, what)))
 			return r;
-		static const char *const vcs[] = { "git", "path", "develop", "branch", "tag", "rev",
-			"subdirectory" };
-		for (size_t i = 0; i < sizeof(vcs) / sizeof(vcs[0]); i++) {
-			const gpuenv_toml_kv_t *kv = gpuenv_toml_find(t, gpuenv_str(vcs[i]));
-			if (kv) {
-				mf_err(L, GPUENV_EUNSUPPORTED, kv->line, kv->col,
-					"%s: '%s' dependencies are not supported by gpuenv's lock", what, vcs[i]);
-				return gpuenv_hint(L->ctx, "publish it to an index or a find-links folder, or "
-							   "use url = \"https://.../name-1.0-py3-none-any.whl\"");
-			}
+		/* git and path: direct references, which the lock refuses until
+		 * it can lock them (lib/project/lock.c) */
+		if ((r = poetry_direct(L, t, what, base->from, &direct)))
+			return r;
+		if (!direct && (x = gpuenv_toml_get(t, "subdirectory"))) {
+			if (!gpuenv_toml_get(t, "url"))
+				return mf_err(L, GPUENV_ESYNTAX, x->line, x->col,
+					"%s: 'subdirectory' goes with git or url", what);
+			if ((r = mf_cstr(L, x, "subdirectory", &subdir)))
+				return r;
 		}
 		if ((x = gpuenv_toml_get(t, "version")) && (r = poetry_spec(L, x, what, &spec)))
 			return r;
@@ -259,6 +331,10 @@ static int poetry_dep(mf_load_t *L, gpuenv_str_t key, unsigned kline, unsigned k
 	gpuenv_buf_free(&text);
 	if (r)
 		return r;
+	if (direct)
+		d->direct = direct;
+	if (subdir && d->direct)
+		((gpuenv_direct_t *)d->direct)->subdirectory = subdir;
 	if (v->type == GPUENV_TOML_TABLE && (x = gpuenv_toml_get(v->u.tab, "source"))) {
 		d->line = x->line; /* an unknown source is reported at the value */
 		d->col = x->col;
@@ -315,7 +391,7 @@ static int dg_expand(mf_load_t *L, struct dg *g, size_t ng, size_t k, unsigned l
 {
 	struct dg *me = &g[k];
 	const gpuenv_toml_value_t *v = &me->kv->val;
-	depspec_t ds = { me->name, NULL, NULL, false, false };
+	depspec_t ds = { me->name, NULL, NULL, false, false, "dependency-groups" };
 	int r;
 
 	if (me->state == 2)
@@ -479,7 +555,7 @@ static int optional_dependencies(mf_load_t *L, const gpuenv_toml_value_t *v)
 			return gpuenv_oom(L->ctx, "the manifest");
 		if (!(e = extra_get(L, name)))
 			return L->ctx->err.code;
-		depspec_t ds = { NULL, NULL, name, true, false };
+		depspec_t ds = { NULL, NULL, name, true, false, "project.optional-dependencies" };
 		if ((r = pep508_list(L, &kv->val, "project.optional-dependencies", &ds)))
 			return r;
 		for (size_t k = before; !r && k < L->ndeps; k++)
@@ -528,23 +604,6 @@ static int poetry_extras(mf_load_t *L, const gpuenv_toml_value_t *v)
 static const char *const SOURCE_KEYS[] = { "name", "url", "priority", "default", "secondary", "links",
 	"indexed", NULL };
 
-static int add_source(mf_load_t *L, const char *name, const char *url, int prio)
-{
-	gpuenv_manifest_t *m = L->m;
-
-	L->sources = mf_grow(L, L->sources, &L->cap_sources, m->nsources, sizeof(*L->sources), MF_MAX_SOURCES,
-		"sources");
-	if (!L->sources)
-		return L->ctx->err.code;
-	m->sources = L->sources;
-	L->sources[m->nsources].name = name;
-	L->sources[m->nsources].url = url;
-	L->sources[m->nsources].priority = prio;
-	L->sources[m->nsources].find_links = false;
-	m->nsources++;
-	return 0;
-}
-
 static int poetry_sources(mf_load_t *L, const gpuenv_toml_value_t *v)
 {
 	bool primary = false, pypi = false;
@@ -566,10 +625,8 @@ static int poetry_sources(mf_load_t *L, const gpuenv_toml_value_t *v)
 		if ((r = mf_cstr(L, x, "name", &name)))
 			return r;
 		is_pypi = gpuenv_str_ieq(gpuenv_str(name), gpuenv_str("pypi"));
-		for (size_t k = 0; k < L->m->nsources; k++)
-			if (gpuenv_str_ieq(gpuenv_str(L->m->sources[k].name), gpuenv_str(name)))
-				return mf_err(L, GPUENV_EDUPLICATE, x->line, x->col,
-					"source '%s' is declared twice", name);
+		if (mf_source_find(L, name) >= 0)
+			return mf_err(L, GPUENV_EDUPLICATE, x->line, x->col, "source '%s' is declared twice", name);
 		if ((x = gpuenv_toml_get(e->u.tab, "url"))) {
 			if ((r = mf_cstr(L, x, "url", &url)))
 				return r;
@@ -613,7 +670,7 @@ static int poetry_sources(mf_load_t *L, const gpuenv_toml_value_t *v)
 		}
 		primary |= prio == GPUENV_SOURCE_PRIMARY || prio == GPUENV_SOURCE_DEFAULT;
 		pypi |= is_pypi;
-		if ((r = add_source(L, name, url, prio)))
+		if ((r = mf_add_source(L, name, url, prio, false, "[[tool.poetry.source]]", e->line, e->col)))
 			return r;
 	}
 	if (r)
@@ -621,7 +678,7 @@ static int poetry_sources(mf_load_t *L, const gpuenv_toml_value_t *v)
 	/* Poetry's rule: PyPI is the default index until a primary source is
 	 * declared (or PyPI itself is) */
 	if (!primary && !pypi)
-		return add_source(L, "pypi", PYPI_URL, GPUENV_SOURCE_DEFAULT);
+		return mf_add_source(L, "pypi", PYPI_URL, GPUENV_SOURCE_DEFAULT, false, "implicit", 0, 0);
 	return 0;
 }
 
@@ -644,7 +701,8 @@ static int check_dep_sources(mf_load_t *L)
 		for (size_t k = 0; k < L->m->nsources; k++)
 			mf_list_add(list, sizeof(list), &len, L->m->sources[k].name, true);
 		mf_err(L, GPUENV_ENOTFOUND, d->line, d->col, "%s: unknown source '%s'", d->name, d->source);
-		return gpuenv_hint(L->ctx, "the sources declared ([[tool.poetry.source]]): %s", list);
+		return gpuenv_hint(L->ctx, "the sources declared ([[tool.poetry.source]], [[tool.uv.index]], "
+					   "[[tool.pdm.source]]): %s", list);
 	}
 	return 0;
 }
@@ -695,7 +753,9 @@ static int poetry_groups(mf_load_t *L, const gpuenv_toml_value_t *v)
 			g->optional = x->u.b;
 		}
 		snprintf(where, sizeof(where), "tool.poetry.group.%s.dependencies", raw);
-		depspec_t ds = { name, NULL, NULL, false, false };
+		depspec_t ds = { name, NULL, NULL, false, false, gpuenv_arena_strndup(L->arena, where, strlen(where)) };
+		if (!ds.from)
+			return gpuenv_oom(L->ctx, "the manifest");
 		if ((x = gpuenv_toml_get(kv->val.u.tab, "dependencies")))
 			r = poetry_dep_table(L, x, &ds, where, false);
 	}
@@ -771,7 +831,7 @@ static int project_table(mf_load_t *L, const gpuenv_toml_value_t *pv)
 			return gpuenv_fail_prefix(L->ctx, r, L->file, x->line, x->col, "project.requires-python");
 		}
 	}
-	depspec_t ds = { NULL, NULL, NULL, false, false };
+	depspec_t ds = { NULL, NULL, NULL, false, false, "project.dependencies" };
 	if ((x = gpuenv_toml_get(p, "dependencies")) &&
 		(r = pep508_list(L, x, "project.dependencies", &ds)))
 		return r;
@@ -796,7 +856,7 @@ static int poetry_table(mf_load_t *L, const gpuenv_toml_value_t *tv)
 		(r = mf_cstr(L, x, "tool.poetry.version", &L->m->version)))
 		return r;
 	if ((deps = gpuenv_toml_get(t, "dependencies"))) {
-		depspec_t ds = { NULL, NULL, NULL, false, false };
+		depspec_t ds = { NULL, NULL, NULL, false, false, "tool.poetry.dependencies" };
 		if ((r = poetry_dep_table(L, deps, &ds, "tool.poetry.dependencies", true)))
 			return r;
 		if (deps->type == GPUENV_TOML_TABLE && (x = gpuenv_toml_get(deps->u.tab, "python")) &&
@@ -816,7 +876,7 @@ static int poetry_table(mf_load_t *L, const gpuenv_toml_value_t *tv)
 		const char *dev = "dev";
 		if (!group_get(L, dev, true))
 			return L->ctx->err.code;
-		depspec_t ds = { dev, NULL, NULL, false, false };
+		depspec_t ds = { dev, NULL, NULL, false, false, "tool.poetry.dev-dependencies" };
 		if ((r = poetry_dep_table(L, x, &ds, "tool.poetry.dev-dependencies", false)))
 			return r;
 	}
@@ -834,6 +894,13 @@ static int line_cmp(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+static int direct_line(gpuenv_buf_t *b, const gpuenv_direct_t *x)
+{
+	return gpuenv_buf_printf(b, "\tdirect:%d|%s|%s|%s|%s|%s|%s|%d", x->kind, x->path ? x->path : "-",
+		x->url ? x->url : "-", x->rev ? x->rev : "-", x->tag ? x->tag : "-", x->branch ? x->branch : "-",
+		x->subdirectory ? x->subdirectory : "-", x->editable);
+}
+
 static int dep_line(gpuenv_buf_t *b, const gpuenv_dep_t *d)
 {
 	int r = gpuenv_buf_printf(b, "dep\t%s\t%s\t", d->group ? d->group : "-", d->name);
@@ -843,6 +910,17 @@ static int dep_line(gpuenv_buf_t *b, const gpuenv_dep_t *d)
 	if (!r)
 		r = gpuenv_buf_printf(b, "\t%s\t%d\t%s\t%d", d->source ? d->source : "-", d->optional,
 			d->extra ? d->extra : "-", d->allow_prereleases);
+	/* direct references and uv's conditional sources only where there are
+	 * some, so that the hash of a manifest without them stays what it was */
+	if (!r && d->direct)
+		r = direct_line(b, d->direct);
+	for (size_t i = 0; !r && i < d->nsources_by; i++) {
+		const gpuenv_dep_source_t *e = &d->sources_by[i];
+		r = gpuenv_buf_printf(b, "\tby:%s|%s|%s|%s", e->index ? e->index : "-",
+			e->marker_text ? e->marker_text : "-", e->extra ? e->extra : "-", e->group ? e->group : "-");
+		if (!r && e->direct)
+			r = direct_line(b, e->direct);
+	}
 	return r;
 }
 
@@ -922,6 +1000,10 @@ static int inputs_hash(mf_load_t *L)
 	for (size_t i = 0; !r && i < m->nsources; i++) {
 		r = gpuenv_buf_printf(&b, "source\t%04zu\t%s\t%s\t%d", i, m->sources[i].name, m->sources[i].url,
 			m->sources[i].priority);
+		if (!r && m->sources[i].find_links)
+			r = gpuenv_buf_puts(&b, "\tfind-links");
+		for (size_t p = 0; !r && m->source_info && p < m->source_info[i].ninclude; p++)
+			r = gpuenv_buf_printf(&b, "\tinclude:%s", m->source_info[i].include[p]);
 		EMIT();
 	}
 	size_t ncommon = k;
@@ -973,18 +1055,36 @@ static int load_doc(mf_load_t *L)
 	tool = gpuenv_toml_get(root, "tool");
 	if (tool && tool->type != GPUENV_TOML_TABLE)
 		return gpuenv_toml_expect(L->doc, tool, GPUENV_TOML_TABLE, "tool");
-	/* sources before the dependencies name them */
+	const gpuenv_toml_value_t *poetry = tool ? gpuenv_toml_get(tool->u.tab, "poetry") : NULL;
+	const gpuenv_toml_value_t *uv = tool ? gpuenv_toml_get(tool->u.tab, "uv") : NULL;
+	const gpuenv_toml_value_t *pdm = tool ? gpuenv_toml_get(tool->u.tab, "pdm") : NULL;
+	if (poetry)
+		mf_dialect(L, "poetry");
+	/* sources before the dependencies name them: Poetry's (with its PyPI
+	 * rule), uv's indexes, PDM's sources; PyPI last unless one of them
+	 * replaces it */
 	x = tool ? gpuenv_toml_get_path(root, "tool.poetry.source") : NULL;
-	if ((r = x ? poetry_sources(L, x) : add_source(L, "pypi", PYPI_URL, GPUENV_SOURCE_DEFAULT)))
+	if (x && (r = poetry_sources(L, x)))
 		return r;
-	if (tool && (x = gpuenv_toml_get(tool->u.tab, "poetry")) && (r = poetry_table(L, x)))
+	if (uv && (r = mf_uv_indexes(L, uv)))
+		return r;
+	if (pdm && (r = mf_pdm_sources(L, pdm)))
+		return r;
+	if (!x && !L->no_pypi &&
+		(r = mf_add_source(L, "pypi", PYPI_URL, GPUENV_SOURCE_DEFAULT, false, "implicit", 0, 0)))
+		return r;
+	if (poetry && (r = poetry_table(L, poetry)))
 		return r;
 	if ((x = gpuenv_toml_get(root, "dependency-groups")) && (r = dependency_groups(L, x)))
+		return r;
+	if (uv && (r = mf_uv_sources(L, uv)))
 		return r;
 	if ((r = check_dep_sources(L)) || (r = finish_groups(L)))
 		return r;
 	qsort((void *)L->m->deps, L->m->ndeps, sizeof(*L->m->deps), dep_cmp);
 	if ((r = mf_load_gpuenv(L, root)))
+		return r;
+	if (uv && (r = mf_uv_targets(L, uv)))
 		return r;
 	return inputs_hash(L);
 }

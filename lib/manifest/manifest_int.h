@@ -34,6 +34,14 @@ typedef struct mf_load {
 	size_t cap_extras;
 	gpuenv_index_source_t *sources;
 	size_t cap_sources;
+	gpuenv_manifest_source_info_t *source_info;
+	size_t cap_source_info;
+	const char **warnings;
+	size_t cap_warnings;
+	bool no_pypi; /* a uv default index or a PDM source named pypi
+			 replaces PyPI */
+	const char **dialects; /* in the arena, NULL-terminated, 3 at most */
+	size_t ndialects;
 } mf_load_t;
 
 /* An error at v's position (or the key's when kv is given). */
@@ -57,6 +65,37 @@ void mf_list_add(char *list, size_t size, size_t *len, const char *name, bool qu
  * nearest; where names the table ("[tool.gpuenv.targets.t4]"). */
 int mf_check_keys(mf_load_t *L, const gpuenv_toml_table_t *t, const char *const *known,
 	const char *where);
+
+/* Add a source (name and url in the arena) read from the table from at
+ * (line, col); 0 or the error. */
+int mf_add_source(mf_load_t *L, const char *name, const char *url, int prio, bool find_links,
+	const char *from, unsigned line, unsigned col);
+/* The index of the source named name (case-insensitive), or -1. */
+long mf_source_find(const mf_load_t *L, const char *name);
+/* A finding that does not stop the load, at (line, col) of the file. */
+int mf_warn(mf_load_t *L, unsigned line, unsigned col, const char *fmt, ...) GPUENV_PRINTF(4, 5);
+/* Is s one of l[0..n)? */
+bool mf_in_list(const char *const *l, size_t n, const char *s);
+/* Note that a dialect's tables were read ("uv", "pdm", "poetry"). */
+void mf_dialect(mf_load_t *L, const char *name);
+/* The direct reference a PEP 508 URL names ("git+https://h/r@v1",
+ * "file:///p", "https://h/x.whl"), read from the table from at (line,
+ * col); NULL only when memory runs out (recorded). */
+gpuenv_direct_t *mf_direct_of_url(mf_load_t *L, const char *url, const char *from, unsigned line,
+	unsigned col);
+
+/* [[tool.uv.index]] as sources (uv.c): declaration order, explicit ones
+ * EXPLICIT, a default = true one DEFAULT (L->no_pypi), the others PRIMARY,
+ * as uv asks them */
+int mf_uv_indexes(mf_load_t *L, const gpuenv_toml_value_t *uv);
+/* [tool.uv.sources] attached to the dependencies read (before the groups
+ * are split out) */
+int mf_uv_sources(mf_load_t *L, const gpuenv_toml_value_t *uv);
+/* [tool.uv] conflicts, environments and required-environments against the
+ * declared targets (after [tool.gpuenv]) */
+int mf_uv_targets(mf_load_t *L, const gpuenv_toml_value_t *uv);
+/* [[tool.pdm.source]] as sources (pdm.c) */
+int mf_pdm_sources(mf_load_t *L, const gpuenv_toml_value_t *pdm);
 
 /* [tool.gpuenv] (targets.c) */
 bool gpuenv_manifest_backend_valid(const char *s);

@@ -145,3 +145,140 @@ int mf_check_keys(mf_load_t *L, const gpuenv_toml_table_t *t, const char *const 
 	}
 	return 0;
 }
+
+int mf_add_source(mf_load_t *L, const char *name, const char *url, int prio, bool find_links,
+	const char *from, unsigned line, unsigned col)
+{
+	gpuenv_manifest_t *m = L->m;
+
+	L->sources = mf_grow(L, L->sources, &L->cap_sources, m->nsources, sizeof(*L->sources), MF_MAX_SOURCES,
+		"sources");
+	if (!L->sources)
+		return L->ctx->err.code;
+	L->source_info = mf_grow(L, L->source_info, &L->cap_source_info, m->nsources, sizeof(*L->source_info),
+		MF_MAX_SOURCES, "sources");
+	if (!L->source_info)
+		return L->ctx->err.code;
+	m->sources = L->sources;
+	m->source_info = L->source_info;
+	L->sources[m->nsources] = (gpuenv_index_source_t){ .name = name, .url = url, .priority = prio,
+		.find_links = find_links };
+	L->source_info[m->nsources] = (gpuenv_manifest_source_info_t){ .from = from, .line = line, .col = col,
+		.verify_ssl = true };
+	m->nsources++;
+	return 0;
+}
+
+long mf_source_find(const mf_load_t *L, const char *name)
+{
+	for (size_t k = 0; k < L->m->nsources; k++)
+		if (gpuenv_str_ieq(gpuenv_str(L->m->sources[k].name), gpuenv_str(name)))
+			return (long)k;
+	return -1;
+}
+
+int mf_warn(mf_load_t *L, unsigned line, unsigned col, const char *fmt, ...)
+{
+	char msg[1024];
+	const char *w;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	L->warnings = mf_grow(L, L->warnings, &L->cap_warnings, L->m->nwarnings, sizeof(*L->warnings), 1000,
+		"warnings");
+	if (!L->warnings)
+		return L->ctx->err.code;
+	w = gpuenv_arena_printf(L->arena, "%s:%u:%u: %s", L->file, line, col, msg).ptr;
+	if (!w)
+		return gpuenv_oom(L->ctx, "the manifest");
+	L->warnings[L->m->nwarnings++] = w;
+	L->m->warnings = L->warnings;
+	return 0;
+}
+
+void mf_dialect(mf_load_t *L, const char *name)
+{
+	if (!L->dialects && !(L->dialects = gpuenv_arena_calloc(L->arena, 4, sizeof(*L->dialects))))
+		return; /* not said: nothing else depends on it */
+	for (size_t i = 0; i < L->ndialects; i++)
+		if (!strcmp(L->dialects[i], name))
+			return;
+	if (L->ndialects < 3)
+		L->dialects[L->ndialects++] = name;
+	L->m->dialects = L->dialects;
+}
+
+/* s[0..n) in the arena; NULL (recorded) when memory runs out */
+static const char *dupn(mf_load_t *L, const char *s, size_t n)
+{
+	const char *o = gpuenv_arena_strndup(L->arena, s, n);
+
+	if (!o)
+		gpuenv_oom(L->ctx, "the manifest");
+	return o;
+}
+
+gpuenv_direct_t *mf_direct_of_url(mf_load_t *L, const char *url, const char *from, unsigned line, unsigned col)
+{
+	gpuenv_direct_t *d = gpuenv_arena_calloc(L->arena, 1, sizeof(*d));
+	const char *frag, *body, *slash, *at;
+	size_t n;
+
+	if (!d) {
+		gpuenv_oom(L->ctx, "the manifest");
+		return NULL;
+	}
+	d->from = from;
+	d->line = line;
+	d->col = col;
+	frag = strchr(url, '#');
+	n = frag ? (size_t)(frag - url) : strlen(url);
+	if (frag) {
+		const char *sd = strstr(frag, "subdirectory=");
+		if (sd) {
+			sd += strlen("subdirectory=");
+			if (!(d->subdirectory = dupn(L, sd, strcspn(sd, "&"))))
+				return NULL;
+		}
+	}
+	if (!strncmp(url, "git+", 4)) {
+		d->kind = GPUENV_DIRECT_GIT;
+		body = url + 4;
+		n -= 4;
+		/* the ref follows an '@' after the path's last '/' */
+		slash = memchr(body, '/', n) ? body : NULL;
+		for (const char *p = body; p < body + n; p++)
+			if (*p == '/')
+				slash = p;
+		at = slash ? memchr(slash, '@', n - (size_t)(slash - body)) : NULL;
+		if (at && !(d->rev = dupn(L, at + 1, n - (size_t)(at + 1 - body))))
+			return NULL;
+		if (!(d->url = dupn(L, body, at ? (size_t)(at - body) : n)))
+			return NULL;
+	} else if (!strncmp(url, "file:", 5)) {
+		d->kind = GPUENV_DIRECT_PATH;
+		body = url + 5;
+		n -= 5;
+		if (!strncmp(body, "//", 2)) {
+			body += 2;
+			n -= 2;
+		}
+		if (!(d->path = dupn(L, body, n)))
+			return NULL;
+	} else {
+		d->kind = GPUENV_DIRECT_URL;
+		if (!(d->url = dupn(L, url, n)))
+			return NULL;
+	}
+	return d;
+}
+
+bool mf_in_list(const char *const *l, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(l[i], s))
+			return true;
+	return false;
+}

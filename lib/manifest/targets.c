@@ -433,13 +433,6 @@ int mf_load_gpuenv(mf_load_t *L, const gpuenv_toml_table_t *root)
 
 /* ---- the dependencies of one target ------------------------------------------------ */
 
-static bool in_list(const char *const *l, size_t n, const char *s)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(l[i], s))
-			return true;
-	return false;
-}
 
 static const gpuenv_group_t *find_group(const gpuenv_manifest_t *m, const char *name)
 {
@@ -461,10 +454,10 @@ static const gpuenv_extra_t *find_extra(const gpuenv_manifest_t *m, const char *
 static bool extra_on(const gpuenv_manifest_t *m, const gpuenv_manifest_target_t *t, const gpuenv_dep_t *d)
 {
 	if (d->extra)
-		return in_list(t->extras, t->nextras, d->extra);
+		return mf_in_list(t->extras, t->nextras, d->extra);
 	for (size_t i = 0; i < t->nextras; i++) {
 		const gpuenv_extra_t *e = find_extra(m, t->extras[i]);
-		if (e && in_list(e->names, e->nnames, d->name))
+		if (e && mf_in_list(e->names, e->nnames, d->name))
 			return true;
 	}
 	return false;
@@ -481,6 +474,49 @@ static int deps_cmp(const void *a, const void *b)
 	if (c)
 		return c;
 	return x->line != y->line ? (x->line < y->line ? -1 : 1) : (x->col < y->col ? -1 : x->col > y->col);
+}
+
+/* uv's sources by marker / extra / group: the first that applies to the
+ * target gives the dependency's source (or direct reference); none: the
+ * default indexes, as uv falls back to them */
+static int sources_by_target(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_manifest_t *m,
+	const gpuenv_manifest_target_t *t, gpuenv_dep_t *deps, size_t n)
+{
+	gpuenv_marker_env_t env;
+	bool have_env = false;
+	int r;
+
+	for (size_t i = 0; i < n; i++) {
+		gpuenv_dep_t *d = &deps[i];
+		for (size_t k = 0; k < d->nsources_by; k++) {
+			const gpuenv_dep_source_t *e = &d->sources_by[k];
+			bool holds = true;
+			if ((e->extra && (!d->extra || strcmp(d->extra, e->extra))) ||
+				(e->group && (!d->group || strcmp(d->group, e->group))))
+				continue;
+			if (e->marker && !have_env) {
+				gpuenv_marker_env_default(&env);
+				if ((r = gpuenv_target_marker_env(ctx, arena, &t->target, &env)))
+					return r;
+				have_env = true;
+			}
+			if (e->marker && (r = gpuenv_marker_eval(ctx, e->marker, &env, &holds))) {
+				if (r == -ENOMEM)
+					return r;
+				return gpuenv_fail_prefix(ctx, r, m->path, e->line, e->col,
+					"target %s: whether the source of %s applies (marker '%s')", t->name, d->name,
+					e->marker_text);
+			}
+			if (!holds)
+				continue;
+			d->source = e->index;
+			d->direct = e->direct;
+			d->line = e->line;
+			d->col = e->col;
+			break;
+		}
+	}
+	return 0;
 }
 
 int gpuenv_manifest_target_deps(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_manifest_t *m,
@@ -532,6 +568,9 @@ int gpuenv_manifest_target_deps(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const 
 	qsort(ptrs, k, sizeof(*ptrs), deps_cmp);
 	for (size_t i = 0; i < k; i++)
 		res[i] = *ptrs[i];
+	int r = sources_by_target(ctx, arena, m, t, res, k);
+	if (r)
+		return r;
 	*out = res;
 	*n = k;
 	return 0;

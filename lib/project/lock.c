@@ -399,6 +399,27 @@ static int lock_build(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_pro
 	return lt->inputs_hash ? 0 : gpuenv_oom(ctx, "the lock");
 }
 
+/* A dependency that does not come from an index (a path, git, url or
+ * workspace reference: gpuenv_direct_t) cannot be locked yet: refused at
+ * the place it is written. */
+static int lock_direct_refused(gpuenv_ctx_t *ctx, const gpuenv_manifest_t *m, const gpuenv_manifest_target_t *t,
+	const gpuenv_dep_t *deps, size_t n)
+{
+	static const char *const kinds[] = { "", "path", "git", "url", "workspace" };
+
+	for (size_t i = 0; i < n; i++) {
+		const gpuenv_direct_t *x = deps[i].direct;
+		if (!x)
+			continue;
+		gpuenv_fail(ctx, GPUENV_EUNSUPPORTED, m->path, x->line, x->col,
+			"target %s: %s is a %s dependency (%s), which gpuenv's lock cannot lock yet", t->name,
+			deps[i].name, x->kind >= 1 && x->kind <= 4 ? kinds[x->kind] : "direct", x->from ? x->from : "?");
+		return gpuenv_hint(ctx, "publish it to an index or a find-links folder (gpuenv lock --find-links "
+					"DIR) and depend on it by version");
+	}
+	return 0;
+}
+
 int gpuenv_project_lock_target(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_project_lock_req_t *req,
 	gpuenv_project_lock_out_t *out)
 {
@@ -439,9 +460,16 @@ int gpuenv_project_lock_target(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const g
 			nkbt = LOCK_MAX_KBT;
 	}
 
+	if ((rc = lock_direct_refused(ctx, req->m, t, deps, ndeps)) != 0)
+		goto out;
+	/* routes: PDM's include_packages patterns first, so that a
+	 * dependency's own source (later) wins */
+	size_t nincl = 0;
+	for (size_t i = 0; req->m->source_info && i < req->m->nsources; i++)
+		nincl += req->m->source_info[i].ninclude;
 	gpuenv_requirement_t *roots = gpuenv_arena_calloc(arena, ndeps ? ndeps : 1, sizeof(*roots));
-	const char **rn = gpuenv_arena_calloc(arena, ndeps ? ndeps : 1, sizeof(*rn));
-	const char **rs = gpuenv_arena_calloc(arena, ndeps ? ndeps : 1, sizeof(*rs));
+	const char **rn = gpuenv_arena_calloc(arena, ndeps + nincl + 1, sizeof(*rn));
+	const char **rs = gpuenv_arena_calloc(arena, ndeps + nincl + 1, sizeof(*rs));
 	/* Poetry's allow-prereleases, per root, for the resolver */
 	bool *pre = gpuenv_arena_calloc(arena, ndeps ? ndeps : 1, sizeof(*pre));
 	size_t nroutes = 0;
@@ -449,6 +477,11 @@ int gpuenv_project_lock_target(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const g
 		rc = gpuenv_oom(ctx, "the root requirements");
 		goto out;
 	}
+	for (size_t i = 0; req->m->source_info && i < req->m->nsources; i++)
+		for (size_t k = 0; k < req->m->source_info[i].ninclude; k++) {
+			rn[nroutes] = req->m->source_info[i].include[k];
+			rs[nroutes++] = req->m->sources[i].name;
+		}
 	for (size_t i = 0; i < ndeps; i++) {
 		roots[i] = deps[i].req;
 		pre[i] = deps[i].allow_prereleases;

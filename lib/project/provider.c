@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <fnmatch.h>
 #include <string.h>
 
 #include "gpuenv/metadata.h"
@@ -83,8 +84,9 @@ static struct pv_proj *pv_proj(gpuenv_pv_t *pv, const char *name, bool create)
 	p->name = nm;
 	p->only_source = NULL;
 	for (size_t i = 0; i < pv->o.nroutes; i++)
-		if (!strcmp(pv->o.route_names[i], nm))
-			p->only_source = pv->o.route_sources[i];
+		if (!strcmp(pv->o.route_names[i], nm) ||
+			(strpbrk(pv->o.route_names[i], "*?[") && fnmatch(pv->o.route_names[i], nm, 0) == 0))
+			p->only_source = pv->o.route_sources[i]; /* a name, or a glob (PDM's include_packages) */
 	if (!p->only_source && pv->o.torch_source && gpuenv_project_torch_routed(nm))
 		p->only_source = pv->o.torch_source;
 	if (gpuenv_strmap_put(&pv->projs, nm, strlen(nm), p) != 0)

@@ -270,11 +270,110 @@ static void test_poetry(void **state)
 		"one range");
 	expect_err("[tool.poetry.dependencies]\nfoo = {version = \"1\", sorce = \"x\"}\n", GPUENV_ENOTFOUND, 2, 23,
 		"did you mean 'source'");
-	expect_err("[tool.poetry.dependencies]\nfoo = {git = \"https://x/y.git\"}\n", GPUENV_EUNSUPPORTED, 2, 8,
-		"git");
+	expect_err("[tool.poetry.dependencies]\nfoo = {git = \"https://x/y.git\", tag = \"v1\", rev = \"abc\"}\n",
+		GPUENV_ESYNTAX, 2, 39, "one ref");
+	expect_err("[tool.poetry.dependencies]\nfoo = {path = \"../foo\", tag = \"v1\"}\n", GPUENV_ESYNTAX, 2, 31,
+		"goes with git");
 	expect_err("[tool.poetry.dependencies]\nfoo = \"^1\"\n[tool.poetry.extras]\nx = [\"bar\"]\n",
 		GPUENV_ENOTFOUND, 4, 6, "bar");
 	expect_err("[tool.poetry.dependencies]\nfoo = 3\n", GPUENV_ETYPE, 2, 7, "foo");
+}
+
+/* Poetry's and uv's git and path dependencies: the one representation
+ * (gpuenv_direct_t), field for field */
+static void test_direct_refs(void **state)
+{
+	gpuenv_manifest_t m;
+	(void)state;
+	assert_int_equal(load("[tool.poetry.dependencies]\n"
+			      "foo = {git = \"https://x/y.git\", tag = \"v1\", subdirectory = \"py\"}\n"
+			      "bar = {path = \"../bar\", develop = true}\n",
+			 &m), 0);
+	assert_int_equal(m.ndeps, 2);
+	const gpuenv_direct_t *pb = m.deps[0].direct, *pf = m.deps[1].direct;
+	assert_non_null(pb);
+	assert_non_null(pf);
+	assert_int_equal(pf->kind, GPUENV_DIRECT_GIT);
+	assert_string_equal(pf->url, "https://x/y.git");
+	assert_string_equal(pf->tag, "v1");
+	assert_string_equal(pf->subdirectory, "py");
+	assert_int_equal(pb->kind, GPUENV_DIRECT_PATH);
+	assert_string_equal(pb->path, "../bar");
+	assert_true(pb->editable);
+	assert_string_equal(fmt_dep(&m.deps[1]), "foo");
+
+	assert_int_equal(load("[project]\ndependencies = [\"foo\", \"bar\", \"baz @ git+https://h/r.git@v2\"]\n"
+			      "[tool.uv.sources]\n"
+			      "foo = { git = \"https://x/y.git\", tag = \"v1\", subdirectory = \"py\" }\n"
+			      "bar = { path = \"../bar\", editable = true }\n",
+			 &m), 0);
+	assert_int_equal(m.ndeps, 3);
+	const gpuenv_direct_t *ub = m.deps[0].direct, *uz = m.deps[1].direct, *uf = m.deps[2].direct;
+	assert_non_null(ub);
+	assert_non_null(uf);
+	assert_non_null(uz);
+	assert_int_equal(uf->kind, pf->kind);
+	assert_string_equal(uf->url, pf->url);
+	assert_string_equal(uf->tag, pf->tag);
+	assert_string_equal(uf->subdirectory, pf->subdirectory);
+	assert_int_equal(ub->kind, pb->kind);
+	assert_string_equal(ub->path, pb->path);
+	assert_true(ub->editable);
+	assert_string_equal(uf->from, "tool.uv.sources");
+	assert_int_equal(uz->kind, GPUENV_DIRECT_GIT);
+	assert_string_equal(uz->url, "https://h/r.git");
+	assert_string_equal(uz->rev, "v2");
+	assert_string_equal(uz->from, "project.dependencies");
+}
+
+/* uv's indexes and sources by marker, PDM's sources */
+static void test_uv_pdm(void **state)
+{
+	gpuenv_manifest_t m;
+	(void)state;
+	assert_int_equal(load("[project]\ndependencies = [\"torch\", \"numpy\"]\n"
+			      "[[tool.uv.index]]\nname = \"cpu\"\nurl = \"https://download.pytorch.org/whl/cpu\"\nexplicit = true\n"
+			      "[[tool.uv.index]]\nname = \"cu128\"\nurl = \"https://download.pytorch.org/whl/cu128\"\nexplicit = true\n"
+			      "[[tool.uv.index]]\nname = \"mirror\"\nurl = \"https://m/simple\"\n"
+			      "[tool.uv.sources]\ntorch = [\n"
+			      "  { index = \"cpu\", marker = \"sys_platform != 'linux'\" },\n"
+			      "  { index = \"cu128\", marker = \"sys_platform == 'linux'\" },\n]\n",
+			 &m), 0);
+	assert_int_equal(m.nsources, 4);
+	assert_int_equal(m.sources[0].priority, GPUENV_SOURCE_EXPLICIT);
+	assert_int_equal(m.sources[2].priority, GPUENV_SOURCE_PRIMARY);
+	assert_string_equal(m.sources[3].name, "pypi");
+	assert_int_equal(m.sources[3].priority, GPUENV_SOURCE_DEFAULT);
+	assert_string_equal(m.source_info[1].from, "[[tool.uv.index]]");
+	assert_int_equal(m.deps[1].nsources_by, 2);
+	assert_null(m.deps[1].source);
+	/* a default index replaces PyPI */
+	assert_int_equal(load("[[tool.uv.index]]\nname = \"corp\"\nurl = \"https://corp/simple\"\ndefault = true\n", &m),
+		0);
+	assert_int_equal(m.nsources, 1);
+	assert_int_equal(m.sources[0].priority, GPUENV_SOURCE_DEFAULT);
+	expect_err("[project]\ndependencies = [\"torch\"]\n[tool.uv.sources]\ntorch = { index = \"pytroch\" }\n",
+		GPUENV_ENOTFOUND, 4, 19, "not declared");
+	expect_err("[project]\ndependencies = [\"torch\"]\n[[tool.uv.index]]\nname = \"a\"\nurl = \"https://a/\"\n"
+		   "[[tool.uv.index]]\nname = \"b\"\nurl = \"https://b/\"\n[tool.uv.sources]\ntorch = [\n"
+		   "  { index = \"a\", marker = \"python_version >= '3.10'\" },\n"
+		   "  { index = \"b\", marker = \"python_version < '3.12'\" },\n]\n",
+		GPUENV_ESYNTAX, 12, 3, "disjoint");
+	expect_err("[[tool.uv.index]]\nname = \"a\"\nurl = \"https://a/\"\nexplicitt = true\n", GPUENV_ENOTFOUND, 4, 1,
+		"did you mean 'explicit'");
+	/* PDM: a source after PyPI, include_packages normalised; "pypi" replaces it */
+	assert_int_equal(load("[[tool.pdm.source]]\nname = \"private\"\nurl = \"https://p/simple\"\n"
+			      "include_packages = [\"Foo_Bar\", \"corp-*\"]\ntype = \"find_links\"\n",
+			 &m), 0);
+	assert_int_equal(m.nsources, 2);
+	assert_int_equal(m.sources[0].priority, GPUENV_SOURCE_SUPPLEMENTAL);
+	assert_true(m.sources[0].find_links);
+	assert_int_equal(m.source_info[0].ninclude, 2);
+	assert_string_equal(m.source_info[0].include[0], "foo-bar");
+	assert_int_equal(load("[[tool.pdm.source]]\nname = \"pypi\"\nurl = \"https://p/simple\"\n", &m), 0);
+	assert_int_equal(m.nsources, 1);
+	expect_err("[[tool.pdm.source]]\nname = \"x\"\nurl = \"https://p/simple\"\nexclude_packages = [\"a\"]\n",
+		GPUENV_EUNSUPPORTED, 4, 20, "exclude_packages");
 }
 
 static void test_sources(void **state)
@@ -796,6 +895,8 @@ int main(void)
 		cmocka_unit_test(test_python_markers),
 		cmocka_unit_test(test_pep621_groups),
 		cmocka_unit_test(test_poetry),
+		cmocka_unit_test(test_direct_refs),
+		cmocka_unit_test(test_uv_pdm),
 		cmocka_unit_test(test_sources),
 		cmocka_unit_test(test_targets),
 		cmocka_unit_test(test_tool_keys),
