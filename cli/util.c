@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "gpuenv/fs.h"
+#include "gpuenv/json.h"
 #include "gpuenv/venv.h"
 
 const char *cli_col(struct cli *cli, const char *esc)
@@ -319,9 +320,19 @@ int cli_print_json(struct cli *cli, json_t *value)
 
 	if (!value)
 		return cli_error(cli, CLI_EXIT_CANNOT, "out of memory building JSON");
-	r = json_dumpf(value, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII * 0);
+	gpuenv_buf_t b;
+
+	gpuenv_buf_init(&b, &cli->ctx, GPUENV_BUF_DEFAULT_MAX);
+	r = gpuenv_json_write(&b, value, 2);
 	cli_json_drop(value);
-	fputc('\n', stdout);
+	if (r == 0)
+		r = gpuenv_buf_putc(&b, '\n');
+	if (r != 0 || gpuenv_buf_failed(&b)) {
+		gpuenv_buf_free(&b);
+		return cli_report(cli, CLI_EXIT_CANNOT);
+	}
+	r = fwrite(b.data, 1, b.len, stdout) != b.len;
+	gpuenv_buf_free(&b);
 	/* main() reports the write error once, after the verb */
 	if (r != 0 || fflush(stdout) != 0 || ferror(stdout))
 		return CLI_EXIT_CANNOT;
