@@ -12,8 +12,10 @@
 gpuenv_index_file_t *ix_files_push(ix_files_t *f, const char *base_url, int *r)
 {
 	if (f->n >= IX_FILES_MAX) {
-		*r = gpuenv_fail(f->ctx, GPUENV_ETOOBIG, base_url, 0, 0, "more than %d files on one page",
+		gpuenv_fail(f->ctx, GPUENV_ETOOBIG, base_url, 0, 0, "more than %d files on one page",
 			IX_FILES_MAX);
+		*r = gpuenv_hint(f->ctx, "no index has a project that large: the URL is likely not a project's "
+					 "page; check --index-url, or give the files as --find-links");
 		return NULL;
 	}
 	if ((*r = gpuenv_array_grow(f->ctx, NULL, &f->v, &f->cap, f->n + 1, sizeof(*f->v), SIZE_MAX,

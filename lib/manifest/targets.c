@@ -330,6 +330,13 @@ static int target_load(mf_load_t *L, const gpuenv_toml_kv_t *kv, gpuenv_manifest
 			(d2 && !all_digits(d2 + 1, strlen(d2 + 1))) || strlen(tg->python) > 16)
 			return mf_err(L, GPUENV_ESYNTAX, py->line, py->col,
 				"%s python = \"%s\": not a Python version X.Y (\"3.12\")", where, tg->python);
+		/* the wheel tags of a target are Python 3's (cp30 to cp399) */
+		if (strncmp(tg->python, "3.", 2) || l2 > 2) {
+			mf_err(L, GPUENV_EUNSUPPORTED, py->line, py->col,
+				"%s python = \"%s\": gpuenv locks for Python 3.0 to 3.99 only", where, tg->python);
+			return gpuenv_hint(L->ctx, "the Python the target runs, \"3.10\" to \"3.14\" today; a "
+						   "Python 2 project needs another tool (pip 20.3 was the last for it)");
+		}
 	}
 	if (!(plat = gpuenv_toml_get(t, "platform")))
 		return mf_err(L, GPUENV_ENOTFOUND, mt->line, t->col ? t->col : 1,
