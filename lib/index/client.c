@@ -1026,6 +1026,7 @@ static void want_whole(mjob_t *mj, gpuenv_ctx_t *ctx)
 	r->url = mj->f->url;
 	r->max = (size_t)mj->ix->o.max_wheel_bytes;
 	r->slow_ok = true;
+	r->expect = mj->f->size;
 	mj->phase = M_WHOLE;
 	mj->job.want = true;
 }
