@@ -216,6 +216,7 @@ static int lock_one(gpuenv_project_t *pj, const gpuenv_project_lock_opts_t *opts
 	} else if (gpuenv_fs_read(ctx, r.lock_path, 64u << 20, &old) == 0 && old.len == out.text.len &&
 		   !memcmp(old.data, out.text.data, old.len)) {
 		r.status = "unchanged";
+		gpuenv_fs_clean_tmp(r.lock_path); /* a killed lock's (the write does it too) */
 	} else if (opts->dry_run) {
 		gpuenv_error_clear(ctx);
 		r.status = "outdated";
