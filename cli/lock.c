@@ -402,7 +402,9 @@ const struct cli_verb cli_verb_lock = {
 		"                     (replay: gpuenv debug resolve FILE); it fetches the\n"
 		"                     metadata of every candidate, slow on large graphs\n"
 		"  --retries N        retry a failed transfer N times (1-20, default 3), with backoff\n"
-		"  --timeout SECONDS  give up on a transfer after this long (default 30)\n"
+		"  --timeout SECONDS  give up on a transfer after this long (default 30); a\n"
+		"                     download: below 1 KiB/s for this long, or past this\n"
+		"                     plus its size at 64 KiB/s\n"
 		"  --build-timeout SECONDS  stop a build backend asked for an sdist's dependencies\n"
 		"                     after this long (default 3600; docs/build.md)\n"
 		CLI_PROFILE_HELP

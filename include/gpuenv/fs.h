@@ -75,6 +75,12 @@ GPUENV_API int gpuenv_fs_write_atomic(gpuenv_ctx_t *ctx, const char *path,
 #define GPUENV_FS_HIDDEN_TMP 2u
 GPUENV_API int gpuenv_fs_write_atomic_ex(gpuenv_ctx_t *ctx, const char *path,
 	const void *data, size_t len, unsigned mode, unsigned flags);
+/* The temporaries of path's atomic writes that a killed writer left
+ * ("NAME.tmp.*", ".NAME.tmp.*" beside it) removed: a writer holds a flock
+ * on its temporary until the rename, so one that can be locked and is
+ * older than a few seconds is a dead process's.  A live writer's is never
+ * touched.  Durable atomic writes call it; best effort, no error. */
+GPUENV_API void gpuenv_fs_clean_tmp(const char *path);
 /* A buffer's text written as gpuenv_fs_write_atomic_ex does, after the one
  * check of the buffer (gpuenv_buf_failed): when an append failed, nothing is
  * written and that failure is returned (ctx->err tells it), so a cut text

@@ -451,7 +451,8 @@ GPUENV_API int gpuenv_project_index_open(gpuenv_project_t *pj, const gpuenv_proj
  * when it changed (opts->done says how each went).  *ix_out: the index
  * client used (the caller closes it; NULL on error).  0 when every target
  * was handled (*worst: 0, 1 some target has no solution, 4 some lock could
- * not be made or written), or the error that stopped it all. */
+ * not be made or written, or opts->dump_dir's scenario not written), or the
+ * error that stopped it all. */
 GPUENV_API int gpuenv_project_lock(gpuenv_project_t *pj, const gpuenv_project_lock_opts_t *opts,
 	const gpuenv_manifest_target_t *const *pick, size_t npick, gpuenv_index_t **ix_out, int *worst);
 

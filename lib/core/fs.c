@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "gpuenv/fs.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 int gpuenv_fs_read_fd(gpuenv_ctx_t *ctx, int fd, const char *name, size_t max,
@@ -342,6 +344,42 @@ int gpuenv_fs_write_atomic(gpuenv_ctx_t *ctx, const char *path, const void *data
 	return gpuenv_fs_write_atomic_ex(ctx, path, data, len, mode, 0);
 }
 
+/* a writer's temporary lives a moment between mkstemp and its flock */
+#define STALE_TMP_S 10
+
+void gpuenv_fs_clean_tmp(const char *path)
+{
+	char dir[PATH_MAX];
+	const char *base = strrchr(path, '/');
+	size_t bl, dl = base ? (size_t)(base - path) : 0;
+	DIR *d;
+	struct dirent *e;
+
+	base = base ? base + 1 : path;
+	bl = strlen(base);
+	if (dl >= sizeof(dir) || !bl)
+		return;
+	memcpy(dir, path, dl);
+	dir[dl] = '\0';
+	if (!(d = opendir(dl ? dir : (base == path ? "." : "/"))))
+		return;
+	while ((e = readdir(d))) {
+		const char *n = e->d_name + (e->d_name[0] == '.');
+		struct stat st;
+		int fd;
+		if (strncmp(n, base, bl) || strncmp(n + bl, ".tmp.", 5))
+			continue;
+		fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_mtime < time(NULL) - STALE_TMP_S &&
+			flock(fd, LOCK_EX | LOCK_NB) == 0)
+			unlinkat(dirfd(d), e->d_name, 0);
+		close(fd);
+	}
+	closedir(d);
+}
+
 int gpuenv_fs_write_atomic_ex(gpuenv_ctx_t *ctx, const char *path, const void *data,
 	size_t len, unsigned mode, unsigned flags)
 {
@@ -354,10 +392,14 @@ int gpuenv_fs_write_atomic_ex(gpuenv_ctx_t *ctx, const char *path, const void *d
 	if ((flags & GPUENV_FS_HIDDEN_TMP ? snprintf(tmp, sizeof(tmp), "%.*s.%s.tmp.XXXXXX", (int)(base - path),
 		path, base) : snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path)) >= (int)sizeof(tmp))
 		return gpuenv_fail(ctx, -ENAMETOOLONG, path, 0, 0, "path too long");
+	if (!(flags & GPUENV_FS_NOSYNC))
+		gpuenv_fs_clean_tmp(path);
 	fd = mkstemp(tmp);
 	if (fd < 0)
 		return gpuenv_fail(ctx, -errno, path, 0, 0, "cannot create temporary file: %s",
 			strerror(errno));
+	/* held until the rename: a cleaner tells a live writer's by it */
+	flock(fd, LOCK_EX | LOCK_NB);
 	r = write_all(fd, data, len);
 	if (!r && fchmod(fd, mode & 07777) != 0)
 		r = -errno;

@@ -489,7 +489,7 @@ static int list_folder(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, src_t *s)
 	struct dirent *de;
 	char **names = NULL;
 	size_t n = 0, cap = 0;
-	ix_files_t files = { ctx, NULL, 0, 0 };
+	ix_files_t files = { .ctx = ctx };
 	int r = 0;
 
 	if (!d)
@@ -526,7 +526,7 @@ static int list_folder(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, src_t *s)
 		snprintf(path, sizeof(path), "%s.metadata", u.ptr);
 		f->has_metadata = access(path, R_OK) == 0;
 	}
-	r = ix_files_finish(&files, &ix->arena, &s->fl);
+	r = ix_files_finish(&files, &ix->arena, &s->fl, s->pub.url);
 	s->fl.source = &s->pub;
 	s->fl.page_url = s->pub.url;
 	s->fl.name = "";
@@ -586,7 +586,7 @@ static int hash_local(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, gpuenv_index_file_t
 /* The files of a find-links listing that belong to name. */
 static int fl_filter(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, src_t *s, const char *name, void **out)
 {
-	ix_files_t files = { ctx, NULL, 0, 0 };
+	ix_files_t files = { .ctx = ctx };
 	gpuenv_index_project_t *p;
 	int r = 0;
 
@@ -611,7 +611,7 @@ static int fl_filter(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, src_t *s, const char
 		ix_files_free(&files);
 		return gpuenv_oom(ctx, "for a project");
 	}
-	if ((r = ix_files_finish(&files, &ix->arena, p)))
+	if ((r = ix_files_finish(&files, &ix->arena, p, NULL)))
 		return r;
 	p->name = name;
 	p->source = &s->pub;
@@ -726,7 +726,7 @@ static int lookup(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, size_t si, const char *
 static int merge(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, const char *name, void **got, size_t n,
 	const gpuenv_index_project_t **out)
 {
-	ix_files_t files = { ctx, NULL, 0, 0 };
+	ix_files_t files = { .ctx = ctx };
 	gpuenv_strmap_t seen = { .ctx = ctx };
 	const gpuenv_index_project_t *first = NULL;
 	gpuenv_index_project_t *p;
@@ -759,7 +759,7 @@ static int merge(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, const char *name, void *
 	}
 	*p = *first;
 	p->name = name;
-	if ((r = ix_files_finish(&files, &ix->arena, p)))
+	if ((r = ix_files_finish(&files, &ix->arena, p, NULL)))
 		goto out;
 	*out = p;
 out:
@@ -1026,6 +1026,7 @@ static void want_whole(mjob_t *mj, gpuenv_ctx_t *ctx)
 	r->url = mj->f->url;
 	r->max = (size_t)mj->ix->o.max_wheel_bytes;
 	r->slow_ok = true;
+	r->expect = mj->f->size;
 	mj->phase = M_WHOLE;
 	mj->job.want = true;
 }

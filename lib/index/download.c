@@ -305,6 +305,7 @@ static int prepare(djob_t *j, gpuenv_index_t *ix, gpuenv_ctx_t *ctx, gpuenv_aren
 		r->url = j->url;
 		r->max = 64 << 10; /* the body of an error answer (dropped) */
 		r->slow_ok = true;
+		r->expect = d->size;
 		r->sink = sink;
 		r->sink_arg = j;
 		r->cred = user.len ? &j->cred : NULL;

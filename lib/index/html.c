@@ -335,7 +335,7 @@ static int meta_tag(hp_t *p, const tag_t *t, size_t pos)
 int gpuenv_simple_html_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *base_url,
 	gpuenv_str_t body, gpuenv_index_project_t *out)
 {
-	ix_files_t files = { ctx, NULL, 0, 0 };
+	ix_files_t files = { .ctx = ctx };
 	hp_t p = { ctx, arena, base_url ? base_url : "index page", body, GPUENV_STR_NULL };
 	const char *s = body.ptr;
 	size_t n = body.len, i = 0;
@@ -417,7 +417,7 @@ int gpuenv_simple_html_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const cha
 												: "style");
 		}
 	}
-	return ix_files_finish(&files, arena, out);
+	return ix_files_finish(&files, arena, out, p.url);
 fail:
 	ix_files_free(&files);
 	out->nfiles = 0;

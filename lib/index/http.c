@@ -62,6 +62,12 @@ void ix_http_free(ix_http_t *h)
 	memset(h, 0, sizeof(*h));
 }
 
+/* A download of known size: the timeout plus its size at IX_DEADLINE_RATE. */
+static double ix_deadline_ms(const ix_http_t *h, const ix_req_t *r)
+{
+	return (double)h->timeout_ms + (double)r->expect * 1000.0 / IX_DEADLINE_RATE;
+}
+
 void ix_req_reset(ix_req_t *r, gpuenv_ctx_t *ctx)
 {
 	gpuenv_buf_t keep = r->body;
@@ -74,6 +80,7 @@ void ix_req_reset(ix_req_t *r, gpuenv_ctx_t *ctx)
 		gpuenv_buf_init(&r->body, ctx, 0);
 	gpuenv_buf_reset(&r->body);
 	r->max_age = -1;
+	r->expect = -1;
 }
 
 void ix_req_free(ix_req_t *r)
@@ -321,8 +328,10 @@ static int start(ix_http_t *h, gpuenv_ctx_t *ctx, ix_job_t *job)
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, job);
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)h->timeout_ms);
 	if (r->slow_ok) {
-		curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+		curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, IX_MIN_RATE);
 		curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)(h->timeout_ms + 999) / 1000);
+		if (r->expect >= 0)
+			curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)ix_deadline_ms(h, r));
 	} else {
 		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)h->timeout_ms);
 	}
@@ -458,6 +467,20 @@ static int give_up(ix_http_t *h, gpuenv_ctx_t *ctx, ix_req_t *r, CURLcode c)
 	if (c == CURLE_WRITE_ERROR && r->toobig)
 		return gpuenv_fail(ctx, GPUENV_ETOOBIG, r->url, 0, 0,
 			"the answer is larger than the limit of %zu bytes", r->max);
+	if (c == CURLE_OPERATION_TIMEDOUT && r->slow_ok) {
+		/* say which bound applied: libcurl's low-speed check words its
+		 * message "Operation too slow" */
+		if (strstr(r->errbuf, "too slow") || r->expect < 0) {
+			gpuenv_fail(ctx, -ETIMEDOUT, r->url, 0, 0, "the download ran below the minimum rate of %ld "
+				"bytes/s for %u s%s", IX_MIN_RATE, (h->timeout_ms + 999) / 1000, tries);
+			return gpuenv_hint(ctx, "the server sends too slowly or stalls; check the network, or raise "
+						"--timeout (the time the rate is measured over)");
+		}
+		gpuenv_fail(ctx, -ETIMEDOUT, r->url, 0, 0, "the download of %lld bytes did not finish within its "
+			"deadline of %.1f s (--timeout %u s plus the size at %.0f KiB/s)%s", (long long)r->expect,
+			ix_deadline_ms(h, r) / 1000.0, (h->timeout_ms + 999) / 1000, IX_DEADLINE_RATE / 1024, tries);
+		return gpuenv_hint(ctx, "the server is too slow for this file; check the network, or raise --timeout");
+	}
 	if (c == CURLE_OPERATION_TIMEDOUT) {
 		gpuenv_fail(ctx, -ETIMEDOUT, r->url, 0, 0, "timed out after %u ms%s", h->timeout_ms, tries);
 		return gpuenv_hint(ctx, "the server did not answer in time; check the network or "

@@ -27,6 +27,13 @@ typedef struct ix_http {
 	char user_agent[64];
 } ix_http_t;
 
+/* A download slower than this (bytes/s, averaged over the timeout) gives
+ * up; one of known size also has until the timeout plus its size at
+ * IX_DEADLINE_RATE to finish (issue 22 item 2: a server trickling 2 bytes/s
+ * kept a download going for ever). */
+#define IX_MIN_RATE 1024L
+#define IX_DEADLINE_RATE 65536.0
+
 /* One request and its answer. */
 typedef struct ix_req ix_req_t;
 struct ix_req {
@@ -37,7 +44,11 @@ struct ix_req {
 	const char *if_none_match, *if_modified_since;
 	size_t max;	 /* body cap */
 	size_t max_full; /* body cap when a range is answered with the whole file */
-	bool slow_ok;	 /* a big download: a stall timeout, not a total one */
+	/* a big download: no fixed total timeout but a minimum rate
+	 * (IX_MIN_RATE over the timeout) and, when expect (its size, -1
+	 * unknown) is known, a deadline scaled to it (IX_DEADLINE_RATE) */
+	bool slow_ok;
+	int64_t expect;
 	/* downloads (download.c): a 200 body goes to sink instead of body
 	 * (false stops the transfer; the sink keeps its own story), and
 	 * cred, when set, is this request's credentials (a URL's userinfo)

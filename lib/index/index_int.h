@@ -54,17 +54,31 @@ const char *ix_sha256_hex(gpuenv_arena_t *arena, gpuenv_str_t s);
 
 /* ---- the parsers' file list (pages.c) ---------------------------------- */
 
+/* The attributes of a file a page may get wrong and a client ignores (pip
+ * does): counted per page, one warning each (ix_files_finish). */
+enum { IX_ATTR_REQUIRES_PYTHON, IX_ATTR_UPLOAD_TIME, IX_NATTR };
+
 typedef struct ix_files {
 	gpuenv_ctx_t *ctx;
 	gpuenv_index_file_t *v;
 	size_t n, cap;
+	size_t nignored[IX_NATTR];   /* attributes dropped, by kind */
+	char first[IX_NATTR][400];  /* the first of each: "FILE: 'VALUE': why" */
 } ix_files_t;
 
 /* A new zeroed file at the end (size -1), or NULL: out of memory or over
  * IX_FILES_MAX (*r says which: -ENOMEM or GPUENV_ETOOBIG, recorded). */
 gpuenv_index_file_t *ix_files_push(ix_files_t *f, const char *base_url, int *r);
-/* Move the list into arena as out->files; frees the list. */
-int ix_files_finish(ix_files_t *f, gpuenv_arena_t *arena, gpuenv_index_project_t *out);
+/* attr (IX_ATTR_*) of file e, value, is not valid (why): dropped, noted
+ * for the page's warning. */
+void ix_files_ignore(ix_files_t *f, gpuenv_index_file_t *e, int attr, const char *value, const char *why);
+/* Move the list into arena as out->files; frees the list.  Every file's
+ * requires-python (PEP 440 specifiers) and upload-time (an RFC 3339
+ * date-time with an offset) is checked first: a bad one is dropped with a
+ * warning naming page_url and the file, never an error about the page.
+ * page_url NULL: files of lists finished before (merged, filtered), not
+ * checked again. */
+int ix_files_finish(ix_files_t *f, gpuenv_arena_t *arena, gpuenv_index_project_t *out, const char *page_url);
 void ix_files_free(ix_files_t *f);
 /* The project name the page URL ends with ("https://h/simple/torch/" ->
  * "torch"), normalised, in arena ("" when none). */

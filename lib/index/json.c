@@ -52,7 +52,7 @@ static const char *hash_of(jp_t *p, json_t *hashes, size_t i, const char *key, i
 	return hex;
 }
 
-static int one_file(jp_t *p, json_t *o, size_t i, gpuenv_index_file_t *f)
+static int one_file(jp_t *p, ix_files_t *files, json_t *o, size_t i, gpuenv_index_file_t *f)
 {
 	json_t *v;
 	gpuenv_str_t url;
@@ -79,11 +79,14 @@ static int one_file(jp_t *p, json_t *o, size_t i, gpuenv_index_file_t *f)
 		if (r)
 			return r;
 	}
+	/* requires-python and upload-time: a wrong one is ignored with a
+	 * warning (ix_files_finish checks the strings), as pip does */
 	v = json_object_get(o, "requires-python");
 	if (v && !json_is_null(v)) {
 		if (!json_is_string(v))
-			return bad(p, i, "requires-python", "expected a string or null");
-		if (json_string_length(v) && !(f->requires_python = copy(p, v)))
+			ix_files_ignore(files, f, IX_ATTR_REQUIRES_PYTHON, json_is_number(v) ? "a number" : "not a string",
+				"expected a string or null");
+		else if (json_string_length(v) && !(f->requires_python = copy(p, v)))
 			return gpuenv_oom(p->ctx, "for an index page");
 	}
 	v = json_object_get(o, "yanked");
@@ -121,8 +124,9 @@ static int one_file(jp_t *p, json_t *o, size_t i, gpuenv_index_file_t *f)
 	v = json_object_get(o, "upload-time");
 	if (v && !json_is_null(v)) {
 		if (!json_is_string(v))
-			return bad(p, i, "upload-time", "expected a string");
-		if (!(f->upload_time = copy(p, v)))
+			ix_files_ignore(files, f, IX_ATTR_UPLOAD_TIME, json_is_number(v) ? "a number" : "not a string",
+				"expected a string");
+		else if (!(f->upload_time = copy(p, v)))
 			return gpuenv_oom(p->ctx, "for an index page");
 	}
 	return 0;
@@ -130,7 +134,7 @@ static int one_file(jp_t *p, json_t *o, size_t i, gpuenv_index_file_t *f)
 
 static int decode(jp_t *p, json_t *root, gpuenv_index_project_t *out)
 {
-	ix_files_t files = { p->ctx, NULL, 0, 0 };
+	ix_files_t files = { .ctx = p->ctx };
 	json_t *meta, *ver, *name, *arr;
 	gpuenv_str_t major;
 	int r = 0;
@@ -163,12 +167,12 @@ static int decode(jp_t *p, json_t *root, gpuenv_index_project_t *out)
 		return bad(p, 0, NULL, "no files array");
 	for (size_t i = 0; i < json_array_size(arr); i++) {
 		gpuenv_index_file_t *f = ix_files_push(&files, p->url, &r);
-		if (!f || (r = one_file(p, json_array_get(arr, i), i, f))) {
+		if (!f || (r = one_file(p, &files, json_array_get(arr, i), i, f))) {
 			ix_files_free(&files);
 			return r;
 		}
 	}
-	return ix_files_finish(&files, p->arena, out);
+	return ix_files_finish(&files, p->arena, out, p->url);
 }
 
 int gpuenv_simple_json_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *base_url,

@@ -1,17 +1,21 @@
 /* What the two page parsers (html.c, json.c) share: the growing file list
  * and the project name a page URL ends with. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "gpuenv/pep440.h"
+#include "gpuenv/toml.h"
 
 #include "index_int.h"
 
 gpuenv_index_file_t *ix_files_push(ix_files_t *f, const char *base_url, int *r)
 {
 	if (f->n >= IX_FILES_MAX) {
-		*r = gpuenv_fail(f->ctx, GPUENV_ETOOBIG, base_url, 0, 0, "more than %d files on one page",
+		gpuenv_fail(f->ctx, GPUENV_ETOOBIG, base_url, 0, 0, "more than %d files on one page",
 			IX_FILES_MAX);
+		*r = gpuenv_hint(f->ctx, "no index has a project that large: the URL is likely not a project's "
+					 "page; check --index-url, or give the files as --find-links");
 		return NULL;
 	}
 	if ((*r = gpuenv_array_grow(f->ctx, NULL, &f->v, &f->cap, f->n + 1, sizeof(*f->v), SIZE_MAX,
@@ -23,10 +27,73 @@ gpuenv_index_file_t *ix_files_push(ix_files_t *f, const char *base_url, int *r)
 	return e;
 }
 
-int ix_files_finish(ix_files_t *f, gpuenv_arena_t *arena, gpuenv_index_project_t *out)
+static const char *const ATTR_NAMES[IX_NATTR] = { "requires-python", "upload-time" };
+
+void ix_files_ignore(ix_files_t *f, gpuenv_index_file_t *e, int attr, const char *value, const char *why)
+{
+	if (attr == IX_ATTR_REQUIRES_PYTHON)
+		e->requires_python = NULL;
+	else
+		e->upload_time = NULL;
+	if (!f->nignored[attr]++)
+		snprintf(f->first[attr], sizeof(f->first[attr]), "%.120s: '%.80s': %s", e->filename ? e->filename : "?",
+			value, why);
+}
+
+/* Each file's requires-python and upload-time checked (see
+ * ix_files_finish); -ENOMEM or 0. */
+static int check_attrs(ix_files_t *f)
+{
+	gpuenv_ctx_t *ctx = f->ctx;
+	gpuenv_arena_t scratch;
+	int r = 0;
+
+	const char *good = NULL; /* the last valid one: a page repeats a few */
+
+	gpuenv_arena_init(&scratch, ctx, 0);
+	for (size_t i = 0; i < f->n && !r; i++) {
+		gpuenv_index_file_t *e = &f->v[i];
+		if (e->requires_python && !(good && !strcmp(good, e->requires_python))) {
+			gpuenv_error_t keep = ctx->err;
+			gpuenv_specset_t set;
+			if (gpuenv_specset_parse(ctx, &scratch, gpuenv_str(e->requires_python), &set) != 0) {
+				if (ctx->err.code == -ENOMEM) {
+					r = -ENOMEM;
+					break;
+				}
+				char why[300];
+				snprintf(why, sizeof(why), "%.200s", ctx->err.msg);
+				ctx->err = keep;
+				ix_files_ignore(f, e, IX_ATTR_REQUIRES_PYTHON, e->requires_python, why);
+			} else {
+				good = e->requires_python;
+			}
+			if (scratch.used > (1u << 20)) { /* bounded on any page */
+				gpuenv_arena_free(&scratch);
+				gpuenv_arena_init(&scratch, ctx, 0);
+			}
+		}
+		if (e->upload_time && gpuenv_toml_datetime_parse(gpuenv_str(e->upload_time), NULL) != GPUENV_TOML_DATETIME)
+			ix_files_ignore(f, e, IX_ATTR_UPLOAD_TIME, e->upload_time,
+				"not a date-time with an offset (2025-01-25T11:30:10Z)");
+	}
+	gpuenv_arena_free(&scratch);
+	return r;
+}
+
+int ix_files_finish(ix_files_t *f, gpuenv_arena_t *arena, gpuenv_index_project_t *out, const char *page_url)
 {
 	gpuenv_index_file_t *v = NULL;
 
+	if (page_url && check_attrs(f)) {
+		ix_files_free(f);
+		return gpuenv_oom(f->ctx, "checking an index page's files");
+	}
+	for (int k = 0; k < IX_NATTR; k++)
+		if (f->nignored[k])
+			gpuenv_log(f->ctx, GPUENV_LOG_WARN, "%s: the %s of %zu file%s ignored (not valid; pip ignores "
+				"it too), the first: %s", page_url ? page_url : "index page", ATTR_NAMES[k],
+				f->nignored[k], f->nignored[k] == 1 ? "" : "s", f->first[k]);
 	if (f->n) {
 		v = gpuenv_arena_alloc(arena, f->n * sizeof(*v));
 		if (!v) {

@@ -631,6 +631,20 @@ static void check_size(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, item_t *it, const g
 	it->error = ctx->err;
 }
 
+static void empty_dir(gpuenv_cache_t *c, const char *top, uint64_t *freed);
+static void lock_shared(gpuenv_cache_t *c);
+
+/* Before entries are made: with no other process using the cache, what
+ * tmp/ holds is a killed one's (partial downloads, half-unpacked trees),
+ * cleared now rather than at the next prune (issue 22 item 10).  Busy: left
+ * to its owners.  The readers (size) leave it alone. */
+static void clear_dead_tmp(gpuenv_cache_t *c)
+{
+	if (flock(c->lockfd, LOCK_EX | LOCK_NB) == 0)
+		empty_dir(c, "tmp", NULL);
+	lock_shared(c); /* back to shared (a failed conversion may have dropped it) */
+}
+
 int gpuenv_cache_get(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
 	gpuenv_index_t *ix, const gpuenv_cache_req_t *reqs, size_t n,
 	const gpuenv_unpack_limits_t *lim, const gpuenv_cache_progress_t *progress,
@@ -645,6 +659,7 @@ int gpuenv_cache_get(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena
 		r = gpuenv_oom(ctx, "for the cache");
 		goto out;
 	}
+	clear_dead_tmp(c);
 	/* (1) names, hashes, the trees that are there */
 	for (size_t i = 0; i < n; i++) {
 		item_t *it = &items[i];

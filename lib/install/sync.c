@@ -60,8 +60,32 @@ static bool same_version(gpuenv_sync_t *s, const char *a, const char *b)
 
 static int pkg_fail(gpuenv_sync_t *s, const gpuenv_lock_package_t *p, int code, const char *what)
 {
-	return gpuenv_fail(s->ctx, code, s->o.lock_path, p->line, 0, "%s %s: %s", p->name,
-		p->version ? p->version : "", what);
+	return gpuenv_fail(s->ctx, code, s->o.lock_path, p->line, 0, "%s%s%s: %s", p->name,
+		p->version ? " " : "", p->version ? p->version : "", what);
+}
+
+/* The file to install must have a sha256: the download is checked and the
+ * cache keyed by it.  PEP 751 lets a lock give any algorithm; say which
+ * one gpuenv needs, where the package is. */
+static int file_sha256(gpuenv_sync_t *s, const gpuenv_lock_package_t *p, const gpuenv_lock_file_t *f)
+{
+	char given[200] = "";
+	size_t len = 0;
+
+	if (f->sha256)
+		return 0;
+	for (size_t i = 0; i < f->nother_hashes && len + 40 < sizeof(given); i++) {
+		const char *eq = strchr(f->other_hashes[i], '=');
+		int w = snprintf(given + len, sizeof(given) - len, "%s%.*s", i ? ", " : "",
+			eq ? (int)(eq - f->other_hashes[i]) : 32, f->other_hashes[i]);
+		if (w > 0)
+			len += (size_t)w;
+	}
+	pkg_fail(s, p, GPUENV_EUNSUPPORTED, gpuenv_arena_printf(s->arena, "%s has no sha256 hash (the lock "
+		"gives %s): gpuenv checks every file and keys its cache by sha256", f->name ? f->name : "the file",
+		given[0] ? given : "none").ptr);
+	return gpuenv_hint(s->ctx, "lock again with gpuenv lock (it writes sha256), or add hashes.sha256 to "
+				   "the file's entry (sha256sum FILE)");
 }
 
 /* Does the venv's Python satisfy spec (PEP 440 specifiers)?  A spec the
@@ -167,6 +191,25 @@ static bool archive_is_wheel(const char *name)
 }
 
 /* The wheel of p the venv's interpreter installs: the best-ranked one. */
+/* The version in the chosen wheel's file name (in s's arena), or NULL with
+ * the error. */
+static const char *wheel_version(gpuenv_sync_t *s, const gpuenv_lock_package_t *p, const gpuenv_lock_file_t *f)
+{
+	const char *name = f == p->archive ? archive_name(s->arena, f) : f->name;
+	gpuenv_wheel_name_t wn;
+	const char *v;
+
+	if (!name) {
+		gpuenv_oom(s->ctx, "the sync plan");
+		return NULL;
+	}
+	if (gpuenv_wheel_name_parse(s->ctx, s->arena, gpuenv_str(name), 0, &wn) != 0)
+		return NULL;
+	if (!(v = gpuenv_arena_strndup(s->arena, wn.version_text.ptr, wn.version_text.len)))
+		gpuenv_oom(s->ctx, "the sync plan");
+	return v;
+}
+
 static int pkg_wheel(gpuenv_sync_t *s, const gpuenv_lock_package_t *p, const gpuenv_lock_file_t **out)
 {
 	long best = -1;
@@ -375,8 +418,11 @@ static int plan_build(gpuenv_sync_t *s)
 		a->name = p->name;
 		a->pkg = p;
 		a->new_version = p->version;
-		if ((r = pkg_wheel(s, p, &a->file)) != 0)
+		if ((r = pkg_wheel(s, p, &a->file)) != 0 || (a->file && (r = file_sha256(s, p, a->file))) != 0)
 			return r;
+		/* PEP 751's version is optional: a wheel's file name has it */
+		if (!a->new_version && a->file && !(a->new_version = wheel_version(s, p, a->file)))
+			return s->ctx->err.code;
 		if (!a->file && (r = plan_source(s, a)) != 0)
 			return r;
 		if (j < in->ndists && !strcmp(in->dists[j].normalized.ptr, p->name)) {
@@ -387,7 +433,7 @@ static int plan_build(gpuenv_sync_t *s)
 			const char *ik = a->build_key ? installed_build_key(s, a->dist) : NULL;
 			bool same = a->build_key ? ik && !strcmp(ik, a->build_key) &&
 							   (!p->version || same_version(s, a->old_version, p->version))
-						 : same_version(s, a->old_version, p->version);
+						 : same_version(s, a->old_version, a->new_version);
 			a->op = !same && (!a->build_key || (p->version && !same_version(s, a->old_version, p->version)))
 					? GPUENV_SYNC_UPGRADE
 				: !same || s->o.reinstall ? GPUENV_SYNC_REINSTALL
@@ -590,8 +636,9 @@ static int stage_one(gpuenv_sync_t *s, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
 	gpuenv_name_normalize_to(gpuenv_str(e->tree.name), norm, sizeof(norm));
 	if (strcmp(norm, a->name) != 0 || ((a->new_version || !a->source) &&
 						  !same_version_ctx(ctx, arena, e->tree.version, a->new_version))) {
-		gpuenv_fail(ctx, GPUENV_EFORMAT, s->o.lock_path, 0, 0, "%s %s: the wheel's METADATA says %s %s",
-			a->name, a->new_version ? a->new_version : "", e->tree.name, e->tree.version);
+		gpuenv_fail(ctx, GPUENV_EFORMAT, s->o.lock_path, a->pkg ? a->pkg->line : 0, 0,
+			"%s%s%s: the wheel's METADATA says %s %s", a->name, a->new_version ? " " : "",
+			a->new_version ? a->new_version : "", e->tree.name, e->tree.version);
 		return gpuenv_hint(ctx, "the lock or the index is wrong about this file: lock again");
 	}
 	if (a->pkg->archive &&

@@ -212,6 +212,43 @@ static bool toks_starts(const struct toks *q, const struct toks *n)
 	return strcmp(next, "ti") && strcmp(next, "super") && strcmp(next, "m");
 }
 
+/* The words a driver or a vendor adds after a product's name: the board
+ * ("SXM4", "PCIe", "NVL", "HBM3", "80GB"), a MIG profile ("MIG 1g.5gb"),
+ * the laptop and cooling variants ("Laptop GPU", "with Max-Q Design",
+ * "Passive").  A name known to the KB followed by anything else is not
+ * that GPU: "T4 H100", "A100 or T4", "T4; rm -rf /" name no one GPU. */
+static bool suffix_word(const char *w)
+{
+	static const char *const words[] = { "sxm", "pcie", "nvl", "hbm", "e", "gb", "g", "mb", "mig", "laptop",
+		"gpu", "with", "max", "q", "design", "mobile", "passive", "active", "super", "oem", "lp" };
+
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (!strcmp(w, words[i]))
+			return true;
+	return false;
+}
+
+/* q's tokens from `from` on are all board words; a number only as part of
+ * one ("SXM 4", "HBM 3", "80 GB", "1 g"), never alone ("T4 100"). */
+static bool toks_suffix_ok(const struct toks *q, size_t from)
+{
+	for (size_t i = from; i < q->n; i++) {
+		const char *w = q->t[i];
+		if (!gpuenv_is_digit(w[0])) {
+			if (!suffix_word(w))
+				return false;
+			continue;
+		}
+		bool after = i > from && (!strcmp(q->t[i - 1], "sxm") || !strcmp(q->t[i - 1], "hbm") ||
+			!strcmp(q->t[i - 1], "pcie"));
+		bool before = i + 1 < q->n && (!strcmp(q->t[i + 1], "gb") || !strcmp(q->t[i + 1], "g") ||
+			!strcmp(q->t[i + 1], "mb"));
+		if (!after && !before)
+			return false;
+	}
+	return true;
+}
+
 static bool parse_hex16(gpuenv_str_t s, int32_t *out)
 {
 	int32_t v = 0;
@@ -346,7 +383,8 @@ size_t gpuenv_kb_gpu_find(const gpuenv_kb_t *kb, const char *query, gpuenv_kb_gp
 					toks_unquadro(&nt, &ns);
 					nt = ns;
 				}
-				if (!toks_prefix(&nt, query_toks) || nt.n < best)
+				if (!toks_prefix(&nt, query_toks) || nt.n < best ||
+					!toks_suffix_ok(query_toks, nt.n))
 					continue;
 				if (nt.n > best) {
 					best = nt.n;
@@ -376,6 +414,62 @@ static void joined(const struct toks *t, char *buf, size_t size)
 	}
 }
 
+/* The GPUs named inside a query that names none as a whole ("A100 or
+ * T4": A100, T4): at each word the longest known name that starts there.
+ * How many (found[0..max) filled, each once). */
+static size_t names_inside(const gpuenv_kb_t *kb, const struct toks *qt, const gpuenv_kb_gpu_t **found,
+	size_t max)
+{
+	struct toks nt;
+	size_t n = 0;
+
+	for (size_t at = 0; at < qt->n;) {
+		const gpuenv_kb_gpu_t *best = NULL;
+		size_t len = 0;
+		for (size_t i = 0; i < kb->n_gpu; i++) {
+			tokenize(kb->gpu[i].name, &nt);
+			if (nt.n <= len || at + nt.n > qt->n)
+				continue;
+			size_t k = 0;
+			while (k < nt.n && !strcmp(nt.t[k], qt->t[at + k]))
+				k++;
+			if (k == nt.n) {
+				best = &kb->gpu[i];
+				len = nt.n;
+			}
+		}
+		if (!best) {
+			at++;
+			continue;
+		}
+		size_t j = 0;
+		while (j < n && found[j] != best)
+			j++;
+		if (j == n && n < max)
+			found[n++] = best;
+		at += len;
+	}
+	return n;
+}
+
+/* "'A', 'B', 'C'" into list (truncated with ", ..." when it does not fit) */
+static void name_list(char *list, size_t size, const gpuenv_kb_gpu_t *const *g, size_t n, const char *last)
+{
+	size_t len = 0;
+
+	list[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		int w = snprintf(list + len, size - len, "%s'%.*s'", !i ? "" : i + 1 == n ? last : ", ",
+			GPUENV_STR_ARG(g[i]->name));
+		if (w < 0 || (size_t)w >= size - len) {
+			if (size - len > 5)
+				memcpy(list + len, ", ...", 6);
+			return;
+		}
+		len += (size_t)w;
+	}
+}
+
 int gpuenv_kb_gpu_lookup(const gpuenv_kb_t *kb, const char *query, gpuenv_kb_gpu_match_t *out)
 {
 	gpuenv_kb_gpu_match_t m[8];
@@ -387,26 +481,37 @@ int gpuenv_kb_gpu_lookup(const gpuenv_kb_t *kb, const char *query, gpuenv_kb_gpu
 	}
 	memset(out, 0, sizeof(*out));
 	if (n > 1) {
+		const gpuenv_kb_gpu_t *g[8];
 		char list[400];
-		size_t len = 0;
-		for (size_t i = 0; i < n && i < 8; i++) {
-			int w = snprintf(list + len, sizeof(list) - len, "%s'%.*s'", i ? ", " : "",
-				GPUENV_STR_ARG(m[i].gpu->name));
-			if (w < 0 || (size_t)w >= sizeof(list) - len)
-				break;
-			len += (size_t)w;
-		}
+		for (size_t i = 0; i < n && i < 8; i++)
+			g[i] = m[i].gpu;
+		name_list(list, sizeof(list), g, n < 8 ? n : 8, ", ");
 		gpuenv_fail(kb->ctx, GPUENV_EDUPLICATE, NULL, 0, 0,
 			"'%s' matches %zu GPUs", query, n);
 		return gpuenv_hint(kb->ctx, "be more specific: %s%s", list, n > 8 ? ", ..." : "");
 	}
 	{
 		struct toks qt, nt;
-		char qs[400], ns[400];
+		char qs[400], ns[400], list[400];
 		size_t bestd = SIZE_MAX;
-		const gpuenv_kb_gpu_t *best = NULL;
+		const gpuenv_kb_gpu_t *best = NULL, *inside[8];
 		tokenize(gpuenv_str(query), &qt);
 		joined(&qt, qs, sizeof(qs));
+		/* names of GPUs with other words around them: several GPUs are
+		 * no one GPU; one is what was meant, the rest is not its name */
+		size_t ninside = qt.overflow ? 0 : names_inside(kb, &qt, inside, 8);
+		if (ninside > 1) {
+			name_list(list, sizeof(list), inside, ninside, " or ");
+			gpuenv_fail(kb->ctx, GPUENV_EDUPLICATE, NULL, 0, 0,
+				"'%s' names %zu GPUs, not one", query, ninside);
+			return gpuenv_hint(kb->ctx, "give one name: %s", list);
+		}
+		if (ninside == 1) {
+			gpuenv_fail(kb->ctx, GPUENV_ENOTFOUND, NULL, 0, 0,
+				"no GPU named '%s' in the knowledge base: words around '%.*s' are not "
+				"part of a GPU's name", query, GPUENV_STR_ARG(inside[0]->name));
+			return gpuenv_hint(kb->ctx, "did you mean '%.*s'?", GPUENV_STR_ARG(inside[0]->name));
+		}
 		for (size_t i = 0; i < kb->n_gpu && qs[0]; i++) {
 			size_t d;
 			tokenize(kb->gpu[i].name, &nt);

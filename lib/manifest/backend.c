@@ -477,7 +477,6 @@ static int check_named(struct bk *B, const char *backend, const char *how)
 {
 	const gpuenv_kb_torch_variant_t *best = NULL, *newest = NULL;
 	char d[200], hint[240], c1[80], tags[200] = "";
-	size_t tl = 0;
 	int r;
 
 	describe(B->t, d, sizeof(d));
@@ -496,16 +495,9 @@ static int check_named(struct bk *B, const char *backend, const char *how)
 		return gpuenv_buf_printf(&B->why, "%s: cpu, and target %s has no GPU", how, B->t->name)
 			? gpuenv_oom(B->ctx, "the torch backend") : 0;
 	}
+	mf_backend_known(B->kb, backend, tags, sizeof(tags));
 	for (size_t i = 0; i < B->kb->n_torch_variant; i++) {
 		const gpuenv_kb_torch_variant_t *v = &B->kb->torch_variant[i];
-		bool seen = false;
-		for (size_t k = 0; k < i; k++)
-			seen |= gpuenv_str_eq(B->kb->torch_variant[k].tag, v->tag);
-		if (!seen) {
-			char tag[16];
-			snprintf(tag, sizeof(tag), "%.*s", GPUENV_STR_ARG(v->tag));
-			mf_list_add(tags, sizeof(tags), &tl, tag, false);
-		}
 		if (!gpuenv_str_eq_cstr(v->tag, backend) || !torch_allows(&B->spec, v))
 			continue;
 		if (!newest || gpuenv_kb_ver_cmp(&v->torch, &newest->torch) > 0)

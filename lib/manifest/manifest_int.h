@@ -61,6 +61,9 @@ void *mf_grow(mf_load_t *L, void *arr, size_t *cap, size_t n, size_t size, size_
 /* Append ", 'name'" (the first without the comma, quoted when quote) to
  * list[0..size) holding *len bytes; a name that does not fit is left out. */
 void mf_list_add(char *list, size_t size, size_t *len, const char *name, bool quote);
+/* Does the KB have a torch build tagged tag ("cu126")?  tags[0..size):
+ * every tag it has, "cu118, cu126, ..." (for the hint). */
+bool mf_backend_known(const gpuenv_kb_t *kb, const char *tag, char *tags, size_t size);
 /* Fail on a key of t not in known[] (NULL-terminated), suggesting the
  * nearest; where names the table ("[tool.gpuenv.targets.t4]"). */
 int mf_check_keys(mf_load_t *L, const gpuenv_toml_table_t *t, const char *const *known,

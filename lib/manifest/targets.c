@@ -5,6 +5,7 @@
  * target resolves (gpuenv_manifest_target_deps). */
 #include "manifest_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,8 +39,30 @@ bool gpuenv_manifest_backend_valid(const char *s)
 		gpuenv_kb_cuda_of_tag(gpuenv_str(s), cuda, sizeof(cuda), NULL);
 }
 
+bool mf_backend_known(const gpuenv_kb_t *kb, const char *tag, char *tags, size_t size)
+{
+	size_t len = 0;
+	bool known = false;
+
+	tags[0] = '\0';
+	for (size_t i = 0; i < kb->n_torch_variant; i++) {
+		const gpuenv_kb_torch_variant_t *v = &kb->torch_variant[i];
+		bool seen = false;
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = gpuenv_str_eq(kb->torch_variant[k].tag, v->tag);
+		known |= gpuenv_str_eq_cstr(v->tag, tag);
+		if (!seen) {
+			char t[16];
+			snprintf(t, sizeof(t), "%.*s", GPUENV_STR_ARG(v->tag));
+			mf_list_add(tags, size, &len, t, false);
+		}
+	}
+	return known;
+}
+
 static int backend_at(mf_load_t *L, const gpuenv_toml_value_t *v, const char *what, const char **out)
 {
+	char tags[200];
 	int r = mf_cstr(L, v, what, out);
 
 	if (r)
@@ -48,6 +71,16 @@ static int backend_at(mf_load_t *L, const gpuenv_toml_value_t *v, const char *wh
 		mf_err(L, GPUENV_EUNSUPPORTED, v->line, v->col, "%s = \"%s\": not a torch backend", what, *out);
 		return gpuenv_hint(L->ctx, "\"auto\" (the hardware decides), \"cpu\", or a CUDA build "
 					   "of the torch index: \"cu118\", \"cu126\", \"cu128\", ...");
+	}
+	/* a CUDA build no torch release has: an error here, where it is
+	 * written, not a lock without torch (issue 22 item 13) */
+	if (L->kb && strcmp(*out, "auto") && strcmp(*out, "cpu") && !mf_backend_known(L->kb, *out, tags, sizeof(tags))) {
+		gpuenv_str_t date = gpuenv_kb_date(L->kb);
+		mf_err(L, GPUENV_ENOTFOUND, v->line, v->col, "%s = \"%s\": no torch release has a %s build in the "
+			"knowledge base", what, *out, *out);
+		return gpuenv_hint(L->ctx, "builds it knows: %s%s%.*s%s", tags,
+			date.ptr ? "; if it is newer than the knowledge base (" : "", date.ptr ? 7 : 0,
+			date.ptr ? date.ptr : "", date.ptr ? "), `gpuenv kb update`" : "");
 	}
 	return 0;
 }
@@ -297,6 +330,13 @@ static int target_load(mf_load_t *L, const gpuenv_toml_kv_t *kv, gpuenv_manifest
 			(d2 && !all_digits(d2 + 1, strlen(d2 + 1))) || strlen(tg->python) > 16)
 			return mf_err(L, GPUENV_ESYNTAX, py->line, py->col,
 				"%s python = \"%s\": not a Python version X.Y (\"3.12\")", where, tg->python);
+		/* the wheel tags of a target are Python 3's (cp30 to cp399) */
+		if (strncmp(tg->python, "3.", 2) || l2 > 2) {
+			mf_err(L, GPUENV_EUNSUPPORTED, py->line, py->col,
+				"%s python = \"%s\": gpuenv locks for Python 3.0 to 3.99 only", where, tg->python);
+			return gpuenv_hint(L->ctx, "the Python the target runs, \"3.10\" to \"3.14\" today; a "
+						   "Python 2 project needs another tool (pip 20.3 was the last for it)");
+		}
 	}
 	if (!(plat = gpuenv_toml_get(t, "platform")))
 		return mf_err(L, GPUENV_ENOTFOUND, mt->line, t->col ? t->col : 1,

@@ -38,6 +38,26 @@ int gpuenv_project_index_open(gpuenv_project_t *pj, const gpuenv_project_lock_op
 	return gpuenv_index_open(ctx, &io, ix);
 }
 
+/* ctx->err as one line of a lock (why the target has no torch build): a
+ * file of the project named relative to it, any other by its name alone;
+ * a lock travels, the absolute paths of the machine that made it do not. */
+static const char *error_for_lock(gpuenv_project_t *pj)
+{
+	gpuenv_error_t e = pj->ctx->err;
+	size_t n = strlen(pj->dir);
+	const char *rel = e.file;
+	char buf[1024];
+
+	if (n && !strncmp(e.file, pj->dir, n) && e.file[n] == '/')
+		rel = e.file + n + 1;
+	else if (e.file[0] == '/')
+		rel = strrchr(e.file, '/') + 1;
+	memmove(e.file, rel, strlen(rel) + 1);
+	gpuenv_error_format(&e, buf, sizeof(buf));
+	return e.hint[0] ? gpuenv_arena_printf(&pj->arena, "%s; %s", buf, e.hint).ptr
+			 : gpuenv_arena_strndup(&pj->arena, buf, strlen(buf));
+}
+
 /* The dump of one target's resolution inputs written beside the others. */
 static void write_dump(gpuenv_project_t *pj, const gpuenv_project_lock_opts_t *opts, const gpuenv_buf_t *dump,
 	const gpuenv_manifest_target_t *t, gpuenv_project_locked_t *r)
@@ -49,7 +69,9 @@ static void write_dump(gpuenv_project_t *pj, const gpuenv_project_lock_opts_t *o
 	r->dump_path = gpuenv_arena_printf(&pj->arena, "%s/scenario.%s.toml", opts->dump_dir, t->name).ptr;
 	if (!r->dump_path)
 		gpuenv_oom(ctx, "for the dump's path");
-	if (!r->dump_path || gpuenv_fs_write_atomic(ctx, r->dump_path, dump->data, dump->len, 0644) != 0) {
+	/* DIR is made as `mkdir -p` would; a place it cannot be is an error */
+	if (!r->dump_path || gpuenv_fs_mkdirs(ctx, opts->dump_dir, 0755) != 0 ||
+		gpuenv_fs_write_atomic(ctx, r->dump_path, dump->data, dump->len, 0644) != 0) {
 		gpuenv_error_format(&ctx->err, buf, sizeof(buf));
 		r->dump_error = gpuenv_arena_strndup(&pj->arena, buf, strlen(buf));
 		if (!r->dump_error)
@@ -182,14 +204,19 @@ static int lock_one(gpuenv_project_t *pj, const gpuenv_project_lock_opts_t *opts
 	if (opts->dump_dir && dump.len)
 		write_dump(pj, opts, &dump, t, &r);
 	gpuenv_buf_free(&dump);
+	/* an output asked for and not written: the job was not done (4),
+	 * whatever the lock's own outcome */
+	if (r.dump_error)
+		st = 4;
 	if (r.rc == GPUENV_ENOSOLUTION) {
 		r.status = "no-solution";
-		st = 1;
+		st = st > 1 ? st : 1;
 	} else if (r.rc != 0) {
 		r.status = "error";
 	} else if (gpuenv_fs_read(ctx, r.lock_path, 64u << 20, &old) == 0 && old.len == out.text.len &&
 		   !memcmp(old.data, out.text.data, old.len)) {
 		r.status = "unchanged";
+		gpuenv_fs_clean_tmp(r.lock_path); /* a killed lock's (the write does it too) */
 	} else if (opts->dry_run) {
 		gpuenv_error_clear(ctx);
 		r.status = "outdated";
@@ -316,7 +343,6 @@ int gpuenv_project_lock(gpuenv_project_t *pj, const gpuenv_project_lock_opts_t *
 	struct lock_plan *pl = gpuenv_arena_calloc(&pj->arena, cap, sizeof(*pl));
 	gpuenv_index_source_t *extra = gpuenv_arena_calloc(&pj->arena, xcap, sizeof(*extra));
 	gpuenv_index_t *ix = NULL;
-	char buf[1024];
 
 	*ix_out = NULL;
 	*worst = 0;
@@ -329,10 +355,7 @@ int gpuenv_project_lock(gpuenv_project_t *pj, const gpuenv_project_lock_opts_t *
 		if (gpuenv_manifest_backend(ctx, &pj->arena, &pj->m, pick[i], pj->kb, &pl[i].bc) != 0) {
 			if (ctx->err.code == -ENOMEM)
 				return ctx->err.code;
-			gpuenv_error_format(&ctx->err, buf, sizeof(buf));
-			pl[i].error = ctx->err.hint[0] ? gpuenv_arena_printf(&pj->arena, "%s; %s", buf, ctx->err.hint).ptr
-						       : gpuenv_arena_strndup(&pj->arena, buf, strlen(buf));
-			if (!pl[i].error)
+			if (!(pl[i].error = error_for_lock(pj)))
 				return gpuenv_oom(ctx, "for the targets");
 			gpuenv_error_clear(ctx);
 			continue;

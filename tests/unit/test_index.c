@@ -249,6 +249,57 @@ static void test_json_errors(void **state)
 	assert_int_equal(r, GPUENV_ETOOBIG);
 }
 
+static char logged[2048];
+
+static void log_keep(void *ud, int level, const char *msg)
+{
+	(void)ud;
+	if (level == GPUENV_LOG_WARN)
+		snprintf(logged + strlen(logged), sizeof(logged) - strlen(logged), "%s\n", msg);
+}
+
+/* A page's bad requires-python or upload-time is dropped with one warning
+ * naming the page and the file, as pip ignores it; the page still parses
+ * (issue 22 item 15: a bad attribute failed the whole lock). */
+static void test_bad_attributes(void **state)
+{
+	(void)state;
+	gpuenv_index_project_t p;
+	const char *html = "<a href=\"a-1.0-py3-none-any.whl\" data-requires-python=\"&gt;=3.x\">a</a>"
+			   "<a href=\"a-1.1-py3-none-any.whl\" data-requires-python=\"&gt;=3.8\">a</a>"
+			   "<a href=\"a-1.2-py3-none-any.whl\" data-requires-python=\"~=3\">a</a>";
+	const char *json = "{\"meta\": {\"api-version\": \"1.1\"}, \"files\": ["
+			   "{\"filename\": \"a-1.0-py3-none-any.whl\", \"url\": \"a.whl\", \"upload-time\": \"yesterday\","
+			   " \"requires-python\": 3},"
+			   "{\"filename\": \"a-1.1-py3-none-any.whl\", \"url\": \"b.whl\", \"upload-time\": 17,"
+			   " \"requires-python\": \">=3.8\"},"
+			   "{\"filename\": \"a-1.2-py3-none-any.whl\", \"url\": \"c.whl\","
+			   " \"upload-time\": \"2024-01-01T00:00:00.5Z\"}]}";
+
+	ctx.log = log_keep;
+	logged[0] = '\0';
+	assert_int_equal(gpuenv_simple_html_parse(&ctx, &arena, "https://h/simple/a/", gpuenv_str(html), &p), 0);
+	assert_int_equal(p.nfiles, 3);
+	assert_null(p.files[0].requires_python);
+	assert_string_equal(p.files[1].requires_python, ">=3.8");
+	assert_null(p.files[2].requires_python);
+	assert_non_null(strstr(logged, "https://h/simple/a/: the requires-python of 2 files ignored"));
+	assert_non_null(strstr(logged, "a-1.0-py3-none-any.whl: '>=3.x'"));
+
+	logged[0] = '\0';
+	assert_int_equal(gpuenv_simple_json_parse(&ctx, &arena, "https://h/simple/a/", gpuenv_str(json), &p), 0);
+	assert_int_equal(p.nfiles, 3);
+	assert_null(p.files[0].upload_time);
+	assert_null(p.files[0].requires_python);
+	assert_null(p.files[1].upload_time);
+	assert_string_equal(p.files[1].requires_python, ">=3.8");
+	assert_string_equal(p.files[2].upload_time, "2024-01-01T00:00:00.5Z");
+	assert_non_null(strstr(logged, "the upload-time of 2 files ignored"));
+	assert_non_null(strstr(logged, "a-1.1-py3-none-any.whl: 'a number': expected a string"));
+	assert_non_null(strstr(logged, "the requires-python of 1 file ignored"));
+	ctx.log = NULL;
+}
+
 /* RFC 3986 5.4.1 and 5.4.2, base http://a/b/c/d;p?q */
 static void test_url_resolve(void **state)
 {
@@ -331,6 +382,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_html_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_json_page, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_json_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_attributes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_url_resolve, setup, teardown),
 		cmocka_unit_test(test_parsers_oom),
 	};

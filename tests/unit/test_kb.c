@@ -339,6 +339,22 @@ static void test_gpu_lookup(void **state)
 	/* 0x25b6 is both A16 and A2 (told apart by subsystem ids) */
 	assert_int_equal(gpuenv_kb_gpu_find(kb, "0x25b6", m, 8), 2);
 
+	/* a known name with words after it that are no board's: not that GPU
+	 * (issue 22 item 11: "T4 H100" was a T4); several names are no one */
+	assert_int_equal(gpuenv_kb_gpu_find(kb, "T4 H100", m, 8), 0);
+	assert_int_equal(gpuenv_kb_gpu_lookup(kb, "T4 H100", &m[0]), GPUENV_EDUPLICATE);
+	assert_non_null(strstr(ctx.err.msg, "names 2 GPUs"));
+	assert_non_null(strstr(ctx.err.hint, "'NVIDIA T4' or 'NVIDIA H100'"));
+	assert_int_equal(gpuenv_kb_gpu_lookup(kb, "A100 or T4", &m[0]), GPUENV_EDUPLICATE);
+	assert_non_null(strstr(ctx.err.hint, "'NVIDIA A100' or 'NVIDIA T4'"));
+	assert_int_equal(gpuenv_kb_gpu_lookup(kb, "T4; rm -rf /", &m[0]), GPUENV_ENOTFOUND);
+	assert_non_null(strstr(ctx.err.hint, "did you mean 'NVIDIA T4'?"));
+	assert_int_equal(gpuenv_kb_gpu_find(kb, "T4 100", m, 8), 0);
+	assert_int_equal(gpuenv_kb_gpu_find(kb, "H100 SXM5 80GB", m, 8), 1);
+	assert_true(str_is(one_gpu("Tesla V100-SXM2-16GB")->name, "NVIDIA V100"));
+	assert_true(str_is(one_gpu("NVIDIA A100-SXM4-40GB MIG 1g.5gb")->name, "NVIDIA A100"));
+	assert_true(str_is(one_gpu("Quadro RTX 5000 with Max-Q Design")->name, "Quadro RTX 5000"));
+
 	assert_int_equal(gpuenv_kb_gpu_lookup(kb, "H1000", &m[0]), GPUENV_ENOTFOUND);
 	assert_non_null(strstr(ctx.err.hint, "NVIDIA H100"));
 	assert_int_equal(gpuenv_kb_gpu_find(kb, "", m, 8), 0);

@@ -670,11 +670,21 @@ static void test_backend_rules(void **state)
 						   "platform = \"manylinux_2_28_x86_64\"\ntorch-backend = \"cu126\"", &bc), 0);
 	assert_string_equal(bc.backend, "cu126");
 	assert_false(bc.user_pinned);
-	/* an unknown build */
-	assert_int_equal(backend_of("torch = \"*\"", "gpu = \"H200\"\ndriver = \"580.159.04\"\npython = \"3.12\"\n"
-						   "platform = \"manylinux_2_28_x86_64\"\ntorch-backend = \"cu119\"", &bc),
-		GPUENV_ENOTFOUND);
-	assert_non_null(strstr(ctx.err.hint, "cu118"));
+	/* a build no torch release has: an error where it is written, when
+	 * the manifest is read (issue 22 item 13), in a target or for all */
+	{
+		gpuenv_manifest_t m;
+		assert_int_equal(load("[tool.gpuenv.targets.t]\ngpu = \"H200\"\ndriver = \"580.159.04\"\n"
+				      "python = \"3.12\"\nplatform = \"manylinux_2_28_x86_64\"\ntorch-backend = \"cu119\"\n", &m),
+			GPUENV_ENOTFOUND);
+		assert_non_null(strstr(ctx.err.msg, "torch-backend = \"cu119\": no torch release has a cu119 build"));
+		assert_non_null(strstr(ctx.err.hint, "cu118"));
+		assert_string_equal(ctx.err.file, "pyproject.toml");
+		assert_int_equal(ctx.err.line, 6);
+		assert_int_equal(ctx.err.col, 17);
+		assert_int_equal(load("[tool.gpuenv]\ntorch-backend = \"cu999\"\n", &m), GPUENV_ENOTFOUND);
+		assert_int_equal(ctx.err.line, 2);
+	}
 	/* a pinned source the target cannot run */
 	assert_int_equal(backend_of("torch = {version = \"*\", source = \"t\"}\n[[tool.poetry.source]]\nname = \"t\"\n"
 				    "url = \"https://download.pytorch.org/whl/cu128\"\npriority = \"explicit\"",
