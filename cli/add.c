@@ -163,9 +163,9 @@ static int cli_remove(struct cli *cli, const struct cli_verb *verb, int argc, ch
 	"  --no-lock          only edit pyproject.toml\n" \
 	"  --no-sync          edit and lock; leave the venv alone\n" \
 	"  --project DIR      the project (its pyproject.toml); default: .\n" \
-	"  --offline, --index-url, --source-url, --torch-index, --find-links, --cache-dir,\n" \
-	"  --facts, --kb-dir, --retries, --timeout, --build-timeout, --pre, --only-binary,\n" \
-	"  --no-binary:       as for gpuenv lock\n"
+	"  --offline, --refresh, --index-url, --source-url, --torch-index, --find-links,\n" \
+	"  --cache-dir, --facts, --kb-dir, --retries, --timeout, --build-timeout, --pre,\n" \
+	"  --only-binary, --no-binary: as for gpuenv lock\n"
 
 const struct cli_verb cli_verb_add = {
 	.name = "add",

@@ -272,10 +272,14 @@ int cli_lock_lib_opts(struct cli *cli, const struct cli_verb *verb, const struct
 
 	if (!src)
 		return cli_report(cli, CLI_EXIT_CANNOT);
+	if (o->offline && o->refresh)
+		return cli_usage_error(cli, verb, "%s: --refresh asks the index again and --offline never "
+			"does: give one of them", verb->name);
 	if ((st = cli_lock_sources(cli, verb, o, &pj->m, &pj->arena, src, &nsrc)) != 0)
 		return st;
 	*lo = (gpuenv_project_lock_opts_t){ .index = { .sources = src, .nsources = nsrc, .cache_dir = o->cache_dir,
-		.offline = o->offline, .timeout_ms = o->timeout_s * 1000, .retries = o->retries },
+		.offline = o->offline, .refresh = o->refresh, .timeout_ms = o->timeout_s * 1000,
+		.retries = o->retries },
 		.pre = o->pre, .only_binary = o->only_binary, .nonly_binary = o->nonly_binary,
 		.no_binary = o->no_binary, .nno_binary = o->nno_binary, .dump_dir = o->dump_dir };
 	if ((st = lock_upgrade(cli, verb, o, &pj->arena, &lo->upgrade)) != 0)
@@ -375,10 +379,10 @@ const struct cli_verb cli_verb_lock = {
 	.run = cli_lock,
 	.summary = "resolve the project for each hardware target into pylock.<target>.toml",
 	.usage = "gpuenv lock [--project DIR] [--target NAME]... [--all] [--check] [--offline]\n"
-		 "                 [--index-url URL] [--source-url NAME=URL]... [--torch-index URL]\n"
-		 "                 [--find-links DIR]... [--cache-dir DIR] [--facts FILE.json]\n"
-		 "                 [--kb-dir DIR] [--pre] [--only-binary NAMES] [--no-binary NAMES]\n"
-		 "                 [--upgrade] [--upgrade-package NAME[==VERSION]]...\n"
+		 "                 [--refresh] [--index-url URL] [--source-url NAME=URL]...\n"
+		 "                 [--torch-index URL] [--find-links DIR]... [--cache-dir DIR]\n"
+		 "                 [--facts FILE.json] [--kb-dir DIR] [--pre] [--only-binary NAMES]\n"
+		 "                 [--no-binary NAMES] [--upgrade] [--upgrade-package NAME[==VERSION]]...\n"
 		 "                 [--dump DIR] [--retries N] [--timeout SECONDS] [--build-timeout SECONDS]\n"
 		 "                 [--profile FILE] [--json]",
 	.help = "  --project DIR      the project (its pyproject.toml); default: .\n"

@@ -162,6 +162,7 @@ int cli_lock_opt(struct cli *cli, const struct cli_verb *verb, int c, char *arg,
 	switch (c) {
 	case 'p': o->project = arg; break;
 	case 'o': o->offline = true; break;
+	case 'E': o->refresh = true; break;
 	case 'P': o->pre = true; break;
 	case 'B':
 	case 'S':

@@ -43,6 +43,7 @@ struct cli_lock_opts {
 	const char *only_binary[CLI_LOCK_MAX_ARGS], *no_binary[CLI_LOCK_MAX_ARGS];
 	size_t nonly_binary, nno_binary;
 	bool check, offline, pre;
+	bool refresh; /* --refresh: every cached index page revalidated */
 	bool upgrade; /* --upgrade: nothing kept from the existing locks */
 	const char *upgrade_pkgs[CLI_LOCK_MAX_ARGS]; /* --upgrade-package NAME[==VERSION] */
 	size_t nupgrade;
@@ -55,6 +56,7 @@ struct cli_lock_opts {
 #define CLI_LOCK_OPTIONS \
 	{ "project", required_argument, NULL, 'p' }, \
 	{ "offline", no_argument, NULL, 'o' }, \
+	{ "refresh", no_argument, NULL, 'E' }, \
 	{ "index-url", required_argument, NULL, 'i' }, \
 	{ "source-url", required_argument, NULL, 's' }, \
 	{ "torch-index", required_argument, NULL, 'T' }, \
@@ -72,6 +74,8 @@ struct cli_lock_opts {
 /* The help lines of CLI_LOCK_OPTIONS' index options (lock, outdated). */
 #define CLI_LOCK_INDEX_HELP \
 	"  --offline          use the HTTP cache only\n" \
+	"  --refresh          ask the index again for every page, even those the HTTP\n" \
+	"                     cache holds as fresh (Cache-Control: max-age; uv's --refresh)\n" \
 	"  --index-url URL    replace the default index (PyPI), as pip's option does\n" \
 	"  --source-url NAME=URL  send a declared source's requests to URL (a mirror)\n" \
 	"  --torch-index URL  the torch builds' index root instead of [tool.gpuenv]\n" \

@@ -166,7 +166,8 @@ const struct cli_verb cli_verb_outdated = {
 	.name = "outdated",
 	.run = cli_outdated,
 	.summary = "each target's locked packages against the newest the sources offer",
-	.usage = "gpuenv outdated [--project DIR] [--target NAME]... [--offline] [--index-url URL]\n"
+	.usage = "gpuenv outdated [--project DIR] [--target NAME]... [--offline] [--refresh]\n"
+		 "                 [--index-url URL]\n"
 		 "                 [--source-url NAME=URL]... [--torch-index URL] [--find-links DIR]...\n"
 		 "                 [--cache-dir DIR] [--facts FILE.json] [--kb-dir DIR] [--pre]\n"
 		 "                 [--retries N] [--timeout SECONDS] [--json]",

@@ -313,7 +313,8 @@ const struct cli_verb cli_verb_sync = {
 	.run = cli_sync,
 	.summary = "make a venv match a target's lock exactly (locking first when needed)",
 	.usage = "gpuenv sync [--project DIR] [--target NAME|auto] [--venv DIR] [--python P]\n"
-		 "                 [--with GROUP]... [--dry-run] [--locked] [--offline] [--reinstall]\n"
+		 "                 [--with GROUP]... [--dry-run] [--locked] [--offline] [--refresh]\n"
+		 "                 [--reinstall]\n"
 		 "                 [--link-mode auto|hardlink|reflink|copy] [--compile] [--no-wait]\n"
 		 "                 [--no-install-project]\n"
 		 "                 [--profile FILE]\n"
@@ -337,10 +338,10 @@ const struct cli_verb cli_verb_sync = {
 		"  --no-wait          exit 1 at once when another gpuenv is changing the venv\n"
 		"  --no-install-project  leave the project's own package out (by default it is\n"
 		"                     installed editable, PEP 660, when the lock has it)\n"
-		"  --offline, --index-url, --source-url, --torch-index, --find-links, --cache-dir,\n"
-		"  --facts, --kb-dir, --retries, --timeout, --build-timeout, --pre, --only-binary,\n"
-		"  --no-binary:       as for gpuenv lock (used when the lock is made first, and\n"
-		"                     for the downloads)\n"
+		"  --offline, --refresh, --index-url, --source-url, --torch-index, --find-links,\n"
+		"  --cache-dir, --facts, --kb-dir, --retries, --timeout, --build-timeout, --pre,\n"
+		"  --only-binary, --no-binary: as for gpuenv lock (used when the lock is\n"
+		"                     made first, and for the downloads)\n"
 		CLI_PROFILE_HELP
 		"  --json             the plan and the figures as one object on stdout\n"
 		"\n"

@@ -173,7 +173,8 @@ static void print_text(struct cli *cli, json_t *projects)
 static int cli_debug_index(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	enum { O_INDEX = 1, O_SOURCE, O_SUPPL, O_EXPLICIT, O_FL, O_CACHE, O_OFFLINE, O_MERGE,
-		O_ONLY, O_META, O_TIMEOUT, O_RETRIES, O_BASE, O_PAR, O_STATS, O_MAXPAGE, O_MAXMETA };
+		O_ONLY, O_META, O_TIMEOUT, O_RETRIES, O_BASE, O_PAR, O_STATS, O_MAXPAGE, O_MAXMETA,
+		O_REFRESH };
 	static const struct option opts[] = {
 		{ "index-url", required_argument, NULL, O_INDEX },
 		{ "source", required_argument, NULL, O_SOURCE },
@@ -192,6 +193,7 @@ static int cli_debug_index(struct cli *cli, const struct cli_verb *verb, int arg
 		{ "stats", no_argument, NULL, O_STATS },
 		{ "max-page-bytes", required_argument, NULL, O_MAXPAGE },
 		{ "max-metadata-bytes", required_argument, NULL, O_MAXMETA },
+		{ "refresh", no_argument, NULL, O_REFRESH },
 		{ NULL, 0, NULL, 0 },
 	};
 	dix_t d;
@@ -225,6 +227,7 @@ static int cli_debug_index(struct cli *cli, const struct cli_verb *verb, int arg
 		case O_FL: r = add_src(cli, verb, &d, optarg, GPUENV_SOURCE_PRIMARY, true, false); break;
 		case O_CACHE: o.cache_dir = optarg; r = 0; break;
 		case O_OFFLINE: o.offline = true; r = 0; break;
+		case O_REFRESH: o.refresh = true; r = 0; break;
 		case O_MERGE: o.merge_sources = true; r = 0; break;
 		case O_ONLY: only = optarg; r = 0; break;
 		case O_META: meta = true; r = 0; break;
@@ -368,6 +371,7 @@ const struct cli_verb cli_verb_debug_index = {
 		"fetching:\n"
 		"  --cache-dir DIR        the HTTP cache (default $XDG_CACHE_HOME/gpuenv)\n"
 		"  --offline              the cache only; a miss is an error\n"
+		"  --refresh              revalidate every cached page, even a fresh one\n"
 		"  --timeout-ms N         per transfer (default 30000)\n"
 		"  --retries N            for transient failures (default 3)\n"
 		"  --retry-base-ms N      first backoff delay (default 250)\n"

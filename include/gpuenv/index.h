@@ -93,6 +93,8 @@ typedef struct gpuenv_index_opts {
 	size_t max_page_bytes;	  /* 0: 64 MiB */
 	size_t max_metadata_bytes; /* 0: 16 MiB (METADATA, a central directory) */
 	uint64_t max_wheel_bytes; /* whole-file fallback; 0: 2 GiB */
+	bool refresh;		  /* every cached page revalidated, fresh or not (uv's
+				     --refresh); entries keyed by a hash stay */
 } gpuenv_index_opts_t;
 
 /* contract */

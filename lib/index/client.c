@@ -365,6 +365,23 @@ static void page_store(pjob_t *pj, gpuenv_ctx_t *ctx, const void *data, size_t l
 		warn_only(ctx, &saved);
 }
 
+/* The entry's freshness from the answer r (RFC 9111 4.2): its own
+ * lifetime when it gives one; else a 304 keeps the stored one (4.3.4: a
+ * 304 updates only the headers it carries), a 404 / 410 gets
+ * IX_CACHE_NOT_FOUND_MAX_AGE, a page none (revalidated every time). */
+static void page_fresh(pjob_t *pj, const ix_req_t *r, bool revalidated)
+{
+	int64_t now = (int64_t)time(NULL), life, age;
+
+	ix_req_freshness(r, now, &life, &age);
+	pj->ce.stored = now;
+	pj->ce.age = age;
+	if (life >= 0)
+		pj->ce.max_age = life;
+	else if (!revalidated)
+		pj->ce.max_age = pj->ce.status == 404 ? IX_CACHE_NOT_FOUND_MAX_AGE : -1;
+}
+
 static int page_answer(ix_job_t *job, gpuenv_ctx_t *ctx)
 {
 	pjob_t *pj = (pjob_t *)job;
@@ -376,10 +393,9 @@ static int page_answer(ix_job_t *job, gpuenv_ctx_t *ctx)
 	}
 	if (r->status == 304 && pj->have) {
 		pj->ix->stats.not_modified++;
-		pj->ce.stored = (int64_t)time(NULL);
-		if (r->max_age >= 0)
-			pj->ce.max_age = r->max_age;
-		page_store(pj, ctx, pj->cached.data, pj->cached.len);
+		page_fresh(pj, r, true);
+		if (!r->no_store)
+			page_store(pj, ctx, pj->cached.data, pj->cached.len);
 		return page_conclude(pj, ctx, pj->ce.status, pj->ce.content_type, pj->ce.base_url,
 			gpuenv_str_n(pj->cached.data, pj->cached.len));
 	}
@@ -387,8 +403,7 @@ static int page_answer(ix_job_t *job, gpuenv_ctx_t *ctx)
 		int st = r->status == 200 ? 200 : 404;
 		memset(&pj->ce, 0, sizeof(pj->ce));
 		pj->ce.status = st;
-		pj->ce.stored = (int64_t)time(NULL);
-		pj->ce.max_age = r->max_age;
+		page_fresh(pj, r, false);
 		snprintf(pj->ce.etag, sizeof(pj->ce.etag), "%s", r->etag);
 		snprintf(pj->ce.last_modified, sizeof(pj->ce.last_modified), "%s", r->last_modified);
 		snprintf(pj->ce.content_type, sizeof(pj->ce.content_type), "%s", r->content_type);
@@ -422,7 +437,8 @@ static int page_prepare(pjob_t *pj, gpuenv_ctx_t *ctx)
 	if (r == -ENOMEM)
 		return r;
 	pj->have = r == 0;
-	if (pj->have && (ix->o.offline || ix_cache_fresh(&pj->ce, (int64_t)time(NULL)))) {
+	/* --offline: any entry, fresh or not; --refresh: none without asking */
+	if (pj->have && (ix->o.offline || (!ix->o.refresh && ix_cache_fresh(&pj->ce, (int64_t)time(NULL))))) {
 		ix->stats.cache_hits++;
 		return page_conclude(pj, ctx, pj->ce.status, pj->ce.content_type, pj->ce.base_url,
 			gpuenv_str_n(pj->cached.data, pj->cached.len));

@@ -79,7 +79,7 @@ void ix_req_reset(ix_req_t *r, gpuenv_ctx_t *ctx)
 	if (!r->body.ctx)
 		gpuenv_buf_init(&r->body, ctx, 0);
 	gpuenv_buf_reset(&r->body);
-	r->max_age = -1;
+	r->max_age = r->age = r->date = r->expires = -1;
 	r->expect = -1;
 }
 
@@ -130,25 +130,109 @@ static bool hdr_is(const char *p, size_t n, const char *name, const char **val, 
 	return true;
 }
 
+/* delta-seconds (RFC 9111 1.2.2): digits only, a value past 2^31 taken
+ * as 2^31; -1 when not a number */
+static int64_t delta_seconds(const char *p, size_t n)
+{
+	int64_t v = 0;
+
+	if (!n)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (!gpuenv_is_digit(p[i]))
+			return -1;
+		if (v < ((int64_t)1 << 31))
+			v = v * 10 + (p[i] - '0');
+	}
+	return v < ((int64_t)1 << 31) ? v : (int64_t)1 << 31;
+}
+
+/* One Cache-Control line (RFC 9111 5.2.2): directives separated by
+ * commas, names in any case, a value a token or a quoted string.  The
+ * first max-age counts (4.2.1); one that is not a number makes the answer
+ * stale.  no-cache with field names is taken as plain no-cache (5.2.2.4
+ * allows it).  s-maxage, public, private and the rest change nothing for
+ * a private cache that never serves stale answers. */
 static void cache_control(ix_req_t *r, const char *v, size_t n)
 {
-	char buf[256];
+	size_t i = 0;
 
-	set_str(buf, sizeof(buf), v, n);
-	for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-		while (*tok == ' ')
-			tok++;
-		if (!strncasecmp(tok, "max-age=", 8)) {
-			char *end;
-			long long a = strtoll(tok + 8, &end, 10);
-			if (end != tok + 8 && a >= 0)
-				r->max_age = a;
-		} else if (!strcasecmp(tok, "no-store")) {
+	while (i < n) {
+		while (i < n && (v[i] == ' ' || v[i] == '\t' || v[i] == ','))
+			i++;
+		size_t name = i;
+		while (i < n && v[i] != '=' && v[i] != ',' && v[i] != ' ' && v[i] != '\t' && v[i] != '\r' &&
+			v[i] != '\n')
+			i++;
+		size_t nl = i - name, val = i, vl = 0;
+		while (i < n && (v[i] == ' ' || v[i] == '\t'))
+			i++;
+		if (i < n && v[i] == '=') {
+			i++;
+			while (i < n && (v[i] == ' ' || v[i] == '\t'))
+				i++;
+			if (i < n && v[i] == '"') {
+				val = ++i;
+				while (i < n && v[i] != '"')
+					i += v[i] == '\\' && i + 1 < n ? 2 : 1;
+				vl = (i < n ? i : n) - val;
+				if (i < n)
+					i++;
+			} else {
+				val = i;
+				while (i < n && v[i] != ',' && v[i] != ' ' && v[i] != '\t' && v[i] != '\r' &&
+					v[i] != '\n')
+					i++;
+				vl = i - val;
+			}
+		}
+		while (i < n && v[i] != ',')
+			i++;
+		const char *d = v + name;
+		if (nl == 7 && !strncasecmp(d, "max-age", 7)) {
+			if (r->max_age < 0) {
+				int64_t a = delta_seconds(v + val, vl);
+				r->max_age = a < 0 ? 0 : a;
+			}
+		} else if (nl == 8 && !strncasecmp(d, "no-store", 8)) {
 			r->no_store = true;
-		} else if (!strcasecmp(tok, "no-cache")) {
-			r->max_age = 0;
+		} else if (nl == 8 && !strncasecmp(d, "no-cache", 8)) {
+			r->no_cache = true;
+		} else if (nl == 15 && !strncasecmp(d, "must-revalidate", 15)) {
+			r->must_revalidate = true;
 		}
 	}
+}
+
+/* An HTTP date (RFC 9110 5.6.7, the three forms curl_getdate reads) in
+ * unix seconds; bad (-1 or 0 as the caller says) when unreadable. */
+static int64_t http_date(const char *v, size_t n, int64_t bad)
+{
+	char tmp[128];
+	time_t t;
+
+	set_str(tmp, sizeof(tmp), v, n);
+	t = curl_getdate(tmp, NULL);
+	return t == -1 ? bad : (int64_t)t;
+}
+
+void ix_req_freshness(const ix_req_t *r, int64_t now, int64_t *lifetime, int64_t *age)
+{
+	int64_t apparent = 0, corrected, delay;
+
+	if (r->no_cache)
+		*lifetime = 0;
+	else if (r->max_age >= 0)
+		*lifetime = r->max_age;
+	else if (r->expires >= 0)
+		*lifetime = r->date >= 0 && r->expires > r->date ? r->expires - r->date : 0;
+	else
+		*lifetime = -1;
+	if (r->date >= 0 && now > r->date)
+		apparent = now - r->date;
+	delay = r->sent_at > 0 && now > r->sent_at ? now - r->sent_at : 0;
+	corrected = (r->age >= 0 ? r->age : 0) + delay;
+	*age = apparent > corrected ? apparent : corrected;
 }
 
 /* a challenge line with a Bearer scheme (RFC 7235: case-insensitive) */
@@ -173,8 +257,8 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
 		r->status = sp ? strtol(sp + 1, NULL, 10) : 0;
 		r->content_type[0] = r->etag[0] = r->last_modified[0] = r->content_range[0] = '\0';
 		r->www_authenticate[0] = r->content_digest[0] = '\0';
-		r->max_age = -1;
-		r->no_store = false;
+		r->max_age = r->age = r->date = r->expires = -1;
+		r->no_store = r->no_cache = r->must_revalidate = false;
 		r->retry_after_s = -1;
 	} else if (hdr_is(p, len, "content-type", &v, &vl)) {
 		set_str(r->content_type, sizeof(r->content_type), v, vl);
@@ -195,6 +279,16 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
 		set_str(r->content_digest, sizeof(r->content_digest), v, vl);
 	} else if (hdr_is(p, len, "cache-control", &v, &vl)) {
 		cache_control(r, v, vl);
+	} else if (hdr_is(p, len, "age", &v, &vl)) {
+		set_str(tmp, sizeof(tmp), v, vl);
+		if (r->age < 0)
+			r->age = delta_seconds(tmp, strlen(tmp));
+	} else if (hdr_is(p, len, "date", &v, &vl)) {
+		if (r->date < 0)
+			r->date = http_date(v, vl, -1);
+	} else if (hdr_is(p, len, "expires", &v, &vl)) {
+		if (r->expires < 0)
+			r->expires = http_date(v, vl, 0);
 	} else if (hdr_is(p, len, "retry-after", &v, &vl)) {
 		char *end;
 		set_str(tmp, sizeof(tmp), v, vl);
@@ -359,6 +453,7 @@ static int start(ix_http_t *h, gpuenv_ctx_t *ctx, ix_job_t *job)
 		return gpuenv_oom(ctx, "for libcurl");
 	}
 	r->attempts++;
+	r->sent_at = (int64_t)time(NULL);
 	if (r->if_none_match || r->if_modified_since)
 		h->stats->revalidated++;
 	h->stats->requests++;

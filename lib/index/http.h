@@ -67,8 +67,13 @@ struct ix_req {
 	char www_authenticate[2048]; /* the first challenge line naming Bearer, else the first */
 	char content_digest[128];    /* Docker-Content-Digest */
 	char *final_url; /* after redirects, without userinfo (malloc'd); NULL: url */
-	int64_t max_age; /* -1: none */
-	bool no_store;
+	/* freshness (RFC 9111 section 4.2; ix_req_freshness) */
+	int64_t max_age; /* Cache-Control: max-age, the first one; -1: none */
+	int64_t age;	 /* Age; -1: none */
+	int64_t date;	 /* Date, unix seconds; -1: none or unreadable */
+	int64_t expires; /* Expires, unix seconds; -1: none; 0: unreadable (already expired) */
+	bool no_store, no_cache, must_revalidate;
+	int64_t sent_at; /* unix seconds when the last attempt started (request_time) */
 	int err; /* <0: failed after the retries; error holds the story */
 	gpuenv_error_t error;
 	/* engine */
@@ -108,6 +113,13 @@ void ix_trace_job(gpuenv_ctx_t *ctx, ix_job_t *job, const char *phase, const cha
 
 int ix_http_init(ix_http_t *h, gpuenv_ctx_t *ctx);
 void ix_http_free(ix_http_t *h);
+/* The answer's freshness lifetime and its age when received (RFC 9111
+ * 4.2.1 and 4.2.3, a private cache): *lifetime is max-age, else Expires
+ * minus Date, 0 with no-cache, -1 when the answer gives none; *age is the
+ * corrected initial age (Age plus the request's delay, or now minus Date
+ * when that is more), never negative. */
+void ix_req_freshness(const ix_req_t *r, int64_t now, int64_t *lifetime, int64_t *age);
+
 /* Run the jobs until every one is done; 0, or the error of the first
  * failed job (in the order given) in ctx->err. */
 int ix_http_run(ix_http_t *h, gpuenv_ctx_t *ctx, ix_job_t **jobs, size_t n);

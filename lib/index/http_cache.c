@@ -8,6 +8,7 @@
  *   status: 200
  *   stored: <unix seconds>
  *   max-age: <seconds, -1: none>
+ *   age: <seconds old when stored>   (optional, 0 when absent)
  *   etag: "..."            (optional)
  *   last-modified: ...     (optional)
  *   content-type: ...      (optional)
@@ -132,6 +133,8 @@ int ix_cache_load(gpuenv_ctx_t *ctx, const char *path, size_t max, ix_cache_entr
 		goto out;
 	if (!field_i64(head, "max-age", &e->max_age))
 		e->max_age = -1;
+	if (!field_i64(head, "age", &e->age) || e->age < 0)
+		e->age = 0;
 	e->status = (int)status;
 	copy_field(head, "etag", e->etag, sizeof(e->etag));
 	copy_field(head, "last-modified", e->last_modified, sizeof(e->last_modified));
@@ -218,6 +221,8 @@ int ix_cache_store(gpuenv_ctx_t *ctx, const char *path, const ix_cache_entry_t *
 	gpuenv_buf_init(&b, ctx, 0);
 	r = gpuenv_buf_printf(&b, MAGIC "status: %d\nstored: %lld\nmax-age: %lld\n", e->status,
 		(long long)e->stored, (long long)e->max_age);
+	if (!r && e->age > 0)
+		r = gpuenv_buf_printf(&b, "age: %lld\n", (long long)e->age);
 	if (!r && e->etag[0])
 		r = gpuenv_buf_printf(&b, "etag: %s\n", e->etag);
 	if (!r && e->last_modified[0])
@@ -243,5 +248,6 @@ bool ix_cache_fresh(const ix_cache_entry_t *e, int64_t now)
 {
 	if (e->immutable)
 		return true;
-	return e->max_age >= 0 && now >= e->stored && now - e->stored < e->max_age;
+	return e->max_age >= 0 && now >= e->stored && e->age < e->max_age &&
+	       now - e->stored < e->max_age - e->age;
 }

@@ -7,7 +7,8 @@
 typedef struct ix_cache_entry {
 	int status;	 /* 200, or 404 for "this source does not have it" */
 	int64_t stored;	 /* unix seconds */
-	int64_t max_age; /* seconds; -1: none given (revalidate every time) */
+	int64_t max_age; /* freshness lifetime, seconds; -1: none given (revalidate every time) */
+	int64_t age;	 /* its age when stored (Age, Date; ix_req_freshness), seconds */
 	bool immutable;	 /* keyed by a hash: never revalidated */
 	char etag[256];
 	char last_modified[64];
@@ -26,7 +27,13 @@ int ix_cache_load(gpuenv_ctx_t *ctx, const char *path, size_t max, ix_cache_entr
 /* Write an entry atomically; 0 or an error recorded with the path. */
 int ix_cache_store(gpuenv_ctx_t *ctx, const char *path, const ix_cache_entry_t *e,
 	const void *data, size_t len);
-/* May the entry be used without asking the server? */
+/* The freshness lifetime of a 404 / 410 that gives none (RFC 9110 15.5.5:
+ * heuristically cacheable), as long as PyPI's pages: a torch mirror
+ * lacking a build is not asked again for it on every lock. */
+#define IX_CACHE_NOT_FOUND_MAX_AGE 600
+
+/* May the entry be used without asking the server?  Immutable, or its
+ * current age (age + now - stored) below max_age (RFC 9111 4.2). */
 bool ix_cache_fresh(const ix_cache_entry_t *e, int64_t now);
 
 #endif

@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""Peak RSS of gpuenv lock, sync and probe (bench/mem.sh runs this; docs/benchmarks.md, "Memory").
+
+Every figure is the "Maximum resident set size" of /usr/bin/time -v around one
+gpuenv process, median of N runs:
+
+  lock      the h200-env corpus (../shared/corpus/h200-env) as an index built by
+            ../shared/tools/mkindex.py and served on 127.0.0.1 by
+            bench/lock_bench.py's server (PyPI's Cache-Control), the project
+            and target of bench/lock.sh (the H200, torch-backend cu130);
+            cold (a fresh cache) and warm, for subsets of the top-level set
+            whose locks hold about --sizes packages (the whole set: 195), so
+            that the growth per package shows: a least-squares line through
+            (packages, peak RSS) gives bytes per package
+  sync      gpuenv sync --locked of the whole set's lock into a new venv
+            (--python, default /root/.pyenv/versions/3.12.1), cold (empty
+            cache: every wheel downloaded, hashed, unpacked) and warm (cache
+            kept, venv made again) and no-op; h200-env has no RECORD files,
+            so its wheels are mkindex's stubs: this measures the per-package
+            cost, not a data volume
+  probe     gpuenv probe --json on this machine
+  page      gpuenv debug index --metadata on one project whose PEP 691 page is
+            --page-mb MiB (issue 22: a 38 MB page took 834 MB), cold and warm
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import lock_bench  # noqa: E402  (its server, its h200-env target)
+
+
+def peak_rss(cmd, env=None):
+    """(exit status, peak RSS in bytes, stdout) of one run under /usr/bin/time -v."""
+    p = subprocess.run(["/usr/bin/time", "-v"] + cmd, capture_output=True, text=True, env=env, timeout=1800)
+    m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr)
+    if p.returncode != 0 or not m:
+        raise RuntimeError("exit %d: %s\n%s" % (p.returncode, " ".join(cmd), p.stderr[-1500:]))
+    return int(m.group(1)) * 1024, p.stdout
+
+
+def requires(corpus):
+    """name -> the names its METADATA requires (extras left out), normalised."""
+    norm = lambda s: re.sub(r"[-_.]+", "-", s).lower()  # noqa: E731
+    deps = {}
+    for d in os.listdir(corpus):
+        md = os.path.join(corpus, d, "METADATA")
+        if not os.path.exists(md):
+            continue
+        name, req = None, []
+        with open(md, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if not line.strip():
+                    break
+                if line.startswith("Name:"):
+                    name = norm(line[5:].strip())
+                elif line.startswith("Requires-Dist:") and "extra ==" not in line:
+                    req.append(norm(re.match(r"\s*([A-Za-z0-9._-]+)", line[14:]).group(1)))
+        deps[name] = req
+    return deps
+
+
+def closure(deps, roots):
+    seen, todo = set(), [re.sub(r"[-_.]+", "-", r).lower() for r in roots]
+    while todo:
+        n = todo.pop()
+        if n in seen or n not in deps:
+            continue
+        seen.add(n)
+        todo.extend(deps[n])
+    return seen
+
+
+def subsets(deps, top, sizes):
+    """For each size, top-level names whose closure first reaches it (the
+    smallest closures added first)."""
+    order = sorted(top, key=lambda t: (len(closure(deps, [t])), t))
+    out = []
+    for size in sizes:
+        pick = []
+        for t in order:
+            pick.append(t)
+            if len(closure(deps, pick)) >= size:
+                break
+        out.append(pick)
+    return out
+
+
+def mb(b):
+    return "%.1f MB" % (b / 1e6)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("-n", type=int, default=3)
+    ap.add_argument("--gpuenv", default=os.path.join(SRC, "build", "gpuenv"))
+    ap.add_argument("--shared", default=os.path.join(SRC, "..", "shared"))
+    ap.add_argument("--sizes", default="25,50,100,195")
+    ap.add_argument("--python", default="/root/.pyenv/versions/3.12.1/bin/python3.12")
+    ap.add_argument("--page-mb", type=float, default=38)
+    ap.add_argument("--skip", default="", help="comma-separated parts to leave out: lock,sync,probe,page")
+    ap.add_argument("--keep", help="work folder to keep")
+    a = ap.parse_args()
+    skip = set(a.skip.split(","))
+    work = a.keep or tempfile.mkdtemp(prefix="gpuenv-bench-mem-")
+    os.makedirs(work, exist_ok=True)
+    env = dict(os.environ, HOME=work)
+    print("bench/mem: median of %d runs, work folder %s, load average %.1f" % (a.n, work, os.getloadavg()[0]))
+
+    corpus = os.path.join(a.shared, "corpus", "h200-env")
+    idx = os.path.join(work, "h200-index")
+    if not os.path.isdir(os.path.join(idx, "simple")):
+        subprocess.run([sys.executable, os.path.join(a.shared, "tools", "mkindex.py"), corpus, idx],
+                       check=True, stdout=subprocess.DEVNULL)
+    os.makedirs(os.path.join(idx, "whl"), exist_ok=True)
+    for link, target in (("cu130", "../simple"), ("files", "../files")):
+        if not os.path.lexists(os.path.join(idx, "whl", link)):
+            os.symlink(target, os.path.join(idx, "whl", link))
+    top = subprocess.run([sys.executable, os.path.join(a.shared, "tools", "toplevel.py"), corpus],
+                         check=True, capture_output=True, text=True).stdout.split()
+    httpd, url = lock_bench.serve(idx)
+    cfg = lock_bench.SETS["h200-env"]
+
+    def project(name, deps):
+        proj = os.path.join(work, "proj-" + name)
+        os.makedirs(proj, exist_ok=True)
+        with open(os.path.join(proj, "pyproject.toml"), "w") as f:
+            f.write('[project]\nname = "mem"\nversion = "0"\nrequires-python = ">=3.12"\n'
+                    'dependencies = [%s]\n\n%s[tool.gpuenv.targets.bench]\n%s' % (
+                        ", ".join(json.dumps(t) for t in deps), cfg["tool"], cfg["target"]))
+        return proj
+
+    def lock(proj, cache):
+        lk = os.path.join(proj, "pylock.bench.toml")
+        if os.path.exists(lk):
+            os.remove(lk)
+        rss, _ = peak_rss([a.gpuenv, "lock", "--project", proj, "--index-url", url + "/simple/",
+                           "--torch-index", url + "/whl", "--cache-dir", cache], env)
+        with open(lk, encoding="utf-8") as f:
+            return rss, sum(1 for line in f if line.strip() == "[[packages]]")
+
+    full = None
+    if "lock" not in skip:
+        deps = requires(corpus)
+        sizes = [int(s) for s in a.sizes.split(",")]
+        print("\n| top-level names | packages locked | cold peak RSS | warm peak RSS |")
+        print("|---|---|---|---|")
+        points = []
+        for i, pick in enumerate(subsets(deps, top, sizes)):
+            proj = project("s%d" % i, pick)
+            cold, warm, n = [], [], 0
+            for k in range(a.n):
+                cache = os.path.join(work, "cache-lock-%d-%d" % (i, k))
+                rss, n = lock(proj, cache)
+                cold.append(rss)
+                warm.append(lock(proj, cache)[0])
+                shutil.rmtree(cache, ignore_errors=True)
+            c, w = statistics.median(cold), statistics.median(warm)
+            points.append((n, c, w))
+            print("| %d | %d | %s (%s-%s) | %s (%s-%s) |" % (len(pick), n, mb(c), mb(min(cold)), mb(max(cold)),
+                                                          mb(w), mb(min(warm)), mb(max(warm))), flush=True)
+            if len(pick) == len(top) or n >= 195:
+                full = proj
+        for label, col in (("cold", 1), ("warm", 2)):
+            xs, ys = [p[0] for p in points], [p[col] for p in points]
+            if len(set(xs)) > 1:
+                mx, my = statistics.mean(xs), statistics.mean(ys)
+                slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+                print("lock %s: %.0f bytes per package (least squares), %s at 0 packages" % (
+                    label, slope, mb(my - slope * mx)))
+
+    if "sync" not in skip:
+        proj = full or project("all", top)
+        cache = os.path.join(work, "cache-sync")
+        shutil.rmtree(cache, ignore_errors=True)
+        lock(proj, cache)
+        venv = os.path.join(work, "venv")
+        res = {"cold": [], "warm": [], "no-op": []}
+        for k in range(a.n):
+            shutil.rmtree(cache, ignore_errors=True)
+            shutil.rmtree(venv, ignore_errors=True)
+            cmd = [a.gpuenv, "sync", "--locked", "--project", proj, "--target", "bench", "--venv", venv,
+                   "--python", a.python, "--index-url", url + "/simple/", "--torch-index", url + "/whl",
+                   "--cache-dir", cache]
+            res["cold"].append(peak_rss(cmd, env)[0])
+            res["no-op"].append(peak_rss(cmd, env)[0])
+            shutil.rmtree(venv, ignore_errors=True)
+            res["warm"].append(peak_rss(cmd, env)[0])
+        print("\nsync of the whole set's lock: " + ", ".join(
+            "%s %s (%s-%s)" % (k, mb(statistics.median(v)), mb(min(v)), mb(max(v))) for k, v in res.items()))
+
+    if "probe" not in skip:
+        v = [peak_rss([a.gpuenv, "probe", "--json"], env)[0] for _ in range(max(a.n, 5))]
+        print("\nprobe --json: %s (%s-%s)" % (mb(statistics.median(v)), mb(min(v)), mb(max(v))))
+
+    httpd.shutdown()
+
+    if "page" not in skip:
+        root = os.path.join(work, "big-index")
+        pdir = os.path.join(root, "simple", "big")
+        os.makedirs(pdir, exist_ok=True)
+        files, size, i = [], 0, 0
+        while size < a.page_mb * 2**20:
+            fn = "big-1.%d.%d-cp312-cp312-manylinux_2_17_x86_64.manylinux2014_x86_64.whl" % (i // 100, i % 100)
+            e = {"filename": fn, "url": "../../files/" + fn, "hashes": {"sha256": "%064x" % i},
+                 "requires-python": ">=3.9", "yanked": False, "size": 1000 + i,
+                 "upload-time": "2026-01-01T00:00:00.000000Z", "core-metadata": {"sha256": "%064x" % (i + 1)}}
+            files.append(e)
+            size += len(json.dumps(e)) + 2
+            i += 1
+        with open(os.path.join(pdir, "index.json"), "w") as f:
+            json.dump({"meta": {"api-version": "1.1"}, "name": "big", "files": files}, f)
+        with open(os.path.join(pdir, "index.html"), "w") as f:
+            f.write("<html><body></body></html>\n")
+        real = os.path.getsize(os.path.join(pdir, "index.json"))
+        sys.path.insert(0, os.path.join(SRC, "tests", "fixtures"))
+        import index_server
+        proc, port = index_server.start(root, "--formats", "json")
+        try:
+            cache = os.path.join(work, "cache-page")
+            cmd = [a.gpuenv, "debug", "index", "--index-url", "http://127.0.0.1:%d/simple/" % port,
+                   "--cache-dir", cache, "--max-page-bytes", str(64 << 20), "big"]
+            cold, warm = [], []
+            for _ in range(a.n):
+                shutil.rmtree(cache, ignore_errors=True)
+                cold.append(peak_rss(cmd, env)[0])
+                warm.append(peak_rss(cmd, env)[0])
+            print("\na %.1f MB PEP 691 page of %d files: cold %s (%s-%s), warm %s (%s-%s); %.1fx the page" % (
+                real / 1e6, len(files), mb(statistics.median(cold)), mb(min(cold)), mb(max(cold)),
+                mb(statistics.median(warm)), mb(min(warm)), mb(max(warm)), statistics.median(cold) / real))
+        finally:
+            proc.terminate()
+            proc.wait()
+    if not a.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
