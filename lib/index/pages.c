@@ -36,7 +36,7 @@ void ix_files_ignore(ix_files_t *f, gpuenv_index_file_t *e, int attr, const char
 	else
 		e->upload_time = NULL;
 	if (!f->nignored[attr]++)
-		snprintf(f->first[attr], sizeof(f->first[attr]), "%.120s: '%.80s': %s", e->filename ? e->filename : "?",
+		snprintf(f->first[attr], sizeof(f->first[attr]), "%.120s: '%.80s': %.180s", e->filename ? e->filename : "?",
 			value, why);
 }
 
