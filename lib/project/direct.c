@@ -6,6 +6,8 @@
 #include "gpuenv/project.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -119,6 +121,14 @@ static int prep_path(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_proj
 		gpuenv_fail(ctx, e == ENOENT ? GPUENV_ENOTFOUND : -e, m->path, x->line, x->col, "target %s: %s: the "
 			"path '%s' (%s) %s", req->t->name, d->name, p, abs, e == ENOENT ? "does not exist" : strerror(e));
 		return gpuenv_hint(ctx, "a relative path starts at the folder of %s", m->path);
+	}
+	if (abs[0] != '/') { /* the manifest named relative to the working folder: the build needs it whole */
+		char full[PATH_MAX];
+		if (!realpath(abs, full))
+			return gpuenv_fail(ctx, -errno, m->path, x->line, x->col, "target %s: %s: the path '%s': %s",
+				req->t->name, d->name, p, strerror(errno));
+		if (!(abs = gpuenv_arena_strndup(arena, full, strlen(full))))
+			return gpuenv_oom(ctx, "a path dependency");
 	}
 	if (!S_ISDIR(sb.st_mode)) {
 		gpuenv_fail(ctx, GPUENV_EUNSUPPORTED, m->path, x->line, x->col, "target %s: %s: the path '%s' is a "

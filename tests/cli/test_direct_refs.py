@@ -50,12 +50,12 @@ def check(cond, what):
         print("FAIL:", what)
 
 
-def run(*args, env=None, timeout=600):
+def run(*args, env=None, timeout=600, cwd=None):
     e = dict(os.environ)
     e.pop("VIRTUAL_ENV", None)
     e["SETUPTOOLS_USE_DISTUTILS"] = "stdlib"  # Debian's setuptools wheel, as Debian runs it
     e.update(env or {})
-    p = subprocess.run([BIN, *args], capture_output=True, text=True, env=e, timeout=timeout)
+    p = subprocess.run([BIN, *args], capture_output=True, text=True, env=e, timeout=timeout, cwd=cwd)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -202,6 +202,10 @@ check(rc == 0 and 'directory = { path = "../../src/beta", editable = true }' in 
       % (rc, out, err, text))
 check('requested-revision = "main"' in pk.get("gamma", "") and C2 in pk.get("gamma", ""),
       "Poetry git with a branch: the branch's commit:\n" + text)
+# from the project's folder (the manifest named relative to it): the same lock
+rc, out, err = run("lock", "--index-url", SIMPLE, "--cache-dir", CACHE, cwd=POETRY)
+check(rc == 0 and os.path.exists(PLOCK) and open(PLOCK).read() == text,
+      "locked from its folder, the same lock: exit %d\n%s%s" % (rc, out, err))
 PVENV = os.path.join(TMP, "pvenv")
 rc, out, err = run("sync", "--project", POETRY, "--venv", PVENV, "--python", PY, "--index-url", SIMPLE,
                    "--cache-dir", CACHE)
