@@ -285,20 +285,43 @@ static int meta_python(gpuenv_meta_builder_t *mb, const char *want, const struct
 	return 0;
 }
 
+/* q's metadata with the interpreter for python (what names it in the
+ * log line), counted as built or cached. */
+static int meta_ask(gpuenv_meta_builder_t *mb, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_index_t *ix,
+	const char *python, const gpuenv_build_req_t *q, const char *what, gpuenv_str_t *out)
+{
+	const struct meta_python *p = NULL;
+	gpuenv_build_meta_t res;
+	int r;
+
+	if (!mb->cache && (r = gpuenv_cache_open(ctx, mb->o.cache_dir, &mb->cache)) != 0)
+		return r;
+	if ((r = meta_python(mb, python, &p)) != 0)
+		return r;
+	gpuenv_build_opts_t bo = { .python = &p->py, .tags = p->tags, .marker_env = &p->env,
+		.base_env = mb->o.base_env, .timeout_s = mb->o.timeout_s, .limits = mb->o.limits };
+	if ((r = gpuenv_build_metadata(ctx, arena, &bo, mb->cache, ix, q, &res)) != 0)
+		return r;
+	if (res.cached) {
+		mb->cached++;
+	} else {
+		mb->built++;
+		gpuenv_log(ctx, GPUENV_LOG_INFO, "%s: dependencies from its build backend in %.1f s (log: %s)", what,
+			res.secs, res.log ? res.log : "none");
+	}
+	*out = res.metadata;
+	return 0;
+}
+
 static int hook_metadata(void *self, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_index_t *ix,
 	const gpuenv_pv_sdist_t *sd, gpuenv_str_t *out)
 {
-	gpuenv_meta_builder_t *mb = self;
-	const struct meta_python *p = NULL;
-	gpuenv_build_meta_t res;
 	const gpuenv_index_file_t *f = sd->file;
 	const char *sha = f->sha256;
 	unsigned char d[GPUENV_SHA256_LEN];
 	char hex[2 * GPUENV_SHA256_LEN + 1];
 	int r;
 
-	if (!mb->cache && (r = gpuenv_cache_open(ctx, mb->o.cache_dir, &mb->cache)) != 0)
-		return r;
 	if (!sha) { /* a local file of find-links: hashed here, as the lock does */
 		const char *local = gpuenv_file_url_path(arena, f->url);
 		if (!local) {
@@ -312,52 +335,19 @@ static int hook_metadata(void *self, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, g
 		gpuenv_hex(d, sizeof(d), hex);
 		sha = hex;
 	}
-	if ((r = meta_python(mb, sd->python, &p)) != 0)
-		return r;
-	gpuenv_build_opts_t bo = { .python = &p->py, .tags = p->tags, .marker_env = &p->env,
-		.base_env = mb->o.base_env, .timeout_s = mb->o.timeout_s, .limits = mb->o.limits };
 	gpuenv_build_req_t q = { .name = sd->name, .version = sd->version, .sdist_url = f->url,
 		.sdist_name = f->filename, .sdist_sha256 = sha, .sdist_size = f->size };
-	if ((r = gpuenv_build_metadata(ctx, arena, &bo, mb->cache, ix, &q, &res)) != 0)
-		return r;
-	if (res.cached) {
-		mb->cached++;
-	} else {
-		mb->built++;
-		gpuenv_log(ctx, GPUENV_LOG_INFO, "%s %s: dependencies from its build backend in %.1f s (log: %s)",
-			sd->name, sd->version, res.secs, res.log ? res.log : "none");
-	}
-	*out = res.metadata;
-	return 0;
+	const char *what = gpuenv_arena_printf(arena, "%s %s", sd->name, sd->version).ptr;
+	return what ? meta_ask(self, ctx, arena, ix, sd->python, &q, what, out) : gpuenv_oom(ctx, "the metadata build");
 }
 
 /* A source tree's metadata (a path or git dependency). */
 static int hook_tree(void *self, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_index_t *ix,
 	const gpuenv_pv_tree_t *tr, gpuenv_str_t *out)
 {
-	gpuenv_meta_builder_t *mb = self;
-	const struct meta_python *p = NULL;
-	gpuenv_build_meta_t res;
-	int r;
-
-	if (!mb->cache && (r = gpuenv_cache_open(ctx, mb->o.cache_dir, &mb->cache)) != 0)
-		return r;
-	if ((r = meta_python(mb, tr->python, &p)) != 0)
-		return r;
-	gpuenv_build_opts_t bo = { .python = &p->py, .tags = p->tags, .marker_env = &p->env,
-		.base_env = mb->o.base_env, .timeout_s = mb->o.timeout_s, .limits = mb->o.limits };
 	gpuenv_build_req_t q = { .name = tr->name, .directory = tr->dir, .meta_key = tr->key };
-	if ((r = gpuenv_build_metadata(ctx, arena, &bo, mb->cache, ix, &q, &res)) != 0)
-		return r;
-	if (res.cached) {
-		mb->cached++;
-	} else {
-		mb->built++;
-		gpuenv_log(ctx, GPUENV_LOG_INFO, "%s (%s): metadata from its build backend in %.1f s (log: %s)",
-			tr->name, tr->dir, res.secs, res.log ? res.log : "none");
-	}
-	*out = res.metadata;
-	return 0;
+	const char *what = gpuenv_arena_printf(arena, "%s (%s)", tr->name, tr->dir).ptr;
+	return what ? meta_ask(self, ctx, arena, ix, tr->python, &q, what, out) : gpuenv_oom(ctx, "the metadata build");
 }
 
 void gpuenv_meta_builder_hook(gpuenv_meta_builder_t *mb, gpuenv_pv_sdist_meta_t *out)
