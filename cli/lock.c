@@ -349,7 +349,13 @@ static int cli_lock(struct cli *cli, const struct cli_verb *verb, int argc, char
 		for (size_t i = 0; i < npick; i++) {
 			const char *name = gpuenv_project_lock_name(&pj.arena, &pj.m, pick[i]), *detail;
 			const char *path = gpuenv_project_lock_path(&pj, pick[i]);
-			int state = path ? gpuenv_project_lock_state(&pj, pick[i], path, NULL, &detail) : -ENOMEM;
+			gpuenv_lock_t lk = { 0 };
+			int state = path ? gpuenv_project_lock_state(&pj, pick[i], path, &lk, &detail) : -ENOMEM;
+			/* a git ref that moved since: stale too (the remote asked) */
+			if (state == GPUENV_LOCK_FRESH && gpuenv_project_lock_refs(&cli->ctx, &pj.arena, &lk, &detail) != 0)
+				state = -1;
+			else if (state == GPUENV_LOCK_FRESH && detail)
+				state = GPUENV_LOCK_STALE;
 			if (state < 0) {
 				st = cli_report(cli, CLI_EXIT_CANNOT);
 				break;

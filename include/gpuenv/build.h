@@ -163,6 +163,10 @@ typedef struct gpuenv_build_req {
 	/* ... or a directory (absolute) */
 	const char *directory;
 	bool editable;		  /* PEP 660 build_editable (a directory) */
+	/* gpuenv_build_metadata of a directory: the tree's content named in
+	 * 64 hex digits (a git checkout's URL and commit), its answer cached
+	 * by it; NULL: asked every time */
+	const char *meta_key;
 } gpuenv_build_req_t;
 
 typedef struct gpuenv_build_result {
@@ -217,8 +221,9 @@ typedef struct gpuenv_build_meta {
 	double secs;
 } gpuenv_build_meta_t;
 
-/* The METADATA of req (an sdist with name, version and sha256; o's
- * python, tags and marker_env make the build venv; against is not used).
+/* The METADATA of req (an sdist with name, version and sha256, or a
+ * directory with its name, its version then the answer's; o's python,
+ * tags and marker_env make the build venv; against is not used).
  * 0, or GPUENV_EBUILD (a hook failed, ran past o->timeout_s, or answered
  * another project or version: ctx->err names the package, its hint the
  * log) or another error. */

@@ -48,11 +48,47 @@ typedef struct gpuenv_pv_sdist {
  * name sd's project and version), ix the lock's index client; 0 or the
  * error (GPUENV_EBUILD: the backend failed or ran past its time, ctx->err
  * names the package, its hint the build log). */
+/* A source tree a direct reference names (a path dependency, a git
+ * checkout): an sdist already unpacked, its metadata asked the same way. */
+typedef struct gpuenv_pv_tree {
+	const char *name;	 /* normalised: the dependency's */
+	const char *dir;	 /* absolute */
+	/* 64 hex digits naming the tree's content for the metadata cache (a
+	 * git checkout: its URL, commit and subdirectory), NULL: a tree that
+	 * may change (a local folder), asked every time */
+	const char *key;
+	const char *python;	 /* the target's Python ("3.12"), or NULL */
+	const char *target_name; /* for messages, or NULL */
+} gpuenv_pv_tree_t;
+
 typedef struct gpuenv_pv_sdist_meta {
 	void *self;
 	int (*metadata)(void *self, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_index_t *ix,
 		const gpuenv_pv_sdist_t *sd, gpuenv_str_t *out);
+	/* the same for a source tree (tr->name checked against the answer;
+	 * its version is the tree's); NULL: direct references to source
+	 * trees are refused */
+	int (*tree)(void *self, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_index_t *ix,
+		const gpuenv_pv_tree_t *tr, gpuenv_str_t *out);
 } gpuenv_pv_sdist_meta_t;
+
+/* A dependency that does not come from an index (gpuenv_direct_t), made
+ * ready for the lock (lib/project/direct.c): its one candidate, and what
+ * its PEP 751 entry records (one of directory, vcs, archive). */
+typedef struct gpuenv_pv_direct {
+	const char *name;	     /* normalised */
+	const char *version;	     /* its metadata's */
+	const char *requires_python; /* its metadata's, or NULL */
+	const gpuenv_requirement_t *reqs; /* its Requires-Dist */
+	size_t nreqs;
+	const char *directory;	     /* as the lock writes it (relative to the
+					lock's folder, or absolute) */
+	bool editable;
+	const gpuenv_lock_vcs_t *vcs;
+	const gpuenv_lock_file_t *archive;
+	const char *subdirectory;
+	const char *tree;	     /* the source tree read (absolute), or NULL */
+} gpuenv_pv_direct_t;
 
 typedef struct gpuenv_pv_opts {
 	gpuenv_index_t *ix;
@@ -108,6 +144,9 @@ typedef struct gpuenv_pv_opts {
 	const gpuenv_kb_ver_t *fav_series; /* the KB's favourite's series ("2.14") */
 	/* sdists with dynamic metadata (see above); zero: refused */
 	gpuenv_pv_sdist_meta_t sdist_meta;
+	/* names that do not come from an index: each one candidate */
+	size_t ndirect;
+	const gpuenv_pv_direct_t *direct;
 } gpuenv_pv_opts_t;
 
 typedef struct gpuenv_pv gpuenv_pv_t;
@@ -122,6 +161,8 @@ typedef struct gpuenv_pv_file {
 	const char *build;
 	bool sdist;	    /* a source distribution (no usable wheel of its
 			       version): locked as PEP 751 sdist */
+	/* a direct reference (file and project NULL then) */
+	const gpuenv_pv_direct_t *direct;
 } gpuenv_pv_file_t;
 
 GPUENV_API int gpuenv_pv_new(gpuenv_ctx_t *ctx, const gpuenv_pv_opts_t *opts, gpuenv_pv_t **out);
@@ -222,6 +263,8 @@ typedef struct gpuenv_project_lock_req {
 	/* sdists with dynamic metadata asked of their build backend (zero:
 	 * refused) */
 	gpuenv_pv_sdist_meta_t sdist_meta;
+	/* the cache git dependencies are fetched into (NULL: the default) */
+	const char *cache_dir;
 } gpuenv_project_lock_req_t;
 
 typedef struct gpuenv_project_lock_out {
@@ -338,6 +381,23 @@ GPUENV_API const char *gpuenv_lock_state_name(int state);
  * (ctx->err set). */
 GPUENV_API int gpuenv_project_lock_state(gpuenv_project_t *pj, const gpuenv_manifest_target_t *t,
 	const char *path, gpuenv_lock_t *lk, const char **detail);
+
+/* ---- direct references (lib/project/direct.c) ----------------------------- */
+
+/* The direct references among deps[0..ndeps) made ready for target t of
+ * req: a path resolved against the manifest's folder and checked, a git
+ * ref fetched and resolved to its commit, each tree's metadata asked
+ * through req->sdist_meta.tree.  *out[0..*n) in arena.  Errors name the
+ * manifest's file:line:col where the reference is written. */
+GPUENV_API int gpuenv_project_direct(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_project_lock_req_t *req,
+	const gpuenv_dep_t *deps, size_t ndeps, gpuenv_pv_direct_t **out, size_t *n);
+
+/* Do lk's git entries still name what their refs name on the remotes (git
+ * ls-remote; lock --check)?  *detail: the first that moved ("alpha: the git
+ * ref 'v1' of URL moved from 1a2b3c4d5e6f to 7a8b9c0d1e2f"), NULL when none
+ * did.  0, or the error (the remote could not be asked). */
+GPUENV_API int gpuenv_project_lock_refs(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_lock_t *lk,
+	const char **detail);
 
 /* ---- stable locks (lib/project/prefer.c) ---------------------------------
  * A target is locked again with the versions of its existing lock

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "build_int.h"
+#include "gpuenv/git.h"
 #include "gpuenv/fs.h"
 #include "gpuenv/hash.h"
 #include "gpuenv/pep440.h"
@@ -791,7 +792,9 @@ const gpuenv_build_result_t *gpuenv_builder_failure(const gpuenv_builder_t *b, c
 	return b->failed ? &b->failure : NULL;
 }
 
-static void req_of(const gpuenv_sync_source_t *src, gpuenv_build_req_t *q)
+/* What src builds; a vcs entry is named by its commit (gpuenv_git_tree_key,
+ * in key) until hook_build checks it out. */
+static int req_of(gpuenv_ctx_t *ctx, const gpuenv_sync_source_t *src, gpuenv_build_req_t *q, char key[65])
 {
 	const gpuenv_lock_package_t *p = src->pkg;
 	memset(q, 0, sizeof(*q));
@@ -800,6 +803,16 @@ static void req_of(const gpuenv_sync_source_t *src, gpuenv_build_req_t *q)
 	if (src->directory) {
 		q->directory = src->directory;
 		q->editable = src->editable;
+	} else if (!src->sdist && !p->sdist && p->vcs) {
+		const gpuenv_lock_vcs_t *vc = p->vcs;
+		if (!vc->type || strcmp(vc->type, "git") != 0 || !vc->url) {
+			gpuenv_fail(ctx, GPUENV_EUNSUPPORTED, NULL, 0, 0, "%s: a %s checkout%s; gpuenv checks out git "
+				"repositories by URL", p->name, vc->type ? vc->type : "VCS", vc->url ? "" : " by path");
+			return gpuenv_hint(ctx, "build a wheel of it, or lock it from a git URL");
+		}
+		if (gpuenv_git_tree_key(ctx, vc->url, vc->commit_id, p->subdirectory, key) != 0)
+			return ctx->err.code;
+		q->sdist_sha256 = key; /* the tree at the commit: the build's key */
 	} else {
 		const gpuenv_lock_file_t *f = src->sdist ? src->sdist : p->sdist;
 		q->sdist_url = f->url;
@@ -808,6 +821,7 @@ static void req_of(const gpuenv_sync_source_t *src, gpuenv_build_req_t *q)
 		q->sdist_sha256 = f->sha256;
 		q->sdist_size = f->size;
 	}
+	return 0;
 }
 
 static int hook_key(void *self, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_sync_source_t *src,
@@ -815,7 +829,9 @@ static int hook_key(void *self, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const 
 {
 	gpuenv_builder_t *b = self;
 	gpuenv_build_req_t q;
-	req_of(src, &q);
+	char vkey[65];
+	if (req_of(ctx, src, &q, vkey) != 0)
+		return ctx->err.code;
 	return gpuenv_build_key(ctx, arena, &b->o, &q, key);
 }
 
@@ -825,8 +841,24 @@ static int hook_build(void *self, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpue
 	gpuenv_builder_t *b = self;
 	gpuenv_build_req_t q;
 	gpuenv_build_result_t res;
+	char vkey[65];
 	int r;
-	req_of(src, &q);
+	if ((r = req_of(ctx, src, &q, vkey)) != 0)
+		return r;
+	if (!q.directory && src->pkg->vcs && !src->sdist && !src->pkg->sdist) {
+		/* a vcs entry: its commit checked out into the cache, built as a
+		 * folder (the key stays its commit's) */
+		const gpuenv_lock_vcs_t *vc = src->pkg->vcs;
+		const char *dir;
+		if ((r = gpuenv_git_checkout(ctx, &b->arena, gpuenv_cache_dir(cache), vc->url, vc->commit_id, &dir)) != 0)
+			return gpuenv_fail_prefix(ctx, r, NULL, 0, 0, "%s", src->pkg->name);
+		if (src->pkg->subdirectory && !(dir = gpuenv_arena_printf(&b->arena, "%s/%s", dir,
+							src->pkg->subdirectory).ptr))
+			return gpuenv_oom(ctx, "the builder");
+		if (!(q.sdist_sha256 = gpuenv_arena_strndup(&b->arena, vkey, strlen(vkey))))
+			return gpuenv_oom(ctx, "the builder");
+		q.directory = dir;
+	}
 	r = gpuenv_build_wheel(ctx, &b->arena, &b->o, cache, ix, &q, &res);
 	if (r) {
 		b->failed = true;

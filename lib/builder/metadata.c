@@ -52,11 +52,17 @@ static int meta_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_bui
 	}
 	gpuenv_name_normalize_to(md.name, norm, sizeof(norm));
 	bool same_name = !strcmp(norm, q->name);
-	bool same_ver = md.version_valid && gpuenv_version_parse(ctx, arena, gpuenv_str(q->version), &want) == 0 &&
-		gpuenv_version_cmp(&md.version, &want) == 0;
+	bool same_ver = !q->version || (md.version_valid && gpuenv_version_parse(ctx, arena, gpuenv_str(q->version),
+		&want) == 0 && gpuenv_version_cmp(&md.version, &want) == 0);
 	gpuenv_error_clear(ctx);
 	if (same_name && same_ver)
 		return 0;
+	if (q->directory) {
+		gpuenv_fail(ctx, GPUENV_EBUILD, NULL, 0, 0, "%s: the build backend of %s names the project %.*s",
+			q->name, q->directory, (int)md.name.len, md.name.ptr);
+		return gpuenv_hint(ctx, "name the dependency as the project names itself%s%s",
+			log ? "; the build log: " : "", log ? log : "");
+	}
 	gpuenv_fail(ctx, GPUENV_EBUILD, NULL, 0, 0, "%s %s: the build backend's metadata names %.*s %.*s, another "
 		"%s than the sdist's file name", q->name, q->version, (int)md.name.len, md.name.ptr,
 		(int)md.version_text.len, md.version_text.ptr, same_name ? "version" : "project");
@@ -115,7 +121,11 @@ static int do_meta(struct gpuenv_bctx *b, const char *key, void *arg)
 	if ((r = meta_read(b->ctx, b->arena, hr.str, &text)) != 0 ||
 		(r = meta_check(b->ctx, b->arena, q, hr.str, text, b->log)) != 0)
 		return r;
-	const char *path = meta_path(b->arena, b->cache, q->sdist_sha256);
+	res->metadata = text;
+	const char *mkey = q->directory ? q->meta_key : q->sdist_sha256;
+	if (!mkey)
+		return 0; /* a folder that may change: not cached */
+	const char *path = meta_path(b->arena, b->cache, mkey);
 	const char *slash = path ? strrchr(path, '/') : NULL;
 	const char *dir = slash ? gpuenv_arena_strndup(b->arena, path, (size_t)(slash - path)) : NULL;
 	if (!dir)
@@ -150,15 +160,26 @@ int gpuenv_build_metadata(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv
 	if (!o->python || !o->python->version)
 		return gpuenv_fail(ctx, -EINVAL, NULL, 0, 0, "%s: a metadata build needs an interpreter",
 			req->name ? req->name : "?");
-	if (!req->name || !req->version || req->directory || !sha_hex(req->sdist_sha256))
-		return gpuenv_fail(ctx, -EINVAL, NULL, 0, 0, "a metadata build needs a name, a version and an sdist "
-			"with its sha256");
-	if (!(path = meta_path(arena, cache, req->sdist_sha256)) ||
-		!(b.what = gpuenv_arena_printf(arena, "%s %s", req->name, req->version).ptr))
+	if (!req->name || (req->directory ? req->meta_key && !sha_hex(req->meta_key)
+					  : !req->version || !sha_hex(req->sdist_sha256)))
+		return gpuenv_fail(ctx, -EINVAL, NULL, 0, 0, "a metadata build needs a name and a version with an sdist "
+			"and its sha256, or a directory");
+	const char *mkey = req->directory ? req->meta_key : req->sdist_sha256, *skey = mkey;
+	unsigned char d[GPUENV_SHA256_LEN];
+	char hex[2 * GPUENV_SHA256_LEN + 1];
+	if (!skey) { /* the session's name for a folder: its path's digest */
+		if ((r = gpuenv_sha256(req->directory, strlen(req->directory), d)) != 0)
+			return gpuenv_sha256_fail(ctx, r, "a folder's name");
+		gpuenv_hex(d, sizeof(d), hex);
+		skey = hex;
+	}
+	if ((mkey && !(path = meta_path(arena, cache, mkey))) ||
+		!(b.what = gpuenv_arena_printf(arena, "%s %s", req->name, req->version ? req->version
+			: req->directory).ptr))
 		return gpuenv_oom(ctx, "the metadata build");
 	uint64_t tr0 = gpuenv_trace_begin(ctx);
 	/* the cache: the answer of an earlier lock, checked again */
-	r = meta_read(ctx, arena, path, &res->metadata);
+	r = mkey ? meta_read(ctx, arena, path, &res->metadata) : -ENOENT;
 	if (r == 0 && (r = meta_check(ctx, arena, req, path, res->metadata, NULL)) == 0) {
 		res->path = path;
 		res->cached = true;
@@ -170,7 +191,7 @@ int gpuenv_build_metadata(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv
 		return r;
 	gpuenv_error_clear(ctx); /* none, or a damaged one: asked again */
 	memset(&res->metadata, 0, sizeof(res->metadata));
-	r = gpuenv_build_session(&b, req->sdist_sha256, do_meta, res);
+	r = gpuenv_build_session(&b, skey, do_meta, res);
 	res->log = b.log;
 	res->log_tail = b.log_tail;
 	res->secs = meta_now() - t0;
@@ -264,20 +285,43 @@ static int meta_python(gpuenv_meta_builder_t *mb, const char *want, const struct
 	return 0;
 }
 
+/* q's metadata with the interpreter for python (what names it in the
+ * log line), counted as built or cached. */
+static int meta_ask(gpuenv_meta_builder_t *mb, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_index_t *ix,
+	const char *python, const gpuenv_build_req_t *q, const char *what, gpuenv_str_t *out)
+{
+	const struct meta_python *p = NULL;
+	gpuenv_build_meta_t res;
+	int r;
+
+	if (!mb->cache && (r = gpuenv_cache_open(ctx, mb->o.cache_dir, &mb->cache)) != 0)
+		return r;
+	if ((r = meta_python(mb, python, &p)) != 0)
+		return r;
+	gpuenv_build_opts_t bo = { .python = &p->py, .tags = p->tags, .marker_env = &p->env,
+		.base_env = mb->o.base_env, .timeout_s = mb->o.timeout_s, .limits = mb->o.limits };
+	if ((r = gpuenv_build_metadata(ctx, arena, &bo, mb->cache, ix, q, &res)) != 0)
+		return r;
+	if (res.cached) {
+		mb->cached++;
+	} else {
+		mb->built++;
+		gpuenv_log(ctx, GPUENV_LOG_INFO, "%s: dependencies from its build backend in %.1f s (log: %s)", what,
+			res.secs, res.log ? res.log : "none");
+	}
+	*out = res.metadata;
+	return 0;
+}
+
 static int hook_metadata(void *self, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_index_t *ix,
 	const gpuenv_pv_sdist_t *sd, gpuenv_str_t *out)
 {
-	gpuenv_meta_builder_t *mb = self;
-	const struct meta_python *p = NULL;
-	gpuenv_build_meta_t res;
 	const gpuenv_index_file_t *f = sd->file;
 	const char *sha = f->sha256;
 	unsigned char d[GPUENV_SHA256_LEN];
 	char hex[2 * GPUENV_SHA256_LEN + 1];
 	int r;
 
-	if (!mb->cache && (r = gpuenv_cache_open(ctx, mb->o.cache_dir, &mb->cache)) != 0)
-		return r;
 	if (!sha) { /* a local file of find-links: hashed here, as the lock does */
 		const char *local = gpuenv_file_url_path(arena, f->url);
 		if (!local) {
@@ -291,27 +335,24 @@ static int hook_metadata(void *self, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, g
 		gpuenv_hex(d, sizeof(d), hex);
 		sha = hex;
 	}
-	if ((r = meta_python(mb, sd->python, &p)) != 0)
-		return r;
-	gpuenv_build_opts_t bo = { .python = &p->py, .tags = p->tags, .marker_env = &p->env,
-		.base_env = mb->o.base_env, .timeout_s = mb->o.timeout_s, .limits = mb->o.limits };
 	gpuenv_build_req_t q = { .name = sd->name, .version = sd->version, .sdist_url = f->url,
 		.sdist_name = f->filename, .sdist_sha256 = sha, .sdist_size = f->size };
-	if ((r = gpuenv_build_metadata(ctx, arena, &bo, mb->cache, ix, &q, &res)) != 0)
-		return r;
-	if (res.cached) {
-		mb->cached++;
-	} else {
-		mb->built++;
-		gpuenv_log(ctx, GPUENV_LOG_INFO, "%s %s: dependencies from its build backend in %.1f s (log: %s)",
-			sd->name, sd->version, res.secs, res.log ? res.log : "none");
-	}
-	*out = res.metadata;
-	return 0;
+	const char *what = gpuenv_arena_printf(arena, "%s %s", sd->name, sd->version).ptr;
+	return what ? meta_ask(self, ctx, arena, ix, sd->python, &q, what, out) : gpuenv_oom(ctx, "the metadata build");
+}
+
+/* A source tree's metadata (a path or git dependency). */
+static int hook_tree(void *self, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_index_t *ix,
+	const gpuenv_pv_tree_t *tr, gpuenv_str_t *out)
+{
+	gpuenv_build_req_t q = { .name = tr->name, .directory = tr->dir, .meta_key = tr->key };
+	const char *what = gpuenv_arena_printf(arena, "%s (%s)", tr->name, tr->dir).ptr;
+	return what ? meta_ask(self, ctx, arena, ix, tr->python, &q, what, out) : gpuenv_oom(ctx, "the metadata build");
 }
 
 void gpuenv_meta_builder_hook(gpuenv_meta_builder_t *mb, gpuenv_pv_sdist_meta_t *out)
 {
 	out->self = mb;
 	out->metadata = hook_metadata;
+	out->tree = hook_tree;
 }

@@ -11,7 +11,8 @@
 bool gpuenv_sync_builds_needed(const gpuenv_lock_t *lk)
 {
 	for (size_t i = 0; i < lk->npackages; i++)
-		if (!lk->packages[i].nwheels && (lk->packages[i].sdist || lk->packages[i].directory))
+		if (!lk->packages[i].nwheels && (lk->packages[i].sdist || lk->packages[i].directory ||
+							    lk->packages[i].vcs))
 			return true;
 	return false;
 }

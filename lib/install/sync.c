@@ -228,16 +228,16 @@ static int pkg_wheel(gpuenv_sync_t *s, const gpuenv_lock_package_t *p, const gpu
 			"wheel, and this sync builds no source (no builder, gpuenv/build.h): build a wheel of it",
 			name).ptr);
 	}
-	if (!p->nwheels && (p->sdist || p->directory) && s->o.builder.build)
-		return 0; /* built from source: plan_source */
+	if (!p->nwheels && (p->sdist || p->directory || p->vcs) && s->o.builder.build)
+		return 0; /* built from source: plan_source (a vcs entry: the builder checks it out) */
 	if (!p->nwheels) {
 		const char *what = p->sdist ? "locked as a source distribution only, and this sync builds no "
 					      "source (no builder, gpuenv/build.h): lock with --only-binary "
 					      "for it, or build a wheel and give its folder with --find-links"
 				   : p->directory ? "a local source directory, and this sync builds no source (no "
 						    "builder, gpuenv/build.h): build a wheel of it"
-				   : p->vcs ? "a VCS checkout; gpuenv builds sdists and source directories, not VCS "
-					      "checkouts: build a wheel of it, or lock its sdist"
+				   : p->vcs ? "a VCS checkout, and this sync builds no source (no builder, "
+					      "gpuenv/build.h): build a wheel of it"
 					    : "the lock gives no file to install";
 		return pkg_fail(s, p, GPUENV_EUNSUPPORTED, what);
 	}
@@ -311,6 +311,8 @@ static int plan_source(gpuenv_sync_t *s, gpuenv_sync_action_t *a)
 			return gpuenv_oom(s->ctx, "the sync plan");
 		gpuenv_fs_tidy_path((char *)src->directory);
 		src->editable = p->editable;
+	} else if (p->vcs) {
+		/* the builder checks the commit out (src->pkg->vcs) */
 	} else {
 		const gpuenv_lock_file_t *f = p->sdist ? p->sdist : p->archive;
 		gpuenv_lock_file_t *c = gpuenv_arena_alloc(s->arena, sizeof(*c));

@@ -222,14 +222,28 @@ static int lock_packages(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_
 			return gpuenv_oom(ctx, "the lock");
 		p->name = r->name;
 		p->version = r->cand->version;
-		p->requires_python = pf->file->requires_python;
-		p->index = pf->project->source ? gpuenv_url_public(arena, pf->project->source->url) : NULL;
 		for (size_t k = 0; k < r->ndeps; k++) {
 			d[k].name = res->pkgs[r->deps[k]].name;
 			d[k].version = res->pkgs[r->deps[k]].cand->version;
 		}
 		p->ndeps = r->ndeps;
 		p->deps = d;
+		if (pf->direct) {
+			/* PEP 751: a directory's version is its build's (left out: the
+			 * folder may change); a vcs entry's is its commit's */
+			const gpuenv_pv_direct_t *x = pf->direct;
+			p->requires_python = x->requires_python;
+			p->directory = x->directory;
+			p->editable = x->editable;
+			p->vcs = x->vcs;
+			p->archive = x->archive;
+			p->subdirectory = x->subdirectory;
+			if (x->directory)
+				p->version = NULL;
+			continue;
+		}
+		p->requires_python = pf->file->requires_python;
+		p->index = pf->project->source ? gpuenv_url_public(arena, pf->project->source->url) : NULL;
 		w->name = pf->file->filename;
 		w->url = gpuenv_url_public(arena, pf->file->url);
 		w->size = pf->file->size;
@@ -399,27 +413,6 @@ static int lock_build(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_pro
 	return lt->inputs_hash ? 0 : gpuenv_oom(ctx, "the lock");
 }
 
-/* A dependency that does not come from an index (a path, git, url or
- * workspace reference: gpuenv_direct_t) cannot be locked yet: refused at
- * the place it is written. */
-static int lock_direct_refused(gpuenv_ctx_t *ctx, const gpuenv_manifest_t *m, const gpuenv_manifest_target_t *t,
-	const gpuenv_dep_t *deps, size_t n)
-{
-	static const char *const kinds[] = { "", "path", "git", "url", "workspace" };
-
-	for (size_t i = 0; i < n; i++) {
-		const gpuenv_direct_t *x = deps[i].direct;
-		if (!x)
-			continue;
-		gpuenv_fail(ctx, GPUENV_EUNSUPPORTED, m->path, x->line, x->col,
-			"target %s: %s is a %s dependency (%s), which gpuenv's lock cannot lock yet", t->name,
-			deps[i].name, x->kind >= 1 && x->kind <= 4 ? kinds[x->kind] : "direct", x->from ? x->from : "?");
-		return gpuenv_hint(ctx, "publish it to an index or a find-links folder (gpuenv lock --find-links "
-					"DIR) and depend on it by version");
-	}
-	return 0;
-}
-
 int gpuenv_project_lock_target(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_project_lock_req_t *req,
 	gpuenv_project_lock_out_t *out)
 {
@@ -460,7 +453,11 @@ int gpuenv_project_lock_target(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const g
 			nkbt = LOCK_MAX_KBT;
 	}
 
-	if ((rc = lock_direct_refused(ctx, req->m, t, deps, ndeps)) != 0)
+	/* direct references (path, git): each one candidate, its metadata
+	 * from its build backend */
+	gpuenv_pv_direct_t *direct = NULL;
+	size_t ndirect = 0;
+	if ((rc = gpuenv_project_direct(ctx, arena, req, deps, ndeps, &direct, &ndirect)) != 0)
 		goto out;
 	/* routes: PDM's include_packages patterns first, so that a
 	 * dependency's own source (later) wins */
@@ -519,6 +516,8 @@ int gpuenv_project_lock_target(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const g
 		.torch_index = req->m->torch_index,
 		.fav_series = req->backend && req->backend->variant ? &req->backend->variant->torch : NULL,
 		.sdist_meta = req->sdist_meta,
+		.ndirect = ndirect,
+		.direct = direct,
 	};
 	/* the torch builds the KB confirms for the target first; the ones it
 	 * cannot judge only when those give no solution (the order

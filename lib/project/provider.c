@@ -43,6 +43,7 @@ struct pv_proj {
 	gpuenv_candidate_t *cands;
 	size_t ncands;
 	const char *excluded;
+	bool direct; /* a direct reference: its one candidate, no page */
 };
 
 struct gpuenv_pv {
@@ -922,6 +923,9 @@ static int pv_start(gpuenv_pv_t *pv)
 	pv->crawled = true;
 	if ((rc = pv_crawl_reqs(pv, pv->o.roots, pv->o.nroots)) != 0)
 		return rc;
+	for (size_t i = 0; i < pv->o.ndirect; i++)
+		if ((rc = pv_crawl_reqs(pv, pv->o.direct[i].reqs, pv->o.direct[i].nreqs)) != 0)
+			return rc;
 	/* root requirements with extras: their names are asked for too */
 	return pv_flush(pv, true);
 }
@@ -948,7 +952,7 @@ static int pv_versions(void *self, gpuenv_ctx_t *ctx, const char *name, const gp
 		if ((rc = pv_flush(pv, true)) != 0)
 			return rc;
 	}
-	if (!p->page)
+	if (!p->page && !p->direct)
 		return gpuenv_fail(pv->ctx, GPUENV_ENOTFOUND, NULL, 0, 0, "no index has a package named '%s'",
 			name);
 	*out = p->cands;
@@ -1002,6 +1006,34 @@ void gpuenv_pv_provider(gpuenv_pv_t *pv, gpuenv_provider_t *out)
 		.prefetch = pv_prefetch, .excluded = pv_excluded };
 }
 
+/* The direct references: each name's one candidate, its requirements
+ * known, no page asked. */
+static int pv_directs(gpuenv_pv_t *pv)
+{
+	for (size_t i = 0; i < pv->o.ndirect; i++) {
+		const gpuenv_pv_direct_t *d = &pv->o.direct[i];
+		struct pv_proj *p = pv_proj(pv, d->name, true);
+		gpuenv_candidate_t *c = p ? gpuenv_arena_calloc(&pv->arena, 1, sizeof(*c)) : NULL;
+		struct pv_cand_file *cf = c ? gpuenv_arena_calloc(&pv->arena, 1, sizeof(*cf)) : NULL;
+		if (!cf)
+			return gpuenv_oom(pv->ctx, "the provider's package table");
+		if (gpuenv_version_parse(pv->ctx, &pv->arena, gpuenv_str(d->version), &c->v) != 0)
+			return pv->ctx->err.code;
+		cf->pub.direct = d;
+		cf->meta = 2;
+		cf->reqs = d->reqs;
+		cf->nreqs = d->nreqs;
+		c->version = d->version;
+		c->requires_python = d->requires_python;
+		c->data = cf;
+		p->direct = true;
+		p->state = 2;
+		p->cands = c;
+		p->ncands = 1;
+	}
+	return 0;
+}
+
 int gpuenv_pv_new(gpuenv_ctx_t *ctx, const gpuenv_pv_opts_t *opts, gpuenv_pv_t **out)
 {
 	gpuenv_pv_t *pv = calloc(1, sizeof(*pv));
@@ -1012,7 +1044,8 @@ int gpuenv_pv_new(gpuenv_ctx_t *ctx, const gpuenv_pv_opts_t *opts, gpuenv_pv_t *
 	pv->projs.ctx = ctx;
 	gpuenv_arena_init(&pv->arena, ctx, 0);
 	gpuenv_buf_init(&pv->offered, ctx, 4096);
-	if (opts->python && gpuenv_version_parse(ctx, &pv->arena, gpuenv_str(opts->python), &pv->python) != 0) {
+	if ((opts->python && gpuenv_version_parse(ctx, &pv->arena, gpuenv_str(opts->python), &pv->python) != 0) ||
+		pv_directs(pv) != 0) {
 		int rc = ctx->err.code;
 		gpuenv_pv_free(pv);
 		return rc;

@@ -163,8 +163,9 @@ for what, text, pos, needle in bad:
     check(rc == 1 and (path + pos) in err and needle in err,
           "%s: exit 1 with %s and '%s': %d %s" % (what, path + pos, needle, rc, err))
 
-# a git source is read (debug manifest shows it) and refused by the lock at its position
-GIT = project("git", BASE + '[tool.uv.sources]\nhttpx = { git = "https://github.com/encode/httpx", tag = "0.27.0" }\n'
+# a git source is read (debug manifest shows it); one that cannot be fetched is
+# an error at its position (no network: a repository that is not there)
+GIT = project("git", BASE + '[tool.uv.sources]\nhttpx = { git = "file:///nonexistent/httpx", tag = "0.27.0" }\n'
               + H200)
 rc, out, err = run("debug", "manifest", "--project", GIT, "--json")
 httpx = [d for d in json.loads(out)["dependencies"] if d["name"] == "httpx"] if rc == 0 else []
