@@ -216,7 +216,7 @@ SCHEMA = {
 # placeholders a diagnose.toml text may use (lib/check/diagnose.c fills them)
 DIAG_FACTS = {"gpu", "gpu_cc", "gpu_sm", "gpu_arch", "gpu_mem", "gpu_count", "driver",
               "driver_cuda", "kernel_module", "cuda_visible_devices", "torch", "torch_cuda",
-              "torch_code", "torch_cudnn", "torch_pick", "cudnn", "cudnn_for_gpu"}
+              "torch_code", "torch_cudnn", "torch_pick", "cudnn", "cudnn_for_gpu", "gpu_fp16"}
 DIAG_FILTERS = {"cuda_int", "first_cuda", "first_driver", "min_driver", "torch_for_sm"}
 # failures the issue names: each must have a signature
 DIAG_REQUIRED = ["cudnn-lib-missing", "no-kernel-image", "cudnn-not-supported", "driver-insufficient",

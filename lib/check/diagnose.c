@@ -8,6 +8,7 @@
  */
 #include "gpuenv/diagnose.h"
 #include "gpuenv/facts.h"
+#include "gpuenv/kb_trt.h"
 
 #include <errno.h>
 #include <regex.h>
@@ -551,6 +552,30 @@ static const char *fmt_mem(uint64_t b, gpuenv_arena_t *a)
 	return afmt(a, "%.1f GiB", (double)b / (1024.0 * 1024.0 * 1024.0));
 }
 
+/* Does the GPU run FP16 fast in TensorRT, by the KB's hardware precision
+ * matrix (any release: the log does not say which TensorRT)?  The fix of
+ * TensorRT's Half2 message differs: a T4 has fast FP16, so there the
+ * TensorRT in use is older than the GPU, not the GPU too old. */
+static const char *gpu_fp16(gpuenv_diag_t *d, const gpuenv_diag_facts_t *f, gpuenv_arena_t *a)
+{
+	const gpuenv_kb_trt_precision_t *row;
+	gpuenv_kb_ver_t any;
+
+	if (!facts_cc(f) || !gpuenv_kb_ver_parse(gpuenv_str("9999"), &any))
+		return NULL;
+	if (gpuenv_kb_trt_precision(d->kb, "fp16", &any, f->cc_major, f->cc_minor, &row))
+		return afmt(a, "has fast FP16: TensorRT's hardware precision matrix lists FP16 for "
+			"compute capability %d.%d (in every release the knowledge base covers, from TensorRT %.*s), "
+			"so the GPU is not the cause: the TensorRT that printed this is older than the GPU or "
+			"was not built for it; keep --fp16 and build with a TensorRT (%.*s or newer) that lists "
+			"this GPU (gpuenv trt optimize --gpu writes the line) [tensorrt.toml:%u]", f->cc_major,
+			f->cc_minor, GPUENV_STR_ARG(row->tensorrt_min.str), GPUENV_STR_ARG(row->tensorrt_min.str),
+			(unsigned)row->row.line);
+	return afmt(a, "has no fast FP16 in TensorRT's hardware precision matrix: build the engine "
+		"in FP32 (drop --fp16 / the FP16 builder flag) or move to a GPU of compute capability "
+		"7.0 or newer, whose Tensor Cores run FP16");
+}
+
 /* A facts or KB placeholder by name; NULL when unknown. */
 static const char *fact(gpuenv_diag_t *d, gpuenv_str_t name, const gpuenv_diag_facts_t *f,
 	gpuenv_arena_t *a)
@@ -609,6 +634,8 @@ static const char *fact(gpuenv_diag_t *d, gpuenv_str_t name, const gpuenv_diag_f
 		return f ? f->cudnn : NULL;
 	if (IS("cudnn_for_gpu"))
 		return cudnn_for_gpu(d, f, a);
+	if (IS("gpu_fp16"))
+		return gpu_fp16(d, f, a);
 	return NULL;
 #undef IS
 }

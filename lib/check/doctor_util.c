@@ -821,33 +821,19 @@ void dr_rule_driver_knows_gpus(drun_t *r, const char *what)
 const gpuenv_kb_torch_variant_t *dr_pick_torch(drun_t *r, const char *current, bool need_cubin,
 	const char *python, gpuenv_kb_pick_t *out)
 {
-	gpuenv_kb_target_t *ts = gpuenv_arena_calloc(r->arena, r->ngpus ? r->ngpus : 1, sizeof(*ts));
+	size_t cap = r->machine.ngpus ? r->machine.ngpus : 1;
+	gpuenv_kb_target_t *ts = gpuenv_arena_calloc(r->arena, cap, sizeof(*ts));
 	gpuenv_kb_pick_req_t req;
 	gpuenv_kb_pick_t pk;
-	size_t nt = 0;
+	size_t nt;
 
 	if (!ts) {
 		r->err = -ENOMEM;
 		return NULL;
 	}
-	/* one target per compute capability of the visible GPUs */
-	for (size_t i = 0; i < r->ngpus; i++) {
-		const struct dgpu *g = &r->gpus[i];
-		bool seen = false;
-		if (!g->visible || g->maj < 0)
-			continue;
-		for (size_t k = 0; k < nt && !seen; k++)
-			seen = ts[k].cc_major == (unsigned)g->maj && ts[k].cc_minor == (unsigned)g->min;
-		if (seen)
-			continue;
-		ts[nt] = r->host;
-		ts[nt].has_cc = true;
-		ts[nt].cc_major = (unsigned)g->maj;
-		ts[nt].cc_minor = (unsigned)g->min;
-		nt++;
-	}
-	if (!nt)
-		ts[nt++] = r->host;
+	/* one target per compute capability of the visible GPUs: the KB's view
+	 * of the machine every verb takes (gpuenv_target_kb) */
+	nt = gpuenv_target_kb(r->kb, &r->machine, ts, cap);
 	memset(&req, 0, sizeof(req));
 	req.targets = ts;
 	req.n_targets = nt;

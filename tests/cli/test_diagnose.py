@@ -115,6 +115,15 @@ check("CUDA 12.8 or newer" in f["fix"] and "570.26" in f["fix"], "nvcc fix from 
 r = run("diagnose", os.path.join(LOGS, "torch-cpu-only.log"), "--gpu", "H200", "--driver", "580.159.04")
 check("cu130" in r.stdout and "from this machine's facts" in r.stdout, "CPU torch on an H200: %r" % r.stdout)
 
+# TensorRT's Half2 message: the fix follows the GPU (issue 24 item 7): a T4
+# runs FP16 fast, so its fix keeps --fp16; a P4 (6.1) does not
+HALF2 = "[TRT] Half2 support requested on hardware without native FP16 support, performance will be negatively affected.\n"
+for gpu, want, unwanted in (("T4", "has fast FP16", "FP32"), ("P4", "build the engine in FP32", "keep --fp16")):
+    r = run("--json", "diagnose", "--gpu", gpu, "-", stdin=HALF2)
+    f = json.loads(r.stdout)["findings"][0] if r.returncode == 1 else {}
+    check(f.get("id") == "trt-half2" and want in f.get("fix", "") and unwanted not in f.get("fix", ""),
+          "Half2 on a %s: %r" % (gpu, f))
+
 # human output: file:line: id: title, the matched line, cause, fix, source
 r = run("diagnose", os.path.join(LOGS, "cudnn-lib-missing.log"))
 check(r.returncode == 1 and "cudnn-lib-missing.log:8: cudnn-lib-missing: cuDNN library not found" in r.stdout
