@@ -6,29 +6,27 @@
 #include "gpuenv/fs.h"
 #include "gpuenv/kb_bundle.h"
 
-enum { OPT_KEY = 0x2103, OPT_OUT };
+enum { OPT_KEY = 0x2103 };
 
 static int kb_bundle(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "key", required_argument, NULL, OPT_KEY },
-		{ "output", required_argument, NULL, OPT_OUT },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *key = NULL, *out = NULL;
 	gpuenv_buf_t buf;
 	int c, st = 0;
 
-	while ((c = cli_getopt(cli, verb, argc, argv, "o:", opts, &st)) != -1) {
+	while ((c = cli_getopt(cli, verb, argc, argv, "", opts, &st)) != -1) {
 		if (c == CLI_OPT_EXIT)
 			return st;
 		if (c == OPT_KEY)
 			key = optarg;
-		else if (c == OPT_OUT || c == 'o')
-			out = optarg;
 		else
 			return CLI_EXIT_USAGE;
 	}
+	out = cli->opt.output;
 	if (optind + 1 != argc || !key || !out)
 		return cli_usage_error(cli, verb, "%s: give the folder of KB files, --key KEY.pem and "
 			"-o FILE", verb->name);
@@ -50,6 +48,10 @@ const struct cli_verb cli_kb_bundle_verb = {
 	.summary = "make a signed knowledge-base bundle (for the project's maintainers)",
 	.usage = "gpuenv kb bundle DIR --key KEY.pem -o FILE",
 	.help = "  DIR                the KB files (as data/kb/), dated by DIR/about.toml\n"
-		"  --key KEY.pem      the Ed25519 private key that signs the manifest\n"
-		"  -o, --output FILE  where the bundle goes (written atomically)\n",
+		"  --key KEY.pem      the Ed25519 private key that signs the manifest\n",
+	.groups = CLI_G_OUTPUT,
+	.group_help = (const struct cli_group_help[]){
+		{ CLI_G_OUTPUT, "  -o, --output FILE  where the bundle goes (written atomically)\n" },
+		{ 0, NULL },
+	},
 };

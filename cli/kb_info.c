@@ -9,10 +9,7 @@
 #include "gpuenv/kb_answer.h"
 #include "gpuenv/kb_bundle.h"
 
-enum { OPT_KB_DIR = 0x2101 };
-
-static const struct option kb_dir_opt[] = {
-	{ "kb-dir", required_argument, NULL, OPT_KB_DIR },
+static const struct option no_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -111,13 +108,12 @@ static int kb_info(struct cli *cli, const struct cli_verb *verb, int argc, char 
 	json_t *info;
 	int c, st = 0;
 
-	while ((c = cli_getopt(cli, verb, argc, argv, "", kb_dir_opt, &st)) != -1) {
+	while ((c = cli_getopt(cli, verb, argc, argv, "", no_opts, &st)) != -1) {
 		if (c == CLI_OPT_EXIT)
 			return st;
-		if (c != OPT_KB_DIR)
-			return CLI_EXIT_USAGE;
-		kb_dir = optarg;
+		return CLI_EXIT_USAGE;
 	}
+	kb_dir = cli->opt.kb_dir;
 	if (optind < argc)
 		return cli_usage_error(cli, verb, "%s: unexpected argument '%s'", verb->name, argv[optind]);
 	if (gpuenv_kb_load(&cli->ctx, kb_dir, &kb))
@@ -142,6 +138,10 @@ const struct cli_verb cli_kb_info_verb = {
 	.run = kb_info,
 	.summary = "the knowledge base's date, where it comes from, its counts and its sources",
 	.usage = "gpuenv kb info [--kb-dir DIR]",
-	.help = "  --kb-dir DIR       the files in DIR instead (missing ones: the built-in copy)\n"
-		"JSON adds every cited document with its row count (\"documents\")\n",
+	.help = "JSON adds every cited document with its row count (\"documents\")\n",
+	.groups = CLI_G_KB_DIR,
+	.group_help = (const struct cli_group_help[]){
+		{ CLI_G_KB_DIR, "  --kb-dir DIR       the files in DIR instead (missing ones: the built-in copy)\n" },
+		{ 0, NULL },
+	},
 };
