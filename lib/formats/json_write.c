@@ -159,8 +159,8 @@ static int value(gpuenv_buf_t *b, const json_t *v, unsigned n, unsigned depth)
 		gpuenv_buf_append(b, "{", 1);
 		indent(b, n, depth + 1, false);
 		while (it) {
-			const char *key = json_object_iter_key(it);
-			if ((r = string(b, key, strlen(key))) != 0)
+			/* a key may hold NUL (TOML's "\u0000" = ...): by its length */
+			if ((r = string(b, json_object_iter_key(it), json_object_iter_key_len(it))) != 0)
 				return r;
 			gpuenv_buf_append(b, ": ", 2);
 			if ((r = value(b, json_object_iter_value(it), n, depth + 1)) != 0)

@@ -170,6 +170,12 @@ static void test_random(void **state)
 		same(v, what);
 		json_decref(v);
 	}
+	/* a key holding NUL (toml-test's valid/key/quoted-unicode) */
+	json_t *o = json_object();
+	json_object_setn_new_nocheck(o, "a\0b", 3, json_true());
+	json_object_setn_new_nocheck(o, "\0", 1, json_null());
+	same(o, "keys holding NUL");
+	json_decref(o);
 	/* reals whose text needs the ".0", an exponent, or both */
 	static const double reals[] = { 0.0, -0.0, 1.0, 1e20, 1e21, 1e-7, 5e-324, 1.7976931348623157e308,
 		0.1, 123456789012345678.0, -2.5e-300 };
