@@ -339,10 +339,42 @@ static size_t match_starts(const gpuenv_kb_t *kb, const struct toks *qt,
 	return n;
 }
 
+/* A trailing remark in parentheses of words alone, as NVIDIA's own lists
+ * write a system beside its GPU ("NVIDIA GB10 (DGX Spark)"), is not part of
+ * the name; one with other characters ("T4 (rm -rf /)") stays and fails the
+ * name as any other extra text does. */
+static gpuenv_str_t drop_remark(gpuenv_str_t q)
+{
+	size_t open;
+
+	if (!q.len || q.ptr[q.len - 1] != ')')
+		return q;
+	for (open = q.len - 1; open > 0 && q.ptr[open] != '('; open--)
+		;
+	if (!open || q.ptr[open] != '(')
+		return q;
+	for (size_t i = open + 1; i + 1 < q.len; i++)
+		if (!gpuenv_is_alnum(q.ptr[i]) && q.ptr[i] != ' ')
+			return q;
+	return gpuenv_str_trim(gpuenv_str_n(q.ptr, open));
+}
+
+static size_t find_q(const gpuenv_kb_t *kb, gpuenv_str_t q, gpuenv_kb_gpu_match_t *out, size_t max);
+
 size_t gpuenv_kb_gpu_find(const gpuenv_kb_t *kb, const char *query, gpuenv_kb_gpu_match_t *out,
 	size_t max)
 {
-	gpuenv_str_t q = gpuenv_str_trim(gpuenv_str(query));
+	gpuenv_str_t q = gpuenv_str_trim(gpuenv_str(query)), bare = drop_remark(q);
+	size_t n = find_q(kb, q, out, max);
+
+	/* names with parentheses of their own ("GeForce GT 640 (GDDR5)") first */
+	if (!n && bare.len != q.len)
+		n = find_q(kb, bare, out, max);
+	return n;
+}
+
+static size_t find_q(const gpuenv_kb_t *kb, gpuenv_str_t q, gpuenv_kb_gpu_match_t *out, size_t max)
+{
 	struct toks qt, qs, nt;
 	size_t n = 0, best;
 	int32_t dev;

@@ -350,6 +350,11 @@ static void test_gpu_lookup(void **state)
 	assert_int_equal(gpuenv_kb_gpu_lookup(kb, "T4; rm -rf /", &m[0]), GPUENV_ENOTFOUND);
 	assert_non_null(strstr(ctx.err.hint, "did you mean 'NVIDIA T4'?"));
 	assert_int_equal(gpuenv_kb_gpu_find(kb, "T4 100", m, 8), 0);
+	/* a remark in parentheses, as NVIDIA's list writes "NVIDIA GB10 (DGX
+	 * Spark)", is not part of the name; one with other characters is */
+	assert_true(str_is(one_gpu("NVIDIA GB10 (DGX Spark)")->name, "NVIDIA GB10"));
+	assert_int_equal(gpuenv_kb_gpu_find(kb, "T4 (rm -rf /)", m, 8), 0);
+	assert_int_equal(gpuenv_kb_gpu_find(kb, "T4 (H100)", m, 8), 1);
 	assert_int_equal(gpuenv_kb_gpu_find(kb, "H100 SXM5 80GB", m, 8), 1);
 	assert_true(str_is(one_gpu("Tesla V100-SXM2-16GB")->name, "NVIDIA V100"));
 	assert_true(str_is(one_gpu("NVIDIA A100-SXM4-40GB MIG 1g.5gb")->name, "NVIDIA A100"));
