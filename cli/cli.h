@@ -84,6 +84,7 @@ struct cli {
 	bool color;	  /* colour escapes allowed on stdout/stderr */
 	int verbose;	  /* -v count minus -q count */
 	struct cli_opts opt; /* the shared options of the running verb (cli_getopt) */
+	const char *verb;    /* the running verb ("kb info" for a sub-verb); NULL before */
 };
 
 /* A verb or sub-verb: each cli/VERB.c ends with its `const struct cli_verb

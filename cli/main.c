@@ -196,6 +196,7 @@ int main(int argc, char **argv)
 			int vargc = argc - optind;
 			char **vargv = argv + optind;
 			cli_opt_reset();
+			cli.verb = verbs[i]->name;
 			status = verbs[i]->run(&cli, verbs[i], vargc, vargv);
 			return flushed(status);
 		}

@@ -72,11 +72,21 @@ common:
 		"      --json     machine-readable output where the verb has any\n");
 }
 
+/* Every error goes out here.  Out of memory is never a bare "out of
+ * memory" (issue 22 item 12): where the place that ran out said nothing of
+ * what it was doing (gpuenv_oom(ctx, NULL), a verb's own "out of memory"),
+ * the running verb is named, and the fix is given. */
 static int verr(struct cli *cli, int status, const char *fmt, va_list ap)
 {
+	char msg[1400];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	fflush(stdout);
-	fprintf(stderr, "%s%s:%s ", cli_col(cli, CLI_RED), cli->prog, cli_col(cli, CLI_RESET));
-	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "%s%s:%s %s", cli_col(cli, CLI_RED), cli->prog, cli_col(cli, CLI_RESET), msg);
+	if (!strcmp(msg, "out of memory"))
+		fprintf(stderr, " while running `%s %s`\nhint: free some memory, or raise this process's "
+				"limit (ulimit -v, the container's or cgroup's memory limit)",
+			cli->prog, cli->verb ? cli->verb : "(starting)");
 	fputc('\n', stderr);
 	return status;
 }
@@ -374,7 +384,11 @@ int cli_dispatch(struct cli *cli, const struct cli_verb *verb, const struct cli_
 			return CLI_EXIT_OK;
 		}
 		cli_opt_reset();
-		return subs[i]->run(cli, &v, argc - 1, argv + 1);
+		const char *outer = cli->verb;
+		cli->verb = full;
+		int st = subs[i]->run(cli, &v, argc - 1, argv + 1);
+		cli->verb = outer;
+		return st;
 	}
 	const char *s = cli_suggest(argv[1], names, nsubs < 64 ? nsubs : 64);
 	if (s)

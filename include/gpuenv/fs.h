@@ -93,6 +93,23 @@ GPUENV_API int gpuenv_fs_write_buf(gpuenv_ctx_t *ctx, const char *path, gpuenv_b
  * ("PATH: cannot create the folder: ..."). */
 GPUENV_API int gpuenv_fs_mkdirs(gpuenv_ctx_t *ctx, const char *path, unsigned mode);
 
+/* The full path of name in the folder dirfd (AT_FDCWD: the working folder;
+ * an absolute name is itself) into out, from /proc/self/fd; name alone when
+ * the folder's path cannot be read.  out is always terminated. */
+GPUENV_API void gpuenv_fs_fd_path(int dirfd, const char *name, char *out, size_t outsz);
+/* After err (-ENOSPC or -EDQUOT; any other err: nothing is done) writing
+ * into the folder dirfd (AT_FDCWD and a path with a folder work too: path
+ * is then opened): a hint on ctx's error naming the file system that is
+ * full, its mount point (/proc/self/mountinfo), type, free bytes and
+ * inodes (statvfs), and the fix, to free space on it.  same_tip (NULL:
+ * none) is a way to free space that only helps on one file system, that of
+ * the folder same_fd ("`gpuenv cache prune` frees unused cache entries":
+ * same_fd the cache's): added only when same_fd is on the full one, or
+ * always when same_fd is -1 (the full folder is the cache's own).
+ * Returns ctx->err.code. */
+GPUENV_API int gpuenv_fs_full_hint(gpuenv_ctx_t *ctx, int err, int dirfd, const char *path,
+	int same_fd, const char *same_tip);
+
 /* Advisory lock (flock) on path, created if missing.  exclusive: writer lock;
  * wait: block until free, else GPUENV_ELOCKED when held elsewhere.  On
  * success *fd_out holds the descriptor to pass to gpuenv_fs_unlock. */

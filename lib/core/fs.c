@@ -11,6 +11,8 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -395,9 +397,11 @@ int gpuenv_fs_write_atomic_ex(gpuenv_ctx_t *ctx, const char *path, const void *d
 	if (!(flags & GPUENV_FS_NOSYNC))
 		gpuenv_fs_clean_tmp(path);
 	fd = mkstemp(tmp);
-	if (fd < 0)
-		return gpuenv_fail(ctx, -errno, path, 0, 0, "cannot create temporary file: %s",
-			strerror(errno));
+	if (fd < 0) {
+		r = -errno;
+		gpuenv_fail(ctx, r, path, 0, 0, "cannot create temporary file: %s", strerror(-r));
+		return gpuenv_fs_full_hint(ctx, r, AT_FDCWD, path, -1, NULL);
+	}
 	/* held until the rename: a cleaner tells a live writer's by it */
 	flock(fd, LOCK_EX | LOCK_NB);
 	r = write_all(fd, data, len);
@@ -410,8 +414,11 @@ int gpuenv_fs_write_atomic_ex(gpuenv_ctx_t *ctx, const char *path, const void *d
 	if (!r && rename(tmp, path) != 0)
 		r = -errno;
 	if (r) {
+		/* the hint first: the free bytes while the temporary still holds its share */
+		gpuenv_fail(ctx, r, path, 0, 0, "cannot write: %s", strerror(-r));
+		gpuenv_fs_full_hint(ctx, r, AT_FDCWD, path, -1, NULL);
 		unlink(tmp);
-		return gpuenv_fail(ctx, r, path, 0, 0, "cannot write: %s", strerror(-r));
+		return r;
 	}
 	if (flags & GPUENV_FS_NOSYNC)
 		return 0;
@@ -439,6 +446,146 @@ int gpuenv_fs_write_atomic_ex(gpuenv_ctx_t *ctx, const char *path, const void *d
 		}
 	}
 	return 0;
+}
+
+void gpuenv_fs_fd_path(int dirfd, const char *name, char *out, size_t outsz)
+{
+	char dir[PATH_MAX], link[64];
+	ssize_t n = -1;
+
+	if (!outsz)
+		return;
+	if (name && name[0] == '/') {
+		snprintf(out, outsz, "%s", name);
+		return;
+	}
+	if (dirfd == AT_FDCWD) {
+		n = getcwd(dir, sizeof(dir)) ? (ssize_t)strlen(dir) : -1;
+	} else {
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", dirfd);
+		n = readlink(link, dir, sizeof(dir) - 1);
+	}
+	if (n <= 0 || dir[0] != '/') {
+		snprintf(out, outsz, "%s", name ? name : ".");
+		return;
+	}
+	dir[n] = '\0';
+	if (!name || !name[0])
+		snprintf(out, outsz, "%s", dir);
+	else
+		snprintf(out, outsz, "%s%s%s", dir, dir[n - 1] == '/' ? "" : "/", name);
+}
+
+/* mountinfo's octal escapes (\040 for a space) undone in place */
+static void mount_unescape(char *s)
+{
+	char *w = s;
+
+	for (char *p = s; *p; p++) {
+		if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
+			p[3] >= '0' && p[3] <= '7') {
+			*w++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+			p += 3;
+		} else {
+			*w++ = *p;
+		}
+	}
+	*w = '\0';
+}
+
+/* The mount point and type of the file system dev, the one whose mount
+ * point is the longest prefix of path among those (bind mounts share a
+ * device); false when /proc/self/mountinfo does not say. */
+static bool mount_of(dev_t dev, const char *path, char *mnt, size_t mntsz, char *type, size_t typesz)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096];
+	size_t best = 0;
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned ma, mi;
+		char point[PATH_MAX], fstype[64];
+		const char *dash = strstr(line, " - ");
+		if (!dash || sscanf(line, "%*s %*s %u:%u %*s %4095s", &ma, &mi, point) != 3 ||
+			sscanf(dash + 3, "%63s", fstype) != 1 || makedev(ma, mi) != dev)
+			continue;
+		mount_unescape(point);
+		size_t pl = strlen(point);
+		bool prefix = !strcmp(point, "/") ||
+			(!strncmp(path, point, pl) && (path[pl] == '/' || path[pl] == '\0'));
+		if (found && !(prefix && pl > best))
+			continue;
+		if (!found || prefix) {
+			snprintf(mnt, mntsz, "%s", point);
+			snprintf(type, typesz, "%s", fstype);
+			best = prefix ? pl : 0;
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* bytes as "12.3 MiB" (B, KiB, MiB, GiB, TiB) */
+static void human_bytes(unsigned long long b, char *out, size_t n)
+{
+	static const char *const unit[] = { "bytes", "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)b;
+	int u = 0;
+
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(out, n, "%llu bytes", b);
+	else
+		snprintf(out, n, "%.1f %s", v, unit[u]);
+}
+
+int gpuenv_fs_full_hint(gpuenv_ctx_t *ctx, int err, int dirfd, const char *path, int same_fd,
+	const char *same_tip)
+{
+	char full[PATH_MAX], mnt[PATH_MAX] = "", type[64] = "", freeb[32], total[32], inodes[64] = "";
+	struct stat st, so;
+	struct statvfs vfs;
+	int fd = dirfd;
+
+	if (err != -ENOSPC && err != -EDQUOT)
+		return ctx->err.code;
+	if (dirfd == AT_FDCWD && path && strchr(path, '/')) {
+		/* the folder of path: the nearest one that exists */
+		snprintf(full, sizeof(full), "%s", path);
+		for (char *slash; fd == AT_FDCWD && (slash = strrchr(full, '/'));) {
+			*slash = '\0';
+			fd = open(full[0] ? full : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (fd < 0)
+				fd = AT_FDCWD;
+		}
+	}
+	gpuenv_fs_fd_path(fd, fd == dirfd ? path : NULL, full, sizeof(full));
+	bool ok = (fd == AT_FDCWD ? stat(".", &st) : fstat(fd, &st)) == 0 &&
+		(fd == AT_FDCWD ? statvfs(".", &vfs) : fstatvfs(fd, &vfs)) == 0;
+	if (fd != dirfd)
+		close(fd);
+	if (!ok)
+		return gpuenv_hint(ctx, "%s: free some space on the file system that holds %s",
+			err == -EDQUOT ? "the disk quota is used up" : "the file system is full", full);
+	if (!mount_of(st.st_dev, full, mnt, sizeof(mnt), type, sizeof(type)))
+		snprintf(mnt, sizeof(mnt), "(device %u:%u)", major(st.st_dev), minor(st.st_dev));
+	human_bytes((unsigned long long)vfs.f_bavail * vfs.f_frsize, freeb, sizeof(freeb));
+	human_bytes((unsigned long long)vfs.f_blocks * vfs.f_frsize, total, sizeof(total));
+	if (vfs.f_files && vfs.f_favail == 0)
+		snprintf(inodes, sizeof(inodes), ", no inode left (of %llu)", (unsigned long long)vfs.f_files);
+	bool same = same_tip && (same_fd == -1 || (fstat(same_fd, &so) == 0 && so.st_dev == st.st_dev));
+	return gpuenv_hint(ctx, "%sthe file system mounted on %s%s%s%s %s: %s free of %s%s; free "
+				"space on it%s%s%s",
+		err == -EDQUOT ? "your disk quota on " : "", mnt, type[0] ? " (" : "", type, type[0] ? ")" : "",
+		err == -EDQUOT ? "is used up" : "is full", freeb, total, inodes,
+		err == -EDQUOT ? " (or ask for a larger quota)" : "", same ? "; " : "", same ? same_tip : "");
 }
 
 int gpuenv_fs_lock(gpuenv_ctx_t *ctx, const char *path, bool exclusive, bool wait,
@@ -490,9 +637,11 @@ int gpuenv_fs_mkdirs(gpuenv_ctx_t *ctx, const char *path, unsigned mode)
 		if (c != '/' && c != '\0')
 			continue;
 		p[i] = '\0';
-		if (mkdir(p, (mode_t)mode) != 0 && errno != EEXIST)
-			return gpuenv_fail(ctx, -errno, p, 0, 0, "cannot create the folder: %s",
-				strerror(errno));
+		if (mkdir(p, (mode_t)mode) != 0 && errno != EEXIST) {
+			int e = -errno;
+			gpuenv_fail(ctx, e, p, 0, 0, "cannot create the folder: %s", strerror(-e));
+			return gpuenv_fs_full_hint(ctx, e, AT_FDCWD, p, -1, NULL);
+		}
 		p[i] = c;
 	}
 	return 0;

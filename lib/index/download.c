@@ -127,6 +127,9 @@ static int sink_fail(djob_t *j, gpuenv_ctx_t *ctx)
 	}
 	gpuenv_fail(ctx, j->werr, j->d->path ? j->d->path : j->url, 0, 0, "cannot write %s: %s",
 		j->name, j->werr == -ENOMEM ? "out of memory" : strerror(-j->werr));
+	if (j->d->path)
+		return gpuenv_fs_full_hint(ctx, j->werr, AT_FDCWD, j->d->path, -1,
+			"`gpuenv cache prune` frees unused cache entries");
 	if (j->werr == -ENOSPC || j->werr == -EDQUOT)
 		return gpuenv_hint(ctx, "free some space (`gpuenv cache prune` frees unused cache entries)");
 	return j->werr;

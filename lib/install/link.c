@@ -17,6 +17,7 @@
  * removed again. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/fs.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gpuenv/fs.h"
 #include "gpuenv/install.h"
 
 #ifndef FICLONE
@@ -50,9 +52,24 @@ const char *gpuenv_link_mode_name(int mode)
 	return mode_names[mode];
 }
 
-static int link_fail(gpuenv_ctx_t *ctx, int err, const char *what, const char *src, const char *dst)
+/* The failure named by full paths (the descriptors' folders), not the
+ * bare file names: "b2.bin: cannot copy b2.bin to b2.bin" says nothing of
+ * where.  A full file system is named by core's hint; pruning the cache
+ * (the source's folder) is offered only when it is on that file system.
+ * remove: dst is a new file of ours, removed after the report. */
+static int link_fail(gpuenv_ctx_t *ctx, int err, const char *what, int src_dirfd, const char *src,
+	int dst_dirfd, const char *dst, bool remove)
 {
-	gpuenv_fail(ctx, err, dst, 0, 0, "cannot %s %s to %s: %s", what, src, dst, strerror(-err));
+	char sp[PATH_MAX], dp[PATH_MAX];
+
+	gpuenv_fs_fd_path(src_dirfd, src, sp, sizeof(sp));
+	gpuenv_fs_fd_path(dst_dirfd, dst, dp, sizeof(dp));
+	gpuenv_fail(ctx, err, dp, 0, 0, "cannot %s %s here: %s", what, sp, strerror(-err));
+	if (err == -ENOSPC || err == -EDQUOT)
+		gpuenv_fs_full_hint(ctx, err, dst_dirfd, dst, src_dirfd,
+			"the cache is on it too: `gpuenv cache prune` frees unused cache entries");
+	if (remove)
+		unlinkat(dst_dirfd, dst, 0);
 	if (err == -EXDEV)
 		return gpuenv_hint(ctx, "the cache and the venv are on different file systems: use "
 					"the link mode auto or copy, or a cache folder on the venv's file system "
@@ -60,8 +77,6 @@ static int link_fail(gpuenv_ctx_t *ctx, int err, const char *what, const char *s
 	if (err == -EOPNOTSUPP || err == -ENOTTY || err == -EINVAL)
 		return gpuenv_hint(ctx, "this file system cannot clone files (reflinks need btrfs, XFS "
 					"or similar): use the link mode auto or copy");
-	if (err == -ENOSPC || err == -EDQUOT)
-		return gpuenv_hint(ctx, "free some space (`gpuenv cache prune` frees unused cache entries)");
 	return err;
 }
 
@@ -167,31 +182,35 @@ static int fill_auto(int in, int out, off_t size, int *mode)
 }
 
 /* dst as a new file (perm) filled from src by fill (*mode: the mode it
- * used); removed on failure. */
+ * used); on failure (*made: dst was created) the caller reports, then
+ * removes it (link_fail): a full
+ * file system's free bytes are read while the failed file still takes its
+ * space. */
 static int new_file(int src_dirfd, const char *src, int dst_dirfd, const char *dst, unsigned perm,
-	int (*fill)(int in, int out, off_t size, int *mode), int *mode)
+	int (*fill)(int in, int out, off_t size, int *mode), int *mode, bool *made)
 {
 	struct stat st;
 	int in, out, r;
 
+	*made = false;
 	if ((in = open_src(src_dirfd, src, &st)) < 0)
 		return in;
 	if ((out = open_dst(dst_dirfd, dst, perm)) < 0) {
 		close(in);
 		return out;
 	}
+	*made = true;
 	r = fill(in, out, st.st_size, mode);
 	close(in);
 	if (close(out) < 0 && !r)
 		r = -errno;
-	if (r)
-		unlinkat(dst_dirfd, dst, 0);
 	return r;
 }
 
 int gpuenv_link_file(gpuenv_ctx_t *ctx, int src_dirfd, const char *src, int dst_dirfd,
 	const char *dst, unsigned perm, int mode, int *used)
 {
+	bool made = false;
 	int r;
 
 	if (used)
@@ -199,15 +218,15 @@ int gpuenv_link_file(gpuenv_ctx_t *ctx, int src_dirfd, const char *src, int dst_
 	switch (mode) {
 	case GPUENV_LINK_HARDLINK:
 		if (linkat(src_dirfd, src, dst_dirfd, dst, 0) < 0)
-			return link_fail(ctx, -errno, "hardlink", src, dst);
+			return link_fail(ctx, -errno, "hardlink", src_dirfd, src, dst_dirfd, dst, false);
 		break;
 	case GPUENV_LINK_REFLINK:
-		if ((r = new_file(src_dirfd, src, dst_dirfd, dst, perm, fill_clone, &mode)))
-			return link_fail(ctx, r, "reflink", src, dst);
+		if ((r = new_file(src_dirfd, src, dst_dirfd, dst, perm, fill_clone, &mode, &made)))
+			return link_fail(ctx, r, "reflink", src_dirfd, src, dst_dirfd, dst, made);
 		break;
 	case GPUENV_LINK_COPY:
-		if ((r = new_file(src_dirfd, src, dst_dirfd, dst, perm, fill_copy, &mode)))
-			return link_fail(ctx, r, "copy", src, dst);
+		if ((r = new_file(src_dirfd, src, dst_dirfd, dst, perm, fill_copy, &mode, &made)))
+			return link_fail(ctx, r, "copy", src_dirfd, src, dst_dirfd, dst, made);
 		break;
 	case GPUENV_LINK_AUTO:
 		if (linkat(src_dirfd, src, dst_dirfd, dst, 0) == 0) {
@@ -216,9 +235,10 @@ int gpuenv_link_file(gpuenv_ctx_t *ctx, int src_dirfd, const char *src, int dst_
 		}
 		r = -errno;
 		if (!fall_back(r))
-			return link_fail(ctx, r, "hardlink", src, dst);
-		if ((r = new_file(src_dirfd, src, dst_dirfd, dst, perm, fill_auto, &mode)))
-			return link_fail(ctx, r, mode == GPUENV_LINK_COPY ? "copy" : "reflink", src, dst);
+			return link_fail(ctx, r, "hardlink", src_dirfd, src, dst_dirfd, dst, false);
+		if ((r = new_file(src_dirfd, src, dst_dirfd, dst, perm, fill_auto, &mode, &made)))
+			return link_fail(ctx, r, mode == GPUENV_LINK_COPY ? "copy" : "reflink", src_dirfd,
+				src, dst_dirfd, dst, made);
 		break;
 	default:
 		return gpuenv_fail(ctx, GPUENV_EUSAGE, NULL, 0, 0, "unknown link mode %d", mode);

@@ -541,7 +541,8 @@ static int sys_fail(gpuenv_ctx_t *ctx, gpuenv_txn_t *T, int err, const char *rel
 {
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s%s%s", T->prefix, rel[0] ? "/" : "", rel);
-	return gpuenv_fail(ctx, err, path, 0, 0, "%s: %s", what, strerror(-err));
+	gpuenv_fail(ctx, err, path, 0, 0, "%s: %s", what, strerror(-err));
+	return gpuenv_fs_full_hint(ctx, err, AT_FDCWD, path, -1, NULL);
 }
 
 static void txn_free(gpuenv_txn_t *T)

@@ -545,9 +545,13 @@ static int file_sink(void *ud, const void *p, size_t n)
 
 	if (gpuenv_sha256_update(&s->h, p, n) || (s->alt && !EVP_DigestUpdate(s->alt, p, n)))
 		return gpuenv_oom(s->ctx, "for a digest");
-	if ((r = write_all(s->fd, p, n)))
-		return gpuenv_fail(s->ctx, r, s->zip->file, 0, 0, "%.*s: cannot write: %s",
+	if ((r = write_all(s->fd, p, n))) {
+		gpuenv_fail(s->ctx, r, s->zip->file, 0, 0, "%.*s: cannot write: %s",
 			GPUENV_STR_ARG(s->e->name), strerror(-r));
+		/* the unpacked tree is the cache's: pruning it frees space there */
+		return gpuenv_fs_full_hint(s->ctx, r, s->fd, NULL, -1,
+			"`gpuenv cache prune` frees unused cache entries");
+	}
 	return 0;
 }
 
@@ -1241,16 +1245,19 @@ static int write_new(stage_t *s, int dirfd, const char *base, const char *shown,
 	int fd = openat(dirfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, perm);
 	int r;
 
-	if (fd < 0)
-		return gpuenv_fail(s->ctx, -errno, s->stage_dir, 0, 0, "%s: cannot create: %s%s", shown,
-			strerror(errno),
-			errno == EEXIST ? " (the wheel ships a file of this name and a script too)" : "");
+	if (fd < 0) {
+		r = -errno;
+		gpuenv_fail(s->ctx, r, s->stage_dir, 0, 0, "%s: cannot create: %s%s", shown,
+			strerror(-r), r == -EEXIST ? " (the wheel ships a file of this name and a script too)" : "");
+		return gpuenv_fs_full_hint(s->ctx, r, dirfd, base, -1, NULL);
+	}
 	r = write_all(fd, p, n);
 	if (close(fd) != 0 && !r)
 		r = -errno;
-	if (r)
-		return gpuenv_fail(s->ctx, r, s->stage_dir, 0, 0, "%s: cannot write: %s", shown,
-			strerror(-r));
+	if (r) {
+		gpuenv_fail(s->ctx, r, s->stage_dir, 0, 0, "%s: cannot write: %s", shown, strerror(-r));
+		return gpuenv_fs_full_hint(s->ctx, r, dirfd, base, -1, NULL);
+	}
 	if (perm & 0111)
 		fchmodat(dirfd, base, perm, 0); /* as pip: the umask does not drop x */
 	s->nplaced++;

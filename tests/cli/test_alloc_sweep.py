@@ -1,4 +1,5 @@
-"""Memory running out anywhere in export, lock and sync (issue 20): each verb is
+"""Memory running out anywhere in export, lock, sync, tree, doctor, preflight
+and labels (issues 20 and 22 item 12): each verb is
 run with every allocation of its context failing from the Nth on
 (GPUENV_TEST_ALLOC_FAIL=N, cli/alloc_inject.c, the sanitizer build), for a
 spread of N from 1 to the number of allocations a whole run makes.  Each run
@@ -104,10 +105,16 @@ GOOD_LOCK = os.path.join(LOCKED, "pylock.cpu.toml")
 check(rc == 0 and os.path.exists(GOOD_LOCK), "baseline lock: %d %s" % (rc, err))
 
 
+ONLY = sys.argv[1:]
+
+
 def sweep(name, args_of, with_lock, after):
-    """Run args_of(dir) once to count its allocations and get the good
+    """Only the sweeps named on the command line, when some are.
+    Run args_of(dir) once to count its allocations and get the good
     output, then with failures from N on; after(dir, rc, out, err) checks what
     a run left behind."""
+    if ONLY and name not in ONLY:
+        return
     d = fresh(name + "-count", with_lock)
     cnt = os.path.join(TMP, name + ".count")
     rc0, out0, err0 = run(args_of(d), count_file=cnt)
@@ -127,6 +134,12 @@ def sweep(name, args_of, with_lock, after):
             check(after(d, before, True, out, out0), "%s: succeeded, but not completely: %s" % (what, out[-300:]))
             continue
         check(rc == 4 and "out of memory" in err, "%s: exit %d without 'out of memory': %s" % (what, rc, err[-400:]))
+        # issue 22 item 12: a failure never reads "success", and the message
+        # says what was being done ("out of memory" alone says nothing)
+        check("success" not in err, "%s: a failure printed 'success': %s" % (what, err[-400:]))
+        check(not any(line.rstrip().endswith(": out of memory") and line.count(":") <= 1
+                      for line in err.splitlines()),
+              "%s: 'out of memory' without what was being done: %s" % (what, err[-400:]))
         check(after(d, before, False, out, out0), "%s: failed, and left files behind: %s" % (what, files(d)))
 
 
@@ -203,6 +216,24 @@ def sync_after(d, before, ok, out, out0):
 
 
 sweep("sync", sync_args, True, sync_after)
+
+# issue 22 item 12: the verbs that read a lock or a machine's facts; their
+# output is on standard output: the whole text or nothing
+FACTS = os.path.join(SRC, "tests", "fixtures", "doctor", "h200-2026-11-29", "facts.json")
+
+
+def whole_or_nothing(d, before, ok, out, out0):
+    return out == out0 if ok else out == "" and files(d) == before
+
+
+sweep("tree", lambda d: ["tree", "--project", d], True, whole_or_nothing)
+sweep("doctor", lambda d: ["doctor", "--facts", FACTS], False, whole_or_nothing)
+sweep("preflight-lock", lambda d: ["preflight", "--lock", os.path.join(d, "pylock.cpu.toml"), "--facts", FACTS],
+      True, whole_or_nothing)
+sweep("preflight-cuda", lambda d: ["preflight", "--cuda", "12.4", "--facts", FACTS], False, whole_or_nothing)
+sweep("labels", lambda d: ["labels", "--facts", FACTS, "--project", d, "-o", os.path.join(d, "labels.txt")],
+      True, lambda d, before, ok, out, out0: os.path.exists(os.path.join(d, "labels.txt")) if ok
+      else files(d) == before)
 
 shutil.rmtree(TMP, ignore_errors=True)
 if failures:
