@@ -40,6 +40,10 @@ typedef struct gpuenv_cache gpuenv_cache_t;
 GPUENV_API int gpuenv_cache_open(gpuenv_ctx_t *ctx, const char *dir, gpuenv_cache_t **out);
 GPUENV_API void gpuenv_cache_close(gpuenv_cache_t *c);
 GPUENV_API const char *gpuenv_cache_dir(const gpuenv_cache_t *c);
+/* Call before making anything in <cache>/tmp through this handle (the
+ * cache's own gets do): once per handle, a killed process's leftovers there
+ * are removed when no other process or handle uses the cache. */
+GPUENV_API void gpuenv_cache_tmp_ready(gpuenv_cache_t *c);
 /* The default folder (added): gpuenv_index_cache_dir (GPUENV_CACHE_DIR,
  * else $XDG_CACHE_HOME/gpuenv, else $HOME/.cache/gpuenv), the index
  * client's default too.  With a dir other than the default, give the index

@@ -680,6 +680,7 @@ int gpuenv_build_session(struct gpuenv_bctx *b, const char *key,
 		return gpuenv_oom(ctx, "the build");
 	if ((r = gpuenv_fs_mkdirs(ctx, tdir, 0755)) != 0)
 		return r;
+	gpuenv_cache_tmp_ready(b->cache); /* a dead build's leftovers go before ours arrive */
 	if (!(b->tmp = mkdtemp((char *)tmpl)))
 		return gpuenv_fail(ctx, -errno, tmpl, 0, 0, "cannot create the build folder: %s", strerror(errno));
 	if ((r = open_log(b, key)) == 0 && (r = trace_shims(b)) == 0)

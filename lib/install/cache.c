@@ -51,6 +51,7 @@ struct gpuenv_cache {
 	char *dir;
 	int dirfd, lockfd;
 	unsigned long seq; /* temporary names (atomic) */
+	bool tmp_ready;	   /* tmp/ checked for a dead process's leftovers */
 };
 
 /* ---- the folder ------------------------------------------------------------ */
@@ -634,12 +635,18 @@ static void check_size(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, item_t *it, const g
 static void empty_dir(gpuenv_cache_t *c, const char *top, uint64_t *freed);
 static void lock_shared(gpuenv_cache_t *c);
 
-/* Before entries are made: with no other process using the cache, what
- * tmp/ holds is a killed one's (partial downloads, half-unpacked trees),
- * cleared now rather than at the next prune (issue 22 item 10).  Busy: left
- * to its owners.  The readers (size) leave it alone. */
-static void clear_dead_tmp(gpuenv_cache_t *c)
+/* Before this handle makes anything in tmp/: with no other process (or
+ * other handle) using the cache, what tmp/ holds is a killed one's (partial
+ * downloads, half-unpacked trees), cleared now rather than at the next
+ * prune (issue 22 item 10).  Busy: left to its owners.  Once per handle: a
+ * later call would find this handle's own work there (a source build's
+ * folder while its build venv is filled).  The readers (size) leave it
+ * alone. */
+void gpuenv_cache_tmp_ready(gpuenv_cache_t *c)
 {
+	if (c->tmp_ready)
+		return;
+	c->tmp_ready = true;
 	if (flock(c->lockfd, LOCK_EX | LOCK_NB) == 0)
 		empty_dir(c, "tmp", NULL);
 	lock_shared(c); /* back to shared (a failed conversion may have dropped it) */
@@ -659,7 +666,7 @@ int gpuenv_cache_get(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena
 		r = gpuenv_oom(ctx, "for the cache");
 		goto out;
 	}
-	clear_dead_tmp(c);
+	gpuenv_cache_tmp_ready(c);
 	/* (1) names, hashes, the trees that are there */
 	for (size_t i = 0; i < n; i++) {
 		item_t *it = &items[i];
