@@ -271,10 +271,12 @@ static int judge_driver(struct dk *d, const char *ref, gpuenv_base_image_t *b, c
 			gpuenv_base_warn(b, fmt(d, "%s: whether its driver runs %s is not checked", target_text(d), ref));
 	}
 	if (!row && b->img.hub.kind == GPUENV_KB_HUB_CUDA && b->runs == GPUENV_KB_RUNS_MINOR_COMPAT)
-		gpuenv_base_warn(b, fmt(d, "nvidia/cuda images require their CUDA of the driver (NVIDIA_REQUIRE_CUDA="
-			       "cuda>=%u.%u): the NVIDIA container runtime refuses %s ('unsatisfied condition') "
-			       "unless the container runs with NVIDIA_DISABLE_REQUIRE=true", b->img.cuda.part[0],
-			b->img.cuda.part[1], driver_text(d)));
+		gpuenv_base_warn(b, fmt(d, "nvidia/cuda images require their CUDA of the driver (their NVIDIA_REQUIRE_CUDA="
+			       "cuda>=%u.%u), which %s meets only through minor-version compatibility: the "
+			       "Dockerfile sets NVIDIA_REQUIRE_CUDA=cuda>=%u.0 instead (without it the NVIDIA "
+			       "container runtime refuses it, 'unsatisfied condition', unless the container runs "
+			       "with NVIDIA_DISABLE_REQUIRE=true)", b->img.cuda.part[0], b->img.cuda.part[1],
+			driver_text(d), b->img.cuda.part[0]));
 	return 0;
 }
 
