@@ -28,7 +28,11 @@ cu124 (an RTX 4090 on an R550 driver) and CPU torch:
   - the rule over every CUDA build of torch.toml x Python 3.10 / 3.12 x an
     R580 and an R535 driver, against an oracle that reads the KB files;
   - h200 of the satellite example has no lock (no solution), and export says
-    so; compose parsed with yaml: one service per target, GPU reservations."""
+    so; compose parsed with yaml: one service per target, GPU reservations;
+  - compose's Triton service ([tool.gpuenv.triton]): the tritonserver image the
+    target's driver runs (preflight --image agrees, newer releases no-go),
+    shm_size, ulimits, ports and GPUs as Triton's docs run it, the triton
+    check command before the build."""
 import fnmatch
 import json
 import os
@@ -558,6 +562,59 @@ rc, out, err = run("export", "--project", PP, "--target", "py311", "--format", "
                    "python:3.12-slim-bookworm", "-o", NOPE)
 check(rc == 1 and "Python 3.11" in err and not os.path.exists(NOPE), "--base python:3.12 for a 3.11 lock: refused: %d %s"
       % (rc, err))
+
+# ---- compose with a Triton service ([tool.gpuenv.triton]) -----------------------------------
+TRI = os.path.join(TMP, "tri")
+os.makedirs(os.path.join(TRI, "models"))
+TRI_HEAD = ('[project]\nname = "tri-serve"\nversion = "1"\ndependencies = ["numpy"]\n\n'
+            '[tool.gpuenv.targets.h200]\ngpu = "H200"\ndriver = "580.159.04"\npython = "3.12"\n'
+            'platform = "manylinux_2_28_x86_64"\n\n[tool.gpuenv.targets.old]\ngpu = "A100"\n'
+            'driver = "470.57.02"\npython = "3.10"\nplatform = "manylinux_2_28_x86_64"\n')
+with open(os.path.join(TRI, "pyproject.toml"), "w") as f:
+    f.write(TRI_HEAD + '\n[tool.gpuenv.triton]\nrepository = "models"\ntarget = "h200"\n')
+rc, out, err = run("export", "--project", TRI, "--format", "compose")
+doc = yaml.safe_load(out) if rc == 0 else {}
+tsvc = doc.get("services", {}).get("triton", {})
+check(rc == 0 and set(doc.get("services", {})) == {"h200", "old", "triton"}, "triton compose: a service per target and "
+      "triton: %d %s %s" % (rc, err, list(doc.get("services", {}))))
+timg = tsvc.get("image", "")
+check(timg.startswith("nvcr.io/nvidia/tritonserver:") and timg.endswith("-py3"), "triton: a tritonserver image: %s" % timg)
+check(tsvc.get("shm_size") == "1gb" and tsvc.get("ulimits") == {"memlock": -1, "stack": 67108864},
+      "triton: shm_size and ulimits as Triton's docs run it: %s %s" % (tsvc.get("shm_size"), tsvc.get("ulimits")))
+check(tsvc.get("ports") == ["8000:8000", "8001:8001", "8002:8002"], "triton: HTTP, gRPC, metrics ports: %s" % tsvc.get("ports"))
+check(tsvc.get("volumes") == ["./models:/models:ro"] and "--model-repository=/models" in tsvc.get("command", []),
+      "triton: the model repository mounted and served: %s %s" % (tsvc.get("volumes"), tsvc.get("command")))
+tdev = tsvc.get("deploy", {}).get("resources", {}).get("reservations", {}).get("devices", [])
+check(len(tdev) == 1 and tdev[0].get("driver") == "nvidia" and tdev[0].get("capabilities") == ["gpu"],
+      "triton: GPUs reserved: %s" % tdev)
+check(("gpuenv triton check models --image %s --facts facts.h200.json" % timg) in out,
+      "triton: the compose file says to run gpuenv triton check before the image is built")
+if timg:
+    # the image chosen for the H200 on R580 is go there (preflight --image), and the newest such release
+    rc, pout, _ = run("preflight", "--image", timg, "--facts", FACTS["h200"])
+    check(rc == 0, "triton: preflight --image %s on the H200's facts: go: %d %s" % (timg, rc, pout[-300:]))
+    with open(os.path.join(SRC, "data", "kb", "ngc.toml"), "rb") as f:
+        rels = sorted(c["release"] for c in tomllib.load(f)["container"]
+                      if c["image"] == "nvcr.io/nvidia/tritonserver" and c["tag"] == c["release"] + "-py3")
+    newer = [r for r in rels if r > timg.split(":")[1][:5]]
+    for r in newer[:3]:
+        rc, pout, _ = run("preflight", "--image", "nvcr.io/nvidia/tritonserver:%s-py3" % r, "--facts", FACTS["h200"])
+        check(rc != 0, "triton: a newer release %s is no-go on R580 (else it would be chosen): %d" % (r, rc))
+# the old A100 (R470): a driver that runs no tritonserver release of the KB by itself: said so, exit 4
+with open(os.path.join(TRI, "pyproject.toml"), "w") as f:
+    f.write(TRI_HEAD + '\n[tool.gpuenv.triton]\nrepository = "models"\ntarget = "old"\n')
+rc, out, err = run("export", "--project", TRI, "--format", "compose")
+check(rc == 0 or (rc == 4 and "tritonserver" in err), "triton on R470: an image or said so: %d %s" % (rc, err))
+# image named: used as given; a repository missing: the error names the key
+with open(os.path.join(TRI, "pyproject.toml"), "w") as f:
+    f.write(TRI_HEAD + '\n[tool.gpuenv.triton]\nrepository = "models"\nimage = "nvcr.io/nvidia/tritonserver:24.08-py3"\n')
+rc, out, err = run("export", "--project", TRI, "--format", "compose")
+check(rc == 0 and yaml.safe_load(out)["services"]["triton"]["image"] == "nvcr.io/nvidia/tritonserver:24.08-py3",
+      "triton: image as [tool.gpuenv.triton] names it: %d %s" % (rc, err))
+with open(os.path.join(TRI, "pyproject.toml"), "w") as f:
+    f.write(TRI_HEAD + '\n[tool.gpuenv.triton]\nimage = "nvcr.io/nvidia/tritonserver:24.08-py3"\n')
+rc, out, err = run("export", "--project", TRI, "--format", "compose")
+check(rc == 4 and "repository" in err, "triton: no repository: said so: %d %s" % (rc, err))
 
 OUTSIDE = os.path.join(TMP, "Dockerfile.outside")
 rc, out, err = run("export", "--project", CTR, "--target", "h200", "--format", "dockerfile", "-o", OUTSIDE)
