@@ -598,8 +598,10 @@ if timg:
                       if c["image"] == "nvcr.io/nvidia/tritonserver" and c["tag"] == c["release"] + "-py3")
     newer = [r for r in rels if r > timg.split(":")[1][:5]]
     for r in newer[:3]:
-        rc, pout, _ = run("preflight", "--image", "nvcr.io/nvidia/tritonserver:%s-py3" % r, "--facts", FACTS["h200"])
-        check(rc != 0, "triton: a newer release %s is no-go on R580 (else it would be chosen): %d" % (r, rc))
+        rc, kout, _ = run("--json", "kb", "image", "nvcr.io/nvidia/tritonserver:%s-py3" % r, "--driver", "580.159.04")
+        runs = json.loads(kout)["images"][0].get("runs") if kout.startswith("{") else None
+        check(runs != "yes", "triton: a newer release %s is not run by R580 by itself (else it would be chosen): %s"
+              % (r, runs))
 # the old A100 (R470): a driver that runs no tritonserver release of the KB by itself: said so, exit 4
 with open(os.path.join(TRI, "pyproject.toml"), "w") as f:
     f.write(TRI_HEAD + '\n[tool.gpuenv.triton]\nrepository = "models"\ntarget = "old"\n')
