@@ -100,7 +100,7 @@ static int export_compose(struct cli *cli, const char *verb, const char *out, gp
 	gpuenv_export_compose_t c;
 	int st = CLI_EXIT_OK;
 
-	if (gpuenv_export_compose(&cli->ctx, &pj->arena, &pj->m, pj->dir, pj->targets, pj->ntargets, out, &c)) {
+	if (gpuenv_export_compose(&cli->ctx, &pj->arena, pj->kb, &pj->m, pj->dir, pj->targets, pj->ntargets, out, &c)) {
 		st = cli_report(cli, cli->ctx.err.code == GPUENV_EUSAGE ? CLI_EXIT_USAGE : CLI_EXIT_CANNOT);
 		goto done;
 	}

@@ -540,6 +540,12 @@ static void print_hub(const gpuenv_kb_t *kb, const char *query, const gpuenv_kb_
 	char c1[16], newer[480];
 
 	printf("%s%s\n", query, row ? cite(cites, row, c1, sizeof(c1)) : "");
+	if (h->kind == GPUENV_KB_HUB_PYTHON) {
+		printf("  Python %.*s%s%.*s, no CUDA of its own (the CUDA libraries come from the wheels "
+		       "installed into it)\n  read by the grammar %s", GPUENV_STR_ARG(h->python.str),
+			h->os.len ? ", Debian " : "", GPUENV_STR_ARG(h->os), gpuenv_kb_hub_grammar(h->kind));
+		return;
+	}
 	if (h->kind == GPUENV_KB_HUB_CUDA)
 		printf("  CUDA %.*s, flavour %.*s, OS %.*s", GPUENV_STR_ARG(h->cuda_full.str),
 			GPUENV_STR_ARG(h->flavour), GPUENV_STR_ARG(h->os));
@@ -672,6 +678,8 @@ static int kb_image(struct cli *cli, const struct cli_verb *verb, int argc, char
 		if (ga)
 			printf(" CUDA %.*s needs >= %.*s%s", GPUENV_STR_ARG(refs[i].cuda.str),
 				GPUENV_STR_ARG(ga->driver_linux.str), cite(&cites, &ga->row, c2, sizeof(c2)));
+		else if (refs[i].hub.kind == GPUENV_KB_HUB_PYTHON)
+			printf(" any: the image asks nothing of it");
 		else if (refs[i].hub.kind)
 			printf(" unknown: the knowledge base has no CUDA %.*s toolkit",
 				GPUENV_STR_ARG(refs[i].cuda.str));

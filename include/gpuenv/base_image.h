@@ -33,6 +33,7 @@ typedef struct gpuenv_base_need {
 	const char *driver;	 /* "570.86.10", or NULL */
 	const char *driver_cuda; /* the newest CUDA its driver runs, or NULL */
 	const char *python;	 /* "3.12", or NULL: none declared */
+	const char *cuda;	 /* the CUDA its environment uses ("12.6": a Jetson's JetPack), or NULL */
 	const gpuenv_kb_target_t *kts; /* one per GPU (gpuenv_target_kb) */
 	size_t nkts;
 	/* the lock: its path (messages), its torch build ([tool.gpuenv]
@@ -59,11 +60,27 @@ typedef struct gpuenv_base_image {
 	size_t nnotes;
 	const char *warns[GPUENV_BASE_MAX_NOTES]; /* what the user should know */
 	size_t nwarns;
+	/* where the Dockerfile's Python comes from (enum gpuenv_base_python) */
+	int python_from;
+	/* NVIDIA_REQUIRE_CUDA for the NVIDIA container toolkit ("cuda>=12.6,arch>=8.0"),
+	 * and why, or NULL: a target without a GPU */
+	const char *require_cuda;
+	const char *require_why;
 	/* the lock's CUDA, as the rule read it */
 	gpuenv_kb_ver_t py;	/* the target's Python, MAJOR.MINOR (n 0: none) */
 	unsigned major;		/* 0: no CUDA build in the lock */
 	const char *cuda_from;	/* what says so */
 } gpuenv_base_image_t;
+
+/* Where the image's Python comes from. */
+enum gpuenv_base_python {
+	GPUENV_BASE_PY_SYSTEM = 0, /* the image's OS python3 (apt-get: Ubuntu, L4T) */
+	GPUENV_BASE_PY_IMAGE,	   /* the image's own (Docker's python images) */
+	GPUENV_BASE_PY_UV,	   /* a uv-managed Python, installed by the Dockerfile */
+};
+
+/* The uv image the Dockerfile copies uv from (GPUENV_BASE_PY_UV). */
+#define GPUENV_BASE_UV_IMAGE "ghcr.io/astral-sh/uv:0.8.14"
 
 /* How a judgement ended (the error in ctx for every value but OK). */
 enum gpuenv_base_verdict {

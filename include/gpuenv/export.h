@@ -84,14 +84,20 @@ typedef struct gpuenv_export_compose {
 	/* the targets whose Dockerfile.<target> is not in the project yet */
 	const char **missing; /* in arena */
 	size_t nmissing;
+	/* the Triton service ([tool.gpuenv.triton] repository), or NULL */
+	const char *triton_image;  /* the tritonserver image it runs */
+	const char *triton_target; /* the target whose driver chose it */
 } gpuenv_export_compose_t;
 
-/* docker-compose.yml of the project's targets; out_path (may be NULL:
+/* docker-compose.yml of the project's targets, and a Triton Inference
+ * Server service when pyproject.toml declares [tool.gpuenv.triton]
+ * repository (its image from the KB for the target's driver unless image
+ * names one; docs/export.md, "Triton"); out_path (may be NULL:
  * standard output) places the build context.  0, or an error (GPUENV_EUSAGE:
  * out_path outside the project). */
-GPUENV_API int gpuenv_export_compose(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_manifest_t *m,
-	const char *project_dir, const gpuenv_manifest_target_t *targets, size_t ntargets, const char *out_path,
-	gpuenv_export_compose_t *out);
+GPUENV_API int gpuenv_export_compose(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const struct gpuenv_kb *kb,
+	const gpuenv_manifest_t *m, const char *project_dir, const gpuenv_manifest_target_t *targets, size_t ntargets,
+	const char *out_path, gpuenv_export_compose_t *out);
 
 #ifdef __cplusplus
 }

@@ -313,6 +313,8 @@ typedef struct gpuenv_kb_container {
 	gpuenv_str_t driver_min_branch;
 	gpuenv_kb_vers_t datacenter_drivers;
 	gpuenv_kb_ver_t cc_min;
+	/* Jetson (L4T) images: the JetPack and L4T releases they are built for */
+	gpuenv_kb_ver_t jetpack, l4t;
 } gpuenv_kb_container_t;
 
 /* ---- images.toml ---------------------------------------------------------- */
@@ -847,6 +849,8 @@ enum gpuenv_kb_hub_kind {
 	GPUENV_KB_HUB_NONE = 0,
 	GPUENV_KB_HUB_CUDA,    /* nvidia/cuda, docker.io/nvidia/cuda, nvcr.io/nvidia/cuda */
 	GPUENV_KB_HUB_PYTORCH, /* pytorch/pytorch, docker.io/pytorch/pytorch */
+	GPUENV_KB_HUB_PYTHON,  /* python, docker.io/library/python: Docker's official
+				  Python images, no CUDA of their own */
 };
 
 /* Which grammar an image's tags follow (an image name without the tag). */
@@ -861,8 +865,9 @@ typedef struct gpuenv_kb_hub_tag {
 	gpuenv_kb_ver_t cuda_full; /* nvidia/cuda: "12.4.1" as written (n 2 or 3) */
 	gpuenv_kb_ver_t cuda;	   /* MAJOR.MINOR */
 	gpuenv_kb_ver_t torch;	   /* pytorch/pytorch: "2.5.1" */
-	gpuenv_str_t flavour;	   /* "cudnn-devel", "cudnn8-runtime", "base"; "runtime" */
-	gpuenv_str_t os;	   /* nvidia/cuda: "ubuntu22.04", "ubi9" */
+	gpuenv_kb_ver_t python;	   /* python: "3.11" (MAJOR.MINOR; cuda stays n 0) */
+	gpuenv_str_t flavour;	   /* "cudnn-devel", "cudnn8-runtime", "base"; "runtime"; python: "slim" or empty */
+	gpuenv_str_t os;	   /* nvidia/cuda: "ubuntu22.04", "ubi9"; python: "bookworm" or empty */
 	gpuenv_str_t ubuntu;	   /* "22.04" when os is an Ubuntu */
 	int cudnn_major;	   /* the N of "cudnn9": 9; -1 when the tag names none */
 	bool has_cudnn;		   /* a cudnn flavour (every pytorch/pytorch tag) */

@@ -19,6 +19,29 @@ static int as_usage(gpuenv_ctx_t *ctx, int rc)
 	return rc;
 }
 
+/* An image without CUDA of its own (Docker's python images, the export's
+ * base when the lock brings the CUDA runtime as wheels): nothing in it asks
+ * anything of the driver; what the wheels ask is `preflight --lock`'s. */
+static int pf_no_cuda_image(drun_t *r, const char *ref, const gpuenv_kb_image_ref_t *img, gpuenv_preflight_t *out)
+{
+	gpuenv_verdict_t *v;
+
+	out->what = dr_fmt(r, "%s (Python %.*s, no CUDA of its own)", ref, GPUENV_STR_ARG(img->hub.python.str));
+	if (!out->what)
+		return -ENOMEM;
+	dr_rules_machine(r);
+	if ((v = dr_verdict(r, "image-no-cuda", GPUENV_SEV_INFO, "machine", out->what)) != NULL) {
+		dr_ev(r, v, "request.image", NULL, "%s", ref);
+		v->message = dr_fmt(r, "%s carries no CUDA libraries and asks nothing of the driver: the "
+			"NVIDIA container toolkit mounts this node's driver into it, and the CUDA libraries "
+			"come from the wheels installed into it (gpuenv preflight --lock judges those on this "
+			"node)", ref);
+	}
+	dr_finish(r);
+	out->go = out->reasons.count[GPUENV_SEV_ERROR] == 0;
+	return r->err;
+}
+
 static int preflight(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_facts_t *facts,
 	const gpuenv_kb_t *kb, const gpuenv_preflight_req_t *req, gpuenv_preflight_t *out)
 {
@@ -65,6 +88,8 @@ static int preflight(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_fact
 	} else {
 		if ((rc = gpuenv_kb_image_lookup(kb, req->image, &img)) != 0)
 			return as_usage(ctx, rc);
+		if (img.hub.kind == GPUENV_KB_HUB_PYTHON)
+			return pf_no_cuda_image(&r, req->image, &img, out);
 		need = img.cuda;
 		what = dr_fmt(&r, "%s (CUDA %.*s)", req->image, GPUENV_STR_ARG(need.str));
 	}

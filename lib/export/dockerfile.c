@@ -159,21 +159,53 @@ static void put_dockerfile(const gpuenv_export_docker_req_t *q, const gpuenv_exp
 		export_put(df, "FROM %s@%s\n\n", b->ref, b->digest);
 	else
 		export_put(df, "FROM %s\n\n", b->ref);
-	export_put(df, "# Python%s: the image's Ubuntu python3 (%s), and a venv that holds\n"
-			      "# exactly the lock\n"
-			      "RUN apt-get update \\\n"
-			      "    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \\\n"
-			      "       python3 python3-venv \\\n"
-			      "    && rm -rf /var/lib/apt/lists/*\n"
-			      "RUN python3 -m venv /opt/venv\n"
-			      "ENV VIRTUAL_ENV=/opt/venv \\\n"
-			      "    PATH=/opt/venv/bin:$PATH \\\n"
-			      "    PIP_DISABLE_PIP_VERSION_CHECK=1 \\\n"
-			      "    PYTHONUNBUFFERED=1\n\n",
-		py,
-		!b->known ? "assumed: --trust-base"
-		: b->img.row ? "installed in NGC images; python3-venv added"
-			     : "nvidia/cuda images carry no Python: installed here");
+	if (b->require_cuda) {
+		export_put(df, "# What the NVIDIA container toolkit checks before it starts the container\n"
+			       "# (NVIDIA_REQUIRE_* constraints, comma-separated: all must hold;\n"
+			       "# https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html):\n"
+			       "# %s.  A node that cannot run the lock is refused at start\n"
+			       "# (\"unsatisfied condition\") instead of failing inside.\n", b->require_why);
+		if (b->python_from == GPUENV_BASE_PY_IMAGE)
+			export_put(df, "# The python image sets none of NVIDIA's variables: without\n"
+				       "# NVIDIA_DRIVER_CAPABILITIES=compute the toolkit mounts no libcuda.\n"
+				       "ENV NVIDIA_VISIBLE_DEVICES=all \\\n"
+				       "    NVIDIA_DRIVER_CAPABILITIES=compute,utility \\\n"
+				       "    NVIDIA_REQUIRE_CUDA=\"%s\"\n\n", b->require_cuda);
+		else
+			export_put(df, "ENV NVIDIA_REQUIRE_CUDA=\"%s\"\n\n", b->require_cuda);
+	}
+	switch (b->python_from) {
+	case GPUENV_BASE_PY_IMAGE:
+		export_put(df, "# Python%s: the image's own (/usr/local/bin/python3), and a venv that\n"
+			       "# holds exactly the lock\n"
+			       "RUN python3 -m venv /opt/venv\n", py);
+		break;
+	case GPUENV_BASE_PY_UV:
+		export_put(df, "# Python%s: no Ubuntu of the CUDA images ships it, so uv installs a\n"
+			       "# python-build-standalone build (https://docs.astral.sh/uv/guides/integration/docker/),\n"
+			       "# and a venv that holds exactly the lock\n"
+			       "COPY --from=%s /uv /usr/local/bin/uv\n"
+			       "ENV UV_PYTHON_INSTALL_DIR=/opt/python\n"
+			       "RUN uv python install%s \\\n"
+			       "    && uv venv --seed --python%s /opt/venv\n", py, GPUENV_BASE_UV_IMAGE, py, py);
+		break;
+	default:
+		export_put(df, "# Python%s: the image's Ubuntu python3 (%s), and a venv that holds\n"
+			       "# exactly the lock\n"
+			       "RUN apt-get update \\\n"
+			       "    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \\\n"
+			       "       python3 python3-venv \\\n"
+			       "    && rm -rf /var/lib/apt/lists/*\n"
+			       "RUN python3 -m venv /opt/venv\n", py,
+			!b->known ? "assumed: --trust-base"
+			: b->img.row && b->img.row->l4t.n ? "L4T's Ubuntu; installed here"
+			: b->img.row ? "installed in NGC images; python3-venv added"
+				     : "nvidia/cuda images carry no Python: installed here");
+	}
+	export_put(df, "ENV VIRTUAL_ENV=/opt/venv \\\n"
+		       "    PATH=/opt/venv/bin:$PATH \\\n"
+		       "    PIP_DISABLE_PIP_VERSION_CHECK=1 \\\n"
+		       "    PYTHONUNBUFFERED=1\n\n");
 	export_put(df, "# The lock and its requirements before the source: this layer is built again\n"
 			      "# only when they change.  pip checks every file's hash (--require-hashes) and\n"
 			      "# installs nothing the lock does not name (--no-deps); BuildKit keeps pip's cache.\n"
@@ -276,6 +308,7 @@ static int base_need(struct dx *d, const gpuenv_export_docker_req_t *q, gpuenv_k
 	}
 	*need = (gpuenv_base_need_t){ .target = q->t->name, .platform = q->t->platform,
 		.driver = q->t->target.driver, .driver_cuda = q->t->target.driver_cuda, .python = q->t->target.python,
+		.cuda = q->t->target.cuda,
 		.kts = kts, .nkts = gpuenv_target_kb(q->kb, &q->t->target, kts, GPUENV_BASE_MAX_GPUS),
 		.lock_path = q->lock_path, .backend = lk->target.backend, .names = names, .versions = versions,
 		.npkgs = lk->npackages };

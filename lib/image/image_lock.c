@@ -49,6 +49,8 @@ int gpuenv_image_components(gpuenv_ctx_t *ctx, const gpuenv_kb_t *kb, gpuenv_are
 		if (m->known && m->cuda_row && img.hub.has_cudnn)
 			c.cudnn = ver(arena, &m->cuda_row->cudnn);
 		c.ubuntu = str(arena, img.hub.ubuntu);
+	} else if (img.hub.kind == GPUENV_KB_HUB_PYTHON) {
+		c.python = ver(arena, &img.hub.python);
 	} else if (img.hub.kind == GPUENV_KB_HUB_PYTORCH) {
 		const gpuenv_kb_hub_match_t *m = &img.match;
 		c.cuda = ver(arena, &img.hub.cuda);

@@ -402,7 +402,9 @@ static void hub_json(const gpuenv_kb_t *kb, json_t *j, const gpuenv_kb_image_ref
 	json_object_set_new(j, "ubuntu", jstr(h->ubuntu));
 	json_object_set_new(j, "cudnn", cudnn ? jver(&cr->cudnn) : json_null());
 	json_object_set_new(j, "cudnn_major", cudnn_major >= 0 ? json_integer(cudnn_major) : json_null());
-	json_object_set_new(j, "python", m->known && pr ? jver(&pr->python) : json_null());
+	json_object_set_new(j, "python", h->kind == GPUENV_KB_HUB_PYTHON ? jver(&h->python)
+					 : m->known && pr	       ? jver(&pr->python)
+								       : json_null());
 	json_object_set_new(j, "known", json_boolean(m->known));
 	json_object_set_new(j, "release_known", json_boolean(m->release_known));
 	json_object_set_new(j, "answered_from", json_string(m->known ? "data" : "grammar"));
@@ -451,6 +453,8 @@ json_t *gpuenv_kb_images_json(const gpuenv_kb_t *kb, const char *query,
 				json_object_set_new(j, "datacenter_drivers", dd ? dd : json_null());
 			}
 			json_object_set_new(j, "cc_min", jver(&c->cc_min));
+			json_object_set_new(j, "jetpack", jver(&c->jetpack));
+			json_object_set_new(j, "l4t", jver(&c->l4t));
 			json_object_set_new(j, "source", jrow(&c->row));
 		} else if (img[i].hub.kind) {
 			hub_json(kb, j, &img[i]);

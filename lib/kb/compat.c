@@ -632,6 +632,12 @@ void gpuenv_kb_image_check(const gpuenv_kb_t *kb, const gpuenv_kb_target_t *t,
 
 	memset(out, 0, sizeof(*out));
 	out->cc_ok = -1;
+	if (img->hub.kind == GPUENV_KB_HUB_PYTHON && !img->cuda.n) {
+		/* no CUDA in the image: it asks nothing of the driver (the CUDA
+		 * libraries come from the wheels installed into it) */
+		out->runs = GPUENV_KB_RUNS_GA;
+		return;
+	}
 	if (c && c->cc_min.n && t->has_cc) {
 		gpuenv_kb_ver_t cc = { { NULL, 0 }, { t->cc_major, t->cc_minor, 0, 0 }, 2 };
 		out->cc_ok = gpuenv_kb_ver_cmp(&cc, &c->cc_min) >= 0;

@@ -1,6 +1,8 @@
 /* Docker Hub images whose tags have a grammar: nvidia/cuda
- * ("<cuda>-<flavour>-<os>") and pytorch/pytorch
- * ("<torch>-cuda<X.Y>-cudnn<N>-<runtime|devel>").  A tag is read by its
+ * ("<cuda>-<flavour>-<os>"), pytorch/pytorch
+ * ("<torch>-cuda<X.Y>-cudnn<N>-<runtime|devel>") and Docker's official
+ * python images ("<X.Y[.Z]>[-slim][-<debian>]": no CUDA of their own, the
+ * export's base when the lock brings the CUDA runtime as wheels).  A tag is read by its
  * grammar first, then looked up in images.toml: a tag the data list is
  * answered from the data, one that fits the grammar but that the data lack
  * from the grammar alone (and says so), a malformed one is refused with the
@@ -14,10 +16,14 @@
 
 static const char g_cuda[] = "<cuda>-<base|runtime|devel|cudnn-runtime|cudnn-devel>-<os>";
 static const char g_pytorch[] = "<torch>-cuda<X.Y>-cudnn<N>-<runtime|devel>";
+static const char g_python[] = "<X.Y[.Z]>[-slim][-<bookworm|bullseye|trixie>]";
 
 const char *gpuenv_kb_hub_grammar(int kind)
 {
-	return kind == GPUENV_KB_HUB_CUDA ? g_cuda : kind == GPUENV_KB_HUB_PYTORCH ? g_pytorch : NULL;
+	return kind == GPUENV_KB_HUB_CUDA	 ? g_cuda
+	       : kind == GPUENV_KB_HUB_PYTORCH ? g_pytorch
+	       : kind == GPUENV_KB_HUB_PYTHON  ? g_python
+					       : NULL;
 }
 
 int gpuenv_kb_hub_kind(gpuenv_str_t image)
@@ -31,6 +37,10 @@ int gpuenv_kb_hub_kind(gpuenv_str_t image)
 		{ "nvcr.io/nvidia/cuda", GPUENV_KB_HUB_CUDA },
 		{ "pytorch/pytorch", GPUENV_KB_HUB_PYTORCH },
 		{ "docker.io/pytorch/pytorch", GPUENV_KB_HUB_PYTORCH },
+		{ "python", GPUENV_KB_HUB_PYTHON },
+		{ "library/python", GPUENV_KB_HUB_PYTHON },
+		{ "docker.io/python", GPUENV_KB_HUB_PYTHON },
+		{ "docker.io/library/python", GPUENV_KB_HUB_PYTHON },
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -87,9 +97,12 @@ static bool os_ok(gpuenv_str_t s)
 static int bad(gpuenv_ctx_t *ctx, int kind, gpuenv_str_t tag, const char *fmt_part,
 	gpuenv_str_t part, const char *why)
 {
-	const char *image = kind == GPUENV_KB_HUB_CUDA ? "nvidia/cuda" : "pytorch/pytorch";
-	const char *example = kind == GPUENV_KB_HUB_CUDA ? "12.4.1-cudnn-devel-ubuntu22.04"
-							 : "2.5.1-cuda12.4-cudnn9-runtime";
+	const char *image = kind == GPUENV_KB_HUB_CUDA	  ? "nvidia/cuda"
+			    : kind == GPUENV_KB_HUB_PYTHON ? "python"
+							   : "pytorch/pytorch";
+	const char *example = kind == GPUENV_KB_HUB_CUDA	? "12.4.1-cudnn-devel-ubuntu22.04"
+			      : kind == GPUENV_KB_HUB_PYTHON ? "3.11-slim-bookworm"
+							     : "2.5.1-cuda12.4-cudnn9-runtime";
 	int tl = (int)(tag.len > 64 ? 64 : tag.len), pl = (int)(part.len > 64 ? 64 : part.len);
 
 	if (fmt_part)
@@ -200,12 +213,45 @@ static int parse_pytorch(gpuenv_ctx_t *ctx, gpuenv_str_t tag, gpuenv_kb_hub_tag_
 	return 0;
 }
 
+/* Docker's official python images: the Debian releases their glibc tags are
+ * built on (alpine and windows variants cannot install manylinux wheels). */
+static int parse_python(gpuenv_ctx_t *ctx, gpuenv_str_t tag, gpuenv_kb_hub_tag_t *out)
+{
+	static const char *const debian[] = { "bookworm", "bullseye", "trixie" };
+	const char *dash = memchr(tag.ptr, '-', tag.len);
+	gpuenv_str_t ver = gpuenv_str_n(tag.ptr, dash ? (size_t)(dash - tag.ptr) : tag.len);
+	gpuenv_str_t rest = dash ? gpuenv_str_n(dash + 1, (size_t)(tag.ptr + tag.len - dash - 1)) : GPUENV_STR_NULL;
+	gpuenv_kb_ver_t v;
+
+	if (!dotted(ver, 2, 3, &v) || v.part[0] != 3)
+		return bad(ctx, GPUENV_KB_HUB_PYTHON, tag, "the Python version", ver,
+			"is not 3.MINOR[.PATCH] (as 3.11)");
+	if (gpuenv_str_startswith(rest, "slim")) {
+		out->flavour = gpuenv_str_n(rest.ptr, 4);
+		rest = rest.len > 4 && rest.ptr[4] == '-' ? gpuenv_str_n(rest.ptr + 5, rest.len - 5)
+			 : gpuenv_str_n(rest.ptr + 4, rest.len - 4);
+	}
+	if (rest.len) {
+		bool ok = false;
+		for (size_t i = 0; i < sizeof(debian) / sizeof(debian[0]); i++)
+			ok |= gpuenv_str_eq_cstr(rest, debian[i]);
+		if (!ok)
+			return bad(ctx, GPUENV_KB_HUB_PYTHON, tag, "the variant", rest,
+				"is not a Debian release (bookworm, bullseye, trixie): alpine's musl and "
+				"windows images cannot install the lock's manylinux wheels");
+		out->os = rest;
+	}
+	out->kind = GPUENV_KB_HUB_PYTHON;
+	out->python = major_minor(v);
+	return 0;
+}
+
 int gpuenv_kb_hub_parse(gpuenv_ctx_t *ctx, int kind, gpuenv_str_t tag, gpuenv_kb_hub_tag_t *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->cudnn_major = -1;
 	out->tag = tag;
-	if (kind != GPUENV_KB_HUB_CUDA && kind != GPUENV_KB_HUB_PYTORCH)
+	if (kind != GPUENV_KB_HUB_CUDA && kind != GPUENV_KB_HUB_PYTORCH && kind != GPUENV_KB_HUB_PYTHON)
 		return gpuenv_fail(ctx, -EINVAL, NULL, 0, 0, "not an image with a tag grammar");
 	if (!tag.ptr || !tag.len)
 		return bad(ctx, kind, tag, NULL, GPUENV_STR_NULL, "the tag is empty");
@@ -215,7 +261,9 @@ int gpuenv_kb_hub_parse(gpuenv_ctx_t *ctx, int kind, gpuenv_str_t tag, gpuenv_kb
 	if (gpuenv_str_eq_cstr(tag, "latest"))
 		return bad(ctx, kind, tag, NULL, GPUENV_STR_NULL,
 			"'latest' moves from release to release; name a versioned tag");
-	return kind == GPUENV_KB_HUB_CUDA ? parse_cuda(ctx, tag, out) : parse_pytorch(ctx, tag, out);
+	return kind == GPUENV_KB_HUB_CUDA     ? parse_cuda(ctx, tag, out)
+	       : kind == GPUENV_KB_HUB_PYTHON ? parse_python(ctx, tag, out)
+					      : parse_pytorch(ctx, tag, out);
 }
 
 static bool has(const gpuenv_kb_strs_t *l, gpuenv_str_t s)
@@ -261,6 +309,6 @@ bool gpuenv_kb_hub_newer(const gpuenv_kb_t *kb, const gpuenv_kb_hub_tag_t *t, ch
 	if (t->kind == GPUENV_KB_HUB_PYTORCH &&
 		gpuenv_kb_newer(kb, GPUENV_KB_KIND_TORCH, &t->torch, GPUENV_STR_NULL, buf, size))
 		return true;
-	return t->kind != GPUENV_KB_HUB_NONE &&
+	return t->kind != GPUENV_KB_HUB_NONE && t->kind != GPUENV_KB_HUB_PYTHON &&
 		gpuenv_kb_newer(kb, GPUENV_KB_KIND_CUDA, &t->cuda, GPUENV_STR_NULL, buf, size);
 }

@@ -396,7 +396,8 @@ static const struct field f_container[] = { FLD(T, image, F_STR, R), FLD(T, tag,
 	FLD(T, ubuntu, F_VER, O), FLD(T, cuda_driver, F_VER, O),
 	FLD(T, driver_min_branch, F_STR, O), FLD(T, datacenter_drivers, F_VERS, O),
 	FLD(T, cc_min, F_CC, O), FLD(T, tensorflow, F_STR, O), FLD(T, jax, F_STR, O),
-	FLD(T, triton, F_STR, O), FLD(T, vllm, F_STR, O), END };
+	FLD(T, triton, F_STR, O), FLD(T, vllm, F_STR, O), FLD(T, jetpack, F_VER, O),
+	FLD(T, l4t, F_VER, O), END };
 #undef T
 #define T gpuenv_kb_cuda_image_t
 static const struct field f_cuda_image[] = { FLD(T, cuda_full, F_VER, R), FLD(T, os, F_STRS, R),

@@ -16,6 +16,7 @@
 static const char *const GPUENV_KEYS[] = { "torch-backend", "torch-index", "targets", "registries",
 	"build-against-env", "label-prefix",
 	"trt", /* [tool.gpuenv.trt]: gpuenv trt's shapes, read by the trt verbs (docs/trt.md) */
+	"triton", /* [tool.gpuenv.triton]: the model repository, read by export --format compose (docs/export.md) */
 	NULL };
 static const char *const TARGET_KEYS[] = { "gpu", "compute_capability", "driver", "cuda", "python",
 	"platform", "groups", "extras", "torch-backend", NULL };

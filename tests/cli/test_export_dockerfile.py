@@ -16,14 +16,23 @@ cu124 (an RTX 4090 on an R550 driver) and CPU torch:
     cu130 lock, an image whose release notes need a newer driver, another
     Python, a Jetson) and preflight agreeing that the refused image is no-go;
     nothing written on any refusal;
-  - Jetson: the KB holds no L4T image, and export says so; --trust-base;
+  - Jetson: the l4t-jetpack image of the target's JetPack (ngc.toml's L4T rows),
+    preflight go on the Orin's facts; nvidia/cuda and another JetPack refused;
+  - Python 3.9 to 3.13, one target each: python:X.Y-slim-bookworm when the
+    lock brings the CUDA runtime as wheels, else nvidia/cuda with a uv-managed
+    Python; NVIDIA_REQUIRE_CUDA of the lock's CUDA and the GPUs' capability;
+    a CPU target gets the python image;
   - FROM tag@digest from image-manifest.json (hand-written, and made by
     `gpuenv image lock` against tests/fixtures/registry_server.py), a
     platform the lock lacks refused, a malformed manifest;
   - the rule over every CUDA build of torch.toml x Python 3.10 / 3.12 x an
     R580 and an R535 driver, against an oracle that reads the KB files;
   - h200 of the satellite example has no lock (no solution), and export says
-    so; compose parsed with yaml: one service per target, GPU reservations."""
+    so; compose parsed with yaml: one service per target, GPU reservations;
+  - compose's Triton service ([tool.gpuenv.triton]): the tritonserver image the
+    target's driver runs (preflight --image agrees, newer releases no-go),
+    shm_size, ulimits, ports and GPUs as Triton's docs run it, the triton
+    check command before the build."""
 import fnmatch
 import json
 import os
@@ -147,7 +156,8 @@ def check_dockerfile(name, project, target, path, want_base=None):
         check("--mount=type=cache,target=/root/.cache/pip" in a, "%s: BuildKit's pip cache mount" % name)
         for f in ins[dep[0]][1].split()[:2]:
             check(os.path.exists(os.path.join(project, f)), "%s: COPY %s: in the build context" % (name, f))
-    check(any("python3 -m venv /opt/venv" in a for _, a in runs), "%s: a venv" % name)
+    check(any("python3 -m venv /opt/venv" in a or ("uv venv " in a and a.endswith(" /opt/venv")) for _, a in runs),
+          "%s: a venv" % name)
     users = [a for w, a, _ in ins if w == "USER"]
     check(len(users) == 1 and words[-1] == "USER", "%s: USER last: %s" % (name, words[-3:]))
     if users:
@@ -226,27 +236,35 @@ for t, want in (("a100", "nvidia/cuda:11.8.0-runtime-ubuntu22.04"), ("t4", "nvid
     rc, out, _ = run("export", "--project", SAT, "--target", t, "--format", "dockerfile")
     check(rc == 0 and out == again, "satellite %s: stdout and -o give the same bytes (deterministic)" % t)
 
-# jetson: no L4T image in the KB: said so, nothing written
+# jetson: the l4t-jetpack image of its JetPack's CUDA (12.6) and Python (3.10), from ngc.toml
 JDF = os.path.join(SAT, "Dockerfile.jetson")
-rc, out, err = run("export", "--project", SAT, "--target", "jetson", "--format", "dockerfile", "-o", JDF)
-check(rc == 4 and "Jetson" in err and "L4T" in err and "--trust-base" in err and not os.path.exists(JDF)
-      and not os.path.exists(os.path.join(SAT, "requirements.jetson.txt")),
-      "jetson: the KB has no L4T image, and export says so: %d %s" % (rc, err))
-rc, out, err = run("export", "--project", SAT, "--target", "jetson", "--format", "dockerfile", "--base",
-                   "nvidia/cuda:12.6.3-runtime-ubuntu22.04", "-o", JDF)
-check(rc == 1 and "Jetson" in err and not os.path.exists(JDF), "jetson: an nvidia/cuda --base is refused: %d %s" % (rc, err))
 L4T = "nvcr.io/nvidia/l4t-jetpack:r36.4.0"
-rc, out, err = run("export", "--project", SAT, "--target", "jetson", "--format", "dockerfile", "--base", L4T, "-o", JDF)
-check(rc == 4 and "not in the knowledge base" in err and "--trust-base" in err and not os.path.exists(JDF),
-      "jetson: an image the KB does not know needs --trust-base: %d %s" % (rc, err))
-rc, out, err = run("export", "--project", SAT, "--target", "jetson", "--format", "dockerfile", "--base", L4T,
-                   "--trust-base", "-o", JDF)
-check(rc == 0 and "not checked" in err, "jetson: --trust-base writes it, with a warning: %d %s" % (rc, err))
+FACTS["jetson"] = facts_for("Jetson AGX Orin", "8.7", "540.4.0", "12.6", machine="aarch64")
+rc, out, err = run("export", "--project", SAT, "--target", "jetson", "--format", "dockerfile", "-o", JDF)
+check(rc == 0 and os.path.exists(JDF), "jetson: the L4T base is chosen: %d %s" % (rc, err))
 if os.path.exists(JDF):
     check_dockerfile("satellite jetson", SAT, "jetson", JDF, L4T)
-    check("unchecked" in open(JDF).read(), "jetson: the Dockerfile says its base is unchecked")
-    rc, pf, err = preflight(JDF, FACTS["a100"])
-    check(rc == 4 and "not in the knowledge base" in err, "jetson: preflight cannot judge the L4T image either: %d %s" % (rc, err))
+    text = open(JDF).read()
+    check("JetPack 6.1" in text and "L4T R36.4.0" in text and "[ngc.toml:" in text,
+          "jetson: the Dockerfile names the JetPack and L4T releases and the KB row")
+    check('\nENV NVIDIA_REQUIRE_CUDA="cuda>=12.6,arch>=8.7"\n' in text,
+          "jetson: NVIDIA_REQUIRE_CUDA from the JetPack's CUDA and the Orin's 8.7: %s"
+          % [x for x in text.split("\n") if "REQUIRE" in x])
+    check("--platform linux/arm64" in text, "jetson: built for linux/arm64")
+    rc, pf, err = preflight(JDF, FACTS["jetson"])
+    check(rc == 0 and pf.get("go") is True, "jetson: preflight --dockerfile on the Orin's facts: go: %d %s %s"
+          % (rc, err, [r.get("message") for r in pf.get("reasons", [])]))
+rc, out, err = run("export", "--project", SAT, "--target", "jetson", "--format", "dockerfile", "--base",
+                   "nvidia/cuda:12.6.3-runtime-ubuntu22.04", "-o", JDF + ".x")
+check(rc == 1 and "Jetson" in err and "L4T" in err and not os.path.exists(JDF + ".x"),
+      "jetson: an nvidia/cuda --base is refused: %d %s" % (rc, err))
+for base, why in (("nvcr.io/nvidia/l4t-jetpack:r35.4.1", "CUDA 11.4"),):
+    rc, out, err = run("export", "--project", SAT, "--target", "jetson", "--format", "dockerfile", "--base", base,
+                       "-o", JDF + ".x")
+    check(rc == 1 and why in err and not os.path.exists(JDF + ".x"), "jetson --base %s: refused (%s): %d %s"
+          % (base, why, rc, err))
+rc, out, err = run("export", "--project", SAT, "--target", "t4", "--format", "dockerfile", "--base", L4T)
+check(rc == 1 and "Jetson devices only" in err, "an L4T --base for an x86_64 T4: refused: %d %s" % (rc, err))
 
 # h200: the example has no solution for it (torchvision ^0.16 has no cp312 wheel)
 HDF = os.path.join(SAT, "Dockerfile.h200")
@@ -407,12 +425,18 @@ if rc == 0:
           "rtx4090: a CUDA 12 base flavour (the lock has the CUDA runtime wheels) on Ubuntu 24.04: %s" % img)
     rc, pf, err = preflight(RDF, FACTS["rtx4090"])
     check(rc == 0, "rtx4090: preflight --dockerfile: go: %d %s" % (rc, err))
+    check('\nENV NVIDIA_REQUIRE_CUDA="cuda>=12.0,arch>=8.9"\n' in open(RDF).read(),
+          "rtx4090: NVIDIA_REQUIRE_CUDA asks CUDA 12.0 (minor-version compatibility), not the image's 12.x")
 rc, out, err = run("--json", "export", "--project", CTR, "--target", "rtx4090", "--format", "dockerfile")
 j = json.loads(out) if out.startswith("{") else {}
 check(rc == 0 and j.get("base", {}).get("chosen") is True and j.get("base", {}).get("flavour") == "base"
       and j.get("dockerfile", "").startswith("# syntax="), "--json: the base and the Dockerfile: %s" % out[:300])
-rc, out, err = run("export", "--project", CTR, "--target", "cpu", "--format", "dockerfile", "-o", NOPE)
-check(rc == 4 and "no GPU" in err and not os.path.exists(NOPE), "cpu: no CUDA image for it, said so: %d %s" % (rc, err))
+CDF = os.path.join(CTR, "Dockerfile.cpu")
+rc, out, err = run("export", "--project", CTR, "--target", "cpu", "--format", "dockerfile", "-o", CDF)
+check(rc == 0, "cpu: the official python image: %d %s" % (rc, err))
+if rc == 0:
+    check_dockerfile("serve cpu", CTR, "cpu", CDF, "python:3.12-slim-bookworm")
+    check("NVIDIA_REQUIRE_CUDA" not in open(CDF).read(), "cpu: no NVIDIA_REQUIRE_CUDA for a target without a GPU")
 rc, out, err = run("export", "--project", CTR, "--format", "compose")
 svc = yaml.safe_load(out).get("services", {}) if rc == 0 else {}
 check(set(svc) == {"h200", "rtx4090", "cpu"} and "deploy" not in svc.get("cpu", {}) and "deploy" in svc.get("h200", {}),
@@ -473,6 +497,126 @@ for name, (gpu, drv, py, facts) in GT.items():
             check(rc == 4 and "no nvidia/cuda tag" in err and (not want or (major == 13 and drv < "580")),
                   "%s: exit 4 only when no tag can fit: %d %s" % (what, rc, err))
 check(chosen >= 2 * len(TAGS), "grid: most builds get an image: %d of %d" % (chosen, 3 * len(TAGS)))
+
+# ---- Python 3.9 to 3.13: a base for every supported Python ------------------------------
+# One project, a target per Python (an A100 on R570).  With the CUDA runtime as wheels
+# (nvidia-cuda-runtime-cu12) the Pythons no Ubuntu of the nvidia/cuda tags ships (3.9, 3.11,
+# 3.13) get Docker's python:X.Y-slim-bookworm; without them a CUDA image with a uv-managed
+# Python.  Each Dockerfile is parsed, judged by preflight --dockerfile on the target's facts,
+# and carries NVIDIA_REQUIRE_CUDA of the lock's CUDA and the A100's compute capability.
+FACTS["a100r570"] = facts_for("NVIDIA A100-SXM4-80GB", "8.0", "570.86.10", "12.8")
+PYS = ("3.9", "3.10", "3.11", "3.12", "3.13")
+UBUNTU_OF = {"3.10": "ubuntu22.04", "3.12": "ubuntu24.04"}
+for variant, deps in (("wheels", '"torch>=2.4", "numpy", "nvidia-cuda-runtime-cu12"'), ("uv", '"torch>=2.4", "numpy"')):
+    PP = os.path.join(TMP, "pyall-" + variant)
+    os.makedirs(PP)
+    with open(os.path.join(PP, "pyproject.toml"), "w") as f:
+        f.write('[project]\nname = "pyall"\nversion = "1"\nrequires-python = ">=3.9"\ndependencies = [%s]\n\n'
+                '[tool.gpuenv]\ntorch-backend = "auto"\n' % deps)
+        for py in PYS:
+            f.write('\n[tool.gpuenv.targets.py%s]\ngpu = "A100"\ndriver = "570.86.10"\npython = "%s"\n'
+                    'platform = "manylinux_2_28_x86_64"\n' % (py.replace(".", ""), py))
+    rc, out, err = lock(PP)
+    check(rc == 0, "pyall %s: every Python locks: %d %s%s" % (variant, rc, out[-500:], err[-500:]))
+    for py in PYS:
+        t = "py" + py.replace(".", "")
+        df = os.path.join(PP, "Dockerfile." + t)
+        rc, out, err = run("export", "--project", PP, "--target", t, "--format", "dockerfile", "-o", df)
+        what = "pyall %s python %s" % (variant, py)
+        check(rc == 0 and os.path.exists(df), "%s: written: %d %s" % (what, rc, err))
+        if not os.path.exists(df):
+            continue
+        image = check_dockerfile(what, PP, t, df)
+        text = open(df).read()
+        _, ins = parse_dockerfile(text)
+        if py in UBUNTU_OF:
+            check(image.startswith("nvidia/cuda:12.") and image.endswith(UBUNTU_OF[py]),
+                  "%s: the Ubuntu whose python3 it is: %s" % (what, image))
+        elif variant == "wheels":
+            check(image == "python:%s-slim-bookworm" % py, "%s: Docker's python image: %s" % (what, image))
+            check(any(w == "ENV" and "NVIDIA_DRIVER_CAPABILITIES=compute,utility" in a for w, a, _ in ins),
+                  "%s: the python image asks the toolkit for the compute libraries" % what)
+            check(not any("apt-get" in a for w, a, _ in ins), "%s: no apt-get: the image has its Python" % what)
+        else:
+            check(image.startswith("nvidia/cuda:12.") and "-runtime-ubuntu" in image,
+                  "%s: a CUDA runtime image (the lock brings no CUDA runtime wheel): %s" % (what, image))
+            check(any(w == "COPY" and a.startswith("--from=ghcr.io/astral-sh/uv:") for w, a, _ in ins) and
+                  any(w == "RUN" and ("uv python install %s" % py) in a and ("--python %s /opt/venv" % py) in a
+                      for w, a, _ in ins), "%s: uv installs Python %s and makes the venv" % (what, py))
+        lk = open(os.path.join(PP, "pylock.%s.toml" % t)).read()
+        build = lk.split('backend = "', 1)[1].split('"', 1)[0] if 'backend = "' in lk else ""
+        want = 'NVIDIA_REQUIRE_CUDA="cuda>=%s.%s,arch>=8.0"' % (build[2:-1], build[-1]) if build.startswith("cu") else None
+        req = [a for w, a, _ in ins if w == "ENV" and "NVIDIA_REQUIRE_CUDA=" in a]
+        check(want and len(req) == 1 and want in req[0], "%s: %s (lock %s): %s" % (what, want, build, req))
+        rc, pf, err = preflight(df, FACTS["a100r570"])
+        check(rc == 0 and pf.get("go") is True, "%s: preflight --dockerfile on the target's facts: go: %d %s %s"
+              % (what, rc, err, [r.get("message") for r in pf.get("reasons", [])]))
+# the python image's judgement agrees with preflight: a 470 driver cannot run the lock's CUDA 12
+FACTS["a100r470"] = facts_for("NVIDIA A100-SXM4-80GB", "8.0", "470.57.02", "11.4")
+PP = os.path.join(TMP, "pyall-wheels")
+rc, out, err = run("preflight", "--image", "python:3.11-slim-bookworm", "--facts", FACTS["a100r570"])
+check(rc == 0 and "no CUDA" in out, "preflight --image python:3.11-slim-bookworm: go, no CUDA of its own: %d %s" % (rc, out))
+rc, out, err = run("kb", "image", "python:3.11-alpine")
+check(rc == 2 and "musl" in err, "python:3.11-alpine: not a tag the lock's wheels install into: %d %s" % (rc, err))
+rc, out, err = run("export", "--project", PP, "--target", "py311", "--format", "dockerfile", "--base",
+                   "python:3.12-slim-bookworm", "-o", NOPE)
+check(rc == 1 and "Python 3.11" in err and not os.path.exists(NOPE), "--base python:3.12 for a 3.11 lock: refused: %d %s"
+      % (rc, err))
+
+# ---- compose with a Triton service ([tool.gpuenv.triton]) -----------------------------------
+TRI = os.path.join(TMP, "tri")
+os.makedirs(os.path.join(TRI, "models"))
+TRI_HEAD = ('[project]\nname = "tri-serve"\nversion = "1"\ndependencies = ["numpy"]\n\n'
+            '[tool.gpuenv.targets.h200]\ngpu = "H200"\ndriver = "580.159.04"\npython = "3.12"\n'
+            'platform = "manylinux_2_28_x86_64"\n\n[tool.gpuenv.targets.old]\ngpu = "A100"\n'
+            'driver = "470.57.02"\npython = "3.10"\nplatform = "manylinux_2_28_x86_64"\n')
+with open(os.path.join(TRI, "pyproject.toml"), "w") as f:
+    f.write(TRI_HEAD + '\n[tool.gpuenv.triton]\nrepository = "models"\ntarget = "h200"\n')
+rc, out, err = run("export", "--project", TRI, "--format", "compose")
+doc = yaml.safe_load(out) if rc == 0 else {}
+tsvc = doc.get("services", {}).get("triton", {})
+check(rc == 0 and set(doc.get("services", {})) == {"h200", "old", "triton"}, "triton compose: a service per target and "
+      "triton: %d %s %s" % (rc, err, list(doc.get("services", {}))))
+timg = tsvc.get("image", "")
+check(timg.startswith("nvcr.io/nvidia/tritonserver:") and timg.endswith("-py3"), "triton: a tritonserver image: %s" % timg)
+check(tsvc.get("shm_size") == "1gb" and tsvc.get("ulimits") == {"memlock": -1, "stack": 67108864},
+      "triton: shm_size and ulimits as Triton's docs run it: %s %s" % (tsvc.get("shm_size"), tsvc.get("ulimits")))
+check(tsvc.get("ports") == ["8000:8000", "8001:8001", "8002:8002"], "triton: HTTP, gRPC, metrics ports: %s" % tsvc.get("ports"))
+check(tsvc.get("volumes") == ["./models:/models:ro"] and "--model-repository=/models" in tsvc.get("command", []),
+      "triton: the model repository mounted and served: %s %s" % (tsvc.get("volumes"), tsvc.get("command")))
+tdev = tsvc.get("deploy", {}).get("resources", {}).get("reservations", {}).get("devices", [])
+check(len(tdev) == 1 and tdev[0].get("driver") == "nvidia" and tdev[0].get("capabilities") == ["gpu"],
+      "triton: GPUs reserved: %s" % tdev)
+check(("gpuenv triton check models --image %s --facts facts.h200.json" % timg) in out,
+      "triton: the compose file says to run gpuenv triton check before the image is built")
+if timg:
+    # the image chosen for the H200 on R580 is go there (preflight --image), and the newest such release
+    rc, pout, _ = run("preflight", "--image", timg, "--facts", FACTS["h200"])
+    check(rc == 0, "triton: preflight --image %s on the H200's facts: go: %d %s" % (timg, rc, pout[-300:]))
+    with open(os.path.join(SRC, "data", "kb", "ngc.toml"), "rb") as f:
+        rels = sorted(c["release"] for c in tomllib.load(f)["container"]
+                      if c["image"] == "nvcr.io/nvidia/tritonserver" and c["tag"] == c["release"] + "-py3")
+    newer = [r for r in rels if r > timg.split(":")[1][:5]]
+    for r in newer[:3]:
+        rc, kout, _ = run("--json", "kb", "image", "nvcr.io/nvidia/tritonserver:%s-py3" % r, "--driver", "580.159.04")
+        runs = json.loads(kout)["images"][0].get("runs") if kout.startswith("{") else None
+        check(runs != "yes", "triton: a newer release %s is not run by R580 by itself (else it would be chosen): %s"
+              % (r, runs))
+# the old A100 (R470): a driver that runs no tritonserver release of the KB by itself: said so, exit 4
+with open(os.path.join(TRI, "pyproject.toml"), "w") as f:
+    f.write(TRI_HEAD + '\n[tool.gpuenv.triton]\nrepository = "models"\ntarget = "old"\n')
+rc, out, err = run("export", "--project", TRI, "--format", "compose")
+check(rc == 0 or (rc == 4 and "tritonserver" in err), "triton on R470: an image or said so: %d %s" % (rc, err))
+# image named: used as given; a repository missing: the error names the key
+with open(os.path.join(TRI, "pyproject.toml"), "w") as f:
+    f.write(TRI_HEAD + '\n[tool.gpuenv.triton]\nrepository = "models"\nimage = "nvcr.io/nvidia/tritonserver:24.08-py3"\n')
+rc, out, err = run("export", "--project", TRI, "--format", "compose")
+check(rc == 0 and yaml.safe_load(out)["services"]["triton"]["image"] == "nvcr.io/nvidia/tritonserver:24.08-py3",
+      "triton: image as [tool.gpuenv.triton] names it: %d %s" % (rc, err))
+with open(os.path.join(TRI, "pyproject.toml"), "w") as f:
+    f.write(TRI_HEAD + '\n[tool.gpuenv.triton]\nimage = "nvcr.io/nvidia/tritonserver:24.08-py3"\n')
+rc, out, err = run("export", "--project", TRI, "--format", "compose")
+check(rc == 4 and "repository" in err, "triton: no repository: said so: %d %s" % (rc, err))
 
 OUTSIDE = os.path.join(TMP, "Dockerfile.outside")
 rc, out, err = run("export", "--project", CTR, "--target", "h200", "--format", "dockerfile", "-o", OUTSIDE)
