@@ -48,6 +48,8 @@ FORMATS = {
     "month": re.compile(r"^\d{4}-\d{2}(-\d{2})?$"),
     # NGC release "YY.MM"
     "ngc_release": re.compile(r"^\d{2}\.\d{2}$"),
+    # an NGC release (YY.MM), or an L4T release (36.4.0) for the l4t-* images
+    "ngc_or_l4t_release": re.compile(r"^\d{2}\.\d{2}$|^\d{2}\.\d+\.\d+$"),
     # a Python version "3.10" or "3.12.3"
     "python": re.compile(r"^3\.\d{1,2}(\.\d{1,2})?$"),
     # a PEP 503 style distribution name (lower case, dashes)
@@ -167,7 +169,8 @@ SCHEMA = {
     },
     "ngc.toml": {
         "container": spec(image=("str", None, R), tag=("str", None, R),
-                          release=("str", "ngc_release", R), cuda=("str", "cuda", R),
+                          release=("str", "ngc_or_l4t_release", R), cuda=("str", "cuda", R),
+                          jetpack=("str", "version", O), l4t=("str", "version", O),
                           cuda_full=("str", "version", R), python=("str", "python", O),
                           torch=("str", None, O), tensorrt=("str", "version", O),
                           tensorrt_llm=("str", "version", O), cudnn=("str", "version", O),
@@ -547,8 +550,19 @@ class Checker:
             if isinstance(c, str) and isinstance(full, str) and not (full + ".").startswith(c + "."):
                 self.err(f, "container", i, f"cuda_full {full} is not a CUDA {c} version")
             tag, rel = r.get("tag", ""), r.get("release", "")
-            if isinstance(tag, str) and not tag.startswith(str(rel) + "-"):
+            l4t = "/l4t-" in str(r.get("image", ""))
+            if l4t:
+                # l4t-jetpack:r36.4.0, l4t-pytorch:r35.2.1-pth2.0-py3: "r" and the L4T release
+                if not isinstance(tag, str) or not (tag == "r" + str(rel) or tag.startswith("r" + str(rel) + "-")):
+                    self.err(f, "container", i, f"tag {tag} does not start with r{rel}")
+                if r.get("l4t") != rel or not r.get("jetpack"):
+                    self.err(f, "container", i, "an L4T image names its l4t (= release) and jetpack")
+                if not re.match(r"^\d{2}\.\d+\.\d+$", str(rel)):
+                    self.err(f, "container", i, f"release {rel} is not an L4T release (36.4.0)")
+            elif isinstance(tag, str) and not tag.startswith(str(rel) + "-"):
                 self.err(f, "container", i, f"tag {tag} does not start with release {rel}")
+            elif not re.match(r"^\d{2}\.\d{2}$", str(rel)):
+                self.err(f, "container", i, f"release {rel} is not an NGC release (YY.MM)")
 
     def check_images(self, cuda_versions, torch_series):
         f = "images.toml"
