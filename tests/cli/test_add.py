@@ -183,6 +183,29 @@ check(rc == 0 and read(os.path.join(P3, "pyproject.toml")) == ORIG3 + b'\n[depen
 rc, out, err = run("remove", "gamma", "--group", "dev", "--no-lock", "--project", P3)
 check(rc == 0 and read(os.path.join(P3, "pyproject.toml")) == ORIG3, "pep735 new table removed: byte-identical")
 
+# ---- a uv project: its own index table, sources by index -----------------------
+# (issue 23: add and remove in a uv project's dialect, PEP 621 plus [tool.uv];
+# the lock asks the project's [[tool.uv.index]], not --index-url)
+
+P4 = os.path.join(TMP, "uvproj")
+os.makedirs(P4)
+ORIG4 = (b'[project]\nname = "p4"\nversion = "0.1"\nrequires-python = ">=3.9"\n'
+         b'dependencies = [\n    "alpha",\n]\n\n'
+         b'[[tool.uv.index]]\nname = "local"\nurl = "' + SIMPLE.encode() + b'"\ndefault = true\n\n'
+         b'[tool.uv.sources]\nalpha = { index = "local" }  # pinned to the local index\n')
+write(os.path.join(P4, "pyproject.toml"), ORIG4)
+rc, out, err = run("add", "gamma", "--project", P4, "--cache-dir", CACHE)
+check(rc == 0, "uv add: exit 0, got %d: %s%s" % (rc, out, err))
+check(read(os.path.join(P4, "pyproject.toml")) == ORIG4.replace(b'    "alpha",\n', b'    "alpha",\n    "gamma",\n'),
+      "uv add: one line added to [project].dependencies, [tool.uv] untouched: %r"
+      % read(os.path.join(P4, "pyproject.toml")))
+check("gamma" in locked(P4) and "alpha" in locked(P4), "uv add: locked from the uv index")
+check({"alpha", "beta", "gamma"} <= installed(os.path.join(P4, ".venv")), "uv add: synced")
+rc, out, err = run("remove", "gamma", "--project", P4, "--cache-dir", CACHE)
+check(rc == 0 and read(os.path.join(P4, "pyproject.toml")) == ORIG4,
+      "uv add then remove: byte-identical: %d %s%s" % (rc, out, err))
+check("gamma" not in locked(P4), "uv remove: gamma out of the lock")
+
 # ---- Poetry: the satellite example ----------------------------------------
 
 URLS = torch_index.build(os.path.join(TMP, "torch"))
