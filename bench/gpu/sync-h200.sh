@@ -6,6 +6,9 @@
 #   - sync --target auto --dry-run: which target this machine is, and why;
 #   - sync cold (an empty cache), no-op re-sync, warm (cache kept, new venv),
 #     against pip install --no-deps of the same wheels into a fresh venv;
+#   - the floor for the same wheels: read them from a cold page cache and unpack them
+#     with every core (issue 26 item 2), so the cold sync's ratio to the
+#     machine's limit is measured in the same run as its ratio to pip;
 #   - gpuenv run -- python: torch from the synced venv runs a CUDA matmul;
 #   - pip check, doctor --env on the synced venv.
 # usage: sh bench/gpu/sync-h200.sh GPUENV_BIN OUT_DIR
@@ -88,6 +91,24 @@ EOPY
     tm $VPY -m pip --python "$W/pipvenv/bin/python" --disable-pip-version-check install --no-deps --no-index \
       --find-links "$W/index/files" --no-compile --cache-dir "$W/pipcache" -r "$W/pins.txt" -q
   done
+  # the machine's floor for the same wheels (issue 26 item 2): the wheels the
+  # lock installs read from a cold page cache with every core, then unpacked
+  # with every core (one Python zipfile process per wheel, as many at once as
+  # there are CPUs) and written to disk (sync), into a scratch folder
+  python3 - "$P/pylock.h200.toml" > "$W/wheels.txt" <<'EOPY'
+import sys, tomllib, urllib.parse
+for p in tomllib.load(open(sys.argv[1], "rb"))["packages"]:
+    for w in p.get("wheels", [])[:1]:
+        print(urllib.parse.unquote(urllib.parse.urlparse(w["url"]).path))
+EOPY
+  echo "floor: $(wc -l < "$W/wheels.txt") wheels, $(xargs -a "$W/wheels.txt" du -cb | tail -1 | cut -f1) bytes, $(nproc) CPUs"
+  for i in 1 2; do
+    sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || echo "(page cache not dropped: not root)"
+    tm sh -c "xargs -a '$W/wheels.txt' -P $(nproc) -n 1 cat > /dev/null"
+    rm -rf "$W/floor"; mkdir -p "$W/floor"; sync
+    tm sh -c "xargs -a '$W/wheels.txt' -P $(nproc) -I{} python3 -c 'import os, sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(os.path.join(sys.argv[2], os.path.basename(sys.argv[1])))' {} '$W/floor' && sync"
+  done
+  rm -rf "$W/floor"
 } > "$OUT/timings.txt" 2>&1
 "$BIN" run --project "$P" --venv "$V" --locked --cache-dir "$C" -- python -c '
 import torch, sys
