@@ -129,6 +129,16 @@ typedef struct gpuenv_facts_jetson {
 	gpuenv_tri_t nvgpu; /* the nvgpu module is loaded */
 } gpuenv_facts_jetson_t;
 
+/* "container": the container engines and the NVIDIA Container Toolkit, read
+ * from files under the probe's root (docs/probe-schema.md). */
+typedef struct gpuenv_facts_container {
+	bool present;		    /* the section is there */
+	bool docker, podman;	    /* /usr/bin/docker or /etc/docker; /usr/bin/podman */
+	const char *nvidia_ctk;	    /* the nvidia-ctk binary; NULL: none found */
+	bool docker_runtime_nvidia; /* /etc/docker/daemon.json "runtimes" has "nvidia" */
+	gpuenv_facts_strs_t cdi_specs; /* NVIDIA CDI specs in /etc/cdi, /var/run/cdi */
+} gpuenv_facts_container_t;
+
 typedef struct gpuenv_facts_cvd_device {
 	long long gpu; /* NVML index; -1 unknown */
 	const char *mig;
@@ -308,6 +318,7 @@ typedef struct gpuenv_facts {
 	size_t nwarnings;
 	gpuenv_facts_driver_t driver;
 	gpuenv_facts_jetson_t jetson;
+	gpuenv_facts_container_t container;
 	gpuenv_facts_cvd_t cvd; /* "cuda_visible_devices" */
 	const gpuenv_facts_pci_t *pci;
 	size_t npci;

@@ -1391,6 +1391,7 @@ static int doctor_run(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_fac
 	if (opts && opts->env && !(want = escaped(ctx, arena, opts->env, 0)))
 		return gpuenv_oom(ctx, "judging the facts");
 	dr_rules_machine(&r);
+	dr_rule_container(&r);
 	/* a driver older than its GPU runs nothing there (as kb torch and preflight say) */
 	dr_rule_driver_knows_gpus(&r, NULL);
 	for (size_t i = 0; i < facts->nenvs && !r.err; i++) {

@@ -150,6 +150,11 @@ const char *dr_gpu_label(drun_t *r, const struct dgpu *g);
  * driver-libraries-missing, cuda-visible-devices-hides-all / -invalid,
  * mig-no-device. */
 void dr_rules_machine(drun_t *r);
+/* doctor only (doctor_ctk.c): on a GPU machine with Docker or Podman, is
+ * the NVIDIA Container Toolkit installed and configured?
+ * container-toolkit-missing / -unconfigured (warnings), container-toolkit-ok
+ * (info). */
+void dr_rule_container(drun_t *r);
 
 /* Does the driver run CUDA need?  Adds driver-too-old (error) or, when it
  * runs through minor-version or forward compatibility, driver-minor-compat

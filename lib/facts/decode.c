@@ -715,6 +715,15 @@ int gpuenv_facts_decode(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const json_t *
 		f->jetson.l4t = str(&d, j, "l4t");
 		f->jetson.nvgpu = tri(j, "nvgpu");
 	}
+	{
+		const json_t *c = obj(doc, "container");
+		f->container.present = c != NULL;
+		f->container.docker = tri(c, "docker") == GPUENV_TRI_TRUE;
+		f->container.podman = tri(c, "podman") == GPUENV_TRI_TRUE;
+		f->container.nvidia_ctk = str(&d, c, "nvidia_ctk");
+		f->container.docker_runtime_nvidia = tri(c, "docker_runtime_nvidia") == GPUENV_TRI_TRUE;
+		f->container.cdi_specs = strs(&d, c, "cdi_specs");
+	}
 	dec_cvd(&d, obj(doc, "cuda_visible_devices"), &f->cvd);
 	f->pci = REC(&d, doc, "pci", gpuenv_facts_pci_t, dec_pci, &f->npci);
 	f->gpus = REC(&d, doc, "gpus", gpuenv_facts_gpu_t, dec_gpu, &f->ngpus);

@@ -154,6 +154,18 @@ static json_t *jetson_json(wr_t *w, const gpuenv_facts_jetson_t *j)
 	return o;
 }
 
+static json_t *container_json(wr_t *w, const gpuenv_facts_container_t *c)
+{
+	json_t *o = jnew(w, json_object());
+
+	put(w, o, "docker", json_boolean(c->docker));
+	put(w, o, "podman", json_boolean(c->podman));
+	put(w, o, "nvidia_ctk", jstr(w, c->nvidia_ctk));
+	put(w, o, "docker_runtime_nvidia", json_boolean(c->docker_runtime_nvidia));
+	put(w, o, "cdi_specs", jstrs(w, &c->cdi_specs));
+	return o;
+}
+
 static json_t *cvd_json(wr_t *w, const gpuenv_facts_cvd_t *c)
 {
 	json_t *o = jnew(w, json_object()), *vis = NULL, *devs = NULL;
@@ -525,6 +537,8 @@ int gpuenv_facts_json(gpuenv_ctx_t *ctx, const gpuenv_facts_t *f, json_t **out)
 			add(&w, a, env_json(&w, &f->envs[i]));
 		put(&w, doc, "environments", a);
 	}
+	if (f->container.present)
+		put(&w, doc, "container", container_json(&w, &f->container));
 	if (f->probe_ms >= 0)
 		put(&w, doc, "probe_ms", json_real(f->probe_ms));
 	oom = gpuenv_json_leave(&scope);

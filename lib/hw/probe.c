@@ -11,6 +11,11 @@
 #include "gpuenv/fs.h"
 #include "gpuenv/stack.h"
 
+#include "hw_util.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <stdarg.h>
 #include <pthread.h>
@@ -664,6 +669,106 @@ int gpuenv_probe_toolkit_facts(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const g
 	return 0;
 }
 
+/* ---- container engines and the NVIDIA Container Toolkit ----------------- */
+
+/* Is ctx->root + path a regular file? */
+static bool is_file(gpuenv_ctx_t *ctx, const char *path)
+{
+	char full[4096];
+	struct stat st;
+
+	return hw_path(ctx, path, full, sizeof(full)) == 0 && stat(full, &st) == 0 &&
+		S_ISREG(st.st_mode);
+}
+
+/* nvidia-ctk: /usr/bin/nvidia-ctk, else the first $PATH folder (under the
+ * root) that holds it. */
+static const char *find_ctk(fill_t *F)
+{
+	const char *path = gpuenv_ctx_getenv(F->ctx, "PATH");
+	char cand[4096];
+
+	if (is_file(F->ctx, "/usr/bin/nvidia-ctk"))
+		return cstr(F, "/usr/bin/nvidia-ctk");
+	for (const char *p = path; p && *p;) {
+		size_t n = strcspn(p, ":");
+		if (n && p[0] == '/' &&
+		    snprintf(cand, sizeof(cand), "%.*s/nvidia-ctk", (int)n, p) < (int)sizeof(cand) &&
+		    is_file(F->ctx, cand))
+			return text(F, cand, strlen(cand));
+		p += n + (p[n] == ':');
+	}
+	return NULL;
+}
+
+/* /etc/docker/daemon.json names a runtime "nvidia" under "runtimes". */
+static bool docker_runtime_nvidia(gpuenv_ctx_t *ctx)
+{
+	char full[4096];
+	json_t *doc, *rt;
+	bool yes;
+
+	if (hw_path(ctx, "/etc/docker/daemon.json", full, sizeof(full)) != 0 ||
+	    !(doc = json_load_file(full, 0, NULL)))
+		return false;
+	rt = json_object_get(doc, "runtimes");
+	yes = json_is_object(rt) && json_object_get(rt, "nvidia") != NULL;
+	json_decref(doc);
+	return yes;
+}
+
+static int cmp_cstr(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The CDI specs whose file name mentions nvidia (*.yaml, *.json), sorted. */
+static gpuenv_facts_strs_t find_cdi(fill_t *F)
+{
+	static const char *const dirs[] = { "/etc/cdi", "/var/run/cdi" };
+	gpuenv_facts_strs_t out = { NULL, 0, GPUENV_FACT_SET };
+	GPUENV_VEC(const char *) v = { 0 };
+	char full[4096], name[4096];
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]) && !F->err; i++) {
+		struct dirent *e;
+		DIR *d;
+		if (hw_path(F->ctx, dirs[i], full, sizeof(full)) != 0 || !(d = opendir(full)))
+			continue;
+		while ((e = readdir(d)) && !F->err) {
+			size_t n = strlen(e->d_name);
+			const char **slot;
+			if (n <= 5 || (strcmp(e->d_name + n - 5, ".yaml") &&
+					      strcmp(e->d_name + n - 5, ".json")) ||
+			    !strcasestr(e->d_name, "nvidia"))
+				continue;
+			snprintf(name, sizeof(name), "%s/%s", dirs[i], e->d_name);
+			if (!(slot = gpuenv_vec_push(F->ctx, F->a, &v, 4096, "listing CDI specs")))
+				F->err = -ENOMEM;
+			else
+				*slot = cstr(F, name);
+		}
+		closedir(d);
+	}
+	if (F->err)
+		return out;
+	if (v.n)
+		qsort(v.v, v.n, sizeof(*v.v), cmp_cstr);
+	out.items = v.v;
+	out.n = v.n;
+	return out;
+}
+
+static void fill_container(fill_t *F, gpuenv_facts_container_t *c)
+{
+	c->present = true;
+	c->docker = hw_exists(F->ctx, "/usr/bin/docker") || hw_exists(F->ctx, "/etc/docker");
+	c->podman = hw_exists(F->ctx, "/usr/bin/podman");
+	c->nvidia_ctk = find_ctk(F);
+	c->docker_runtime_nvidia = docker_runtime_nvidia(F->ctx);
+	c->cdi_specs = find_cdi(F);
+}
+
 /* ---- the document ------------------------------------------------------- */
 
 static void fill_host(fill_t *F, gpuenv_facts_host_t *h)
@@ -786,6 +891,7 @@ int gpuenv_probe_facts(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts, gpuen
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	f->taken_at = cstr(&F, when);
 	fill_host(&F, &f->host);
+	fill_container(&F, &f->container);
 
 	memset(&job, 0, sizeof(job));
 	job.ctx = *ctx;

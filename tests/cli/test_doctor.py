@@ -259,5 +259,70 @@ check(r.returncode == 1 and out["go"] is False and
       "driver-libraries-missing" in [v["id"] for v in out["verdicts"]],
       "preflight: driver without its libraries is no-go: %s" % r.stdout[:300])
 
+# ---- the NVIDIA Container Toolkit (issue 25): the probe reads a test tree
+# (the H200 tree, a GPU on PCI) with Docker/Podman files added; doctor judges it
+def container_verdicts(root, env_path="/usr/bin:/bin"):
+    env = dict(os.environ, PATH=env_path)
+    p = subprocess.run([BIN, "probe", "--root", str(root), "--json", "--nvml-lib", "/nonexistent",
+                        "--cuda-lib", "/nonexistent"], capture_output=True, text=True, env=env,
+                       timeout=60)
+    facts = json.loads(p.stdout)
+    r, out = judge(facts)
+    vs = [v for v in (out or {"verdicts": []})["verdicts"] if v["id"].startswith("container-")]
+    return facts["container"], vs
+
+
+import shutil
+with tempfile.TemporaryDirectory() as td:
+    root = Path(td) / "root"
+    shutil.copytree(SRC / "tests" / "fixtures" / "hw" / "h200", root, symlinks=True)
+    c, vs = container_verdicts(root)
+    check(c == {"docker": False, "podman": False, "nvidia_ctk": None,
+                "docker_runtime_nvidia": False, "cdi_specs": []} and vs == [],
+          "no docker: no container verdict: %r %r" % (c, vs))
+    (root / "etc" / "docker").mkdir(parents=True)
+    c, vs = container_verdicts(root)
+    check(c["docker"] and [v["id"] for v in vs] == ["container-toolkit-missing"] and
+          vs[0]["severity"] == "warning" and "nvidia-container-toolkit" in vs[0]["fix"] and
+          "nvidia-ctk runtime configure --runtime=docker" in vs[0]["fix"] and
+          "install-guide" in vs[0]["fix"], "docker without the toolkit: %r" % vs)
+    # nvidia-ctk on a PATH folder under the root
+    (root / "opt" / "ctk").mkdir(parents=True)
+    (root / "opt" / "ctk" / "nvidia-ctk").write_text("")
+    c, vs = container_verdicts(root, "/nowhere:/opt/ctk")
+    check(c["nvidia_ctk"] == "/opt/ctk/nvidia-ctk" and
+          [v["id"] for v in vs] == ["container-toolkit-unconfigured"] and
+          "daemon.json" in vs[0]["message"] and
+          vs[0]["fix"].startswith("sudo nvidia-ctk runtime configure --runtime=docker"),
+          "toolkit without the docker runtime: %r %r" % (c, vs))
+    (root / "usr" / "bin").mkdir(parents=True, exist_ok=True)
+    (root / "usr" / "bin" / "nvidia-ctk").write_text("")
+    (root / "etc" / "docker" / "daemon.json").write_text(
+        '{"runtimes": {"nvidia": {"path": "nvidia-container-runtime", "args": []}}}')
+    c, vs = container_verdicts(root)
+    check(c["nvidia_ctk"] == "/usr/bin/nvidia-ctk" and c["docker_runtime_nvidia"] and
+          [(v["id"], v["severity"]) for v in vs] == [("container-toolkit-ok", "info")],
+          "configured docker: %r %r" % (c, vs))
+    # podman needs a CDI spec
+    (root / "usr" / "bin" / "podman").write_text("")
+    c, vs = container_verdicts(root)
+    check([v["id"] for v in vs] == ["container-toolkit-unconfigured"] and
+          "cdi generate --output=/etc/cdi/nvidia.yaml" in vs[0]["fix"] and
+          "runtime configure" not in vs[0]["fix"], "podman without CDI: %r" % vs)
+    (root / "var" / "run" / "cdi").mkdir(parents=True)
+    (root / "var" / "run" / "cdi" / "nvidia.yaml").write_text("cdiVersion: 0.5.0\n")
+    (root / "var" / "run" / "cdi" / "other.yaml").write_text("")
+    c, vs = container_verdicts(root)
+    check(c["cdi_specs"] == ["/var/run/cdi/nvidia.yaml"] and
+          [v["id"] for v in vs] == ["container-toolkit-ok"], "podman with CDI: %r %r" % (c, vs))
+    # a machine without an NVIDIA GPU: nothing to say
+    f = healthy()
+    f["gpus"], f["pci"] = [], []
+    f["container"] = {"docker": True, "podman": False, "nvidia_ctk": None,
+                      "docker_runtime_nvidia": False, "cdi_specs": []}
+    r, out = judge(f)
+    check(out is not None and not [v for v in out["verdicts"] if v["id"].startswith("container-")],
+          "no GPU: no container verdict: %r" % (out and ids(out)))
+
 print("%d scenarios (%d broken), %d failures" % (len(scenarios), broken, len(failures)))
 sys.exit(1 if failures else 0)
