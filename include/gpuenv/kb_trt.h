@@ -84,7 +84,8 @@ GPUENV_API int gpuenv_kb_trt_flag(const gpuenv_kb_t *kb, gpuenv_str_t flag,
 
 /* Whether TensorRT v runs precision p fast on a GPU of compute capability
  * cc_major.cc_minor, by the [[precision]] rows: true with *row the row that
- * lists it; false with *row NULL. */
+ * lists it; false with *row NULL.  v NULL: in any release the KB covers
+ * (diagnose, where the log does not say which TensorRT). */
 GPUENV_API bool gpuenv_kb_trt_precision(const gpuenv_kb_t *kb, const char *p,
 	const gpuenv_kb_ver_t *v, int cc_major, int cc_minor, const gpuenv_kb_trt_precision_t **row);
 

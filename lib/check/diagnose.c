@@ -559,11 +559,10 @@ static const char *fmt_mem(uint64_t b, gpuenv_arena_t *a)
 static const char *gpu_fp16(gpuenv_diag_t *d, const gpuenv_diag_facts_t *f, gpuenv_arena_t *a)
 {
 	const gpuenv_kb_trt_precision_t *row;
-	gpuenv_kb_ver_t any;
 
-	if (!facts_cc(f) || !gpuenv_kb_ver_parse(gpuenv_str("9999"), &any))
+	if (!facts_cc(f))
 		return NULL;
-	if (gpuenv_kb_trt_precision(d->kb, "fp16", &any, f->cc_major, f->cc_minor, &row))
+	if (gpuenv_kb_trt_precision(d->kb, "fp16", NULL, f->cc_major, f->cc_minor, &row))
 		return afmt(a, "has fast FP16: TensorRT's hardware precision matrix lists FP16 for "
 			"compute capability %d.%d (in every release the knowledge base covers, from TensorRT %.*s), "
 			"so the GPU is not the cause: the TensorRT that printed this is older than the GPU or "

@@ -61,8 +61,8 @@ bool gpuenv_kb_trt_precision(const gpuenv_kb_t *kb, const char *p, const gpuenv_
 	*row = NULL;
 	for (size_t i = 0; i < kb->n_trt_precision; i++) {
 		const gpuenv_kb_trt_precision_t *r = &kb->trt_precision[i];
-		if (!gpuenv_str_eq_cstr(r->precision, p) || gpuenv_kb_ver_cmp(v, &r->tensorrt_min) < 0 ||
-			(r->tensorrt_max.n && gpuenv_kb_ver_cmp(v, &r->tensorrt_max) > 0))
+		if (!gpuenv_str_eq_cstr(r->precision, p) || (v && gpuenv_kb_ver_cmp(v, &r->tensorrt_min) < 0) ||
+			(v && r->tensorrt_max.n && gpuenv_kb_ver_cmp(v, &r->tensorrt_max) > 0))
 			continue;
 		for (uint32_t k = 0; k < r->cc.n; k++)
 			if (r->cc.v[k].part[0] == (uint32_t)cc_major &&

@@ -90,6 +90,27 @@ static size_t source_at(const gpuenv_index_source_t *src, size_t n, const char *
 	return SIZE_MAX;
 }
 
+/* The name of the source at url: the project's, one added before, or a new
+ * explicit source "torch-TAG" appended to extra[*nextra..cap).  NULL: out
+ * of memory, or no room left (cap is sized for every target's builds). */
+static const char *source_for(gpuenv_project_t *pj, const gpuenv_index_source_t *src, size_t nsrc,
+	gpuenv_index_source_t *extra, size_t *nextra, size_t cap, const char *url, const char *tag)
+{
+	size_t k = source_at(src, nsrc, url);
+
+	if (k != SIZE_MAX)
+		return src[k].name;
+	if ((k = source_at(extra, *nextra, url)) != SIZE_MAX)
+		return extra[k].name;
+	if (*nextra >= cap)
+		return gpuenv_fail(pj->ctx, GPUENV_ETOOBIG, NULL, 0, 0, "more than %zu torch build sources", cap), NULL;
+	extra[*nextra] = (gpuenv_index_source_t){ .url = url, .priority = GPUENV_SOURCE_EXPLICIT,
+		.name = gpuenv_arena_printf(&pj->arena, "torch-%s", tag).ptr };
+	if (!extra[*nextra].name)
+		return gpuenv_oom(pj->ctx, "for the torch builds"), NULL;
+	return extra[(*nextra)++].name;
+}
+
 /* torch-backend "auto" on a GPU target: a source for each build the
  * choice names (bc->offer_tags) and for cpu (so that a mirror of CPU builds
  * alone is named as one; a GPU target never takes them), appended to
@@ -109,16 +130,9 @@ static int offer_sources(gpuenv_project_t *pj, const gpuenv_backend_choice_t *bc
 		const char *url = gpuenv_arena_printf(&pj->arena, "%s/%s/", pj->m.torch_index, tag).ptr;
 		if (!url)
 			return gpuenv_oom(pj->ctx, "for the torch builds");
-		size_t k = source_at(src, nsrc, url);
-		const char *name = k != SIZE_MAX ? src[k].name : NULL;
-		if (!name && (k = source_at(extra, *nextra, url)) != SIZE_MAX)
-			name = extra[k].name;
-		if (!name) {
-			extra[*nextra] = (gpuenv_index_source_t){ .url = url, .priority = GPUENV_SOURCE_EXPLICIT,
-				.name = gpuenv_arena_printf(&pj->arena, "torch-%s", tag).ptr };
-			if (!(name = extra[(*nextra)++].name))
-				return gpuenv_oom(pj->ctx, "for the torch builds");
-		}
+		const char *name = source_for(pj, src, nsrc, extra, nextra, cap, url, tag);
+		if (!name)
+			return pj->ctx->err.code;
 		nm[(*n)++] = name;
 	}
 	return 0;
@@ -257,24 +271,12 @@ static int lock_one(gpuenv_project_t *pj, const gpuenv_project_lock_opts_t *opts
 /* The source name of a torch build's index: a source of the project's with
  * that URL, or one added to extra. */
 static const char *torch_source(gpuenv_project_t *pj, const gpuenv_project_lock_opts_t *opts,
-	const gpuenv_backend_choice_t *bc, gpuenv_index_source_t *extra, size_t *nextra)
+	const gpuenv_backend_choice_t *bc, gpuenv_index_source_t *extra, size_t *nextra, size_t cap)
 {
-	const gpuenv_index_source_t *src = opts->index.sources;
-	size_t nsrc = opts->index.nsources;
-
 	if (bc->user_pinned)
 		return bc->source;
-	for (size_t k = 0; k < nsrc + *nextra; k++) {
-		const gpuenv_index_source_t *x = k < nsrc ? &src[k] : &extra[k - nsrc];
-		if (x->url && bc->index_url && !strcmp(x->url, bc->index_url))
-			return x->name;
-	}
-	extra[*nextra] = (gpuenv_index_source_t){
-		.name = gpuenv_arena_printf(&pj->arena, "torch-%s", bc->backend).ptr,
-		.url = bc->index_url, .priority = GPUENV_SOURCE_EXPLICIT };
-	if (!extra[*nextra].name)
-		return gpuenv_oom(pj->ctx, "for the targets"), NULL;
-	return extra[(*nextra)++].name;
+	return source_for(pj, opts->index.sources, opts->index.nsources, extra, nextra, cap, bc->index_url,
+		bc->backend);
 }
 
 /* The target's existing lock (none readable: pl->old zeroed) and what
@@ -363,9 +365,9 @@ int gpuenv_project_lock(gpuenv_project_t *pj, const gpuenv_project_lock_opts_t *
 		}
 		if (plan_keep(pj, opts, pick[i], &pl[i]) != 0)
 			return ctx->err.code;
-		if (!(pl[i].source = torch_source(pj, opts, &pl[i].bc, extra, &nextra)))
+		if (!(pl[i].source = torch_source(pj, opts, &pl[i].bc, extra, &nextra, xcap)))
 			return ctx->err.code;
-		if (pl[i].kept && !(pl[i].pick_source = torch_source(pj, opts, &pl[i].pick, extra, &nextra)))
+		if (pl[i].kept && !(pl[i].pick_source = torch_source(pj, opts, &pl[i].pick, extra, &nextra, xcap)))
 			return ctx->err.code;
 		/* "auto" (the KB's choice, kept or not): the builds the index is asked for */
 		const gpuenv_backend_choice_t *au = pl[i].kept ? &pl[i].pick : &pl[i].bc;
