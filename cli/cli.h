@@ -146,6 +146,9 @@ void cli_json_drop(json_t *v);
 
 /* Print a JSON value on stdout (indented, one trailing newline) and free it. */
 int cli_print_json(struct cli *cli, json_t *value);
+/* JSON text a library wrote into b (r: what writing it returned) printed
+ * as cli_print_json prints a value: a newline after it; b is freed. */
+int cli_print_json_text(struct cli *cli, gpuenv_buf_t *b, int r);
 /* A verb's output: to -o FILE atomically (gpuenv_fs_write_atomic_ex with
  * fs_flags), else to stdout.  CLI_EXIT_OK, or CLI_EXIT_CANNOT reported. */
 int cli_write_output(struct cli *cli, const struct cli_verb *verb, const char *out, const char *data,

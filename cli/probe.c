@@ -223,7 +223,6 @@ static int cli_probe(struct cli *cli, const struct cli_verb *verb, int argc, cha
 		{ NULL, 0, NULL, 0 },
 	};
 	gpuenv_probe_opts_t po;
-	json_t *facts = NULL;
 	const gpuenv_facts_t *f;
 	gpuenv_arena_t arena;
 	int c, st, r;
@@ -252,15 +251,16 @@ static int cli_probe(struct cli *cli, const struct cli_verb *verb, int argc, cha
 	/* the typed facts every verb reads (lib/facts); --json writes them */
 	gpuenv_arena_init(&arena, &cli->ctx, 0);
 	r = gpuenv_probe_facts(&cli->ctx, &po, &arena, &f);
-	if (!r && cli->json)
-		r = gpuenv_facts_json(&cli->ctx, f, &facts);
 	if (r) { /* a missing --root, --python or --env: the library's message */
 		gpuenv_arena_free(&arena);
 		return cli_report(cli, CLI_EXIT_CANNOT);
 	}
-	if (cli->json) {
+	if (cli->json) { /* the text written from the facts, no tree between */
+		gpuenv_buf_t b;
+		gpuenv_buf_init(&b, &cli->ctx, GPUENV_BUF_DEFAULT_MAX);
+		r = gpuenv_facts_write(&cli->ctx, f, &b, 2);
 		gpuenv_arena_free(&arena);
-		return cli_print_json(cli, facts);
+		return cli_print_json_text(cli, &b, r);
 	}
 	human_driver(cli, f);
 	human_gpus(cli, f);

@@ -335,14 +335,19 @@ int cli_print_json(struct cli *cli, json_t *value)
 	gpuenv_buf_init(&b, &cli->ctx, GPUENV_BUF_DEFAULT_MAX);
 	r = gpuenv_json_write(&b, value, 2);
 	cli_json_drop(value);
+	return cli_print_json_text(cli, &b, r);
+}
+
+int cli_print_json_text(struct cli *cli, gpuenv_buf_t *b, int r)
+{
 	if (r == 0)
-		r = gpuenv_buf_putc(&b, '\n');
-	if (r != 0 || gpuenv_buf_failed(&b)) {
-		gpuenv_buf_free(&b);
+		r = gpuenv_buf_putc(b, '\n');
+	if (r != 0 || gpuenv_buf_failed(b)) {
+		gpuenv_buf_free(b);
 		return cli_report(cli, CLI_EXIT_CANNOT);
 	}
-	r = fwrite(b.data, 1, b.len, stdout) != b.len;
-	gpuenv_buf_free(&b);
+	r = fwrite(b->data, 1, b->len, stdout) != b->len;
+	gpuenv_buf_free(b);
 	/* main() reports the write error once, after the verb */
 	if (r != 0 || fflush(stdout) != 0 || ferror(stdout))
 		return CLI_EXIT_CANNOT;

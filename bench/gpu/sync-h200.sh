@@ -109,6 +109,11 @@ EOPY
     tm sh -c "xargs -a '$W/wheels.txt' -P $(nproc) -I{} python3 -c 'import os, sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(os.path.join(sys.argv[2], os.path.basename(sys.argv[1])))' {} '$W/floor' && sync"
   done
   rm -rf "$W/floor"
+  # where a cold sync's time goes (issue 26 item 1): one more cold run with
+  # --profile, summed by gpuenv profile (not one of the timed runs above)
+  rm -rf "$C" "$V"; sync
+  tm "$BIN" sync --project "$P" --venv "$V" --python "$BASEPY" --locked --cache-dir "$C" --profile "$OUT/cold-profile.json"
+  "$BIN" profile "$OUT/cold-profile.json" --top 12 > "$OUT/cold-profile.txt" 2>&1
 } > "$OUT/timings.txt" 2>&1
 "$BIN" run --project "$P" --venv "$V" --locked --cache-dir "$C" -- python -c '
 import torch, sys
@@ -124,4 +129,4 @@ $VPY -m pip --python "$V/bin/python" --disable-pip-version-check list > "$OUT/pi
 "$BIN" cache size --cache-dir "$C" > "$OUT/cache-size.txt" 2>&1
 find "$V" -type f | wc -l > "$OUT/venv-files.txt"; find "$V" -type d | wc -l >> "$OUT/venv-files.txt"; du -sh "$V" >> "$OUT/venv-files.txt"
 sed -i "s|$W|W|g" "$OUT"/*.txt 2>/dev/null
-cat "$OUT"/machine.txt "$OUT"/auto-dry-run.txt "$OUT"/timings.txt "$OUT"/run.txt "$OUT"/pip-check.txt "$OUT"/doctor-env.txt
+cat "$OUT"/machine.txt "$OUT"/auto-dry-run.txt "$OUT"/timings.txt "$OUT"/cold-profile.txt "$OUT"/run.txt "$OUT"/pip-check.txt "$OUT"/doctor-env.txt

@@ -342,12 +342,17 @@ typedef struct gpuenv_facts {
 	size_t nenvs;
 } gpuenv_facts_t;
 
-/* The facts document of f (docs/probe-schema.md), the one writer: `gpuenv
- * probe --json` prints it and the probe builds it from the typed facts, so
- * probe -> JSON -> gpuenv_facts_decode -> JSON gives the same bytes.  Keys
- * in the schema's order; strings are f's (already text: escaped as
- * "Strings" says).  *out is a new reference (jansson's memory through ctx);
- * 0 or -ENOMEM / GPUENV_EFORMAT (a string that is not valid UTF-8). */
+/* The facts document of f (docs/probe-schema.md), the one writer: its
+ * text appended to b, exactly as json_dumps(JSON_INDENT(indent)) would
+ * write the same document, with no tree built (lib/facts/write.c).  `gpuenv
+ * probe --json` prints it, so probe -> JSON -> gpuenv_facts_decode -> JSON
+ * gives the same bytes.  Keys in the schema's order; strings are f's
+ * (already text: escaped as "Strings" says).  0 or -ENOMEM / the buffer's
+ * error / GPUENV_EFORMAT (a string that is not valid UTF-8). */
+GPUENV_API int gpuenv_facts_write(gpuenv_ctx_t *ctx, const gpuenv_facts_t *f, gpuenv_buf_t *b,
+	unsigned indent);
+/* The same document as a jansson tree (that text parsed): *out is a new
+ * reference (jansson's memory through ctx); the errors of gpuenv_facts_write. */
 GPUENV_API int gpuenv_facts_json(gpuenv_ctx_t *ctx, const gpuenv_facts_t *f, json_t **out);
 
 /* What a framework's record implies beyond what it says: the local label

@@ -45,6 +45,33 @@ GPUENV_API bool gpuenv_json_leave(gpuenv_json_scope_t *scope);
  * them; the buffer's error when an append failed.  json_write.c. */
 GPUENV_API int gpuenv_json_write(gpuenv_buf_t *b, const json_t *v, unsigned indent);
 
+/* The same text written as it is produced, with no tree: the writer of a
+ * large document (the facts) calls these in document order.  Inside an
+ * object, a key and then its value; inside an array, values.  Errors are
+ * kept (the first one) and returned by gpuenv_json_out_end, as
+ * gpuenv_json_write returns them; a NULL string is written as null. */
+typedef struct gpuenv_json_out {
+	gpuenv_buf_t *b;
+	unsigned indent, depth;
+	bool empty; /* the container just opened has no member yet */
+	bool keyed; /* a key was written: its value comes next */
+	int err;
+} gpuenv_json_out_t;
+
+GPUENV_API void gpuenv_json_out_init(gpuenv_json_out_t *o, gpuenv_buf_t *b, unsigned indent);
+GPUENV_API void gpuenv_json_out_key(gpuenv_json_out_t *o, const char *key);
+GPUENV_API void gpuenv_json_out_keyn(gpuenv_json_out_t *o, const char *key, size_t n);
+/* brace: '{' or '[' to open, '}' or ']' to close */
+GPUENV_API void gpuenv_json_out_open(gpuenv_json_out_t *o, char brace);
+GPUENV_API void gpuenv_json_out_close(gpuenv_json_out_t *o, char brace);
+GPUENV_API void gpuenv_json_out_str(gpuenv_json_out_t *o, const char *s);
+GPUENV_API void gpuenv_json_out_strn(gpuenv_json_out_t *o, const char *s, size_t n);
+GPUENV_API void gpuenv_json_out_int(gpuenv_json_out_t *o, long long v);
+GPUENV_API void gpuenv_json_out_real(gpuenv_json_out_t *o, double d);
+GPUENV_API void gpuenv_json_out_bool(gpuenv_json_out_t *o, bool v);
+GPUENV_API void gpuenv_json_out_null(gpuenv_json_out_t *o);
+GPUENV_API int gpuenv_json_out_end(gpuenv_json_out_t *o);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,71 +4,91 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 
 #define JSON_WRITE_MAX_DEPTH 2048
 
 static void indent(gpuenv_buf_t *b, unsigned n, unsigned depth, bool space)
 {
-	static const char spaces[] = "                                                                ";
-	size_t k = (size_t)n * depth;
+	static const char nl[] = "\n                                                               ";
+	size_t k = (size_t)n * depth + 1;
 
 	if (!n) {
 		if (space)
 			gpuenv_buf_append(b, " ", 1);
 		return;
 	}
-	gpuenv_buf_append(b, "\n", 1);
-	for (; k > sizeof(spaces) - 1; k -= sizeof(spaces) - 1)
-		gpuenv_buf_append(b, spaces, sizeof(spaces) - 1);
-	gpuenv_buf_append(b, spaces, k);
+	if (k <= sizeof(nl) - 1) { /* the newline and the spaces in one append */
+		gpuenv_buf_append(b, nl, k);
+		return;
+	}
+	gpuenv_buf_append(b, nl, sizeof(nl) - 1);
+	for (k -= sizeof(nl) - 1; k > sizeof(nl) - 2; k -= sizeof(nl) - 2)
+		gpuenv_buf_append(b, nl + 1, sizeof(nl) - 2);
+	gpuenv_buf_append(b, nl + 1, k);
 }
+
+/* What a byte needs in a JSON string: 0 as it is, 1 the start of a UTF-8
+ * sequence to check, else the character after the backslash ('u': \u00XX). */
+static const unsigned char ESC[256] = {
+	['\b'] = 'b', ['\f'] = 'f', ['\n'] = 'n', ['\r'] = 'r', ['\t'] = 't',
+	[0x00] = 'u', [0x01] = 'u', [0x02] = 'u', [0x03] = 'u', [0x04] = 'u', [0x05] = 'u',
+	[0x06] = 'u', [0x07] = 'u', [0x0b] = 'u', [0x0e] = 'u', [0x0f] = 'u', [0x10] = 'u',
+	[0x11] = 'u', [0x12] = 'u', [0x13] = 'u', [0x14] = 'u', [0x15] = 'u', [0x16] = 'u',
+	[0x17] = 'u', [0x18] = 'u', [0x19] = 'u', [0x1a] = 'u', [0x1b] = 'u', [0x1c] = 'u',
+	[0x1d] = 'u', [0x1e] = 'u', [0x1f] = 'u',
+	['"'] = '"', ['\\'] = '\\',
+	[0x80 ... 0xff] = 1,
+};
 
 /* A string as jansson writes one: '"', '\\', the C0 controls escaped (the
  * short forms where JSON has one, else \u00XX in capitals), everything else
  * as it is (UTF-8 kept).  -EINVAL for bytes that are not UTF-8, which
- * jansson refuses too. */
+ * jansson refuses too.  Written straight into room reserved for the worst
+ * case (6 bytes a byte), one byte-class lookup a byte. */
 static int string(gpuenv_buf_t *b, const char *s, size_t n)
 {
-	size_t run = 0, i = 0;
+	static const char hex[] = "0123456789ABCDEF";
+	const unsigned char *p = (const unsigned char *)s;
+	char *o;
 
-	gpuenv_buf_append(b, "\"", 1);
-	while (i < n) {
-		unsigned char c = (unsigned char)s[i];
-		const char *esc = NULL;
-		char u[8];
+	int r = n > (SIZE_MAX - 2) / 6 ? GPUENV_ETOOBIG : gpuenv_buf_reserve(b, 6 * n + 2);
 
-		if (c >= 0x80) {
+	if (r) { /* sticky, as a failed append is: the writer's end returns it */
+		if (!b->err)
+			b->err = r;
+		return 0;
+	}
+	o = b->data + b->len;
+	*o++ = '"';
+	for (size_t i = 0; i < n;) {
+		unsigned char c = p[i], e = ESC[c];
+		if (!e) {
+			*o++ = (char)c;
+			i++;
+		} else if (e == 1) {
 			size_t k = gpuenv_utf8_seq(s + i, n - i);
 			if (!k)
 				return -EINVAL;
+			memcpy(o, s + i, k);
+			o += k;
 			i += k;
-			continue;
-		}
-		switch (c) {
-		case '"': esc = "\\\""; break;
-		case '\\': esc = "\\\\"; break;
-		case '\b': esc = "\\b"; break;
-		case '\f': esc = "\\f"; break;
-		case '\n': esc = "\\n"; break;
-		case '\r': esc = "\\r"; break;
-		case '\t': esc = "\\t"; break;
-		default:
-			if (c < 0x20) {
-				snprintf(u, sizeof(u), "\\u%04X", c);
-				esc = u;
+		} else {
+			*o++ = '\\';
+			*o++ = (char)e;
+			if (e == 'u') {
+				memcpy(o, "00", 2);
+				o[2] = hex[c >> 4];
+				o[3] = hex[c & 15];
+				o += 4;
 			}
-		}
-		if (!esc) {
 			i++;
-			continue;
 		}
-		gpuenv_buf_append(b, s + run, i - run);
-		gpuenv_buf_append(b, esc, strlen(esc));
-		run = ++i;
 	}
-	gpuenv_buf_append(b, s + run, n - run);
-	gpuenv_buf_append(b, "\"", 1);
+	*o++ = '"';
+	b->len = (size_t)(o - b->data);
+	b->data[b->len] = '\0';
 	return 0;
 }
 
@@ -104,89 +124,169 @@ static void real(gpuenv_buf_t *b, double d)
 	gpuenv_buf_append(b, o, k);
 }
 
-static int value(gpuenv_buf_t *b, const json_t *v, unsigned n, unsigned depth)
-{
-	char num[32];
-	int r;
+/* ---- the emitter: JSON text written as it is produced ------------------ */
 
-	if (depth > JSON_WRITE_MAX_DEPTH)
-		return -E2BIG;
+void gpuenv_json_out_init(gpuenv_json_out_t *o, gpuenv_buf_t *b, unsigned indent_n)
+{
+	memset(o, 0, sizeof(*o));
+	o->b = b;
+	o->indent = indent_n;
+}
+
+/* Before a member: nothing for the document's value or a value after its
+ * key; else the separator (none before a container's first member). */
+static void member(gpuenv_json_out_t *o)
+{
+	if (o->keyed) {
+		o->keyed = false;
+		return;
+	}
+	if (!o->depth)
+		return;
+	if (!o->empty)
+		gpuenv_buf_append(o->b, ",", 1);
+	indent(o->b, o->indent, o->depth, !o->empty);
+	o->empty = false;
+}
+
+void gpuenv_json_out_keyn(gpuenv_json_out_t *o, const char *key, size_t n)
+{
+	member(o);
+	if (string(o->b, key, n) && !o->err)
+		o->err = -EINVAL;
+	gpuenv_buf_append(o->b, ": ", 2);
+	o->keyed = true;
+}
+
+void gpuenv_json_out_key(gpuenv_json_out_t *o, const char *key)
+{
+	gpuenv_json_out_keyn(o, key, strlen(key));
+}
+
+void gpuenv_json_out_open(gpuenv_json_out_t *o, char brace)
+{
+	member(o);
+	if (++o->depth > JSON_WRITE_MAX_DEPTH && !o->err)
+		o->err = -E2BIG;
+	gpuenv_buf_append(o->b, brace == '[' ? "[" : "{", 1);
+	o->empty = true;
+}
+
+void gpuenv_json_out_close(gpuenv_json_out_t *o, char brace)
+{
+	o->depth--;
+	if (!o->empty)
+		indent(o->b, o->indent, o->depth, false);
+	gpuenv_buf_append(o->b, brace == ']' ? "]" : "}", 1);
+	o->empty = false;
+}
+
+void gpuenv_json_out_strn(gpuenv_json_out_t *o, const char *s, size_t n)
+{
+	member(o);
+	if (!s)
+		gpuenv_buf_append(o->b, "null", 4);
+	else if (string(o->b, s, n) && !o->err)
+		o->err = -EINVAL;
+}
+
+void gpuenv_json_out_str(gpuenv_json_out_t *o, const char *s)
+{
+	gpuenv_json_out_strn(o, s, s ? strlen(s) : 0);
+}
+
+void gpuenv_json_out_int(gpuenv_json_out_t *o, long long v)
+{
+	char num[24], *e = num + sizeof(num), *d = e;
+	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+
+	do
+		*--d = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	if (v < 0)
+		*--d = '-';
+	member(o);
+	gpuenv_buf_append(o->b, d, (size_t)(e - d));
+}
+
+void gpuenv_json_out_real(gpuenv_json_out_t *o, double d)
+{
+	member(o);
+	real(o->b, d);
+}
+
+void gpuenv_json_out_bool(gpuenv_json_out_t *o, bool v)
+{
+	member(o);
+	gpuenv_buf_append(o->b, v ? "true" : "false", v ? 4 : 5);
+}
+
+void gpuenv_json_out_null(gpuenv_json_out_t *o)
+{
+	member(o);
+	gpuenv_buf_append(o->b, "null", 4);
+}
+
+int gpuenv_json_out_end(gpuenv_json_out_t *o)
+{
+	if (o->err == -EINVAL)
+		return gpuenv_fail(o->b->ctx, -EINVAL, NULL, 0, 0, "a JSON value to write holds text that is not UTF-8");
+	if (o->err == -E2BIG)
+		return gpuenv_fail(o->b->ctx, GPUENV_ETOOBIG, NULL, 0, 0, "a JSON value nested more than %d deep",
+			JSON_WRITE_MAX_DEPTH);
+	return gpuenv_buf_failed(o->b) ? o->b->err : 0;
+}
+
+/* ---- a jansson value through the emitter -------------------------------- */
+
+static void value(gpuenv_json_out_t *o, const json_t *v)
+{
 	switch (json_typeof(v)) {
 	case JSON_NULL:
-		gpuenv_buf_append(b, "null", 4);
-		return 0;
+		gpuenv_json_out_null(o);
+		return;
 	case JSON_TRUE:
-		gpuenv_buf_append(b, "true", 4);
-		return 0;
 	case JSON_FALSE:
-		gpuenv_buf_append(b, "false", 5);
-		return 0;
+		gpuenv_json_out_bool(o, json_is_true(v));
+		return;
 	case JSON_INTEGER:
-		r = snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-		gpuenv_buf_append(b, num, (size_t)r);
-		return 0;
+		gpuenv_json_out_int(o, (long long)json_integer_value(v));
+		return;
 	case JSON_REAL:
-		real(b, json_real_value(v));
-		return 0;
+		gpuenv_json_out_real(o, json_real_value(v));
+		return;
 	case JSON_STRING:
-		return string(b, json_string_value(v), json_string_length(v));
-	case JSON_ARRAY: {
-		size_t cnt = json_array_size(v);
-		if (!cnt) {
-			gpuenv_buf_append(b, "[]", 2);
-			return 0;
+		gpuenv_json_out_strn(o, json_string_value(v), json_string_length(v));
+		return;
+	case JSON_ARRAY:
+		gpuenv_json_out_open(o, '[');
+		for (size_t i = 0, cnt = json_array_size(v); i < cnt && !o->err; i++)
+			value(o, json_array_get(v, i));
+		gpuenv_json_out_close(o, ']');
+		return;
+	case JSON_OBJECT:
+		gpuenv_json_out_open(o, '{');
+		/* a key may hold NUL (TOML's "\u0000" = ...): by its length */
+		for (void *it = json_object_iter((json_t *)v); it && !o->err;
+		     it = json_object_iter_next((json_t *)v, it)) {
+			gpuenv_json_out_keyn(o, json_object_iter_key(it), json_object_iter_key_len(it));
+			value(o, json_object_iter_value(it));
 		}
-		gpuenv_buf_append(b, "[", 1);
-		indent(b, n, depth + 1, false);
-		for (size_t i = 0; i < cnt; i++) {
-			if ((r = value(b, json_array_get(v, i), n, depth + 1)) != 0)
-				return r;
-			if (i + 1 < cnt) {
-				gpuenv_buf_append(b, ",", 1);
-				indent(b, n, depth + 1, true);
-			}
-		}
-		indent(b, n, depth, false);
-		gpuenv_buf_append(b, "]", 1);
-		return 0;
+		gpuenv_json_out_close(o, '}');
+		return;
 	}
-	case JSON_OBJECT: {
-		void *it = json_object_iter((json_t *)v);
-		if (!it) {
-			gpuenv_buf_append(b, "{}", 2);
-			return 0;
-		}
-		gpuenv_buf_append(b, "{", 1);
-		indent(b, n, depth + 1, false);
-		while (it) {
-			/* a key may hold NUL (TOML's "\u0000" = ...): by its length */
-			if ((r = string(b, json_object_iter_key(it), json_object_iter_key_len(it))) != 0)
-				return r;
-			gpuenv_buf_append(b, ": ", 2);
-			if ((r = value(b, json_object_iter_value(it), n, depth + 1)) != 0)
-				return r;
-			it = json_object_iter_next((json_t *)v, it);
-			if (it) {
-				gpuenv_buf_append(b, ",", 1);
-				indent(b, n, depth + 1, true);
-			}
-		}
-		indent(b, n, depth, false);
-		gpuenv_buf_append(b, "}", 1);
-		return 0;
-	}
-	}
-	return -EINVAL;
+	if (!o->err)
+		o->err = -EINVAL;
 }
 
 int gpuenv_json_write(gpuenv_buf_t *b, const json_t *v, unsigned indent_n)
 {
-	int r = v ? value(b, v, indent_n, 0) : -EINVAL;
+	gpuenv_json_out_t o;
 
-	if (r == -EINVAL)
-		return gpuenv_fail(b->ctx, -EINVAL, NULL, 0, 0, "a JSON value to write holds text that is not UTF-8");
-	if (r == -E2BIG)
-		return gpuenv_fail(b->ctx, GPUENV_ETOOBIG, NULL, 0, 0, "a JSON value nested more than %d deep",
-			JSON_WRITE_MAX_DEPTH);
-	return gpuenv_buf_failed(b) ? b->err : 0;
+	gpuenv_json_out_init(&o, b, indent_n);
+	if (!v)
+		o.err = -EINVAL;
+	else
+		value(&o, v);
+	return gpuenv_json_out_end(&o);
 }

@@ -46,16 +46,12 @@ int gpuenv_project_machine(gpuenv_project_t *pj, const gpuenv_facts_t *facts, gp
 
 	if (!facts) {
 		gpuenv_probe_opts_t po;
-		json_t *doc = NULL;
 		gpuenv_probe_opts_init(&po);
 		/* sysfs and procfs only: the KB gives what NVML would have added */
 		po.flags |= GPUENV_PROBE_NO_PYTHON | GPUENV_PROBE_NO_FATBIN | GPUENV_PROBE_NO_LIBS;
 		po.hw.flags |= GPUENV_HW_NO_NVML | GPUENV_HW_NO_LIBCUDA;
 		po.version = GPUENV_VERSION;
-		if (gpuenv_probe_facts_json(ctx, &po, &doc) != 0 || !doc)
-			return ctx->err.code ? ctx->err.code : gpuenv_oom(ctx, "for the probe");
-		int r = gpuenv_facts_decode(ctx, &pj->arena, doc, NULL, &facts);
-		json_decref(doc);
+		int r = gpuenv_probe_facts(ctx, &po, &pj->arena, &facts);
 		if (r)
 			return r;
 	}

@@ -42,9 +42,18 @@ static char *rewrite(gpuenv_ctx_t *ctx, const json_t *doc, const char *name)
 		fail_msg("%s: decode: %s", name, ctx->err.msg);
 	if (gpuenv_facts_json(ctx, f, &out) != 0)
 		fail_msg("%s: write: %s", name, ctx->err.msg);
-	gpuenv_arena_free(&a);
 	s = dump(out);
 	json_decref(out);
+	/* the writer's own text (what probe --json prints, no tree between)
+	 * is jansson's text of the same document, byte for byte */
+	gpuenv_buf_t b;
+	gpuenv_buf_init(&b, ctx, GPUENV_BUF_DEFAULT_MAX);
+	if (gpuenv_facts_write(ctx, f, &b, 2) != 0)
+		fail_msg("%s: write text: %s", name, ctx->err.msg);
+	if (strcmp(b.data, s) != 0)
+		fail_msg("%s: the written text is not jansson's:\n%.300s\nvs\n%.300s", name, b.data, s);
+	gpuenv_buf_free(&b);
+	gpuenv_arena_free(&a);
 	return s;
 }
 
@@ -245,6 +254,56 @@ static void test_write_oom(void **state)
 	gpuenv_arena_free(&a);
 }
 
+/* A key a list gives twice (a GPU's sources, a toolkit's components) is
+ * one member, at its first place with its last value: what jansson's
+ * object holds after setting each in turn, and so what the text says. */
+static void test_write_repeated_keys(void **state)
+{
+	gpuenv_ctx_t ctx;
+	gpuenv_facts_t f;
+	gpuenv_facts_gpu_t g;
+	gpuenv_facts_toolkit_t tk;
+	const gpuenv_facts_kv_t src[] = { { "name", "nvml" }, { "memory", "sysfs" }, { "name", "kb" } };
+	const gpuenv_facts_component_t comps[] = { { "nvcc", "13.0", "a" }, { "cudart", "13.0", "b" },
+		{ "nvcc", "13.1", "c" } };
+	json_t *doc;
+	gpuenv_buf_t b;
+	char *want;
+
+	(void)state;
+	gpuenv_ctx_init(&ctx);
+	memset(&f, 0, sizeof(f));
+	memset(&g, 0, sizeof(g));
+	memset(&tk, 0, sizeof(tk));
+	f.schema = "gpuenv.facts/1";
+	f.probe_ms = -1;
+	g.index = 0;
+	g.sources.items = src;
+	g.sources.n = 3;
+	f.gpus = &g;
+	f.ngpus = 1;
+	tk.components = comps;
+	tk.ncomponents = 3;
+	f.toolkits = &tk;
+	f.ntoolkits = 1;
+	f.have_toolkits = true;
+	assert_int_equal(gpuenv_facts_json(&ctx, &f, &doc), 0);
+	json_t *s = json_object_get(json_array_get(json_object_get(doc, "gpus"), 0), "sources");
+	assert_int_equal(json_object_size(s), 2);
+	assert_string_equal(json_string_value(json_object_get(s, "name")), "kb");
+	assert_string_equal(json_string_value(json_object_iter_value(json_object_iter(s))), "kb");
+	json_t *c = json_object_get(json_array_get(json_object_get(doc, "toolkits"), 0), "components");
+	assert_int_equal(json_object_size(c), 2);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(c, "nvcc"), "version")), "13.1");
+	want = dump(doc);
+	json_decref(doc);
+	gpuenv_buf_init(&b, &ctx, GPUENV_BUF_DEFAULT_MAX);
+	assert_int_equal(gpuenv_facts_write(&ctx, &f, &b, 2), 0);
+	assert_string_equal(b.data, want);
+	gpuenv_buf_free(&b);
+	free(want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -253,6 +312,7 @@ int main(void)
 		cmocka_unit_test(test_this_machine),
 		cmocka_unit_test(test_fake_nvml),
 		cmocka_unit_test(test_write_oom),
+		cmocka_unit_test(test_write_repeated_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
