@@ -395,7 +395,7 @@ static const char *afmt(gpuenv_arena_t *a, const char *fmt, ...)
 	/* NULL also for an unknown fact: memory running out is told apart
 	 * through ctx->err (record() checks it) */
 	if (!s.ptr)
-		gpuenv_oom(a->ctx, NULL);
+		gpuenv_oom(a->ctx, "matching the log");
 	return s.ptr;
 }
 
@@ -502,7 +502,7 @@ const char *gpuenv_diag_torch_pick(gpuenv_diag_t *d, const gpuenv_diag_facts_t *
 	req.current = f->torch;
 	req.allow_driver_upgrade = true;
 	if (gpuenv_kb_torch_pick(d->kb, &req, a, &pk) != 0) {
-		gpuenv_oom(d->ctx, NULL); /* its only failure */
+		gpuenv_oom(d->ctx, "matching the log"); /* its only failure */
 		return NULL;
 	}
 	if (!pk.variant)

@@ -612,7 +612,7 @@ static int decode_basic(struct parser *ps, const char *s, const char *e, bool mu
 	size_t n = 0;
 
 	if (!o)
-		return gpuenv_oom(ps->ctx, NULL);
+		return gpuenv_oom(ps->ctx, "parsing TOML");
 	for (const char *q = s; q < e;) {
 		char c = *q;
 		if (c == '\r' && multi) { /* validated: followed by \n */
@@ -794,7 +794,7 @@ static int parse_multi(struct parser *ps, gpuenv_str_t *out)
 	char *o = mem_alloc(&ps->m, (size_t)(e - s) + 1);
 	size_t n = 0;
 	if (!o)
-		return gpuenv_oom(ps->ctx, NULL);
+		return gpuenv_oom(ps->ctx, "parsing TOML");
 	for (const char *k = s; k < e; k++)
 		if (*k != '\r')
 			o[n++] = *k;
@@ -872,7 +872,7 @@ static int stack_push(struct parser *ps, void *p);
 static int tinsert(struct parser *ps, gpuenv_toml_table_t *t, gpuenv_toml_kv_t *kv)
 {
 	if (t != ps->inl)
-		return insert(&ps->m, t, kv) ? gpuenv_oom(ps->ctx, NULL) : 0;
+		return insert(&ps->m, t, kv) ? gpuenv_oom(ps->ctx, "parsing TOML") : 0;
 	int r = stack_push(ps, kv);
 	if (r)
 		return r;
@@ -885,7 +885,7 @@ static int tinsert(struct parser *ps, gpuenv_toml_table_t *t, gpuenv_toml_kv_t *
 			ncap *= 2;
 		uint32_t *idx = mem_calloc(&ps->m, ncap * sizeof(*idx));
 		if (!idx)
-			return gpuenv_oom(ps->ctx, NULL);
+			return gpuenv_oom(ps->ctx, "parsing TOML");
 		t->index = idx;
 		t->index_cap = ncap;
 		for (uint32_t i = 0; i < t->len; i++)
@@ -919,7 +919,7 @@ static int add_table(struct parser *ps, gpuenv_toml_table_t *t, const struct key
 	gpuenv_toml_table_t *n = table_new(&ps->m, t->depth + 1);
 	int r;
 	if (!kv || !n)
-		return gpuenv_oom(ps->ctx, NULL);
+		return gpuenv_oom(ps->ctx, "parsing TOML");
 	if ((r = tinsert(ps, t, kv)))
 		return r;
 	n->line = kp->line;
@@ -1000,7 +1000,7 @@ static int navigate_header(struct parser *ps, bool aot, gpuenv_toml_table_t **ou
 		kv = new_kv(ps, kp);
 		arr = mem_calloc(a, sizeof(*arr));
 		if (!kv || !arr || insert(a, t, kv))
-			return gpuenv_oom(ps->ctx, NULL);
+			return gpuenv_oom(ps->ctx, "parsing TOML");
 		arr->depth = t->depth + 1;
 		kv->val.type = GPUENV_TOML_ARRAY;
 		kv->val.flags = GPUENV_TOML_AOT;
@@ -1015,7 +1015,7 @@ static int navigate_header(struct parser *ps, bool aot, gpuenv_toml_table_t **ou
 	gpuenv_toml_value_t *el = mem_calloc(a, sizeof(*el));
 	gpuenv_toml_table_t *n = table_new(a, arr->depth + 1);
 	if (!el || !n || push(a, arr, el))
-		return gpuenv_oom(ps->ctx, NULL);
+		return gpuenv_oom(ps->ctx, "parsing TOML");
 	el->type = GPUENV_TOML_TABLE;
 	el->flags = GPUENV_TOML_DEFINED;
 	el->line = n->line = kp->line;
@@ -1117,7 +1117,7 @@ static int parse_float_text(struct parser *ps, const char *s, const char *e,
 	if (len >= sizeof(small)) {
 		buf = mem_alloc(&ps->m, len + 1);
 		if (!buf)
-			return gpuenv_oom(ps->ctx, NULL);
+			return gpuenv_oom(ps->ctx, "parsing TOML");
 	}
 	for (const char *q = s; q < e; q++)
 		if (*q != '_')
@@ -1126,7 +1126,7 @@ static int parse_float_text(struct parser *ps, const char *s, const char *e,
 	if (!ps->cloc) {
 		ps->cloc = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
 		if (!ps->cloc)
-			return gpuenv_oom(ps->ctx, NULL);
+			return gpuenv_oom(ps->ctx, "parsing TOML");
 	}
 	locale_t old = uselocale(ps->cloc);
 	char *endp;
@@ -1239,7 +1239,7 @@ static int stack_push(struct parser *ps, void *p)
 		size_t ncap = ps->stack_cap ? ps->stack_cap * 2 : 256;
 		void *n = gpuenv_realloc(ps->ctx, ps->stack, ncap * sizeof(*ps->stack));
 		if (!n)
-			return gpuenv_oom(ps->ctx, NULL);
+			return gpuenv_oom(ps->ctx, "parsing TOML");
 		ps->stack = n;
 		ps->stack_cap = ncap;
 		if (ps->inl) /* its keys moved with the stack */
@@ -1269,7 +1269,7 @@ static int parse_array(struct parser *ps, gpuenv_toml_value_t *v, uint32_t depth
 			return perr(ps, open, GPUENV_ESYNTAX, "array is not closed with ']'");
 		gpuenv_toml_value_t *el = mem_alloc(&ps->m, sizeof(*el));
 		if (!el)
-			return gpuenv_oom(ps->ctx, NULL);
+			return gpuenv_oom(ps->ctx, "parsing TOML");
 		if ((r = parse_value(ps, el, depth + 1)))
 			return r;
 		if ((r = stack_push(ps, el)))
@@ -1292,12 +1292,12 @@ static int parse_array(struct parser *ps, gpuenv_toml_value_t *v, uint32_t depth
 		return perr(ps, open, GPUENV_ETOOBIG, "array too long");
 	gpuenv_toml_array_t *arr = mem_alloc(&ps->m, sizeof(*arr));
 	if (!arr)
-		return gpuenv_oom(ps->ctx, NULL);
+		return gpuenv_oom(ps->ctx, "parsing TOML");
 	arr->items = NULL;
 	if (n) {
 		arr->items = mem_alloc(&ps->m, n * sizeof(*arr->items));
 		if (!arr->items)
-			return gpuenv_oom(ps->ctx, NULL);
+			return gpuenv_oom(ps->ctx, "parsing TOML");
 		memcpy(arr->items, ps->stack + base, n * sizeof(*arr->items));
 	}
 	arr->len = arr->cap = (uint32_t)n;
@@ -1322,7 +1322,7 @@ static int parse_inline_table(struct parser *ps, gpuenv_toml_value_t *v, uint32_
 		return perr(ps, open, GPUENV_ETOOBIG, "tables nested deeper than %u", ps->max_depth);
 	gpuenv_toml_table_t *t = table_new(&ps->m, depth);
 	if (!t)
-		return gpuenv_oom(ps->ctx, NULL);
+		return gpuenv_oom(ps->ctx, "parsing TOML");
 	t->line = v->line;
 	t->col = v->col;
 	v->type = GPUENV_TOML_TABLE;
@@ -1343,7 +1343,7 @@ static int parse_inline_table(struct parser *ps, gpuenv_toml_value_t *v, uint32_
 		/* closed: its keys get their own exactly sized array */
 		gpuenv_toml_kv_t **items = mem_alloc(&ps->m, t->len * sizeof(*items));
 		if (!items)
-			r = gpuenv_oom(ps->ctx, NULL);
+			r = gpuenv_oom(ps->ctx, "parsing TOML");
 		else {
 			memcpy(items, ps->stack + ps->inl_base, t->len * sizeof(*items));
 			t->items = items;
@@ -1486,7 +1486,7 @@ static int parse_keyval(struct parser *ps, gpuenv_toml_table_t *t)
 	skip_ws(ps);
 	gpuenv_toml_kv_t *kv = new_kv(ps, &last);
 	if (!kv)
-		return gpuenv_oom(ps->ctx, NULL);
+		return gpuenv_oom(ps->ctx, "parsing TOML");
 	if ((r = parse_value(ps, &kv->val, t->depth + 1)))
 		return r;
 	return tinsert(ps, t, kv);
@@ -1562,13 +1562,13 @@ int gpuenv_toml_doc_init(gpuenv_toml_doc_t *doc, gpuenv_ctx_t *ctx, const char *
 		doc->file = gpuenv_arena_strndup(&doc->arena, file, strlen(file));
 		if (!doc->file) {
 			doc->file = "";
-			return gpuenv_oom(ctx, NULL);
+			return gpuenv_oom(ctx, "parsing TOML");
 		}
 	}
 	struct mem m = { &doc->arena, NULL, NULL, 0 };
 	doc->root = table_new(&m, 0);
 	if (!doc->root)
-		return gpuenv_oom(ctx, NULL);
+		return gpuenv_oom(ctx, "parsing TOML");
 	doc->root->line = doc->root->col = 1;
 	return 0;
 }
@@ -1600,7 +1600,7 @@ static int parse_text(gpuenv_toml_doc_t *doc, const char *text, size_t len)
 	ps.m = (struct mem){ &doc->arena, NULL, NULL, MEM_BLOCK_MIN };
 	ps.parts = gpuenv_arena_alloc(&doc->arena, (ps.max_depth + 1) * sizeof(*ps.parts));
 	if (!ps.parts)
-		return gpuenv_oom(ctx, NULL);
+		return gpuenv_oom(ctx, "parsing TOML");
 	ps.base = ps.p = ps.line_start = ps.col_p = text;
 	ps.end = text + len;
 	ps.line = 1;
@@ -1651,7 +1651,7 @@ int gpuenv_toml_parse(gpuenv_toml_doc_t *doc, const char *text, size_t len)
 		return r;
 	char *copy = gpuenv_arena_alloc(&doc->arena, len + 1);
 	if (!copy)
-		return gpuenv_oom(doc->ctx, NULL);
+		return gpuenv_oom(doc->ctx, "parsing TOML");
 	if (len)
 		memcpy(copy, text, len);
 	copy[len] = '\0';
@@ -1952,7 +1952,7 @@ done:
 
 static gpuenv_toml_value_t *oom_v(gpuenv_toml_doc_t *doc)
 {
-	gpuenv_oom(doc->ctx, NULL);
+	gpuenv_oom(doc->ctx, "parsing TOML");
 	return NULL;
 }
 
@@ -1998,7 +1998,7 @@ int gpuenv_toml_set_string(gpuenv_toml_doc_t *doc, gpuenv_toml_value_t *v, gpuen
 			"string is not valid UTF-8");
 	gpuenv_str_t c = gpuenv_arena_str(&doc->arena, s);
 	if (!c.ptr)
-		return gpuenv_oom(doc->ctx, NULL);
+		return gpuenv_oom(doc->ctx, "parsing TOML");
 	v->type = GPUENV_TOML_STRING;
 	v->flags = 0;
 	v->u.str = c;
@@ -2035,7 +2035,7 @@ int gpuenv_toml_set_datetime(gpuenv_toml_doc_t *doc, gpuenv_toml_value_t *v, gpu
 			text.ptr ? text.ptr : "");
 	gpuenv_str_t c = gpuenv_arena_str(&doc->arena, text);
 	if (!c.ptr)
-		return gpuenv_oom(doc->ctx, NULL);
+		return gpuenv_oom(doc->ctx, "parsing TOML");
 	v->type = (uint8_t)type;
 	v->flags = 0;
 	v->u.str = c;

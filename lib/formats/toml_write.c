@@ -412,7 +412,7 @@ int gpuenv_toml_write(gpuenv_ctx_t *ctx, const gpuenv_toml_table_t *root, gpuenv
 	if (!w.path || !w.dots) {
 		gpuenv_free(ctx, w.path);
 		gpuenv_free(ctx, w.dots);
-		return gpuenv_oom(ctx, NULL);
+		return gpuenv_oom(ctx, "writing TOML");
 	}
 	r = write_kvs(&w, root, 0, 0);
 	if (!r)

@@ -201,7 +201,7 @@ int gpuenv_hw_apply_visible(gpuenv_arena_t *a, gpuenv_hw_facts_t *f, const char 
 	int r = apply_visible(a, f, value, cuda_device_order);
 
 	/* the helpers above return -ENOMEM bare: recorded here, once */
-	return r == -ENOMEM ? gpuenv_oom(a->ctx, NULL) : r;
+	return r == -ENOMEM ? gpuenv_oom(a->ctx, "reading the GPUs' facts") : r;
 }
 
 /* ---- finishing ---------------------------------------------------------- */

@@ -244,7 +244,7 @@ int gpuenv_ldcache_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const void *d
 	int r = parse_cache(ctx, arena, data, len, name, out);
 
 	/* the helpers above return -ENOMEM bare: recorded here, once */
-	return r == -ENOMEM ? gpuenv_oom(ctx, NULL) : r;
+	return r == -ENOMEM ? gpuenv_oom(ctx, "reading ld.so.cache") : r;
 }
 
 int gpuenv_ldcache_load(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *path,

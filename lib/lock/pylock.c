@@ -371,7 +371,7 @@ static int w_strs(struct wr *w, gpuenv_toml_table_t *t, const char *prefix, cons
 		if (!utf8_ok(items[i]))
 			return bad(w->ctx, NOWHERE, "'%s[%zu]' is not valid UTF-8", wh(w, prefix, key), i);
 		if (!(v = gpuenv_toml_array_push(&w->doc, a)))
-			return gpuenv_oom(w->ctx, NULL);
+			return gpuenv_oom(w->ctx, "writing the lock");
 		if ((r = gpuenv_toml_set_string(&w->doc, v, gpuenv_str(items[i]))))
 			return r;
 	}
@@ -428,7 +428,7 @@ static int w_file(struct wr *w, gpuenv_toml_value_t *v, const char *prefix, int 
 		return r;
 
 	if (!(t = gpuenv_toml_set_table(&w->doc, v, GPUENV_TOML_INLINE)))
-		return gpuenv_oom(ctx, NULL);
+		return gpuenv_oom(ctx, "writing the lock");
 	if ((r = w_str(w, t, pre, "name", f->name)))
 		return r;
 	if (kind != F_ARCHIVE && (r = w_time(w, t, f->upload_time)))
@@ -503,7 +503,7 @@ static int w_package(struct wr *w, gpuenv_toml_table_t *t, size_t idx, const gpu
 		if (!p->deps)
 			return bad(ctx, NOWHERE, "'%s': deps is NULL", pre);
 		if (!(deps = gpuenv_arena_alloc(&w->scratch, p->ndeps * sizeof(*deps))))
-			return gpuenv_oom(ctx, NULL);
+			return gpuenv_oom(ctx, "writing the lock");
 		memcpy(deps, p->deps, p->ndeps * sizeof(*deps));
 		for (size_t i = 0; i < p->ndeps; i++) {
 			char dw[128];
@@ -523,7 +523,7 @@ static int w_package(struct wr *w, gpuenv_toml_table_t *t, size_t idx, const gpu
 			gpuenv_toml_value_t *v = gpuenv_toml_array_push(&w->doc, a);
 			gpuenv_toml_table_t *d = v ? gpuenv_toml_set_table(&w->doc, v, GPUENV_TOML_INLINE) : NULL;
 			if (!d)
-				return gpuenv_oom(ctx, NULL);
+				return gpuenv_oom(ctx, "writing the lock");
 			if ((r = w_str(w, d, pre, "name", deps[i].name)) ||
 				(r = w_str(w, d, pre, "version", deps[i].version)))
 				return r;
@@ -566,7 +566,7 @@ static int w_package(struct wr *w, gpuenv_toml_table_t *t, size_t idx, const gpu
 		if (!p->wheels)
 			return bad(ctx, NOWHERE, "'%s': wheels is NULL", pre);
 		if (!(wheels = gpuenv_arena_alloc(&w->scratch, p->nwheels * sizeof(*wheels))))
-			return gpuenv_oom(ctx, NULL);
+			return gpuenv_oom(ctx, "writing the lock");
 		memcpy(wheels, p->wheels, p->nwheels * sizeof(*wheels));
 		qsort(wheels, p->nwheels, sizeof(*wheels), cmp_file);
 		if (!(a = gpuenv_toml_add_array(&w->doc, t, "wheels", 0)))
@@ -576,7 +576,7 @@ static int w_package(struct wr *w, gpuenv_toml_table_t *t, size_t idx, const gpu
 			char fw[128];
 			snprintf(fw, sizeof(fw), "%s.wheels[%zu]", pre, i);
 			if (!v)
-				return gpuenv_oom(ctx, NULL);
+				return gpuenv_oom(ctx, "writing the lock");
 			if ((r = w_file(w, v, fw, F_WHEEL, &wheels[i], p->name, NULL)))
 				return r;
 		}
@@ -670,7 +670,7 @@ static int write_doc(struct wr *w, const gpuenv_lock_t *lock, gpuenv_buf_t *out)
 		gpuenv_toml_value_t *v = gpuenv_toml_array_push(&w->doc, pa);
 		gpuenv_toml_table_t *t = v ? gpuenv_toml_set_table(&w->doc, v, 0) : NULL;
 		if (!t)
-			return gpuenv_oom(ctx, NULL);
+			return gpuenv_oom(ctx, "writing the lock");
 		if ((r = w_package(w, t, order[i].i, order[i].p)))
 			return r;
 	}
@@ -748,7 +748,7 @@ static int r_keys(struct rd *r, const gpuenv_toml_table_t *t, const char *prefix
 		gpuenv_buf_init(&kb, r->ctx, sizeof(key) - 1);
 		if (gpuenv_toml_write_key(&kb, kv->key) == -ENOMEM) {
 			gpuenv_buf_free(&kb);
-			return gpuenv_oom(r->ctx, NULL);
+			return gpuenv_oom(r->ctx, "reading the lock");
 		}
 		snprintf(key, sizeof(key), "%s", kb.data ? kb.data : "...");
 		gpuenv_buf_free(&kb);
@@ -795,7 +795,7 @@ static int r_cstr(struct rd *r, const gpuenv_toml_value_t *v, const char *what, 
 	if (memchr(s.ptr, '\0', s.len))
 		return bad(r->ctx, at_v(r, v), "'%s' holds a NUL character", what);
 	if (!(*out = gpuenv_arena_strndup(r->arena, s.ptr, s.len)))
-		return gpuenv_oom(r->ctx, NULL);
+		return gpuenv_oom(r->ctx, "reading the lock");
 	return 0;
 }
 
@@ -824,7 +824,7 @@ static int r_str(struct rd *r, const gpuenv_toml_table_t *t, const char *prefix,
 	if (memchr(v->u.str.ptr, '\0', v->u.str.len))
 		return r_cstr(r, v, rwh(r, prefix, key), out);
 	if (!(*out = gpuenv_arena_strndup(r->arena, v->u.str.ptr, v->u.str.len)))
-		return gpuenv_oom(r->ctx, NULL);
+		return gpuenv_oom(r->ctx, "reading the lock");
 	return 0;
 }
 
@@ -842,13 +842,13 @@ static int r_strs(struct rd *r, const gpuenv_toml_table_t *t, const char *prefix
 		return e;
 	snprintf(what, sizeof(what), "%s", rwh(r, prefix, key));
 	if (!(items = gpuenv_arena_calloc(r->arena, v->u.arr->len + 1, sizeof(*items))))
-		return gpuenv_oom(r->ctx, NULL);
+		return gpuenv_oom(r->ctx, "reading the lock");
 	for (uint32_t i = 0; i < v->u.arr->len; i++) {
 		const gpuenv_toml_value_t *it = v->u.arr->items[i];
 		char iw[280];
 		if (it->type == GPUENV_TOML_STRING && !memchr(it->u.str.ptr, '\0', it->u.str.len)) {
 			if (!(items[i] = gpuenv_arena_strndup(r->arena, it->u.str.ptr, it->u.str.len)))
-				return gpuenv_oom(r->ctx, NULL);
+				return gpuenv_oom(r->ctx, "reading the lock");
 			continue;
 		}
 		snprintf(iw, sizeof(iw), "%s[%u]", what, i);
@@ -877,7 +877,7 @@ static const char *last_component(struct rd *r, const char *s, bool url)
 	if (b == n)
 		return NULL;
 	if (!(out = gpuenv_arena_alloc(r->arena, n - b + 1))) {
-		gpuenv_oom(r->ctx, NULL);
+		gpuenv_oom(r->ctx, "reading the lock");
 		return NULL;
 	}
 	for (size_t i = b; i < n; i++) {
@@ -960,7 +960,7 @@ static int r_file(struct rd *r, const gpuenv_toml_value_t *tv, const char *what,
 	const gpuenv_toml_table_t *h = v->u.tab;
 	const char **others = gpuenv_arena_calloc(r->arena, h->len, sizeof(*others));
 	if (!others)
-		return gpuenv_oom(r->ctx, NULL);
+		return gpuenv_oom(r->ctx, "reading the lock");
 	for (uint32_t i = 0; i < h->len; i++) {
 		const gpuenv_toml_kv_t *kv = h->items[i];
 		char hw[256];
@@ -984,7 +984,7 @@ static int r_file(struct rd *r, const gpuenv_toml_value_t *tv, const char *what,
 			return bad(r->ctx, at_v(r, &kv->val), "'%s' is empty", hw);
 		gpuenv_str_t s = gpuenv_arena_printf(r->arena, "%.*s=%s", GPUENV_STR_ARG(kv->key), val);
 		if (!s.ptr)
-			return gpuenv_oom(r->ctx, NULL);
+			return gpuenv_oom(r->ctx, "reading the lock");
 		others[f->nother_hashes++] = s.ptr;
 	}
 	f->other_hashes = f->nother_hashes ? others : NULL;
@@ -1035,7 +1035,7 @@ static int r_package(struct rd *r, const gpuenv_toml_value_t *pv, size_t idx, gp
 	if (v && v->u.arr->len) {
 		gpuenv_lock_dep_t *deps = gpuenv_arena_calloc(r->arena, v->u.arr->len, sizeof(*deps));
 		if (!deps)
-			return gpuenv_oom(ctx, NULL);
+			return gpuenv_oom(ctx, "reading the lock");
 		for (uint32_t i = 0; i < v->u.arr->len; i++) {
 			const gpuenv_toml_value_t *dv = v->u.arr->items[i], *dn, *dver;
 			char dw[128];
@@ -1063,7 +1063,7 @@ static int r_package(struct rd *r, const gpuenv_toml_value_t *pv, size_t idx, gp
 		char vw[128];
 		snprintf(vw, sizeof(vw), "%s.vcs", pre);
 		if (!vc)
-			return gpuenv_oom(ctx, NULL);
+			return gpuenv_oom(ctx, "reading the lock");
 		if ((e = r_keys(r, v->u.tab, vw, vcs_keys, false)) ||
 			(e = r_str(r, v->u.tab, vw, "type", true, &vc->type, NULL)) ||
 			(e = r_str(r, v->u.tab, vw, "url", false, &vc->url, NULL)) ||
@@ -1101,7 +1101,7 @@ static int r_package(struct rd *r, const gpuenv_toml_value_t *pv, size_t idx, gp
 		char aw[128];
 		snprintf(aw, sizeof(aw), "%s.archive", pre);
 		if (!f)
-			return gpuenv_oom(ctx, NULL);
+			return gpuenv_oom(ctx, "reading the lock");
 		if ((e = r_file(r, v, aw, F_ARCHIVE, p->name, f, &sub)))
 			return e;
 		if (sub && p->subdirectory)
@@ -1117,7 +1117,7 @@ static int r_package(struct rd *r, const gpuenv_toml_value_t *pv, size_t idx, gp
 		char sw[128];
 		snprintf(sw, sizeof(sw), "%s.sdist", pre);
 		if (!f)
-			return gpuenv_oom(ctx, NULL);
+			return gpuenv_oom(ctx, "reading the lock");
 		if ((e = r_file(r, v, sw, F_SDIST, p->name, f, NULL)))
 			return e;
 		p->sdist = f;
@@ -1127,7 +1127,7 @@ static int r_package(struct rd *r, const gpuenv_toml_value_t *pv, size_t idx, gp
 	if (v && v->u.arr->len) {
 		gpuenv_lock_file_t *wheels = gpuenv_arena_calloc(r->arena, v->u.arr->len, sizeof(*wheels));
 		if (!wheels)
-			return gpuenv_oom(ctx, NULL);
+			return gpuenv_oom(ctx, "reading the lock");
 		for (uint32_t i = 0; i < v->u.arr->len; i++) {
 			char ww[128];
 			snprintf(ww, sizeof(ww), "%s.wheels[%u]", pre, i);
@@ -1245,7 +1245,7 @@ static int read_doc(struct rd *r, gpuenv_lock_t *out)
 	size_t n = v->u.arr->len;
 	gpuenv_lock_package_t *pkgs = gpuenv_arena_calloc(&r->scratch, n ? n : 1, sizeof(*pkgs));
 	if (!pkgs)
-		return gpuenv_oom(ctx, NULL);
+		return gpuenv_oom(ctx, "reading the lock");
 	for (size_t i = 0; i < n; i++)
 		if ((e = r_package(r, v->u.arr->items[i], i, &pkgs[i])))
 			return e;
@@ -1253,7 +1253,7 @@ static int read_doc(struct rd *r, gpuenv_lock_t *out)
 	gpuenv_lock_package_t *sorted = gpuenv_arena_calloc(r->arena, n ? n : 1, sizeof(*sorted));
 	size_t first, second;
 	if (!order || !sorted)
-		return gpuenv_oom(ctx, NULL);
+		return gpuenv_oom(ctx, "reading the lock");
 	if (unmarked_twice(order, n, &first, &second))
 		return twice(ctx, at_v(r, v->u.arr->items[second]), pkgs[second].name, first, second,
 			v->u.arr->items[first]->line);

@@ -451,7 +451,7 @@ static int ext_resolve(struct rd *r, size_t off, gpuenv_str_t loc, gpuenv_str_t 
 			return bad(r, -errno, off, "%s: %s", r->dir, strerror(errno));
 		r->dir_real = gpuenv_arena_strndup(r->arena, real, strlen(real));
 		if (!r->dir_real)
-			return gpuenv_oom(r->ctx, NULL);
+			return gpuenv_oom(r->ctx, "reading the ONNX model");
 	}
 	if (!realpath(path, real)) {
 		int err = errno;
@@ -471,7 +471,7 @@ static int ext_resolve(struct rd *r, size_t off, gpuenv_str_t loc, gpuenv_str_t 
 	x->location = gpuenv_arena_str(r->arena, loc);
 	x->path = gpuenv_arena_str(r->arena, gpuenv_str(path));
 	if (!x->location.ptr || !x->path.ptr)
-		return gpuenv_oom(r->ctx, NULL);
+		return gpuenv_oom(r->ctx, "reading the ONNX model");
 	x->file_size = (uint64_t)st.st_size;
 	return 0;
 }
@@ -505,7 +505,7 @@ static int ext_add(struct rd *r, size_t off, gpuenv_str_t tname, gpuenv_str_t lo
 			return e;
 		if (gpuenv_strmap_put(&r->extmap, x->location.ptr, x->location.len,
 			    (void *)(uintptr_t)(m->nextfiles + 1)))
-			return gpuenv_oom(r->ctx, NULL);
+			return gpuenv_oom(r->ctx, "reading the ONNX model");
 		m->nextfiles++;
 	}
 	if (o > x->file_size || (has_len && len > x->file_size - o))
@@ -641,9 +641,9 @@ static int count_op(struct rd *r, gpuenv_str_t domain, gpuenv_str_t op, size_t a
 
 	gpuenv_buf_reset(&r->key);
 	if (!deflt && (gpuenv_buf_append(&r->key, domain.ptr, domain.len) || gpuenv_buf_putc(&r->key, '.')))
-		return gpuenv_oom(r->ctx, NULL);
+		return gpuenv_oom(r->ctx, "reading the ONNX model");
 	if (gpuenv_buf_append(&r->key, op.ptr ? op.ptr : "", op.len))
-		return gpuenv_oom(r->ctx, NULL);
+		return gpuenv_oom(r->ctx, "reading the ONNX model");
 	v = gpuenv_strmap_get(&r->opmap, r->key.data, r->key.len, &found);
 	if (found) {
 		m->ops[(size_t)(uintptr_t)v - 1].count++;
@@ -660,7 +660,7 @@ static int count_op(struct rd *r, gpuenv_str_t domain, gpuenv_str_t op, size_t a
 	if (!o->qualified.ptr || !o->domain.ptr || !o->op_type.ptr ||
 		gpuenv_strmap_put(&r->opmap, o->qualified.ptr, o->qualified.len,
 			(void *)(uintptr_t)(m->nops + 1)))
-		return gpuenv_oom(r->ctx, NULL);
+		return gpuenv_oom(r->ctx, "reading the ONNX model");
 	m->nops++;
 	return 0;
 }
@@ -787,7 +787,7 @@ static int read_graph(struct rd *r, onnx_wire_t w, bool main)
 			m->initializers++;
 			/* names are slices of the file: the map lives while it is mapped */
 			if (name.ptr && gpuenv_strmap_put(&r->inits, name.ptr, name.len, (void *)1))
-				return gpuenv_oom(r->ctx, NULL);
+				return gpuenv_oom(r->ctx, "reading the ONNX model");
 			continue;
 		}
 		if (!main)
@@ -926,7 +926,7 @@ int gpuenv_onnx_inspect_mem(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const void
 	r.inits.ctx = r.opmap.ctx = r.extmap.ctx = ctx;
 	gpuenv_buf_init(&r.key, ctx, 2 * GPUENV_ONNX_MAX_STRING + 2);
 	if (gpuenv_buf_reserve(&r.key, 64))
-		return gpuenv_oom(ctx, NULL);
+		return gpuenv_oom(ctx, "reading the ONNX model");
 	if (!size) {
 		e = bad(&r, GPUENV_EFORMAT, 0, "empty file, not an ONNX model");
 		goto out;
@@ -986,7 +986,7 @@ int gpuenv_onnx_inspect(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *pa
 		    : gpuenv_arena_strndup(arena, ".", 1);
 	if (!dir) {
 		munmap(map, (size_t)st.st_size);
-		return gpuenv_oom(ctx, NULL);
+		return gpuenv_oom(ctx, "reading the ONNX model");
 	}
 	e = gpuenv_onnx_inspect_mem(ctx, arena, map, (size_t)st.st_size, path, dir, out);
 	munmap(map, (size_t)st.st_size);

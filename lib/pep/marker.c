@@ -141,7 +141,7 @@ int pep508_canon_name(gpuenv_arena_t *arena, gpuenv_str_t in, gpuenv_str_t *out)
 	char *p = gpuenv_arena_alloc(arena, in.len + 1);
 
 	if (!p)
-		return gpuenv_oom(arena->ctx, NULL);
+		return gpuenv_oom(arena->ctx, "parsing an environment marker");
 	*out = gpuenv_str_n(p, gpuenv_name_normalize_to(in, p, in.len + 1));
 	return 0;
 }
@@ -211,7 +211,7 @@ static int decode_quoted(struct pep508_lex *lx, size_t start, size_t end, gpuenv
 	/* escapes never make the text longer than the source */
 	buf = gpuenv_arena_alloc(lx->arena, last - i + 1);
 	if (!buf)
-		return gpuenv_oom(lx->ctx, NULL);
+		return gpuenv_oom(lx->ctx, "parsing an environment marker");
 	while (i < last) {
 		char c = s[i];
 		if (c != '\\') {
@@ -376,7 +376,7 @@ static int parse_item(struct pep508_lex *lx, gpuenv_marker_t **out)
 	int r;
 
 	if (!m)
-		return gpuenv_oom(lx->ctx, NULL);
+		return gpuenv_oom(lx->ctx, "parsing an environment marker");
 	pep508_skip_ws(lx);
 	if ((r = parse_var(lx, &m->lhs)))
 		return r;
@@ -394,7 +394,7 @@ static int parse_item(struct pep508_lex *lx, gpuenv_marker_t **out)
 	else if (m->rhs.var == VAR_EXTRA && m->lhs.var == VAR_NONE)
 		r = pep508_canon_name(lx->arena, m->lhs.value, &m->lhs.value);
 	if (r)
-		return gpuenv_oom(lx->ctx, NULL);
+		return gpuenv_oom(lx->ctx, "parsing an environment marker");
 	*out = m;
 	return 0;
 }
@@ -435,12 +435,12 @@ int pep508_parse_marker(struct pep508_lex *lx, gpuenv_marker_t **out)
 	int r;
 
 	if (!g)
-		return gpuenv_oom(lx->ctx, NULL);
+		return gpuenv_oom(lx->ctx, "parsing an environment marker");
 	tail = &g->items;
 	for (;;) {
 		struct item *it = gpuenv_arena_calloc(lx->arena, 1, sizeof(*it));
 		if (!it)
-			return gpuenv_oom(lx->ctx, NULL);
+			return gpuenv_oom(lx->ctx, "parsing an environment marker");
 		if ((r = parse_atom(lx, &it->node)))
 			return r;
 		it->or_before = or_before;
@@ -474,7 +474,7 @@ int gpuenv_marker_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_str_t t
 	/* the tree slices into this copy, so it outlives the caller's text */
 	lx.s = gpuenv_arena_strndup(arena, text.len ? text.ptr : "", text.len);
 	if (!lx.s)
-		return gpuenv_oom(ctx, NULL);
+		return gpuenv_oom(ctx, "parsing an environment marker");
 	lx.n = text.len;
 	if ((r = pep508_parse_marker(&lx, out)))
 		return r;
@@ -752,7 +752,7 @@ static int operand_value(struct eval *ev, const gpuenv_marker_t *m, const struct
 			out->s = gpuenv_str("");
 			return 0;
 		}
-		return pep508_canon_name(ev->scratch, gpuenv_str(s), &out->s) ? gpuenv_oom(ev->ctx, NULL) : 0;
+		return pep508_canon_name(ev->scratch, gpuenv_str(s), &out->s) ? gpuenv_oom(ev->ctx, "parsing an environment marker") : 0;
 	}
 	if (!s)
 		return eval_fail(ev, m, "marker variable '%s' is not set in the environment",
@@ -763,7 +763,7 @@ static int operand_value(struct eval *ev, const gpuenv_marker_t *m, const struct
 		 * version; packaging reads it as "3.11.1+local" */
 		char *p = gpuenv_arena_alloc(ev->scratch, out->s.len + 6);
 		if (!p)
-			return gpuenv_oom(ev->ctx, NULL);
+			return gpuenv_oom(ev->ctx, "parsing an environment marker");
 		memcpy(p, out->s.ptr, out->s.len);
 		memcpy(p + out->s.len, "local", 6);
 		out->s = gpuenv_str_n(p, out->s.len + 5);
@@ -798,7 +798,7 @@ static int version_op(struct eval *ev, int op, gpuenv_str_t lhs, gpuenv_str_t rh
 		return 0;
 	text = gpuenv_arena_alloc(ev->scratch, ol + rhs.len + 1);
 	if (!text)
-		return gpuenv_oom(ev->ctx, NULL);
+		return gpuenv_oom(ev->ctx, "parsing an environment marker");
 	memcpy(text, op_text[op], ol);
 	if (rhs.len)
 		memcpy(text + ol, rhs.ptr, rhs.len);
@@ -855,13 +855,13 @@ static int eval_cmp(struct eval *ev, const gpuenv_marker_t *m, bool *result)
 		int err = 0;
 		bool has;
 		if (pep508_canon_name(ev->scratch, l.s, &item))
-			return gpuenv_oom(ev->ctx, NULL);
+			return gpuenv_oom(ev->ctx, "parsing an environment marker");
 		switch (m->op) {
 		case OP_IN:
 		case OP_NOT_IN:
 			has = set_has(ev, r.set, item, &err);
 			if (err)
-				return gpuenv_oom(ev->ctx, NULL);
+				return gpuenv_oom(ev->ctx, "parsing an environment marker");
 			*result = m->op == OP_IN ? has : !has;
 			return 0;
 		case OP_NE:

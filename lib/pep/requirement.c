@@ -358,7 +358,7 @@ int gpuenv_requirement_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_st
 	/* the fields slice into this copy, so they outlive the caller's text */
 	lx.s = gpuenv_arena_strndup(arena, text.len ? text.ptr : "", text.len);
 	if (!lx.s)
-		return gpuenv_oom(ctx, NULL);
+		return gpuenv_oom(ctx, "parsing a requirement");
 	lx.n = text.len;
 
 	pep508_skip_ws(&lx);
@@ -402,7 +402,7 @@ int gpuenv_requirement_format(const gpuenv_requirement_t *req, gpuenv_buf_t *out
 		/* a set upstream: sorted, duplicates dropped, not normalised */
 		gpuenv_str_t *ex = gpuenv_calloc(out->ctx, req->nextras, sizeof(*ex));
 		if (!ex)
-			return gpuenv_oom(out->ctx, NULL);
+			return gpuenv_oom(out->ctx, "parsing a requirement");
 		memcpy(ex, req->extras, req->nextras * sizeof(*ex));
 		qsort(ex, req->nextras, sizeof(*ex), cmp_str);
 		r = gpuenv_buf_putc(out, '[');

@@ -93,7 +93,7 @@ static int clause_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_str_t t
 					"=== takes one word without spaces, ';' or ')'");
 		out->text = gpuenv_arena_str(arena, rest);
 		if (!out->text.ptr)
-			return gpuenv_oom(ctx, NULL);
+			return gpuenv_oom(ctx, "parsing a version specifier");
 		/* a PEP 440 text is parsed too: it decides .prereleases */
 		{
 			gpuenv_ctx_t quiet = *ctx;
@@ -110,7 +110,7 @@ static int clause_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_str_t t
 		return spec_fail(ctx, text, off, "expected a version after the operator");
 	out->text = gpuenv_arena_str(arena, rest);
 	if (!out->text.ptr)
-		return gpuenv_oom(ctx, NULL);
+		return gpuenv_oom(ctx, "parsing a version specifier");
 	if ((out->op == GPUENV_OP_EQ || out->op == GPUENV_OP_NE) && rest.len >= 2 &&
 		rest.ptr[rest.len - 2] == '.' && rest.ptr[rest.len - 1] == '*') {
 		gpuenv_version_t *v = &out->version;
@@ -183,7 +183,7 @@ int gpuenv_specset_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_str_t 
 	}
 	out->items = gpuenv_arena_calloc(arena, max, sizeof(*out->items));
 	if (!out->items)
-		return gpuenv_oom(ctx, NULL);
+		return gpuenv_oom(ctx, "parsing a version specifier");
 	/* split on ',' and strip each piece; empty pieces are skipped */
 	while (pos <= text.len) {
 		const char *comma = memchr(text.ptr + pos, ',', text.len - pos);
@@ -562,7 +562,7 @@ static int canonical_order(gpuenv_ctx_t *ctx, const gpuenv_specset_t *set, struc
 	if (!set->n)
 		return 0;
 	if (set->n > SIZE_MAX / sizeof(*c) || !(c = gpuenv_alloc(ctx, set->n * sizeof(*c))))
-		return gpuenv_oom(ctx, NULL);
+		return gpuenv_oom(ctx, "parsing a version specifier");
 	for (size_t i = 0; i < set->n; i++)
 		c[i] = (struct canon){ &set->items[i], 0 };
 	qsort(c, set->n, sizeof(*c), cmp_canon_text);

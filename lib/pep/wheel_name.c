@@ -113,7 +113,7 @@ static int lower_str(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_str_t s,
 	}
 	char *p = gpuenv_arena_alloc(arena, s.len + 1);
 	if (!p)
-		return gpuenv_oom(ctx, NULL);
+		return gpuenv_oom(ctx, "reading a wheel's file name");
 	for (i = 0; i < s.len; i++)
 		p[i] = (char)gpuenv_to_lower(s.ptr[i]);
 	p[s.len] = '\0';
@@ -128,7 +128,7 @@ static int normalize_name(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_str_t
 	char *p = gpuenv_arena_alloc(arena, s.len + 1);
 
 	if (!p)
-		return gpuenv_oom(ctx, NULL);
+		return gpuenv_oom(ctx, "reading a wheel's file name");
 	*out = gpuenv_str_n(p, gpuenv_name_normalize_to(s, p, s.len + 1));
 	return 0;
 }
@@ -233,7 +233,7 @@ static int tag_parse_at(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_str_t t
 		size_t ps = 0, idx = 0;
 		comps[k].parts = gpuenv_arena_alloc(arena, comps[k].n * sizeof(gpuenv_str_t));
 		if (!comps[k].parts)
-			return gpuenv_oom(ctx, NULL);
+			return gpuenv_oom(ctx, "reading a wheel's file name");
 		comps[k].nuniq = 0;
 		for (size_t j = 0; j <= c.len; j++) {
 			if (j < c.len && c.ptr[j] != '.')
@@ -264,7 +264,7 @@ static int tag_parse_at(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_str_t t
 	size_t n = comps[0].nuniq * comps[1].nuniq * comps[2].nuniq;
 	gpuenv_tag_t *t = gpuenv_arena_alloc(arena, n * sizeof(*t));
 	if (!t)
-		return gpuenv_oom(ctx, NULL);
+		return gpuenv_oom(ctx, "reading a wheel's file name");
 	size_t o = 0;
 	for (size_t a = 0; a < comps[0].nuniq; a++)
 		for (size_t b = 0; b < comps[1].nuniq; b++)
@@ -718,7 +718,7 @@ static int rehash(gpuenv_tagset_t *set, size_t ncap)
 	uint32_t *slots = gpuenv_calloc(set->ctx, ncap, sizeof(*slots));
 
 	if (!slots)
-		return gpuenv_oom(set->ctx, NULL);
+		return gpuenv_oom(set->ctx, "reading a wheel's file name");
 	for (size_t k = 0; k < set->n; k++) {
 		size_t i = (size_t)set->hashes[k] & (ncap - 1);
 		while (slots[i])
@@ -744,15 +744,15 @@ static int add_tag(gpuenv_tagset_t *set, const char *interp, const char *abi, co
 		size_t ncap = set->cap ? set->cap * 2 : 256;
 		const char **tags = gpuenv_realloc(set->ctx, set->tags, ncap * sizeof(*tags));
 		if (!tags)
-			return gpuenv_oom(set->ctx, NULL);
+			return gpuenv_oom(set->ctx, "reading a wheel's file name");
 		set->tags = tags;
 		size_t *lens = gpuenv_realloc(set->ctx, set->lens, ncap * sizeof(*lens));
 		if (!lens)
-			return gpuenv_oom(set->ctx, NULL);
+			return gpuenv_oom(set->ctx, "reading a wheel's file name");
 		set->lens = lens;
 		uint64_t *hs = gpuenv_realloc(set->ctx, set->hashes, ncap * sizeof(*hs));
 		if (!hs)
-			return gpuenv_oom(set->ctx, NULL);
+			return gpuenv_oom(set->ctx, "reading a wheel's file name");
 		set->hashes = hs;
 		set->cap = ncap;
 	}
@@ -761,7 +761,7 @@ static int add_tag(gpuenv_tagset_t *set, const char *interp, const char *abi, co
 	size_t len = t.interpreter.len + t.abi.len + t.platform.len + 2;
 	char *s = gpuenv_arena_alloc(&set->arena, len + 1);
 	if (!s)
-		return gpuenv_oom(set->ctx, NULL);
+		return gpuenv_oom(set->ctx, "reading a wheel's file name");
 	snprintf(s, len + 1, "%s-%s-%s", interp, abi, plat);
 	for (size_t i = 0; i < len; i++)
 		s[i] = (char)gpuenv_to_lower(s[i]);
@@ -797,13 +797,13 @@ static int plat_add(gpuenv_tagset_t *set, struct plats *p, const char *fmt, ...)
 		size_t ncap = p->cap ? p->cap * 2 : 64;
 		const char **v = gpuenv_realloc(set->ctx, p->v, ncap * sizeof(*v));
 		if (!v)
-			return gpuenv_oom(set->ctx, NULL);
+			return gpuenv_oom(set->ctx, "reading a wheel's file name");
 		p->v = v;
 		p->cap = ncap;
 	}
 	char *s = gpuenv_arena_strndup(&set->arena, tmp, strlen(tmp));
 	if (!s)
-		return gpuenv_oom(set->ctx, NULL);
+		return gpuenv_oom(set->ctx, "reading a wheel's file name");
 	p->v[p->n++] = s;
 	return 0;
 }
@@ -1082,7 +1082,7 @@ int gpuenv_tagset_build(gpuenv_ctx_t *ctx, const gpuenv_wheel_target_t *target,
 			"the target's libc or OS version is out of range");
 	set = gpuenv_calloc(ctx, 1, sizeof(*set));
 	if (!set)
-		return gpuenv_oom(ctx, NULL);
+		return gpuenv_oom(ctx, "reading a wheel's file name");
 	set->ctx = ctx;
 	gpuenv_arena_init(&set->arena, ctx, 0);
 	if ((r = rehash(set, 1024)) == 0)
