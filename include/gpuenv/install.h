@@ -144,6 +144,36 @@ GPUENV_API int gpuenv_wheel_unpack(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
 	const char *wheel_path, const char *file_name, const char *expect_sha256,
 	const char *tree_dir, const gpuenv_unpack_limits_t *lim, gpuenv_wheel_tree_t *out);
 
+/* The same unpacking in parts, for a caller with threads (the cache runs
+ * the parts of every wheel it unpacks on one pool, costliest first, so
+ * the largest files of the largest wheels start first):
+ *   begin: the wheel mapped and checked as above (the zip, WHEEL,
+ *          METADATA, RECORD), the tree folder made, the files cut into
+ *          parts; nothing written yet.  Out of it: 0 and *job, or the
+ *          failure (a wheel whose sha256 is not expect_sha256 says that
+ *          first, whatever else is wrong with it).
+ *   part:  part k of gpuenv_wheel_unpack_parts (any thread, each k once;
+ *          ctx: that thread's own): part 0 hashes the wheel, the others
+ *          write runs of files.  A failure is kept in the job and the
+ *          parts after it return at once.
+ *   end:   after every part returned (any thread): the manifest when all
+ *          succeeded and the hash is the one expected, else the tree
+ *          removed and the failure (the hash's first) in ctx; the job is
+ *          freed.  The arena and out must live from begin to end.
+ * Files may be written before the hash is known; a tree whose wheel is
+ * not the one expected is removed before end returns, and nothing of it
+ * is kept. */
+typedef struct gpuenv_unpack_job gpuenv_unpack_job_t;
+GPUENV_API int gpuenv_wheel_unpack_begin(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
+	const char *wheel_path, const char *file_name, const char *expect_sha256,
+	const char *tree_dir, const gpuenv_unpack_limits_t *lim, gpuenv_wheel_tree_t *out,
+	gpuenv_unpack_job_t **job);
+GPUENV_API size_t gpuenv_wheel_unpack_parts(const gpuenv_unpack_job_t *job);
+/* The work of part k, in about bytes written (for ordering) */
+GPUENV_API uint64_t gpuenv_wheel_unpack_part_cost(const gpuenv_unpack_job_t *job, size_t k);
+GPUENV_API void gpuenv_wheel_unpack_part(gpuenv_unpack_job_t *job, gpuenv_ctx_t *ctx, size_t k);
+GPUENV_API int gpuenv_wheel_unpack_end(gpuenv_unpack_job_t *job, gpuenv_ctx_t *ctx);
+
 /* Read a tree's manifest.  check: also fstatat every file and compare
  * size, mtime and inode with the manifest (cheap; no content is read);
  * GPUENV_EFORMAT "damaged: PATH changed" when one differs or is missing,

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include <libdeflate.h>
+
 #include "gpuenv/zip.h"
 
 #define SIG_LOCAL 0x04034b50u
@@ -647,6 +649,60 @@ int gpuenv_zip_extract(gpuenv_ctx_t *ctx, const gpuenv_zip_t *z, const gpuenv_zi
 		return fail_entry(ctx, GPUENV_EFORMAT, z->file, e->name,
 			"fails its CRC-32 check (the wheel is damaged)");
 	return 0;
+}
+
+/* Inflate one entry whole into out[0..e->usize) with libdeflate (twice
+ * zlib's speed on one core, measured on the H200 machine's CPU: 386-511
+ * MB/s against 189-254 MB/s on libcublasLt.so.13 and libtorch_cuda.so), the
+ * same checks as gpuenv_zip_extract: never past the declared size (out has
+ * exactly that room), all of the compressed bytes used, the CRC-32. */
+int gpuenv_zip_inflate_to(gpuenv_ctx_t *ctx, const gpuenv_zip_t *z, const gpuenv_zip_entry_t *e,
+	void *inflater, void *out)
+{
+	const unsigned char *src = z->data + e->data_off;
+	size_t in_used = 0, got = 0;
+
+	if (e->method == 0) {
+		memcpy(out, src, (size_t)e->usize);
+		got = (size_t)e->usize;
+		in_used = (size_t)e->csize;
+	} else {
+		switch (libdeflate_deflate_decompress_ex(inflater, src, (size_t)e->csize, out,
+			(size_t)e->usize, &in_used, &got)) {
+		case LIBDEFLATE_SUCCESS:
+			break;
+		case LIBDEFLATE_INSUFFICIENT_SPACE:
+			return fail_entry(ctx, GPUENV_ETOOBIG, z->file, e->name,
+				"inflates past its declared size of %llu bytes (refused before writing "
+				"more: a zip bomb?)", (unsigned long long)e->usize);
+		default:
+			return fail_entry(ctx, GPUENV_EFORMAT, z->file, e->name,
+				"corrupt deflate data (or cut short)");
+		}
+		if (in_used != e->csize)
+			return fail_entry(ctx, GPUENV_EFORMAT, z->file, e->name,
+				"its deflate stream ends %llu bytes before its compressed size says",
+				(unsigned long long)(e->csize - in_used));
+	}
+	if (got != e->usize)
+		return fail_entry(ctx, GPUENV_EFORMAT, z->file, e->name,
+			"inflates to %llu bytes, not the %llu its header says", (unsigned long long)got,
+			(unsigned long long)e->usize);
+	if (libdeflate_crc32(0, out, got) != e->crc)
+		return fail_entry(ctx, GPUENV_EFORMAT, z->file, e->name,
+			"fails its CRC-32 check (the wheel is damaged)");
+	return 0;
+}
+
+void *gpuenv_zip_inflater_new(void)
+{
+	return libdeflate_alloc_decompressor();
+}
+
+void gpuenv_zip_inflater_free(void *inflater)
+{
+	if (inflater)
+		libdeflate_free_decompressor(inflater);
 }
 
 typedef struct membuf {

@@ -13,9 +13,11 @@
  *            are sorted, so each folder is entered once per scheme key),
  *            files linked, scripts rewritten, launchers and RECORD
  *            written from one buffer each. */
+#define _GNU_SOURCE /* fallocate */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <limits.h>
 #include <signal.h>
 #include <spawn.h>
@@ -66,6 +68,13 @@ static int scheme_key(gpuenv_str_t s)
  * each folder once: the stack keeps the common part and opens (or makes)
  * only what differs from the previous path. */
 #define DS_DEPTH 128
+/* unpacking in parts: a part holds up to PART_BYTES (a file is counted
+ * as its bytes and PART_FILE_COST more) or PART_FILES files; a deflated
+ * file over WHOLE_MIN is inflated whole into its own pages */
+#define PART_BYTES ((uint64_t)16 << 20)
+#define PART_FILE_COST ((uint64_t)16 << 10)
+#define PART_FILES 256
+#define WHOLE_MIN ((size_t)1 << 20)
 
 typedef struct dirstack {
 	gpuenv_ctx_t *ctx;
@@ -847,8 +856,79 @@ static int digest_cmp(unpack_t *u, const gpuenv_zip_entry_t *e, const gpuenv_rec
 	return 0;
 }
 
+/* What a part reuses from one file to the next: libdeflate's state and a
+ * buffer for the small files (inflated whole, then written). */
+typedef struct scratch {
+	void *inflater; /* NULL: not made yet, or out of memory (zlib streams) */
+	unsigned char *buf;
+	bool tried;
+} scratch_t;
+
+static void scratch_free(gpuenv_ctx_t *ctx, scratch_t *sc)
+{
+	gpuenv_zip_inflater_free(sc->inflater);
+	gpuenv_free(ctx, sc->buf);
+}
+
+/* The write failure of an entry, with the fix when the disk is full. */
+static int write_fail(unpack_t *u, int fd, const gpuenv_zip_entry_t *e, int r)
+{
+	gpuenv_fail(u->ctx, r, u->wheel, 0, 0, "%.*s: cannot write: %s", GPUENV_STR_ARG(e->name),
+		strerror(-r));
+	/* the unpacked tree is the cache's: pruning it frees space there */
+	return gpuenv_fs_full_hint(u->ctx, r, fd, NULL, -1, "`gpuenv cache prune` frees unused cache entries");
+}
+
+/* A large deflated entry inflated whole into the file's own pages: the
+ * file's blocks reserved first (a full disk is an error here, not a
+ * SIGBUS at a page of the mapping), mapped, inflated into, hashed there.
+ * 0, 1: not possible here (a file system without fallocate, no mapping):
+ * the caller streams it, or the failure (recorded). */
+static int write_whole(unpack_t *u, int fd, const gpuenv_zip_entry_t *e, void *inflater, fsink_t *s)
+{
+	size_t n = (size_t)e->usize;
+	void *map;
+	int r;
+
+	if (fallocate(fd, 0, 0, (off_t)n) != 0) {
+		if (errno == EOPNOTSUPP || errno == ENOSYS || errno == EINVAL)
+			return 1;
+		return write_fail(u, fd, e, -errno);
+	}
+	map = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		return ftruncate(fd, 0) == 0 ? 1 : write_fail(u, fd, e, -errno);
+	if (!(r = gpuenv_zip_inflate_to(u->ctx, &u->zip, e, inflater, map)) &&
+		(gpuenv_sha256_update(&s->h, map, n) || (s->alt && !EVP_DigestUpdate(s->alt, map, n))))
+		r = gpuenv_oom(u->ctx, "for a digest");
+	munmap(map, n);
+	return r;
+}
+
+/* An entry's bytes into fd and the digests: inflated whole by libdeflate
+ * (small files through the scratch buffer, large ones into the file's
+ * pages), else streamed through zlib. */
+static int extract_entry(unpack_t *u, int fd, const gpuenv_zip_entry_t *e, scratch_t *sc, fsink_t *s)
+{
+	int r;
+
+	if (e->method == 8 && !sc->tried) {
+		sc->tried = true;
+		sc->inflater = gpuenv_zip_inflater_new();
+		sc->buf = gpuenv_alloc(u->ctx, WHOLE_MIN);
+	}
+	if (e->method == 8 && sc->inflater && e->usize > WHOLE_MIN && (r = write_whole(u, fd, e, sc->inflater, s)) != 1)
+		return r;
+	if (e->method == 8 && sc->inflater && sc->buf && e->usize <= WHOLE_MIN) {
+		if ((r = gpuenv_zip_inflate_to(u->ctx, &u->zip, e, sc->inflater, sc->buf)))
+			return r;
+		return file_sink(s, sc->buf, (size_t)e->usize);
+	}
+	return gpuenv_zip_extract(u->ctx, &u->zip, e, file_sink, s);
+}
+
 static int write_entry(unpack_t *u, int dirfd, const char *base, const gpuenv_zip_entry_t *e,
-	gpuenv_tree_file_t *f)
+	gpuenv_tree_file_t *f, scratch_t *sc)
 {
 	const gpuenv_record_entry_t *re = u->rec_of[e - u->zip.entries];
 	fsink_t s = { .ctx = u->ctx, .zip = &u->zip, .e = e, .fd = -1 };
@@ -873,7 +953,7 @@ static int write_entry(unpack_t *u, int dirfd, const char *base, const gpuenv_zi
 			goto done;
 		}
 	}
-	if ((r = gpuenv_zip_extract(u->ctx, &u->zip, e, file_sink, &s)))
+	if ((r = extract_entry(u, s.fd, e, sc, &s)))
 		goto done;
 	if ((r = gpuenv_sha256_final(&s.h, f->sha256))) {
 		r = gpuenv_oom(u->ctx, "for a digest");
@@ -927,39 +1007,6 @@ static int write_manifest(unpack_t *u, int treefd)
 	return 0;
 }
 
-static int unpack_files(unpack_t *u, int treefd, const char *tree_dir)
-{
-	dirstack_t ds;
-	size_t nf = 0;
-	gpuenv_tree_file_t *files = gpuenv_arena_calloc(u->arena, u->zip.n ? u->zip.n : 1, sizeof(*files));
-	int r = 0;
-
-	if (!files)
-		return gpuenv_oom(u->ctx, NULL);
-	ds_init(&ds, u->ctx, treefd, true, tree_dir);
-	for (size_t i = 0; i < u->zip.n && !r; i++) {
-		const gpuenv_zip_entry_t *e = &u->zip.entries[u->zip.sorted[i]];
-		const char *base;
-		char *path;
-		int dirfd;
-		if (e->is_dir)
-			continue; /* folders come with their files; empty ones are not installed */
-		path = gpuenv_arena_strndup(u->arena, e->name.ptr, e->name.len);
-		if (!path)
-			return gpuenv_oom(u->ctx, NULL);
-		size_t dl = dir_len(path, e->name.len, &base);
-		if ((r = ds_dir(&ds, path, dl, &dirfd)))
-			break;
-		files[nf].path = path;
-		r = write_entry(u, dirfd, base, e, &files[nf]);
-		nf++;
-	}
-	ds_close(&ds);
-	u->out->files = files;
-	u->out->nfiles = nf;
-	return r;
-}
-
 static int map_file(gpuenv_ctx_t *ctx, const char *path, uint64_t max, void **map, uint64_t *size)
 {
 	struct stat st;
@@ -991,20 +1038,99 @@ static int map_file(gpuenv_ctx_t *ctx, const char *path, uint64_t max, void **ma
 	return 0;
 }
 
-int gpuenv_wheel_unpack(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *wheel_path,
-	const char *file_name, const char *expect_sha256, const char *tree_dir,
-	const gpuenv_unpack_limits_t *lim, gpuenv_wheel_tree_t *out)
+/* ---- a wheel unpacked in parts ------------------------------------------
+ * begin (one thread): the wheel mapped, the zip, WHEEL, METADATA and RECORD
+ * checked, the tree folder made, the files cut into parts; then the parts
+ * on any threads (part 0 the wheel's sha256, the others runs of files in
+ * name order, each with its own folder descriptors); end: the manifest
+ * when every part succeeded and the hash is the one expected, else the
+ * tree removed.  A large file is a part of its own, so a caller that runs
+ * the costliest parts first starts it first. */
+struct gpuenv_unpack_job {
+	unpack_t u;
+	gpuenv_ctx_t *ctx;	/* the beginner's: memory of the job itself */
+	void *map;
+	uint64_t size;
+	const char *tree_dir;
+	int treefd;
+	bool created;
+	const char *expect;	/* NULL: the hash is computed only */
+	char *hex;		/* the hash found, in the arena */
+	const gpuenv_zip_entry_t **ent; /* by file */
+	gpuenv_tree_file_t *files;	/* = out->files, written by the parts */
+	size_t nparts;		/* parts of files; part 0, the hash, is one more */
+	size_t *part_end;	/* files [part_end[k-1], part_end[k]) */
+	uint64_t *part_cost;
+	pthread_mutex_t mu;
+	bool failed, hash_bad;
+	int err;
+	gpuenv_error_t error;
+};
+
+/* The first failure of a job (ctx holds its story); the rest of its parts
+ * return at once. */
+static void job_fail(gpuenv_unpack_job_t *j, gpuenv_ctx_t *ctx, int r, bool hash)
 {
-	unpack_t u = { .ctx = ctx, .arena = arena, .wheel = wheel_path, .out = out };
+	pthread_mutex_lock(&j->mu);
+	if (!j->err || (hash && !j->hash_bad)) {
+		j->err = r;
+		j->error = ctx->err;
+		j->hash_bad = hash;
+	}
+	__atomic_store_n(&j->failed, true, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&j->mu);
+}
+
+/* The files cut into parts: a file over PART_BYTES is a part of its own,
+ * the others are gathered up to PART_BYTES or PART_FILES. */
+static int cut_parts(gpuenv_unpack_job_t *j)
+{
+	unpack_t *u = &j->u;
+	size_t nf = 0, np = 0, start = 0; /* start: the open part's first file */
+	uint64_t acc = 0;
+	gpuenv_tree_file_t *files = gpuenv_arena_calloc(u->arena, u->zip.n ? u->zip.n : 1, sizeof(*files));
+
+	j->ent = gpuenv_arena_calloc(u->arena, u->zip.n ? u->zip.n : 1, sizeof(*j->ent));
+	j->part_end = gpuenv_arena_calloc(u->arena, u->zip.n + 1, sizeof(*j->part_end));
+	j->part_cost = gpuenv_arena_calloc(u->arena, u->zip.n + 1, sizeof(*j->part_cost));
+	if (!files || !j->ent || !j->part_end || !j->part_cost)
+		return gpuenv_oom(u->ctx, "unpacking a wheel");
+	for (size_t i = 0; i <= u->zip.n; i++) {
+		const gpuenv_zip_entry_t *e = i < u->zip.n ? &u->zip.entries[u->zip.sorted[i]] : NULL;
+		uint64_t cost = e ? e->usize + PART_FILE_COST : 0;
+		if (e && e->is_dir)
+			continue; /* folders come with their files; empty ones are not installed */
+		/* close the open part: at the end, before a large file, when full */
+		if (nf > start && (!e || cost >= PART_BYTES || acc + cost > PART_BYTES || nf - start >= PART_FILES)) {
+			j->part_end[np] = nf;
+			j->part_cost[np++] = acc;
+			start = nf;
+			acc = 0;
+		}
+		if (!e)
+			break;
+		if (!(files[nf].path = gpuenv_arena_strndup(u->arena, e->name.ptr, e->name.len)))
+			return gpuenv_oom(u->ctx, "unpacking a wheel");
+		j->ent[nf++] = e;
+		acc += cost;
+	}
+	j->nparts = np;
+	j->files = files;
+	u->out->files = files;
+	u->out->nfiles = nf;
+	return 0;
+}
+
+int gpuenv_wheel_unpack_begin(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *wheel_path,
+	const char *file_name, const char *expect_sha256, const char *tree_dir,
+	const gpuenv_unpack_limits_t *lim, gpuenv_wheel_tree_t *out, gpuenv_unpack_job_t **jobp)
+{
+	gpuenv_unpack_job_t *j;
 	gpuenv_wheel_name_t wn;
 	gpuenv_zip_limits_t zl = { 0 };
-	unsigned char digest[32];
-	char hex[65], *hexcopy;
-	void *map = NULL;
-	uint64_t size = 0;
-	int treefd = -1, r;
-	bool created = false;
+	int r;
 
+	*jobp = NULL;
 	memset(out, 0, sizeof(*out));
 	if (lim) {
 		zl.max_entries = lim->max_files;
@@ -1018,54 +1144,162 @@ int gpuenv_wheel_unpack(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *wh
 	}
 	if ((r = gpuenv_wheel_name_parse(ctx, arena, gpuenv_str(file_name), 0, &wn)))
 		return r;
-	if ((r = map_file(ctx, wheel_path, (uint64_t)64 << 30, &map, &size)))
-		return r;
-	if (gpuenv_sha256(map, (size_t)size, digest)) {
-		r = gpuenv_oom(ctx, "for a digest");
-		goto done;
+	if (!(j = gpuenv_calloc(ctx, 1, sizeof(*j))))
+		return gpuenv_oom(ctx, "unpacking a wheel");
+	j->u = (unpack_t){ .ctx = ctx, .arena = arena, .wheel = wheel_path, .out = out };
+	j->ctx = ctx;
+	j->treefd = -1;
+	j->tree_dir = tree_dir;
+	j->expect = expect_sha256;
+	pthread_mutex_init(&j->mu, NULL);
+	if (!(j->hex = gpuenv_arena_alloc(arena, 65))) {
+		r = gpuenv_oom(ctx, "unpacking a wheel");
+		goto fail;
 	}
-	gpuenv_hex(digest, 32, hex);
-	if (expect_sha256 && strcasecmp(hex, expect_sha256) != 0) {
-		r = gpuenv_fail(ctx, GPUENV_EFORMAT, wheel_path, 0, 0,
-			"sha256 %s is not the expected %s (nothing was written)", hex, expect_sha256);
+	if ((r = map_file(ctx, wheel_path, (uint64_t)64 << 30, &j->map, &j->size)))
+		goto fail;
+	madvise(j->map, (size_t)j->size, MADV_WILLNEED);
+	if ((r = gpuenv_zip_open(ctx, arena, wheel_path, j->map, j->size, &zl, &j->u.zip)) ||
+		(r = find_layout(&j->u, &wn)) || (r = read_dist_info(&j->u, &wn)) || (r = check_record(&j->u)))
+		goto fail;
+	out->dist_info = gpuenv_arena_strndup(arena, j->u.dist_info.ptr, j->u.dist_info.len);
+	out->data_dir = j->u.data_dir.ptr ? gpuenv_arena_strndup(arena, j->u.data_dir.ptr, j->u.data_dir.len)
+					  : NULL;
+	if (!out->dist_info || (j->u.data_dir.ptr && !out->data_dir)) {
+		r = gpuenv_oom(ctx, "unpacking a wheel");
+		goto fail;
+	}
+	if ((r = cut_parts(j)))
+		goto fail;
+	if ((j->treefd = new_folder(ctx, tree_dir, "tree", &j->created)) < 0) {
+		r = j->treefd;
+		goto fail;
+	}
+	*jobp = j;
+	return 0;
+fail:
+	/* a wheel that is not the one expected says so first, whatever else is wrong */
+	if (j->map && expect_sha256) {
+		gpuenv_ctx_t c2 = *ctx;
+		gpuenv_error_clear(&c2);
+		gpuenv_wheel_unpack_part(j, &c2, 0);
+		if (j->hash_bad) {
+			ctx->err = j->error;
+			r = j->err;
+		}
+	}
+	j->failed = true;
+	gpuenv_wheel_unpack_end(j, ctx);
+	memset(out, 0, sizeof(*out));
+	return r;
+}
+
+size_t gpuenv_wheel_unpack_parts(const gpuenv_unpack_job_t *j)
+{
+	return j->nparts + 1;
+}
+
+uint64_t gpuenv_wheel_unpack_part_cost(const gpuenv_unpack_job_t *j, size_t k)
+{
+	/* hashing runs at about three times inflating's pace */
+	return k ? j->part_cost[k - 1] : j->size / 3;
+}
+
+static void hash_part(gpuenv_unpack_job_t *j, gpuenv_ctx_t *ctx)
+{
+	unsigned char digest[32];
+	int r;
+
+	if ((r = gpuenv_sha256(j->map, (size_t)j->size, digest))) {
+		job_fail(j, ctx, gpuenv_sha256_fail(ctx, r, j->u.wheel), false);
+		return;
+	}
+	gpuenv_hex(digest, 32, j->hex);
+	if (j->expect && strcasecmp(j->hex, j->expect) != 0) {
+		gpuenv_fail(ctx, GPUENV_EFORMAT, j->u.wheel, 0, 0,
+			"sha256 %s is not the expected %s (nothing was written)", j->hex, j->expect);
 		gpuenv_hint(ctx, "the file is damaged or another build than the one locked: fetch "
 				 "it again, or lock again if the index changed it");
-		goto done;
+		job_fail(j, ctx, GPUENV_EFORMAT, true);
 	}
-	hexcopy = gpuenv_arena_strndup(arena, hex, 64);
-	if (!hexcopy) {
-		r = gpuenv_oom(ctx, NULL);
-		goto done;
+}
+
+void gpuenv_wheel_unpack_part(gpuenv_unpack_job_t *j, gpuenv_ctx_t *ctx, size_t k)
+{
+	if (k == 0) {
+		hash_part(j, ctx);
+		return;
 	}
-	out->wheel_sha256 = hexcopy;
-	out->wheel_size = size;
-	madvise(map, (size_t)size, MADV_WILLNEED);
-	if ((r = gpuenv_zip_open(ctx, arena, wheel_path, map, size, &zl, &u.zip)) ||
-		(r = find_layout(&u, &wn)) || (r = read_dist_info(&u, &wn)) || (r = check_record(&u)))
-		goto done;
-	out->dist_info = gpuenv_arena_strndup(arena, u.dist_info.ptr, u.dist_info.len);
-	out->data_dir = u.data_dir.ptr ? gpuenv_arena_strndup(arena, u.data_dir.ptr, u.data_dir.len)
-				       : NULL;
-	if (!out->dist_info || (u.data_dir.ptr && !out->data_dir)) {
-		r = gpuenv_oom(ctx, NULL);
-		goto done;
+	if (__atomic_load_n(&j->failed, __ATOMIC_ACQUIRE))
+		return;
+	unpack_t u = j->u; /* this thread's context in messages */
+	dirstack_t ds;
+	scratch_t sc = { 0 };
+	size_t from = k > 1 ? j->part_end[k - 2] : 0, to = j->part_end[k - 1];
+	int r = 0;
+
+	u.ctx = ctx;
+	ds_init(&ds, ctx, j->treefd, true, j->tree_dir);
+	for (size_t i = from; i < to && !r; i++) {
+		gpuenv_tree_file_t *f = &j->files[i];
+		const char *base;
+		int dirfd;
+		size_t dl = dir_len(f->path, j->ent[i]->name.len, &base);
+		if ((r = ds_dir(&ds, f->path, dl, &dirfd)))
+			break;
+		r = write_entry(&u, dirfd, base, j->ent[i], f, &sc);
+		if (!r && __atomic_load_n(&j->failed, __ATOMIC_ACQUIRE))
+			break;
 	}
-	if ((treefd = new_folder(ctx, tree_dir, "tree", &created)) < 0) {
-		r = treefd;
-		goto done;
-	}
-	if ((r = unpack_files(&u, treefd, tree_dir)) || (r = write_manifest(&u, treefd)))
-		goto done;
-done:
-	if (treefd >= 0)
-		close(treefd);
-	if (r && created)
-		rm_tree(tree_dir);
-	if (map)
-		munmap(map, (size_t)size);
+	ds_close(&ds);
+	scratch_free(ctx, &sc);
 	if (r)
-		memset(out, 0, sizeof(*out));
+		job_fail(j, ctx, r, false);
+}
+
+int gpuenv_wheel_unpack_end(gpuenv_unpack_job_t *j, gpuenv_ctx_t *ctx)
+{
+	gpuenv_ctx_t *own = j->ctx;
+	int r = j->err;
+
+	if (r)
+		ctx->err = j->error;
+	else if (j->failed)
+		r = GPUENV_EUSAGE; /* begin's own failure: its story is already in ctx */
+	if (!r) {
+		j->u.ctx = ctx;
+		j->u.out->wheel_sha256 = j->hex;
+		j->u.out->wheel_size = j->size;
+		r = write_manifest(&j->u, j->treefd);
+	}
+	if (j->treefd >= 0)
+		close(j->treefd);
+	if (r && j->created)
+		rm_tree(j->tree_dir);
+	if (j->map)
+		munmap(j->map, (size_t)j->size);
+	pthread_mutex_destroy(&j->mu);
+	if (r)
+		memset(j->u.out, 0, sizeof(*j->u.out));
+	gpuenv_free(own, j);
 	return r;
+}
+
+int gpuenv_wheel_unpack(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *wheel_path,
+	const char *file_name, const char *expect_sha256, const char *tree_dir,
+	const gpuenv_unpack_limits_t *lim, gpuenv_wheel_tree_t *out)
+{
+	gpuenv_unpack_job_t *j;
+	int r;
+
+	if ((r = gpuenv_wheel_unpack_begin(ctx, arena, wheel_path, file_name, expect_sha256, tree_dir, lim,
+		     out, &j)))
+		return r;
+	/* the hash first: on one thread, nothing is written for a wheel that
+	 * is not the one expected */
+	for (size_t k = 0; k < gpuenv_wheel_unpack_parts(j); k++)
+		gpuenv_wheel_unpack_part(j, ctx, k);
+	return gpuenv_wheel_unpack_end(j, ctx);
 }
 
 /* ---- loading ---------------------------------------------------------------- */

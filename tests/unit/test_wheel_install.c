@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -767,6 +768,116 @@ static void test_zip_reader(void **state)
 }
 
 /* Every allocation failing in turn: -ENOMEM, recorded, nothing left. */
+/* ---- in parts, on threads -------------------------------------------- */
+
+typedef struct parts_run {
+	gpuenv_unpack_job_t *job;
+	size_t next, n;
+} parts_run_t;
+
+static void *parts_worker(void *arg)
+{
+	parts_run_t *p = arg;
+	gpuenv_ctx_t c;
+
+	gpuenv_ctx_init(&c);
+	for (size_t k; (k = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED)) < p->n;)
+		gpuenv_wheel_unpack_part(p->job, &c, p->n - 1 - k); /* last part first */
+	return NULL;
+}
+
+/* begin, every part on four threads, end */
+static int unpack_threads(wheel_t *w, const char *expect, const char *dir, gpuenv_wheel_tree_t *t)
+{
+	parts_run_t p = { 0 };
+	pthread_t th[4];
+	int r;
+
+	gpuenv_error_clear(&ctx);
+	if ((r = gpuenv_wheel_unpack_begin(&ctx, &arena, w->name, NULL, expect, path_in(dir), NULL, t, &p.job)))
+		return r;
+	p.n = gpuenv_wheel_unpack_parts(p.job);
+	assert_true(p.n >= 4); /* the hash, the large file alone, the small ones around it */
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, parts_worker, &p), 0);
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	return gpuenv_wheel_unpack_end(p.job, &ctx);
+}
+
+/* A wheel with large files (inflated whole into their own pages, a part of
+ * their own) among small ones (several parts): the tree made on four
+ * threads is the tree made on one, file for file; a wrong hash, or a large
+ * file that differs from RECORD, leaves nothing. */
+static void test_parts(void **state)
+{
+	(void)state;
+	wheel_t w;
+	gpuenv_wheel_tree_t one, four;
+	size_t big = (size_t)3 << 20, huge = (size_t)17 << 20;
+	unsigned char *a = malloc(big), *b = malloc(huge);
+	char names[16][32];
+	uint32_t x = 12345;
+
+	assert_true(a && b);
+	for (size_t i = 0; i < huge; i++) { /* text-like: deflates 2-3:1 */
+		x = x * 1103515245u + 12345u;
+		b[i] = (unsigned char)('a' + (x >> 16) % 16);
+		if (i < big)
+			a[i] = (unsigned char)(i % 251 < 200 ? 'x' : b[i]);
+	}
+	w_base(&w);
+	for (int i = 0; i < 12; i++) {
+		snprintf(names[i], sizeof(names[i]), "foo/m%02d.py", i);
+		w_add(&w, names[i], i % 2 ? "A = 1\n" : "B = [1, 2, 3]\n");
+	}
+	w.e[w.n++] = (zent_t){ .name = "foo/big.bin", .data = a, .len = big, .deflate = true };
+	w.e[w.n++] = (zent_t){ .name = "foo/lib/huge.so", .data = b, .len = huge, .deflate = true, .mode = 0100755 };
+	w.e[w.n++] = (zent_t){ .name = "foo/stored.bin", .data = a, .len = big };
+	w_write(&w);
+	assert_int_equal(unpack(&w, NULL, &one), 0);
+	assert_int_equal(unpack_threads(&w, one.wheel_sha256, "tree4", &four), 0);
+	assert_int_equal(one.nfiles, four.nfiles);
+	assert_string_equal(one.wheel_sha256, four.wheel_sha256);
+	for (size_t i = 0; i < one.nfiles; i++) {
+		assert_string_equal(one.files[i].path, four.files[i].path);
+		assert_memory_equal(one.files[i].sha256, four.files[i].sha256, 32);
+		assert_int_equal(one.files[i].size, four.files[i].size);
+		assert_int_equal(one.files[i].perm, four.files[i].perm);
+	}
+	for (int k = 0; k < 2; k++) {
+		gpuenv_buf_t got;
+		gpuenv_buf_init(&got, &ctx, 0);
+		assert_int_equal(gpuenv_fs_read(&ctx, path_in(k ? "tree4/foo/lib/huge.so" : "tree/foo/lib/huge.so"),
+					 (size_t)64 << 20, &got), 0);
+		assert_int_equal(got.len, huge);
+		assert_memory_equal(got.data, b, huge);
+		gpuenv_buf_free(&got);
+	}
+	gpuenv_wheel_tree_t l;
+	assert_int_equal(gpuenv_wheel_tree_load(&ctx, &arena, path_in("tree4"), true, &l), 0);
+	assert_int_equal(l.nfiles, one.nfiles);
+	gpuenv_install_remove(&ctx, path_in("tree4"));
+
+	/* the hash not the one expected: nothing kept */
+	char wrong[65];
+	snprintf(wrong, sizeof(wrong), "%s", one.wheel_sha256);
+	wrong[5] = wrong[5] == '0' ? '1' : '0';
+	assert_int_equal(unpack_threads(&w, wrong, "tree4", &four), GPUENV_EFORMAT);
+	assert_non_null(strstr(ctx.err.msg, "is not the expected"));
+	assert_false(exists("tree4"));
+	assert_null(four.name);
+
+	/* the large file is not what RECORD says */
+	w.bad_hash = "foo/lib/huge.so"; /* RECORD is written again */
+	w_write(&w);
+	assert_int_equal(unpack_threads(&w, NULL, "tree4", &four), GPUENV_EFORMAT);
+	assert_non_null(strstr(ctx.err.msg, "foo/lib/huge.so"));
+	assert_false(exists("tree4"));
+	free(a);
+	free(b);
+}
+
 static void test_alloc_failures(void **state)
 {
 	(void)state;
@@ -874,6 +985,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stage, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_manifest_parse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zip_reader, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_parts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_alloc_failures, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stage_digest_fails, setup, teardown),
 	};
