@@ -171,6 +171,11 @@ typedef struct gpuenv_download_opts {
 	 * none is known) */
 	void (*progress)(void *arg, size_t done, size_t n, uint64_t bytes, uint64_t total_bytes);
 	void *progress_arg;
+	/* called on the calling thread as soon as dl[k] is complete and
+	 * checked (its file closed), while the others still arrive: the
+	 * caller may start on it */
+	void (*done)(void *arg, size_t k);
+	void *done_arg;
 } gpuenv_download_opts_t;
 
 /* Download dl[0..n) (every one is tried; each gets its own err).  ix may

@@ -172,6 +172,8 @@ GPUENV_API size_t gpuenv_wheel_unpack_parts(const gpuenv_unpack_job_t *job);
 /* The work of part k, in about bytes written (for ordering) */
 GPUENV_API uint64_t gpuenv_wheel_unpack_part_cost(const gpuenv_unpack_job_t *job, size_t k);
 GPUENV_API void gpuenv_wheel_unpack_part(gpuenv_unpack_job_t *job, gpuenv_ctx_t *ctx, size_t k);
+/* After every part: the wheel is not the one expected (its hash) */
+GPUENV_API bool gpuenv_wheel_unpack_hash_bad(const gpuenv_unpack_job_t *job);
 GPUENV_API int gpuenv_wheel_unpack_end(gpuenv_unpack_job_t *job, gpuenv_ctx_t *ctx);
 
 /* Read a tree's manifest.  check: also fstatat every file and compare

@@ -572,14 +572,14 @@ int gpuenv_zip_extract(gpuenv_ctx_t *ctx, const gpuenv_zip_t *z, const gpuenv_zi
 	gpuenv_zip_sink_fn sink, void *ud)
 {
 	const unsigned char *src = z->data + e->data_off;
-	uLong crc = crc32(0, Z_NULL, 0);
+	uint32_t crc = 0; /* libdeflate's CRC-32: two to three times zlib's speed */
 	uint64_t done = 0;
 	int r;
 
 	if (e->method == 0) {
 		while (done < e->usize) {
 			size_t n = e->usize - done > CHUNK ? CHUNK : (size_t)(e->usize - done);
-			crc = crc32(crc, src + done, (uInt)n);
+			crc = libdeflate_crc32(crc, src + done, n);
 			if ((r = sink(ud, src + done, n)))
 				return r;
 			done += n;
@@ -612,7 +612,7 @@ int gpuenv_zip_extract(gpuenv_ctx_t *ctx, const gpuenv_zip_t *z, const gpuenv_zi
 						"before writing more: a zip bomb?)",
 						(unsigned long long)e->usize);
 				}
-				crc = crc32(crc, out, (uInt)got);
+				crc = libdeflate_crc32(crc, out, got);
 				if ((r = sink(ud, out, got))) {
 					inflateEnd(&s);
 					return r;
@@ -645,7 +645,7 @@ int gpuenv_zip_extract(gpuenv_ctx_t *ctx, const gpuenv_zip_t *z, const gpuenv_zi
 		return fail_entry(ctx, GPUENV_EFORMAT, z->file, e->name,
 			"inflates to %llu bytes, not the %llu its header says", (unsigned long long)done,
 			(unsigned long long)e->usize);
-	if ((uint32_t)crc != e->crc)
+	if (crc != e->crc)
 		return fail_entry(ctx, GPUENV_EFORMAT, z->file, e->name,
 			"fails its CRC-32 check (the wheel is damaged)");
 	return 0;

@@ -26,6 +26,7 @@
 
 typedef struct dl_run {
 	const gpuenv_download_opts_t *opts;
+	gpuenv_download_t *dl; /* the first, for done's index */
 	size_t done, n;
 	uint64_t bytes, total, last_report;
 } dl_run_t;
@@ -199,11 +200,24 @@ static int answer_one(djob_t *j, gpuenv_ctx_t *ctx)
 	return finish(j, ctx);
 }
 
+/* A download complete and checked: its file closed, the caller told. */
+static void close_done(djob_t *j, const gpuenv_download_opts_t *opts, size_t k)
+{
+	if (j->own_fd && j->fd >= 0) {
+		close(j->fd);
+		j->fd = -1;
+	}
+	if (opts && opts->done)
+		opts->done(opts->done_arg, k);
+}
+
 static int answer(ix_job_t *job, gpuenv_ctx_t *ctx)
 {
 	djob_t *j = (djob_t *)job;
 	int r = answer_one(j, ctx);
 
+	if (!r)
+		close_done(j, j->run->opts, (size_t)(j->d - j->run->dl));
 	j->run->done++;
 	report(j->run, true);
 	return r;
@@ -322,7 +336,7 @@ int gpuenv_index_download(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, gpuenv_download
 	size_t n, const gpuenv_download_opts_t *opts)
 {
 	gpuenv_arena_t arena;
-	dl_run_t run = { .opts = opts, .n = n };
+	dl_run_t run = { .opts = opts, .dl = dl, .n = n };
 	djob_t *jobs = gpuenv_calloc(ctx, n ? n : 1, sizeof(*jobs));
 	ix_job_t **jv = gpuenv_calloc(ctx, n ? n : 1, sizeof(*jv));
 	size_t nremote = 0;
@@ -365,6 +379,8 @@ int gpuenv_index_download(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, gpuenv_download
 		}
 		if ((r = copy_local(j, ctx, j->local)))
 			ix_job_fail(&j->job, ctx, r);
+		else
+			close_done(j, opts, i);
 		if (ctx->trace)
 			gpuenv_trace_complete_lane(ctx, IX_TRACE_LANES, "index", "download", j->pkg,
 				gpuenv_arena_printf(&arena, "file: %s", j->local).ptr, t0, gpuenv_trace_now() - t0);
@@ -399,11 +415,10 @@ int gpuenv_index_download(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, gpuenv_download
 				ctx->err = j->job.error;
 			}
 		}
-		if (j->own_fd) {
+		if (j->own_fd && j->fd >= 0)
 			close(j->fd);
-			if (j->job.err)
-				unlink(dl[i].path);
-		}
+		if (j->own_fd && j->job.err)
+			unlink(dl[i].path);
 		if (j->job.req.body.ctx)
 			ix_req_free(&j->job.req);
 	}

@@ -44,7 +44,7 @@
 
 #define STAMP ".used"
 #define HTTP_DIR "http-v1" /* lib/index/http_cache.c's folder */
-#define MAX_THREADS 8
+#define MAX_THREADS 64
 
 struct gpuenv_cache {
 	gpuenv_ctx_t *ctx; /* the opener's, for memory */
@@ -213,7 +213,7 @@ static bool is_hex64(const char *s)
 
 /* ---- get ---------------------------------------------------------------------- */
 
-enum { S_DONE, S_FETCH, S_UNPACK_CACHED, S_UNPACK_FRESH, S_ALIAS };
+enum { S_DONE, S_FETCH, S_UNPACK_CACHED, S_UNPACK_FRESH, S_UNPACK_LOCAL, S_ALIAS };
 
 typedef struct item {
 	const gpuenv_cache_req_t *req;
@@ -225,20 +225,50 @@ typedef struct item {
 	size_t alias;	      /* S_ALIAS: the item with the same hash */
 	bool refetched;       /* fetched again after its cached wheel was damaged */
 	bool tree_new;	      /* a tree this call renamed into place, or found made */
+	bool downloaded;      /* fetched by this call */
 	int err;
 	gpuenv_error_t error;
+	/* while it is unpacked */
+	gpuenv_unpack_job_t *job;
+	gpuenv_arena_t arena;
+	gpuenv_wheel_tree_t tree;
+	size_t parts_left;
+	uint64_t size;	      /* the wheel's bytes */
+	unsigned units;	      /* under the pool's mu: the tree, and the copy of a local wheel */
+	const char *src;      /* a local wheel (a path, a file:// URL): unpacked
+				 from where it lies, copied into wheels/ beside */
+	char tmp[128];	      /* its tree under tmp/ */
+	char pkg[128];	      /* --profile: the package */
+	uint64_t t0;
 } item_t;
+
+/* The pool's work: an item to begin (its wheel checked and cut into parts;
+ * before any part, the largest wheels first) or one part of a begun item
+ * (the costliest first, so the largest files start first and the last to
+ * finish is small). */
+enum { T_PART, T_BEGIN, T_COPY };
+
+typedef struct task {
+	uint64_t cost;
+	size_t item, part;
+	int kind;
+} task_t;
 
 typedef struct pool {
 	gpuenv_cache_t *c;
 	const gpuenv_ctx_t *ctx;
 	const gpuenv_unpack_limits_t *lim;
 	item_t *items;
-	size_t *todo, ntodo, next, done, skipped;
+	gpuenv_ctx_t *mem;	/* the caller's, for the heap's memory (under mu) */
+	task_t *heap;
+	size_t nheap, cap;
+	size_t queued, done;	/* items given to the pool, items finished */
+	unsigned beginning;	/* begins running: they may add parts */
+	bool closed;		/* no more items will come */
+	bool stop;		/* an item failed: no more begins */
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	pthread_cond_t work, finished;
 } pool_t;
-
 static int name_check(gpuenv_ctx_t *ctx, const gpuenv_cache_req_t *q)
 {
 	size_t n = q->name ? strlen(q->name) : 0;
@@ -318,44 +348,220 @@ static void trace_pkg(const char *whl, char *out, size_t n)
 		snprintf(out, n, "%s", whl);
 }
 
-/* Unpack one item's wheel into tmp/, then rename the tree into place. */
-static int unpack_one(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, const gpuenv_unpack_limits_t *lim,
-	item_t *it)
-{
-	char t[128], tpath[PATH_MAX], wpath[PATH_MAX], pkg[128] = "";
-	gpuenv_arena_t arena;
-	gpuenv_wheel_tree_t tree;
-	int r;
-	uint64_t t0 = gpuenv_trace_begin(ctx);
+/* ---- the pool: every wheel's parts on one set of threads ---------------- */
 
+static void heap_up(task_t *h, size_t i)
+{
+	while (i) {
+		size_t up = (i - 1) / 2;
+		if (h[up].cost >= h[i].cost)
+			break;
+		task_t t = h[up];
+		h[up] = h[i];
+		h[i] = t;
+		i = up;
+	}
+}
+
+static task_t heap_pop(pool_t *p)
+{
+	task_t top = p->heap[0], *h = p->heap;
+	size_t i = 0, n = --p->nheap;
+
+	h[0] = h[n];
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < n && h[l].cost > h[m].cost)
+			m = l;
+		if (r < n && h[r].cost > h[m].cost)
+			m = r;
+		if (m == i)
+			break;
+		task_t t = h[m];
+		h[m] = h[i];
+		h[i] = t;
+		i = m;
+	}
+	return top;
+}
+
+/* Under mu.  false: out of memory (the caller runs the task itself). */
+static bool heap_push(pool_t *p, task_t t)
+{
+	if (p->nheap == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 256;
+		task_t *h = gpuenv_realloc(p->mem, p->heap, cap * sizeof(*h));
+		if (!h)
+			return false;
+		p->heap = h;
+		p->cap = cap;
+	}
+	p->heap[p->nheap] = t;
+	heap_up(p->heap, p->nheap++);
+	return true;
+}
+
+/* Begins come before parts, the largest wheels first. */
+#define BEGIN_COST ((uint64_t)1 << 62)
+
+/* One unit of an item finished (its tree in place, failed, or its cached
+ * wheel found damaged and to be fetched again; a local wheel's copy). */
+static void item_finished(pool_t *p, item_t *it, unsigned units, int r, const gpuenv_ctx_t *ctx)
+{
+	pthread_mutex_lock(&p->mu);
+	if (r && !it->err) {
+		it->err = r;
+		it->error = ctx->err;
+		p->stop = true; /* the call fails: what has not begun does not begin */
+	}
+	if (!(it->units -= units))
+		p->done++;
+	pthread_cond_broadcast(&p->finished);
+	pthread_mutex_unlock(&p->mu);
+}
+
+/* A local wheel into wheels/ once its hash is known to be right: copied
+ * (in the kernel) under tmp/, then renamed into place as a download is. */
+static void run_copy(pool_t *p, gpuenv_ctx_t *ctx, item_t *it)
+{
+	gpuenv_cache_t *c = p->c;
+	char d[128], rel[400];
+	uint64_t t0 = gpuenv_trace_begin(ctx);
+	int r = 0, e;
+
+	tmp_name(c, "wheel", d, sizeof(d));
+	snprintf(rel, sizeof(rel), "%s/%s", d, it->req->name);
+	if (mkdirat(c->dirfd, d, 0755) < 0)
+		r = gpuenv_fail(ctx, -errno, c->dir, 0, 0, "cannot create %s/%s: %s", c->dir, d, strerror(errno));
+	/* copy_file_range: the kernel copies (or clones where the file system can) */
+	else if (!(r = gpuenv_link_file(ctx, AT_FDCWD, it->src, c->dirfd, rel, 0644, GPUENV_LINK_COPY, NULL))) {
+		snprintf(rel, sizeof(rel), "%s/" STAMP, d);
+		touch(c->dirfd, rel);
+		if ((e = enter(c, d, it->wheel_dir, it->req->name)))
+			r = gpuenv_fail(ctx, e, c->dir, 0, 0, "cannot put %s into the cache: %s", it->req->name,
+				strerror(-e));
+		else
+			it->downloaded = true;
+	}
+	if (r)
+		rm_tree(c->dirfd, d, NULL);
+	gpuenv_trace_end(ctx, "install", "copy", it->pkg, it->src, t0);
+	item_finished(p, it, 1, r, ctx);
+}
+
+/* The last part of an item done: the manifest (or the tree's removal),
+ * then the tree renamed into place. */
+static void item_end(pool_t *p, gpuenv_ctx_t *ctx, item_t *it)
+{
+	gpuenv_cache_t *c = p->c;
+	uint64_t t0 = gpuenv_trace_begin(ctx);
+	bool wrong = it->state == S_UNPACK_FRESH && gpuenv_wheel_unpack_hash_bad(it->job);
+	int r = gpuenv_wheel_unpack_end(it->job, ctx);
+
+	it->job = NULL;
+	gpuenv_arena_free(&it->arena);
+	if (wrong) /* a fresh (or linked) wheel that is not the one locked leaves the cache */
+		discard(c, it->wheel_dir);
+	if (!r && (r = enter(c, it->tmp, it->tree_rel, GPUENV_TREE_MANIFEST)))
+		r = gpuenv_fail(ctx, r, c->dir, 0, 0, "cannot move the tree of %s into %s: %s",
+			it->req->name, it->tree_rel, strerror(-r));
+	gpuenv_trace_end(ctx, "install", "unpack", it->pkg, "the manifest, the tree renamed into place", t0);
+	if (!r) {
+		it->state = S_DONE;
+		it->tree_new = true;
+	}
+	item_finished(p, it, 1, r, ctx);
+}
+
+static void run_part(pool_t *p, gpuenv_ctx_t *ctx, const task_t *t)
+{
+	item_t *it = &p->items[t->item];
+	uint64_t t0 = gpuenv_trace_begin(ctx);
+	size_t left;
+
+	gpuenv_wheel_unpack_part(it->job, ctx, t->part);
+	if (ctx->trace) {
+		char d[64];
+		snprintf(d, sizeof(d), t->part ? "part %zu of %zu" : "sha256 of the wheel", t->part,
+			gpuenv_wheel_unpack_parts(it->job) - 1);
+		gpuenv_trace_end(ctx, "install", t->part ? "unpack" : "hash", it->pkg, d, t0);
+	}
+	/* a local wheel whose hash is right: its copy into wheels/ may start
+	 * (about four times cheaper than inflating it) */
+	bool local0 = it->src && t->part == 0, queued = false;
+	bool copy = local0 && !gpuenv_wheel_unpack_hash_bad(it->job);
+	pthread_mutex_lock(&p->mu);
+	left = --it->parts_left;
+	if (copy && (queued = heap_push(p, (task_t){ .cost = it->size / 4 + 1, .item = t->item, .kind = T_COPY })))
+		pthread_cond_signal(&p->work);
+	if (local0 && !copy)
+		it->units--; /* no copy of a wheel that is not the one locked (the tree's unit remains) */
+	pthread_mutex_unlock(&p->mu);
+	if (copy && !queued) /* no memory for the queue: copied here */
+		run_copy(p, ctx, it);
+	if (!left)
+		item_end(p, ctx, it);
+}
+
+/* Begin an item: a cached wheel's hash checked first (a damaged one is
+ * fetched again in the next round), the wheel checked and cut into parts,
+ * the parts handed to the pool. */
+static void run_begin(pool_t *p, gpuenv_ctx_t *ctx, size_t i)
+{
+	gpuenv_cache_t *c = p->c;
+	item_t *it = &p->items[i];
+	char tpath[PATH_MAX], wpath[PATH_MAX];
+	int r;
+
+	it->t0 = gpuenv_trace_begin(ctx);
 	if (ctx->trace)
-		trace_pkg(it->req->name, pkg, sizeof(pkg));
+		trace_pkg(it->req->name, it->pkg, sizeof(it->pkg));
 	if (it->state == S_UNPACK_CACHED) {
 		bool damaged = wheel_intact(c, ctx, it);
-		gpuenv_trace_end(ctx, "install", "hash", pkg,
-			damaged ? "sha256 of the cached wheel: damaged, fetched again" : "sha256 of the cached wheel", t0);
+		gpuenv_trace_end(ctx, "install", "hash", it->pkg,
+			damaged ? "sha256 of the cached wheel: damaged, fetched again" : "sha256 of the cached wheel",
+			it->t0);
 		if (damaged) {
 			it->state = S_FETCH; /* damaged: fetched again in the next round */
 			discard(c, it->wheel_dir);
-			return 0;
+			item_finished(p, it, it->units, 0, ctx);
+			return;
 		}
-		t0 = gpuenv_trace_begin(ctx);
+		it->t0 = gpuenv_trace_begin(ctx);
 	}
-	tmp_name(c, "tree", t, sizeof(t));
-	snprintf(tpath, sizeof(tpath), "%s/%s", c->dir, t);
-	snprintf(wpath, sizeof(wpath), "%s/%s", c->dir, it->wheel_rel);
-	gpuenv_arena_init(&arena, ctx, 0);
-	r = gpuenv_wheel_unpack(ctx, &arena, wpath, it->req->name, it->sha, tpath, lim, &tree);
-	gpuenv_arena_free(&arena);
-	gpuenv_trace_end(ctx, "install", "unpack", pkg, it->req->name, t0);
-	if (r)
-		return r;
-	if ((r = enter(c, t, it->tree_rel, GPUENV_TREE_MANIFEST)))
-		return gpuenv_fail(ctx, r, c->dir, 0, 0, "cannot move the tree of %s into %s: %s",
-			it->req->name, it->tree_rel, strerror(-r));
-	it->state = S_DONE;
-	it->tree_new = true;
-	return 0;
+	tmp_name(c, "tree", it->tmp, sizeof(it->tmp));
+	snprintf(tpath, sizeof(tpath), "%s/%s", c->dir, it->tmp);
+	if (it->src)
+		snprintf(wpath, sizeof(wpath), "%s", it->src);
+	else
+		snprintf(wpath, sizeof(wpath), "%s/%s", c->dir, it->wheel_rel);
+	gpuenv_arena_init(&it->arena, ctx, 0);
+	if ((r = gpuenv_wheel_unpack_begin(ctx, &it->arena, wpath, it->req->name, it->sha, tpath, p->lim,
+		     &it->tree, &it->job))) {
+		gpuenv_trace_end(ctx, "install", "unpack", it->pkg, it->req->name, it->t0);
+		gpuenv_arena_free(&it->arena);
+		item_finished(p, it, it->units, r, ctx); /* and a local wheel's copy, which never starts */
+		return;
+	}
+	size_t n = gpuenv_wheel_unpack_parts(it->job), k;
+	if (ctx->trace) {
+		char d[96];
+		snprintf(d, sizeof(d), "checked, cut into %zu parts", n - 1);
+		gpuenv_trace_end(ctx, "install", "unpack", it->pkg, d, it->t0);
+	}
+	it->parts_left = n;
+	pthread_mutex_lock(&p->mu);
+	for (k = 0; k < n; k++)
+		if (!heap_push(p, (task_t){ .cost = gpuenv_wheel_unpack_part_cost(it->job, k), .item = i, .part = k,
+			    .kind = T_PART }))
+			break;
+	pthread_cond_broadcast(&p->work);
+	pthread_mutex_unlock(&p->mu);
+	/* out of memory for the queue: the rest on this thread */
+	for (; k < n; k++) {
+		task_t t = { .item = i, .part = k, .kind = T_PART };
+		run_part(p, ctx, &t);
+	}
 }
 
 static void *worker(void *arg)
@@ -363,28 +569,37 @@ static void *worker(void *arg)
 	pool_t *p = arg;
 	gpuenv_ctx_t ctx = *p->ctx;
 
+	pthread_mutex_lock(&p->mu);
 	for (;;) {
-		pthread_mutex_lock(&p->mu);
-		if (p->next == p->ntodo) {
+		if (p->nheap) {
+			task_t t = heap_pop(p);
+			item_t *it = &p->items[t.item];
+			/* after a failure nothing begins and nothing more is copied */
+			bool skip = t.kind != T_PART && p->stop;
+			if (t.kind == T_BEGIN && !skip)
+				p->beginning++;
 			pthread_mutex_unlock(&p->mu);
-			return NULL;
+			gpuenv_error_clear(&ctx);
+			if (skip)
+				item_finished(p, it, t.kind == T_BEGIN ? it->units : 1, 0, &ctx);
+			else if (t.kind == T_BEGIN)
+				run_begin(p, &ctx, t.item);
+			else if (t.kind == T_COPY)
+				run_copy(p, &ctx, it);
+			else
+				run_part(p, &ctx, &t);
+			pthread_mutex_lock(&p->mu);
+			if (t.kind == T_BEGIN && !skip)
+				p->beginning--;
+			continue;
 		}
-		item_t *it = &p->items[p->todo[p->next++]];
-		pthread_mutex_unlock(&p->mu);
-		gpuenv_error_clear(&ctx);
-		int r = unpack_one(p->c, &ctx, p->lim, it);
-		pthread_mutex_lock(&p->mu);
-		if (r) {
-			it->err = r;
-			it->error = ctx.err;
-			/* the call fails: what has not started is not started */
-			p->skipped += p->ntodo - p->next;
-			p->next = p->ntodo;
-		}
-		p->done++;
-		pthread_cond_signal(&p->cv);
-		pthread_mutex_unlock(&p->mu);
+		if (p->closed && !p->beginning)
+			break; /* no work left, none to come */
+		pthread_cond_wait(&p->work, &p->mu);
 	}
+	pthread_cond_broadcast(&p->work);
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
 }
 
 /* A thread of its own (the calling thread works when none could start). */
@@ -396,84 +611,90 @@ static void *worker_thread(void *arg)
 	return worker(arg);
 }
 
-static unsigned nthreads_for(size_t n)
+/* An item for the pool (any thread).  The queue out of memory: begun and
+ * unpacked on this thread. */
+static void pool_add(pool_t *p, size_t i)
+{
+	struct stat st;
+	item_t *it = &p->items[i];
+	bool queued;
+
+	if ((it->src ? stat(it->src, &st) : fstatat(p->c->dirfd, it->wheel_rel, &st, 0)) == 0)
+		it->size = (uint64_t)st.st_size;
+	pthread_mutex_lock(&p->mu);
+	p->queued++;
+	it->units = it->src ? 2 : 1;
+	queued = heap_push(p, (task_t){ .cost = BEGIN_COST + it->size, .item = i, .kind = T_BEGIN });
+	if (queued)
+		pthread_cond_signal(&p->work);
+	pthread_mutex_unlock(&p->mu);
+	if (!queued) {
+		gpuenv_ctx_t ctx = *p->ctx;
+		run_begin(p, &ctx, i);
+	}
+}
+
+static unsigned nthreads(void)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	size_t t = cpus > 0 ? (size_t)cpus : 1;
 
-	if (t > MAX_THREADS)
-		t = MAX_THREADS;
-	if (t > n)
-		t = n;
-	return (unsigned)(t ? t : 1);
+	return (unsigned)(t > MAX_THREADS ? MAX_THREADS : t);
 }
 
-static int by_size_desc(const void *a, const void *b)
+static int pool_start(pool_t *p, pthread_t *th, unsigned *started)
 {
-	const uint64_t *x = a, *y = b; /* { size, index } pairs */
-	return x[0] < y[0] ? 1 : x[0] > y[0] ? -1 : x[1] < y[1] ? -1 : x[1] > y[1];
+	unsigned nt = nthreads();
+
+	*started = 0;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->work, NULL);
+	pthread_cond_init(&p->finished, NULL);
+	for (unsigned i = 0; i < nt; i++)
+		if (pthread_create(&th[i], NULL, worker_thread, p) == 0)
+			(*started)++;
+	return 0;
 }
 
-/* The largest wheels first, so one big wheel does not finish alone at the end. */
-static void order_by_size(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, item_t *items, size_t *todo, size_t n)
+/* No more items: wait for every one, with progress on this thread; the
+ * first failure (in item order) is the call's. */
+static int pool_finish(pool_t *p, pthread_t *th, unsigned started, gpuenv_ctx_t *ctx,
+	const gpuenv_cache_progress_t *progress, size_t n)
 {
-	uint64_t *v = gpuenv_calloc(ctx, n ? n : 1, 2 * sizeof(uint64_t));
-	struct stat st;
-
-	if (!v)
-		return; /* the order given: slower at worst */
-	for (size_t k = 0; k < n; k++) {
-		v[2 * k] = fstatat(c->dirfd, items[todo[k]].wheel_rel, &st, 0) == 0 ? (uint64_t)st.st_size : 0;
-		v[2 * k + 1] = todo[k];
-	}
-	qsort(v, n, 2 * sizeof(uint64_t), by_size_desc);
-	for (size_t k = 0; k < n; k++)
-		todo[k] = (size_t)v[2 * k + 1];
-	gpuenv_free(ctx, v);
-}
-
-/* Unpack the items in todo on threads; progress on this thread. */
-static int unpack_all(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, const gpuenv_unpack_limits_t *lim,
-	item_t *items, size_t *todo, size_t ntodo, const gpuenv_cache_progress_t *progress)
-{
-	pool_t p = { .c = c, .ctx = ctx, .lim = lim, .items = items, .todo = todo, .ntodo = ntodo };
-	pthread_t th[MAX_THREADS];
-	unsigned nt = nthreads_for(ntodo), started = 0;
 	size_t reported = (size_t)-1;
 
-	if (!ntodo)
-		return 0;
-	order_by_size(c, ctx, items, todo, ntodo);
-	pthread_mutex_init(&p.mu, NULL);
-	pthread_cond_init(&p.cv, NULL);
-	for (unsigned i = 0; i < nt; i++)
-		if (pthread_create(&th[i], NULL, worker_thread, &p) == 0)
-			started++;
+	pthread_mutex_lock(&p->mu);
+	p->closed = true;
+	pthread_cond_broadcast(&p->work);
+	pthread_mutex_unlock(&p->mu);
 	if (!started) /* no thread could start: this one does the work */
-		worker(&p);
-	pthread_mutex_lock(&p.mu);
+		worker(p);
+	pthread_mutex_lock(&p->mu);
 	for (;;) {
-		size_t done = p.done;
-		if (done != reported && progress && progress->fn) {
+		size_t done = p->done;
+		if (p->queued && done != reported && progress && progress->fn) {
 			reported = done;
-			pthread_mutex_unlock(&p.mu);
-			progress->fn(progress->arg, "unpack", done, ntodo, 0, 0);
-			pthread_mutex_lock(&p.mu);
+			size_t q = p->queued;
+			pthread_mutex_unlock(&p->mu);
+			progress->fn(progress->arg, "unpack", done, q, 0, 0);
+			pthread_mutex_lock(&p->mu);
 			continue;
 		}
-		if (p.done + p.skipped == ntodo)
+		if (p->done == p->queued)
 			break;
-		pthread_cond_wait(&p.cv, &p.mu);
+		pthread_cond_wait(&p->finished, &p->mu);
 	}
-	pthread_mutex_unlock(&p.mu);
+	pthread_mutex_unlock(&p->mu);
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
-	pthread_mutex_destroy(&p.mu);
-	pthread_cond_destroy(&p.cv);
-	for (size_t k = 0; k < ntodo; k++)
-		if (items[todo[k]].err) {
-			ctx->err = items[todo[k]].error;
-			return items[todo[k]].err;
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->work);
+	pthread_cond_destroy(&p->finished);
+	gpuenv_free(p->mem, p->heap);
+	for (size_t i = 0; i < n; i++)
+		if (p->items[i].err) {
+			ctx->err = p->items[i].error;
+			return p->items[i].err;
 		}
 	return 0;
 }
@@ -485,9 +706,53 @@ static void on_download(void *arg, size_t done, size_t n, uint64_t bytes, uint64
 	p->fn(p->arg, "download", done, n, bytes, total);
 }
 
-/* Download the items in S_FETCH into wheels/, by rename of complete files. */
+typedef struct fetch {
+	gpuenv_cache_t *c;
+	gpuenv_ctx_t *ctx;
+	pool_t *pool;
+	item_t *items;
+	gpuenv_download_t *dl;
+	size_t *which;
+	char (*tmp)[128];
+	int err; /* the first failure to put a wheel into the cache */
+} fetch_t;
+
+/* A download complete and checked: into wheels/ (the entry folder with the
+ * wheel and its stamp, then one rename), and to the pool at once. */
+static void on_fetched(void *arg, size_t k)
+{
+	fetch_t *f = arg;
+	gpuenv_cache_t *c = f->c;
+	item_t *it = &f->items[f->which[k]];
+	char d[128], rel[400];
+	int e = 0;
+
+	tmp_name(c, "wheel", d, sizeof(d));
+	snprintf(rel, sizeof(rel), "%s/%s", d, it->req->name);
+	if (mkdirat(c->dirfd, d, 0755) < 0 || renameat(c->dirfd, f->tmp[k], c->dirfd, rel) < 0)
+		e = -errno;
+	if (!e) {
+		snprintf(rel, sizeof(rel), "%s/" STAMP, d);
+		touch(c->dirfd, rel);
+		e = enter(c, d, it->wheel_dir, it->req->name);
+	}
+	if (e) {
+		rm_tree(c->dirfd, f->tmp[k], NULL);
+		rm_tree(c->dirfd, d, NULL);
+		if (!f->err)
+			f->err = gpuenv_fail(f->ctx, e, c->dir, 0, 0, "cannot put %s into the cache: %s",
+				it->req->name, strerror(-e));
+		return;
+	}
+	it->state = S_UNPACK_FRESH;
+	it->downloaded = true;
+	pool_add(f->pool, f->which[k]);
+}
+
+/* Download the items in S_FETCH into wheels/, each handed to the pool as
+ * it arrives. */
 static int fetch_all(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, gpuenv_index_t *ix, item_t *items,
-	size_t n, const gpuenv_cache_progress_t *progress)
+	size_t n, pool_t *pool, const gpuenv_cache_progress_t *progress)
 {
 	size_t nf = 0;
 	int r = 0;
@@ -496,11 +761,12 @@ static int fetch_all(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, gpuenv_index_t *ix, i
 		nf += items[i].state == S_FETCH;
 	if (!nf)
 		return 0;
-	gpuenv_download_t *dl = gpuenv_calloc(ctx, nf, sizeof(*dl));
-	size_t *which = gpuenv_calloc(ctx, nf, sizeof(*which));
-	char (*tmp)[128] = gpuenv_calloc(ctx, nf, sizeof(*tmp));
+	fetch_t f = { .c = c, .ctx = ctx, .pool = pool, .items = items };
+	f.dl = gpuenv_calloc(ctx, nf, sizeof(*f.dl));
+	f.which = gpuenv_calloc(ctx, nf, sizeof(*f.which));
+	f.tmp = gpuenv_calloc(ctx, nf, sizeof(*f.tmp));
 	char (*paths)[PATH_MAX] = gpuenv_calloc(ctx, nf, sizeof(*paths));
-	if (!dl || !which || !tmp || !paths) {
+	if (!f.dl || !f.which || !f.tmp || !paths) {
 		r = gpuenv_oom(ctx, "for downloads");
 		goto out;
 	}
@@ -508,46 +774,24 @@ static int fetch_all(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, gpuenv_index_t *ix, i
 		if (items[i].state != S_FETCH)
 			continue;
 		const gpuenv_cache_req_t *q = items[i].req;
-		which[k] = i;
-		tmp_name(c, "whl", tmp[k], sizeof(tmp[k]));
-		snprintf(paths[k], sizeof(paths[k]), "%s/%s", c->dir, tmp[k]);
-		dl[k] = (gpuenv_download_t){ .url = q->url, .src_path = q->url ? NULL : q->path,
+		f.which[k] = i;
+		tmp_name(c, "whl", f.tmp[k], sizeof(f.tmp[k]));
+		snprintf(paths[k], sizeof(paths[k]), "%s/%s", c->dir, f.tmp[k]);
+		f.dl[k] = (gpuenv_download_t){ .url = q->url, .src_path = q->url ? NULL : q->path,
 			.name = q->name, .fd = -1, .path = paths[k], .sha256 = items[i].sha, .size = q->size };
 		k++;
 	}
 	gpuenv_download_opts_t o = { .progress = progress && progress->fn ? on_download : NULL,
-		.progress_arg = (void *)progress };
-	r = gpuenv_index_download(ix, ctx, dl, nf, &o);
-	for (size_t k = 0; k < nf; k++) {
-		item_t *it = &items[which[k]];
-		char d[128], rel[400];
-		if (dl[k].err)
-			continue;
-		/* the entry folder with the wheel and its stamp, then one rename */
-		tmp_name(c, "wheel", d, sizeof(d));
-		snprintf(rel, sizeof(rel), "%s/%s", d, it->req->name);
-		int e = 0;
-		if (mkdirat(c->dirfd, d, 0755) < 0 || renameat(c->dirfd, tmp[k], c->dirfd, rel) < 0)
-			e = -errno;
-		if (!e) {
-			snprintf(rel, sizeof(rel), "%s/" STAMP, d);
-			touch(c->dirfd, rel);
-			e = enter(c, d, it->wheel_dir, it->req->name);
-		}
-		if (e) {
-			rm_tree(c->dirfd, tmp[k], NULL);
-			rm_tree(c->dirfd, d, NULL);
-			if (!r)
-				r = gpuenv_fail(ctx, e, c->dir, 0, 0, "cannot put %s into the cache: %s",
-					it->req->name, strerror(-e));
-			continue;
-		}
-		it->state = S_UNPACK_FRESH;
+		.progress_arg = (void *)progress, .done = on_fetched, .done_arg = &f };
+	r = gpuenv_index_download(ix, ctx, f.dl, nf, &o);
+	if (!r && f.err) {
+		r = f.err;
+		ctx->err = f.ctx->err;
 	}
 out:
-	gpuenv_free(ctx, dl);
-	gpuenv_free(ctx, which);
-	gpuenv_free(ctx, tmp);
+	gpuenv_free(ctx, f.dl);
+	gpuenv_free(ctx, f.which);
+	gpuenv_free(ctx, f.tmp);
 	gpuenv_free(ctx, paths);
 	return r;
 }
@@ -652,17 +896,47 @@ void gpuenv_cache_tmp_ready(gpuenv_cache_t *c)
 	lock_shared(c); /* back to shared (a failed conversion may have dropped it) */
 }
 
+/* A wheel to fetch that lies on this machine (a path, a file:// URL) is
+ * unpacked from where it lies, hashed as it is read, and copied into
+ * wheels/ beside (no copy to wait for); its size is checked here, as a
+ * download's is. */
+static int local_source(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, item_t *it)
+{
+	const gpuenv_cache_req_t *q = it->req;
+	const char *src = q->url ? NULL : q->path;
+	struct stat st;
+
+	if (q->url && !strncmp(q->url, "file://", 7) && !(src = gpuenv_file_url_path(arena, q->url)))
+		return 0; /* not a URL this machine reads: the download says why */
+	if (!src)
+		return 0;
+	if (stat(src, &st) != 0 || !S_ISREG(st.st_mode)) {
+		int e = errno;
+		gpuenv_fail(ctx, S_ISREG(st.st_mode) || e == ENOENT ? -e : GPUENV_EFORMAT, src, 0, 0,
+			"cannot read %s: %s", q->name, e == ENOENT || !S_ISREG(st.st_mode) ? "not a file" : strerror(e));
+		return gpuenv_hint(ctx, "the lock names a local wheel that is not there: build it, or lock again");
+	}
+	if (q->size >= 0 && (uint64_t)st.st_size != (uint64_t)q->size) {
+		gpuenv_fail(ctx, GPUENV_EFORMAT, src, 0, 0, "%s has %llu bytes, expected %lld", q->name,
+			(unsigned long long)st.st_size, (long long)q->size);
+		return gpuenv_hint(ctx, "the lock or the index is wrong, or the file changed: check the "
+					"source, then lock again");
+	}
+	it->src = src;
+	it->state = S_UNPACK_LOCAL;
+	return 0;
+}
+
 int gpuenv_cache_get(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
 	gpuenv_index_t *ix, const gpuenv_cache_req_t *reqs, size_t n,
 	const gpuenv_unpack_limits_t *lim, const gpuenv_cache_progress_t *progress,
 	gpuenv_cache_entry_t *out)
 {
 	item_t *items = gpuenv_calloc(ctx, n ? n : 1, sizeof(*items));
-	size_t *todo = gpuenv_calloc(ctx, n ? n : 1, sizeof(*todo));
 	gpuenv_strmap_t seen = { .ctx = ctx };
 	int r = 0;
 
-	if (!items || !todo) {
+	if (!items) {
 		r = gpuenv_oom(ctx, "for the cache");
 		goto out;
 	}
@@ -719,16 +993,31 @@ int gpuenv_cache_get(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena
 	/* (2) and (3), twice at most: a cached wheel found damaged is fetched
 	 * again and unpacked in the second round */
 	for (int round = 0; round < 2; round++) {
-		if ((r = fetch_all(c, ctx, ix, items, n, progress)))
+		/* the cached wheels to unpack go to the pool first, then each
+		 * download as it arrives, so unpacking overlaps downloading */
+		pool_t pool = { .c = c, .ctx = ctx, .lim = lim, .items = items, .mem = ctx };
+		pthread_t th[MAX_THREADS];
+		unsigned started;
+		for (size_t i = 0; i < n && !r; i++)
+			if (items[i].state == S_FETCH)
+				r = local_source(ctx, arena, &items[i]);
+		if (r)
 			goto out;
-		size_t nt = 0;
+		pool_start(&pool, th, &started);
 		for (size_t i = 0; i < n; i++)
-			if (items[i].state == S_UNPACK_CACHED || items[i].state == S_UNPACK_FRESH) {
-				if (items[i].state == S_UNPACK_FRESH)
-					out[i].downloaded = true;
-				todo[nt++] = i;
-			}
-		if ((r = unpack_all(c, ctx, lim, items, todo, nt, progress)))
+			if (items[i].state == S_UNPACK_CACHED || items[i].state == S_UNPACK_LOCAL)
+				pool_add(&pool, i);
+		int fr = fetch_all(c, ctx, ix, items, n, &pool, progress);
+		gpuenv_error_t fetch_err = ctx->err;
+		r = pool_finish(&pool, th, started, ctx, progress, n);
+		if (fr) { /* a download's failure comes first */
+			r = fr;
+			ctx->err = fetch_err;
+		}
+		for (size_t i = 0; i < n; i++)
+			if (items[i].downloaded)
+				out[i].downloaded = true;
+		if (r)
 			goto out;
 		bool again = false;
 		for (size_t i = 0; i < n; i++)
@@ -772,7 +1061,6 @@ int gpuenv_cache_get(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena
 out:
 	gpuenv_strmap_free(&seen);
 	gpuenv_free(ctx, items);
-	gpuenv_free(ctx, todo);
 	return r;
 }
 

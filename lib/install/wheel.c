@@ -1217,7 +1217,7 @@ static void hash_part(gpuenv_unpack_job_t *j, gpuenv_ctx_t *ctx)
 	gpuenv_hex(digest, 32, j->hex);
 	if (j->expect && strcasecmp(j->hex, j->expect) != 0) {
 		gpuenv_fail(ctx, GPUENV_EFORMAT, j->u.wheel, 0, 0,
-			"sha256 %s is not the expected %s (nothing was written)", j->hex, j->expect);
+			"hash mismatch: expected sha256 %s, got %s (nothing was kept)", j->expect, j->hex);
 		gpuenv_hint(ctx, "the file is damaged or another build than the one locked: fetch "
 				 "it again, or lock again if the index changed it");
 		job_fail(j, ctx, GPUENV_EFORMAT, true);
@@ -1255,6 +1255,11 @@ void gpuenv_wheel_unpack_part(gpuenv_unpack_job_t *j, gpuenv_ctx_t *ctx, size_t 
 	scratch_free(ctx, &sc);
 	if (r)
 		job_fail(j, ctx, r, false);
+}
+
+bool gpuenv_wheel_unpack_hash_bad(const gpuenv_unpack_job_t *j)
+{
+	return j->hash_bad;
 }
 
 int gpuenv_wheel_unpack_end(gpuenv_unpack_job_t *j, gpuenv_ctx_t *ctx)

@@ -386,7 +386,14 @@ static void test_cache_get(void **state)
 	}
 	assert_string_equal(out[NWHEELS].tree_dir, out[3].tree_dir);
 	assert_false(out[NWHEELS].downloaded || out[NWHEELS].unpacked);
-	assert_true(pl.unpack_seen && pl.download_seen);
+	/* local wheels are unpacked from where they lie (and copied beside):
+	 * nothing to download, no download progress */
+	assert_true(pl.unpack_seen && !pl.download_seen);
+	for (int i = 0; i < NWHEELS; i++) {
+		char w[2048];
+		snprintf(w, sizeof(w), "%s/wheels/%.2s/%s/%s", cdir, shas[i], shas[i], name[i]);
+		assert_int_equal(access(w, R_OK), 0);
+	}
 	assert_int_equal(pl.last_done, NWHEELS);
 	assert_int_equal(pl.last_n, NWHEELS);
 

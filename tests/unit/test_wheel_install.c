@@ -864,7 +864,7 @@ static void test_parts(void **state)
 	snprintf(wrong, sizeof(wrong), "%s", one.wheel_sha256);
 	wrong[5] = wrong[5] == '0' ? '1' : '0';
 	assert_int_equal(unpack_threads(&w, wrong, "tree4", &four), GPUENV_EFORMAT);
-	assert_non_null(strstr(ctx.err.msg, "is not the expected"));
+	assert_non_null(strstr(ctx.err.msg, "hash mismatch: expected sha256"));
 	assert_false(exists("tree4"));
 	assert_null(four.name);
 
