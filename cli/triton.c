@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "gpuenv/facts.h"
+#include "gpuenv/kb.h"
 #include "gpuenv/triton.h"
 
 #define TRITON_SUBS(X) X(check)
@@ -25,11 +26,12 @@ const struct cli_verb cli_verb_triton = {
 	.name = "triton",
 	.run = cli_triton,
 	.summary = "Triton model repositories: what the server would refuse, before it loads them",
-	.usage = "gpuenv triton check REPOSITORY [--facts FILE] [--json]",
+	.usage = "gpuenv triton check REPOSITORY [--image IMAGE] [--facts FILE] [--json]",
 	.help = "subcommands (each takes --help and --json):\n"
 		"  check REPOSITORY     each model's config.pbtxt, files, versions, batching, inputs and\n"
 		"                       outputs against the ONNX model, instance groups against the\n"
-		"                       node's GPUs, ensembles (docs/triton.md)\n",
+		"                       node's GPUs, ensembles, TensorRT plans against the server\n"
+		"                       image's TensorRT, the image against the node (docs/triton.md)\n",
 };
 
 /* ---- check ---------------------------------------------------------------------- */
@@ -39,7 +41,7 @@ static json_t *finding_json(struct cli *cli, const gpuenv_triton_finding_t *f)
 	json_t *o = json_object();
 	if (!o)
 		return NULL;
-	if (json_object_set_new(o, "model", cli_json_text(cli, f->model, strlen(f->model))) ||
+	if (json_object_set_new(o, "model", f->model ? cli_json_text(cli, f->model, strlen(f->model)) : json_null()) ||
 		json_object_set_new(o, "id", json_string(f->id)) ||
 		json_object_set_new(o, "severity", json_string(gpuenv_triton_severity_name(f->severity))) ||
 		json_object_set_new(o, "file", cli_json_text(cli, f->file, strlen(f->file))) ||
@@ -60,6 +62,8 @@ static json_t *report_json(struct cli *cli, const gpuenv_triton_report_t *r)
 
 	if (!bad)
 		bad = json_object_set_new(o, "repository", cli_json_text(cli, r->repository, strlen(r->repository))) ||
+		      json_object_set_new(o, "image", r->image ? cli_json_text(cli, r->image, strlen(r->image)) : json_null()) ||
+		      json_object_set_new(o, "image_tensorrt", r->image_tensorrt ? json_string(r->image_tensorrt) : json_null()) ||
 		      json_object_set(o, "models", models) || json_object_set(o, "findings", fs) ||
 		      json_object_set_new(o, "errors", json_integer((json_int_t)r->errors)) ||
 		      json_object_set_new(o, "warnings", json_integer((json_int_t)r->warnings));
@@ -88,8 +92,39 @@ static json_t *report_json(struct cli *cli, const gpuenv_triton_report_t *r)
 	return o;
 }
 
+/* The findings about model (NULL: the repository's own). */
+static void print_findings(struct cli *cli, const gpuenv_triton_report_t *r, const char *model)
+{
+	for (size_t k = 0; k < r->nfindings; k++) {
+		const gpuenv_triton_finding_t *f = &r->findings[k];
+		if (f->model != model)
+			continue;
+		const char *col = f->severity == GPUENV_TRITON_ERROR ? CLI_RED :
+				  f->severity == GPUENV_TRITON_WARNING ? CLI_YELLOW : "";
+		printf("  %s%-7s%s %s  ", cli_col(cli, col), gpuenv_triton_severity_name(f->severity),
+			cli_col(cli, CLI_RESET), f->id);
+		cli_put_text(cli, stdout, f->file, strlen(f->file));
+		if (f->line)
+			printf(":%u:%u", f->line, f->col);
+		printf("\n          ");
+		cli_put_text(cli, stdout, f->message, strlen(f->message));
+		printf("\n");
+		if (f->fix) {
+			printf("          fix: ");
+			cli_put_text(cli, stdout, f->fix, strlen(f->fix));
+			printf("\n");
+		}
+	}
+}
+
 static void print_report(struct cli *cli, const gpuenv_triton_report_t *r)
 {
+	if (r->image) {
+		printf("%simage%s ", cli_col(cli, CLI_BOLD), cli_col(cli, CLI_RESET));
+		cli_put_text(cli, stdout, r->image, strlen(r->image));
+		printf(": TensorRT %s\n", r->image_tensorrt ? r->image_tensorrt : "unknown (the knowledge base has none)");
+	}
+	print_findings(cli, r, NULL);
 	for (size_t i = 0; i < r->nmodels; i++) {
 		const gpuenv_triton_model_t *m = &r->models[i];
 		printf("%s%s%s: %s", cli_col(cli, CLI_BOLD), m->name, cli_col(cli, CLI_RESET),
@@ -99,26 +134,7 @@ static void print_report(struct cli *cli, const gpuenv_triton_report_t *r)
 		if (m->backend && m->max_batch_size >= 0)
 			printf(", max_batch_size %lld", m->max_batch_size);
 		printf("%s\n", m->backend ? ")" : "");
-		for (size_t k = 0; k < r->nfindings; k++) {
-			const gpuenv_triton_finding_t *f = &r->findings[k];
-			if (f->model != m->name)
-				continue;
-			const char *col = f->severity == GPUENV_TRITON_ERROR ? CLI_RED :
-					  f->severity == GPUENV_TRITON_WARNING ? CLI_YELLOW : "";
-			printf("  %s%-7s%s %s  ", cli_col(cli, col), gpuenv_triton_severity_name(f->severity),
-				cli_col(cli, CLI_RESET), f->id);
-			cli_put_text(cli, stdout, f->file, strlen(f->file));
-			if (f->line)
-				printf(":%u:%u", f->line, f->col);
-			printf("\n          ");
-			cli_put_text(cli, stdout, f->message, strlen(f->message));
-			printf("\n");
-			if (f->fix) {
-				printf("          fix: ");
-				cli_put_text(cli, stdout, f->fix, strlen(f->fix));
-				printf("\n");
-			}
-		}
+		print_findings(cli, r, m->name);
 	}
 	printf("%zu model%s, %zu error%s, %zu warning%s\n", r->nmodels, r->nmodels == 1 ? "" : "s", r->errors,
 		r->errors == 1 ? "" : "s", r->warnings, r->warnings == 1 ? "" : "s");
@@ -126,18 +142,26 @@ static void print_report(struct cli *cli, const gpuenv_triton_report_t *r)
 
 static int cli_triton_check(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
+	enum { OPT_IMAGE = 1000 };
 	static const struct option longopts[] = {
+		{ "image", required_argument, 0, OPT_IMAGE },
 		{ 0, 0, 0, 0 },
 	};
 	const char *facts_path = NULL;
 	gpuenv_triton_opts_t o = { 0 };
 	gpuenv_triton_report_t rep;
 	gpuenv_arena_t arena;
+	gpuenv_kb_t *kb = NULL;
 	int c, st;
 
 	while ((c = cli_getopt(cli, verb, argc, argv, "", longopts, &st)) != -1) {
 		if (c == CLI_OPT_EXIT)
 			return st;
+		if (c == OPT_IMAGE) {
+			if (!*optarg)
+				return cli_usage_error(cli, verb, "%s: --image: an empty image reference", verb->name);
+			o.image = optarg;
+		}
 	}
 	facts_path = cli->opt.facts;
 	if (optind >= argc)
@@ -164,9 +188,17 @@ static int cli_triton_check(struct cli *cli, const struct cli_verb *verb, int ar
 		o.node.known = true;
 		o.node.ngpus = n;
 		o.node.cc = cc;
+		o.facts = f;
 	}
+	if ((o.image || o.facts) && gpuenv_kb_load_files(&cli->ctx, cli->opt.kb_dir, GPUENV_TRITON_KB_FILES, &kb)) {
+		st = cli_report(cli, CLI_EXIT_CANNOT);
+		gpuenv_arena_free(&arena);
+		return st;
+	}
+	o.kb = kb;
 	if (gpuenv_triton_check(&cli->ctx, &arena, argv[optind], &o, &rep)) {
 		st = cli_report(cli, CLI_EXIT_CANNOT);
+		gpuenv_kb_free(kb);
 		gpuenv_arena_free(&arena);
 		return st;
 	}
@@ -177,6 +209,7 @@ static int cli_triton_check(struct cli *cli, const struct cli_verb *verb, int ar
 		st = pst ? pst : st;
 	} else
 		print_report(cli, &rep);
+	gpuenv_kb_free(kb);
 	gpuenv_arena_free(&arena);
 	return st;
 }
@@ -185,19 +218,25 @@ const struct cli_verb cli_verb_triton_check = {
 	.name = "check",
 	.run = cli_triton_check,
 	.summary = "check a model repository as Triton would load it",
-	.usage = "gpuenv triton check REPOSITORY [--facts FILE] [--json]",
+	.usage = "gpuenv triton check REPOSITORY [--image IMAGE] [--facts FILE] [--json]",
 	.help = "\nEach folder of REPOSITORY is a model: config.pbtxt (protobuf text format; every\n"
 		"error FILE:LINE:COL), platform / backend and the model file, numeric version\n"
 		"folders and version_policy, max_batch_size, each input and output against the ONNX\n"
 		"model (name, TYPE_*, dims with the batch dimension, reshape), dynamic_batching,\n"
 		"instance_group, ensembles.  Where Triton would fill in the configuration\n"
 		"itself, an info line says what.\n\n"
+		"  --image IMAGE      the server image (nvcr.io/nvidia/tritonserver:24.10-py3): each\n"
+		"                     TensorRT plan's engine record (PLAN.gpuenv.json, gpuenv trt\n"
+		"                     build) against the image's TensorRT by the knowledge base, and\n"
+		"                     with --facts the image on the node as preflight --image judges\n"
+		"                     it; an image the knowledge base does not know is a warning\n\n"
 		"exit status: 0 every model would load, 1 a model would fail to load, 2 usage,\n"
-		"4 the repository or --facts could not be read\n",
-	.groups = CLI_G_FACTS,
+		"4 the repository, --facts or the knowledge base could not be read\n",
+	.groups = CLI_G_FACTS | CLI_G_KB_DIR,
 	.group_help = (const struct cli_group_help[]){
-		{ CLI_G_FACTS, "  --facts FILE       the node's facts (gpuenv probe --json): instance_group GPUs and\n"
-			       "                     cc_model_filenames are checked against its GPUs\n" },
+		{ CLI_G_FACTS, "  --facts FILE       the node's facts (gpuenv probe --json): instance_group GPUs,\n"
+			       "                     cc_model_filenames and the plans' engine records are checked\n"
+			       "                     against its GPUs\n" },
 		{ 0, NULL },
 	},
 };

@@ -11,8 +11,12 @@
  * model itself (names, TYPE_* against the element type, dims against the
  * shape with the batch dimension, `reshape`), read by gpuenv/onnx.h;
  * `dynamic_batching`, `instance_group` against the node's GPUs, ensembles
- * (steps' models and the wiring of their tensors).  Each finding names the
- * model, the file and line, what Triton would do, and the fix. */
+ * (steps' models and the wiring of their tensors); with the server image
+ * and the node: each TensorRT plan's engine record (gpuenv/trt.h) against
+ * the image's TensorRT (its KB row) and the node's GPUs, and the image
+ * against the node (preflight --image's verdict, gpuenv/doctor.h).  Each
+ * finding names the model, the file and line, what Triton would do, and
+ * the fix. */
 #ifndef GPUENV_TRITON_H
 #define GPUENV_TRITON_H
 
@@ -29,7 +33,8 @@ typedef enum gpuenv_triton_severity {
 } gpuenv_triton_severity_t;
 
 typedef struct gpuenv_triton_finding {
-	const char *model; /* the model's folder name */
+	const char *model; /* the model's folder name; NULL: about the repository
+			      as a whole (the server image on the node) */
 	const char *id;	   /* stable handle: "config-syntax", "input-name", ... */
 	gpuenv_triton_severity_t severity;
 	const char *file;   /* the file it is about (a path under the repository) */
@@ -55,23 +60,45 @@ typedef struct gpuenv_triton_node {
 	const char *const *cc; /* ngpus entries; an entry may be NULL (unknown) */
 } gpuenv_triton_node_t;
 
+struct gpuenv_facts;
+struct gpuenv_kb;
+
+/* The knowledge-base files a caller's opts.kb needs (gpuenv/kb.h's load
+ * mask): the image's row and preflight's rules, TensorRT's for the plans. */
+#define GPUENV_TRITON_KB_FILES                                                                               	(GPUENV_KB_FILE(GPUENV_KB_CUDA) | GPUENV_KB_FILE(GPUENV_KB_TORCH) | GPUENV_KB_FILE(GPUENV_KB_NGC) |   		GPUENV_KB_FILE(GPUENV_KB_GPUS) | GPUENV_KB_FILE(GPUENV_KB_TENSORRT))
+
 typedef struct gpuenv_triton_opts {
 	gpuenv_triton_node_t node;
+	/* The server image ("nvcr.io/nvidia/tritonserver:24.10-py3"), NULL when
+	 * not given: its KB row's TensorRT judges the plans' engine records, and
+	 * with facts preflight --image judges it on the node. */
+	const char *image;
+	/* The node's facts, NULL when not given: the plans' engine records on
+	 * its GPUs, and the image on it. */
+	const struct gpuenv_facts *facts;
+	/* The knowledge base for the image and the engine records; NULL: the
+	 * built-in one, loaded when image or facts is given. */
+	const struct gpuenv_kb *kb;
 } gpuenv_triton_opts_t;
 
 typedef struct gpuenv_triton_report {
 	const char *repository;
 	gpuenv_triton_model_t *models; /* sorted by name */
 	size_t nmodels;
-	gpuenv_triton_finding_t *findings; /* by model, then in the order found */
+	gpuenv_triton_finding_t *findings; /* the repository's (model NULL) first,
+					      then by model, in the order found */
 	size_t nfindings;
 	size_t errors, warnings;
+	const char *image;	     /* opts->image */
+	const char *image_tensorrt; /* its TensorRT by the KB; NULL unknown */
 } gpuenv_triton_report_t;
 
 /* Check the repository at path.  0 with *out filled (findings may include
  * errors: a model that would fail to load is an answer, not a failure), or
  * an error when the repository itself cannot be read (-ENOENT, -ENOTDIR,
- * -EACCES, -ENOMEM) recorded in ctx.  Everything lives in arena. */
+ * -EACCES, -ENOMEM) or the built-in knowledge base cannot be loaded,
+ * recorded in ctx.  An image the KB does not know is a finding, not an
+ * error.  Everything lives in arena. */
 GPUENV_API int gpuenv_triton_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *path,
 	const gpuenv_triton_opts_t *opts, gpuenv_triton_report_t *out);
 

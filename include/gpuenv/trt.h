@@ -94,6 +94,8 @@ typedef struct gpuenv_trt_note {
 	int kind;
 	const char *text;
 	const char *source; /* the KB row's "tensorrt.toml:41" and source, or NULL */
+	bool blocks; /* a verdict's WARN that alone keeps the engine from loading
+			or running there (a precision run slowly does not) */
 } gpuenv_trt_note_t;
 
 #define GPUENV_TRT_MAX_NOTES 32
@@ -180,15 +182,32 @@ typedef struct gpuenv_trt_verdict {
 	bool go;
 	const char *what;    /* "the engine built for sm_86 with TensorRT 8.5.3" */
 	const char *tensorrt; /* the node's TensorRT, or NULL when it has none */
-	const char *tensorrt_from; /* "libnvinfer" or "a venv's tensorrt" */
+	const char *tensorrt_from; /* "libnvinfer", or the runtime's `from` */
+	bool tensorrt_ok;     /* that TensorRT loads the engine */
 	size_t nreasons;
 	gpuenv_trt_note_t reasons[GPUENV_TRT_MAX_NOTES]; /* WARN: a no-go reason */
+	size_t gpu_reasons;   /* reasons[gpu_reasons..] are about the GPUs, those
+				 before about TensorRT */
 } gpuenv_trt_verdict_t;
 
 /* Judge record r on node t (its GPUs and the TensorRT it would load:
  * t->libs' "nvinfer").  0 with *out filled; -ENOMEM. */
 GPUENV_API int gpuenv_trt_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_kb_t *kb,
 	const gpuenv_trt_record_t *r, const gpuenv_target_t *t, gpuenv_trt_verdict_t *out);
+
+/* The same judgement with the TensorRT runtime given: tensorrt ("10.5.0",
+ * NULL unknown) as `from` names it in the reasons ("nvcr.io/nvidia/
+ * tritonserver:24.10-py3"; NULL: this node's libnvinfer), on the GPUs of t
+ * (NULL: not judged).  gpuenv_trt_check is this with t's libnvinfer. */
+GPUENV_API int gpuenv_trt_check_runtime(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_kb_t *kb,
+	const gpuenv_trt_record_t *r, const char *tensorrt, const char *from, const gpuenv_target_t *t,
+	gpuenv_trt_verdict_t *out);
+
+/* Whether TensorRT tensorrt loads the engine of r (the rule of the checks
+ * above: the same major.minor.patch, or a version-compatible engine on a
+ * runtime at least as new); false when either version does not parse. */
+GPUENV_API bool gpuenv_trt_runtime_loads(const gpuenv_kb_t *kb, const gpuenv_trt_record_t *r,
+	const char *tensorrt);
 
 #ifdef __cplusplus
 }

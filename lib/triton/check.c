@@ -17,9 +17,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "gpuenv/doctor.h"
+#include "gpuenv/facts.h"
 #include "gpuenv/fs.h"
+#include "gpuenv/kb.h"
 #include "gpuenv/onnx.h"
 #include "gpuenv/pbtxt.h"
+#include "gpuenv/trt.h"
 
 #define CONFIG "config.pbtxt"
 
@@ -38,9 +42,15 @@ struct chk {
 	size_t nf, capf;
 	struct cfg *cfgs; /* every model's config, for ensembles */
 	size_t ncfgs;
-	gpuenv_triton_model_t *cur;
+	gpuenv_triton_model_t *cur; /* NULL: findings about the repository */
 	int oom;
+	/* the image and the node, for TensorRT plans (check_plan) */
+	const gpuenv_kb_t *kb;
+	const char *image_trt; /* the image's TensorRT by its KB row; NULL unknown */
+	bool image_known;      /* the KB has a row for opts->image */
+	const gpuenv_target_t *node; /* opts->facts as a target; NULL without facts */
 };
+
 
 static void note(struct chk *c, gpuenv_triton_severity_t sev, const char *id, const char *file,
 	const gpuenv_pbtxt_field_t *at, const char *fix, const char *fmt, ...) GPUENV_PRINTF(7, 8);
@@ -67,7 +77,7 @@ static void note(struct chk *c, gpuenv_triton_severity_t sev, const char *id, co
 		c->oom = gpuenv_oom(c->ctx, "checking a Triton model repository");
 		return;
 	}
-	x->model = c->cur->name;
+	x->model = c->cur ? c->cur->name : NULL;
 	x->id = id;
 	x->severity = sev;
 	x->file = file;
@@ -77,7 +87,7 @@ static void note(struct chk *c, gpuenv_triton_severity_t sev, const char *id, co
 	}
 	x->message = msg.ptr;
 	x->fix = fix;
-	if (sev == GPUENV_TRITON_ERROR)
+	if (sev == GPUENV_TRITON_ERROR && c->cur)
 		c->cur->loads = false;
 	c->nf++;
 }
@@ -97,6 +107,26 @@ static const char *fmt(struct chk *c, const char *f, ...)
 		return "";
 	}
 	return s.ptr;
+}
+
+/* r, a library call's result about file: 0 is false; -ENOMEM stops the
+ * check; any other error becomes a finding, what + its message (ctx->err
+ * cleared).  True when r is an error. */
+static bool call_failed(struct chk *c, int r, gpuenv_triton_severity_t sev, const char *id, const char *file,
+	const char *fix, const char *what)
+{
+	char e[600];
+
+	if (!r)
+		return false;
+	if (r == -ENOMEM) {
+		c->oom = r;
+		return true;
+	}
+	gpuenv_error_format(&c->ctx->err, e, sizeof e);
+	gpuenv_error_clear(c->ctx);
+	note(c, sev, id, file, NULL, fix, "%s%s", what, e);
+	return true;
 }
 
 static const char *join(struct chk *c, const char *dir, const char *name)
@@ -498,6 +528,116 @@ static size_t versions_of(struct chk *c, const char *dir, long long *v, size_t c
 
 #define MAX_VERSIONS 256
 
+/* ---- TensorRT plans: the engine's record against the image and the node ------- */
+
+#define TRITONSERVER "nvcr.io/nvidia/tritonserver"
+#define MAX_TAGS 3
+
+/* The tritonserver tags of the KB whose TensorRT loads the engine of r,
+ * newest first, at most MAX_TAGS ("nvcr.io/nvidia/tritonserver:24.05-
+ * trtllm-python-py3, ..."); NULL when none. */
+static const char *matching_tags(struct chk *c, const gpuenv_trt_record_t *r)
+{
+	const gpuenv_kb_container_t *best[MAX_TAGS] = { 0 };
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->kb->n_container; i++) {
+		const gpuenv_kb_container_t *k = &c->kb->container[i];
+		if (!gpuenv_str_eq_cstr(k->image, TRITONSERVER) || !k->tensorrt.n ||
+			!gpuenv_trt_runtime_loads(c->kb, r, fmt(c, "%.*s", GPUENV_STR_ARG(k->tensorrt.str))))
+			continue;
+		/* insert by release, newest first */
+		size_t at = n < MAX_TAGS ? n : MAX_TAGS;
+		while (at > 0 && gpuenv_kb_ver_cmp(&k->release, &best[at - 1]->release) > 0)
+			at--;
+		if (at == MAX_TAGS)
+			continue;
+		memmove(&best[at + 1], &best[at], (MAX_TAGS - 1 - at) * sizeof *best);
+		best[at] = k;
+		n += n < MAX_TAGS;
+	}
+	if (!n)
+		return NULL;
+	const char *out = "";
+	for (size_t i = 0; i < n; i++)
+		out = fmt(c, "%s%s" TRITONSERVER ":%.*s", out, i ? ", " : "", GPUENV_STR_ARG(best[i]->tag));
+	return out;
+}
+
+/* A plan model's engine file: its record (PLAN.gpuenv.json, gpuenv trt
+ * build) judged by lib/trt's rule with the image's TensorRT as the runtime
+ * and the node's GPUs.  Nothing to judge against: no finding. */
+static void check_plan(struct chk *c, const char *plan)
+{
+	const gpuenv_triton_opts_t *o = c->o;
+	const char *rpath = fmt(c, "%s.gpuenv.json", plan);
+	gpuenv_trt_record_t rec;
+	gpuenv_trt_verdict_t v;
+	gpuenv_buf_t b;
+	int r;
+
+	if (!o->image && !c->node)
+		return;
+	if (c->oom)
+		return;
+	if (!exists(rpath)) {
+		note(c, GPUENV_TRITON_INFO, "plan-record", plan, NULL, NULL,
+			"no engine record (%s): the TensorRT release and GPU that built this plan are unknown, so it "
+			"is not checked against %s%s%s; `gpuenv trt build` writes the record, and trtexec "
+			"--loadEngine=%s --getPlanVersionOnly (TensorRT 10+) prints the plan's TensorRT",
+			rpath, o->image ? o->image : "", o->image && c->node ? " and " : "",
+			c->node ? "the node's GPUs" : "", plan);
+		return;
+	}
+	gpuenv_buf_init(&b, c->ctx, GPUENV_TRT_RECORD_MAX);
+	r = gpuenv_fs_read(c->ctx, rpath, GPUENV_TRT_RECORD_MAX, &b);
+	if (!r)
+		r = gpuenv_trt_record_parse(c->ctx, c->a, b.data ? b.data : "", b.len, rpath, &rec);
+	gpuenv_buf_free(&b);
+	if (call_failed(c, r, GPUENV_TRITON_WARNING, "plan-record", rpath,
+		    "write the record again with `gpuenv trt build`, or remove it",
+		    "the engine record cannot be read, so the plan is not checked: "))
+		return;
+	/* the image's TensorRT as the runtime (none given: only the GPUs count) */
+	r = gpuenv_trt_check_runtime(c->ctx, c->a, c->kb, &rec, c->image_trt, o->image ? o->image : "the server image",
+		c->node, &v);
+	if (call_failed(c, r, GPUENV_TRITON_WARNING, "plan-record", rpath,
+		    "write the record again with `gpuenv trt build`", ""))
+		return;
+	if (o->image && c->image_known && !c->image_trt)
+		note(c, GPUENV_TRITON_INFO, "plan-tensorrt", plan, NULL, NULL,
+			"the plan was built with TensorRT %s; the knowledge base has no TensorRT release for %s (its "
+			"release notes as stored do not say), so whether the image loads it is unknown",
+			rec.tensorrt, o->image);
+	else if (o->image && c->image_trt && !v.tensorrt_ok) {
+		const char *tags = matching_tags(c, &rec);
+		note(c, GPUENV_TRITON_ERROR, "plan-tensorrt", plan, NULL,
+			fmt(c, "rebuild the engine with TensorRT %s (gpuenv trt build with that release, or trtexec inside "
+			       "%s)%s%s%s",
+				c->image_trt, o->image, tags ? ", or serve it with an image whose TensorRT built it: " : "",
+				tags ? tags : "",
+				tags ? "" : fmt(c, "; no tritonserver image the knowledge base knows carries TensorRT %s",
+						    rec.tensorrt)),
+			"the plan was built with TensorRT %s%s (its record %s) and %s carries TensorRT %s: Triton's "
+			"TensorRT backend cannot deserialize an engine of another TensorRT release, so the model fails "
+			"to load",
+			rec.tensorrt, rec.version_compatible ? " (version-compatible)" : "", rpath, o->image, c->image_trt);
+	}
+	/* the node's GPUs: lib/trt's reasons, in its words */
+	for (size_t i = v.gpu_reasons; c->node && i < v.nreasons; i++) {
+		const gpuenv_trt_note_t *n = &v.reasons[i];
+		if (n->kind != GPUENV_TRT_NOTE_WARN)
+			continue;
+		note(c, n->blocks ? GPUENV_TRITON_ERROR : GPUENV_TRITON_WARNING, n->blocks ? "plan-gpu" : "plan-precision",
+			plan, NULL,
+			n->blocks ? "rebuild the engine on a GPU of the node's kind (gpuenv trt build there), or with "
+				    "hardware compatibility (gpuenv trt optimize --portable-gpus)"
+				  : "build the engine in a precision the node's GPUs run fast",
+			"%s%s", n->text,
+			n->blocks ? " (Triton's TensorRT backend fails to load the model on that GPU)" : "");
+	}
+}
+
 /* ---- one model -------------------------------------------------------------- */
 
 static void check_ensemble(struct chk *c, const char *file, const gpuenv_pbtxt_msg_t *m);
@@ -673,6 +813,8 @@ static void check_model(struct chk *c, struct cfg *cf)
 					"version %lld has no model file: %s/%s is missing", served[i], vdir, want);
 		} else if (want && eff && !strcmp(eff, "onnxruntime") && !onnx_path)
 			onnx_path = join(c, vdir, want);
+		else if (want && eff && !strcmp(eff, "tensorrt"))
+			check_plan(c, join(c, vdir, want));
 	}
 	mo->backend = eff;
 
@@ -692,18 +834,11 @@ static void check_model(struct chk *c, struct cfg *cf)
 	bool have_onnx = false;
 	if (onnx_path) {
 		int r = gpuenv_onnx_inspect(c->ctx, c->a, onnx_path, &om);
-		if (r == -ENOMEM) {
-			c->oom = r;
-			return;
-		}
-		if (r) {
-			char e[600];
-			gpuenv_error_format(&c->ctx->err, e, sizeof e);
-			note(c, GPUENV_TRITON_ERROR, "model-unreadable", onnx_path, NULL,
-				"re-export the model; `gpuenv trt inspect` reads it the same way", "%s", e);
-			gpuenv_error_clear(c->ctx);
-		} else
+		if (!call_failed(c, r, GPUENV_TRITON_ERROR, "model-unreadable", onnx_path,
+			    "re-export the model; `gpuenv trt inspect` reads it the same way", ""))
 			have_onnx = true;
+		else if (c->oom)
+			return;
 	}
 	size_t nin, nout;
 	gpuenv_pbtxt_find(m, "input", &nin);
@@ -968,6 +1103,59 @@ static void read_config(struct chk *c, struct cfg *cf)
 	gpuenv_buf_free(&b);
 }
 
+/* The server image and the node, before the models: the node as a target
+ * (the plans' GPUs), the image's KB row (its TensorRT), and the image on
+ * the node as preflight --image judges it: one finding in its words. */
+static void check_image(struct chk *c, gpuenv_target_t *node)
+{
+	const gpuenv_triton_opts_t *o = c->o;
+	gpuenv_kb_image_ref_t img;
+	gpuenv_preflight_t pf;
+	int r;
+
+	if (o->facts) {
+		if (gpuenv_target_from_facts(c->ctx, c->a, o->facts, SIZE_MAX, node)) {
+			c->oom = -ENOMEM;
+			return;
+		}
+		c->node = node;
+	}
+	if (!o->image)
+		return;
+	if (call_failed(c, gpuenv_kb_image_lookup(c->kb, o->image, &img), GPUENV_TRITON_WARNING, "image-unknown",
+		    c->repo,
+		    "name an image the knowledge base knows (gpuenv kb image IMAGE), or update the knowledge base "
+		    "(gpuenv kb update)",
+		    fmt(c, "%s is not checked (its TensorRT, what it asks of the node): ", o->image)))
+		return;
+	c->image_known = true;
+	if (img.row && img.row->tensorrt.n)
+		c->image_trt = fmt(c, "%.*s", GPUENV_STR_ARG(img.row->tensorrt.str));
+	if (!o->facts)
+		return;
+	r = gpuenv_preflight_check(c->ctx, c->a, o->facts, &(gpuenv_preflight_req_t){ .image = o->image, .kb = c->kb },
+		&pf);
+	if (call_failed(c, r, GPUENV_TRITON_WARNING, "image-node", c->repo, "gpuenv preflight --image says more",
+		    fmt(c, "%s was not judged on the node: ", o->image)))
+		return;
+	if (pf.go)
+		return;
+	const char *msg = "", *fix = NULL;
+	for (size_t i = 0; i < pf.reasons.n; i++) {
+		const gpuenv_verdict_t *v = &pf.reasons.items[i];
+		if (v->severity != GPUENV_SEV_ERROR || !v->message)
+			continue;
+		msg = fmt(c, "%s%s%s", msg, *msg ? "; " : "", v->message);
+		if (!fix)
+			fix = v->fix;
+	}
+	note(c, GPUENV_TRITON_ERROR, "image-node", c->repo, NULL,
+		fix ? fix : "choose a server image this node runs (gpuenv preflight --image IMAGE)",
+		"gpuenv preflight --image: no-go for %s on this node: %s; the server does not start there, so no model "
+		"loads",
+		pf.what ? pf.what : o->image, msg);
+}
+
 int gpuenv_triton_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *path, const gpuenv_triton_opts_t *opts,
 	gpuenv_triton_report_t *out)
 {
@@ -994,6 +1182,12 @@ int gpuenv_triton_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *pa
 	if (!out->models || !c.cfgs)
 		return gpuenv_oom(ctx, "checking a Triton model repository");
 	c.ncfgs = n;
+	gpuenv_kb_t *own = NULL;
+	if (opts && (opts->image || opts->facts) && !(c.kb = opts->kb)) {
+		if ((r = gpuenv_kb_load_files(ctx, NULL, GPUENV_TRITON_KB_FILES, &own)) != 0)
+			return r;
+		c.kb = own;
+	}
 	for (size_t i = 0; i < n && !c.oom; i++) {
 		c.cur = &out->models[i];
 		c.cur->name = names[i];
@@ -1001,11 +1195,16 @@ int gpuenv_triton_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *pa
 		c.cfgs[i].name = names[i];
 		read_config(&c, &c.cfgs[i]);
 	}
-	/* the checks, model by model; findings kept in model order */
+	/* the checks, model by model; findings kept in model order after the
+	 * repository's own (the image on the node) */
 	gpuenv_triton_finding_t *first = c.f;
 	size_t nfirst = c.nf;
+	gpuenv_target_t node;
 	c.f = NULL;
 	c.nf = c.capf = 0;
+	c.cur = NULL;
+	if (!c.oom && opts && (opts->image || opts->facts))
+		check_image(&c, &node);
 	for (size_t i = 0; i < n && !c.oom; i++) {
 		c.cur = &out->models[i];
 		for (size_t k = 0; k < nfirst; k++)
@@ -1016,6 +1215,9 @@ int gpuenv_triton_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *pa
 		check_model(&c, &c.cfgs[i]);
 	}
 	gpuenv_free(ctx, first);
+	gpuenv_kb_free(own);
+	out->image = opts ? opts->image : NULL;
+	out->image_tensorrt = c.image_trt;
 	if (c.oom) {
 		gpuenv_free(ctx, c.f);
 		return -ENOMEM;

@@ -365,6 +365,15 @@ int gpuenv_trt_record_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char
 /* ---- a record on a node ------------------------------------------------------------------- */
 
 #define REASON(kind, row, ...) trt_note(ctx, a, out->reasons, &out->nreasons, kind, row, __VA_ARGS__)
+/* A no-go reason: the engine does not load or run there. */
+#define BLOCKER(row, ...) blocker(out, REASON(GPUENV_TRT_NOTE_WARN, row, __VA_ARGS__))
+
+static int blocker(gpuenv_trt_verdict_t *out, int r)
+{
+	if (!r && out->nreasons)
+		out->reasons[out->nreasons - 1].blocks = true;
+	return r;
+}
 
 static bool ver3_eq(const gpuenv_kb_ver_t *x, const gpuenv_kb_ver_t *y)
 {
@@ -402,9 +411,43 @@ static bool hw_runs(const gpuenv_kb_t *kb, const char *hw, int bm, int bn, int g
 	return gm * 10 + gn >= (int)((*row)->cc_min.part[0] * 10 + (*row)->cc_min.part[1]);
 }
 
+/* Whether TensorRT nv loads the engine of record r, built by ev: the same
+ * release, or for a version-compatible engine a runtime at least as new as
+ * the builder (and the feature's floor, *vcp the row that says so). */
+static bool runtime_loads(const gpuenv_kb_t *kb, const gpuenv_trt_record_t *r, const gpuenv_kb_ver_t *ev,
+	const gpuenv_kb_ver_t *nv, const gpuenv_kb_trt_vcompat_t **vcp)
+{
+	const gpuenv_kb_trt_vcompat_t *vc = gpuenv_kb_trt_vcompat(kb);
+
+	if (vcp)
+		*vcp = vc;
+	if (!r->version_compatible)
+		return ver3_eq(ev, nv);
+	/* the record says version-compatible, but a builder older than the
+	 * feature could not have made it so */
+	return vc && gpuenv_kb_ver_cmp(ev, &vc->tensorrt_min) >= 0 && gpuenv_kb_ver_cmp(nv, &vc->runtime_min) >= 0 &&
+	       gpuenv_kb_ver_cmp(nv, ev) >= 0;
+}
+
+bool gpuenv_trt_runtime_loads(const gpuenv_kb_t *kb, const gpuenv_trt_record_t *r, const char *tensorrt)
+{
+	gpuenv_kb_ver_t ev, nv;
+
+	return tensorrt && gpuenv_kb_ver_parse(gpuenv_str(r->tensorrt), &ev) &&
+	       gpuenv_kb_ver_parse(gpuenv_str(tensorrt), &nv) && runtime_loads(kb, r, &ev, &nv, NULL);
+}
+
 int gpuenv_trt_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, const gpuenv_kb_t *kb,
 	const gpuenv_trt_record_t *r, const gpuenv_target_t *t, gpuenv_trt_verdict_t *out)
 {
+	return gpuenv_trt_check_runtime(ctx, a, kb, r, node_tensorrt(t), NULL, t, out);
+}
+
+int gpuenv_trt_check_runtime(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, const gpuenv_kb_t *kb,
+	const gpuenv_trt_record_t *r, const char *tensorrt, const char *from, const gpuenv_target_t *t,
+	gpuenv_trt_verdict_t *out)
+{
+	const char *here = from ? gpuenv_arena_printf(a, "in %s", from).ptr : "here";
 	gpuenv_kb_ver_t ev, nv, cc;
 	int bm, bn;
 	size_t runs = 0, seen = 0;
@@ -432,50 +475,55 @@ int gpuenv_trt_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, const gpuenv_kb_t *kb
 	out->go = true;
 
 	/* TensorRT: the same release, unless version-compatible */
-	out->tensorrt = node_tensorrt(t);
-	out->tensorrt_from = "libnvinfer";
+	out->tensorrt = tensorrt;
+	out->tensorrt_from = from ? from : "libnvinfer";
+	out->tensorrt_ok = false;
+	if (!here)
+		return gpuenv_oom(ctx, "judging an engine");
 	if (!out->tensorrt) {
 		out->go = false;
-		if (REASON(GPUENV_TRT_NOTE_WARN, NULL, "no TensorRT on this node: the probe found no "
-			    "libnvinfer (system or a venv's tensorrt wheel); install TensorRT %s "
-			    "(pip install tensorrt==%s)", r->tensorrt, r->tensorrt))
+		if (from ? REASON(GPUENV_TRT_NOTE_WARN, NULL, "no TensorRT known %s: the engine of "
+				   "TensorRT %s is not judged against it", here, r->tensorrt)
+			 : BLOCKER(NULL, "no TensorRT on this node: the probe found no "
+				   "libnvinfer (system or a venv's tensorrt wheel); install TensorRT %s "
+				   "(pip install tensorrt==%s)", r->tensorrt, r->tensorrt))
 			return -ENOMEM;
 	} else if (!gpuenv_kb_ver_parse(gpuenv_str(out->tensorrt), &nv)) {
 		out->go = false;
-		if (REASON(GPUENV_TRT_NOTE_WARN, NULL, "this node's libnvinfer reports version '%s', "
-			    "which gpuenv cannot compare", out->tensorrt))
+		if (REASON(GPUENV_TRT_NOTE_WARN, NULL, "the TensorRT %s reports version '%s', "
+			    "which gpuenv cannot compare", here, out->tensorrt))
 			return -ENOMEM;
 	} else if (r->version_compatible) {
-		const gpuenv_kb_trt_vcompat_t *vc = gpuenv_kb_trt_vcompat(kb);
-		bool ok = vc && gpuenv_kb_ver_cmp(&ev, &vc->tensorrt_min) >= 0 &&
-			gpuenv_kb_ver_cmp(&nv, &vc->runtime_min) >= 0 && gpuenv_kb_ver_cmp(&nv, &ev) >= 0;
-		/* the record says version-compatible, but a builder older than
-		 * the feature could not have made it so */
-		if (!ok) {
+		const gpuenv_kb_trt_vcompat_t *vc;
+		out->tensorrt_ok = runtime_loads(kb, r, &ev, &nv, &vc);
+		if (!out->tensorrt_ok) {
 			out->go = false;
-			if (REASON(GPUENV_TRT_NOTE_WARN, vc ? &vc->row : NULL, "TensorRT %s here; a "
+			if (BLOCKER(vc ? &vc->row : NULL, "TensorRT %s %s; a "
 				    "version-compatible engine of TensorRT %s runs on that release and "
 				    "newer ones (from %s), never on an older runtime: install TensorRT "
-				    ">= %s, or rebuild with TensorRT %s", out->tensorrt, r->tensorrt,
+				    ">= %s, or rebuild with TensorRT %s", out->tensorrt, here, r->tensorrt,
 				    vc ? trt_kbs(a, vc->tensorrt_min.str) : "8.6", r->tensorrt, out->tensorrt))
 				return -ENOMEM;
-		} else if (REASON(GPUENV_TRT_NOTE_INFO, &vc->row, "TensorRT %s here runs this "
-				   "version-compatible engine of TensorRT %s", out->tensorrt, r->tensorrt)) {
+		} else if (REASON(GPUENV_TRT_NOTE_INFO, &vc->row, "TensorRT %s %s runs this "
+				   "version-compatible engine of TensorRT %s", out->tensorrt, here, r->tensorrt)) {
 			return -ENOMEM;
 		}
-	} else if (!ver3_eq(&ev, &nv)) {
+	} else if (!(out->tensorrt_ok = runtime_loads(kb, r, &ev, &nv, NULL))) {
 		out->go = false;
-		if (REASON(GPUENV_TRT_NOTE_WARN, NULL, "TensorRT %s here, the engine is of TensorRT "
+		if (BLOCKER(NULL, "TensorRT %s %s, the engine is of TensorRT "
 			    "%s: an engine runs only on the TensorRT release that built it "
-			    "(deserialize_cuda_engine() returns None): rebuild it here with "
+			    "(deserialize_cuda_engine() returns None): rebuild it %s with "
 			    "TensorRT %s (gpuenv trt build), install TensorRT %s, or build it with "
 			    "--portable-tensorrt (--versionCompatible, TensorRT 8.6+)",
-			    out->tensorrt, r->tensorrt, out->tensorrt, r->tensorrt))
+			    out->tensorrt, here, r->tensorrt, here, out->tensorrt, r->tensorrt))
 			return -ENOMEM;
-	} else if (REASON(GPUENV_TRT_NOTE_INFO, NULL, "TensorRT %s here: the release that built "
-			   "the engine", out->tensorrt)) {
+	} else if (REASON(GPUENV_TRT_NOTE_INFO, NULL, "TensorRT %s %s: the release that built "
+			   "the engine", out->tensorrt, here)) {
 		return -ENOMEM;
 	}
+	out->gpu_reasons = out->nreasons;
+	if (!t)
+		return 0; /* the GPUs are not known */
 
 	/* the GPUs */
 	for (size_t i = 0; i < t->ngpus; i++) {
@@ -518,7 +566,7 @@ int gpuenv_trt_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, const gpuenv_kb_t *kb
 				(int)(amp->cc_min.part[0] * 10 + amp->cc_min.part[1]);
 			bool amp_build = amp && bm * 10 + bn >=
 				(int)(amp->cc_min.part[0] * 10 + amp->cc_min.part[1]);
-			if (REASON(GPUENV_TRT_NOTE_WARN, amp ? &amp->row : NULL,
+			if (BLOCKER(amp ? &amp->row : NULL,
 				    "GPU %zu, %s, is sm_%d%d; the engine was built for sm_%d%d with "
 				    "TensorRT %s: rebuild on a %s (gpuenv trt build there)%s", i, name,
 				    g->cc_major, g->cc_minor, bm, bn, r->tensorrt, name,
@@ -530,7 +578,7 @@ int gpuenv_trt_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, const gpuenv_kb_t *kb
 						  "both sides, so not for %s)", amp_here ? "this build GPU"
 						  : gpuenv_arena_printf(a, "a %s", name).ptr).ptr))
 				return -ENOMEM;
-		} else if (REASON(GPUENV_TRT_NOTE_WARN, hrow ? &hrow->row : NULL,
+		} else if (BLOCKER(hrow ? &hrow->row : NULL,
 				   "GPU %zu, %s, is sm_%d%d: hardware compatibility %s covers compute "
 				   "capability %s and newer only: rebuild on a %s", i, name,
 				   g->cc_major, g->cc_minor, r->hardware_compatibility,
@@ -540,7 +588,7 @@ int gpuenv_trt_check(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, const gpuenv_kb_t *kb
 	}
 	if (!seen) {
 		out->go = false;
-		if (REASON(GPUENV_TRT_NOTE_WARN, NULL, "no visible NVIDIA GPU with a known compute "
+		if (BLOCKER(NULL, "no visible NVIDIA GPU with a known compute "
 			    "capability on this node"))
 			return -ENOMEM;
 	} else if (!runs) {

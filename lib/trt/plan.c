@@ -170,6 +170,7 @@ int trt_note(gpuenv_ctx_t *ctx, gpuenv_arena_t *a, gpuenv_trt_note_t *notes, siz
 		return gpuenv_oom(ctx, "writing a TensorRT note");
 	notes[*n].kind = kind;
 	notes[*n].text = s.ptr;
+	notes[*n].blocks = false;
 	notes[*n].source = trt_row_cite(a, row);
 	if (row && !notes[*n].source)
 		return gpuenv_oom(ctx, "writing a TensorRT note");

@@ -63,6 +63,23 @@ instance_group [ { count: 2 kind: KIND_GPU gpus: [ 0 ] } ]
 '''
 
 
+def record(plan, tensorrt, cc, gpu):
+    """The engine record `gpuenv trt build` writes beside a plan (schema
+    gpuenv.engine/1, docs/trt.md): it stands in for a TensorRT build, as in
+    test_trt_engine.py; the plan itself is opaque to gpuenv."""
+    with open(plan + ".gpuenv.json", "w") as f:
+        json.dump({"schema": "gpuenv.engine/1", "tensorrt": tensorrt, "gpu": gpu, "compute_capability": cc,
+                   "hardware_compatibility": "none", "version_compatible": False, "precisions": ["fp16"],
+                   "onnx": {"path": "model.onnx", "sha256": "0" * 64}, "engine_sha256": "0" * 64,
+                   "trtexec": ["trtexec", "--onnx=model.onnx", "--fp16"], "built_at": "2026-12-02T13:00:00Z"}, f)
+
+
+# the server image of the fixtures: TensorRT 10.8.0.43 by the KB's row (Triton's
+# Release Compatibility Matrix), CUDA 12.8, runs on the H200 snapshot's driver 580
+IMAGE = "nvcr.io/nvidia/tritonserver:25.01-trtllm-python-py3"
+H200 = os.path.join(FIX, "h200-2026-11-29", "facts.json")
+
+
 def healthy(repo):
     model(repo, "conv", CONV_OK % "conv", [("model.onnx", CONV)])
     model(repo, "encoder", '''backend: "onnxruntime"
@@ -80,6 +97,8 @@ input [ { name: "images" data_type: TYPE_FP16 dims: [ 3, 640, 640 ] } ]
 output [ { name: "boxes" data_type: TYPE_FP32 dims: [ -1, 6 ] } ]
 instance_group [ { kind: KIND_GPU } ]
 ''', [("model.plan", None)])
+    # built for the H200 with the image's TensorRT
+    record(os.path.join(repo, "engine", "1", "model.plan"), "10.8.0.43", "9.0", "NVIDIA H200")
     model(repo, "pre", '''backend: "python"
 max_batch_size: 0
 input [ { name: "raw" data_type: TYPE_UINT8 dims: [ -1 ] } ]
@@ -101,13 +120,17 @@ ensemble_scheduling {
 # ---- a healthy repository: exit 0, every model loads, info where Triton fills in ----
 GOOD = os.path.join(TMP, "good")
 healthy(GOOD)
-r = run("triton", "check", GOOD, "--json", "--facts", os.path.join(FIX, "h200-2026-11-29", "facts.json"))
+r = run("triton", "check", GOOD, "--json", "--facts", H200, "--image", IMAGE)
 check(r.returncode == 0, "healthy repository exits 0: %d %s %s" % (r.returncode, r.stdout[-2000:], r.stderr))
 rep = json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}
 check(rep.get("errors") == 0 and len(rep.get("models", [])) == 6 and all(m["loads"] for m in rep.get("models", [])),
       "six models, all load: %s" % rep.get("models"))
 ids = {(f["model"], f["id"]) for f in rep.get("findings", [])}
 check(("autocomplete", "auto-complete") in ids, "a model without config.pbtxt: Triton auto-completes it: %s" % ids)
+check(rep.get("image") == IMAGE and rep.get("image_tensorrt") == "10.8.0.43", "the image's TensorRT: %s" %
+      {k: rep.get(k) for k in ("image", "image_tensorrt")})
+check(not [f for f in rep.get("findings", []) if f["id"].startswith(("plan-", "image-"))],
+      "the plan built with the image's TensorRT for the node's GPU: no plan or image finding: %s" % ids)
 backends = {m["name"]: m["backend"] for m in rep.get("models", [])}
 check(backends.get("conv") == "onnxruntime" and backends.get("engine") == "tensorrt" and
       backends.get("pre") == "python" and backends.get("pipeline") == "ensemble", "backends: %s" % backends)
@@ -184,8 +207,18 @@ ensemble_scheduling {
 }
 ''', [], "ensemble-model", 6)
 broken("name-mismatch", CONV_OK % "other", [("model.onnx", CONV)], "config-name", 1)
+PLAN_CFG = '''platform: "tensorrt_plan"
+max_batch_size: 8
+instance_group [ { kind: KIND_GPU } ]
+'''
+# a plan built with another TensorRT than the image's (for the node's GPU)
+broken("plan-other-trt", PLAN_CFG, [("model.plan", None)], "plan-tensorrt", 0)
+record(os.path.join(BAD, "plan-other-trt", "1", "model.plan"), "10.3.0.26", "9.0", "NVIDIA H200")
+# a plan with the image's TensorRT, built for another GPU than the node's
+broken("plan-other-gpu", PLAN_CFG, [("model.plan", None)], "plan-gpu", 0)
+record(os.path.join(BAD, "plan-other-gpu", "1", "model.plan"), "10.8.0.43", "8.6", "NVIDIA GeForce RTX 3090")
 
-r = run("triton", "check", BAD, "--json", "--facts", os.path.join(FIX, "h200-2026-11-29", "facts.json"))
+r = run("triton", "check", BAD, "--json", "--facts", H200, "--image", IMAGE)
 check(r.returncode == 1, "a broken repository exits 1: %d %s" % (r.returncode, r.stderr))
 rep = json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}
 loads = {m["name"]: m["loads"] for m in rep.get("models", [])}
@@ -207,6 +240,46 @@ check("unexpected inference input 'images', allowed inputs are: input" in msg.ge
       "Triton's own words for a wrong input name: %s" % msg.get("wrong-input-name"))
 check("expecting TYPE_FP32" in msg.get("wrong-type", ""), "the type the model wants: %s" % msg.get("wrong-type"))
 check("the node has 1 GPU" in msg.get("gpu-missing", ""), "the node's GPU count: %s" % msg.get("gpu-missing"))
+# the plan: both TensorRT releases, the image, and the tags whose TensorRT built it
+m = msg.get("plan-other-trt", "")
+fx = [f["fix"] for f in rep.get("findings", []) if f["model"] == "plan-other-trt" and f["id"] == "plan-tensorrt"]
+check("TensorRT 10.3.0.26" in m and "TensorRT 10.8.0.43" in m and IMAGE in m and
+      "plan-other-trt/1/model.plan" in str([f["file"] for f in rep.get("findings", []) if f["id"] == "plan-tensorrt"]),
+      "the plan's finding names both TensorRT releases, the image and the file: %s" % m)
+check(fx and "TensorRT 10.8.0.43" in fx[0] and "nvcr.io/nvidia/tritonserver:24.08-trtllm-python-py3" in fx[0],
+      "the fix: rebuild with the image's TensorRT, or the tag whose TensorRT (10.3.0) built it: %s" % fx)
+check("sm_86" in msg.get("plan-other-gpu", "") and "sm_90" in msg.get("plan-other-gpu", ""),
+      "a plan for another GPU: lib/trt's reason, both compute capabilities: %s" % msg.get("plan-other-gpu"))
+
+# the image the KB has no TensorRT for: said so, no error (the engine model loads)
+r = run("triton", "check", GOOD, "--json", "--image", "nvcr.io/nvidia/tritonserver:24.10-py3")
+rep2 = json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}
+unk = [f for f in rep2.get("findings", []) if f["id"] == "plan-tensorrt"]
+check(r.returncode == 0 and rep2.get("image_tensorrt") is None and unk and unk[0]["severity"] == "info" and
+      "unknown" in unk[0]["message"], "no TensorRT in the KB for 24.10-py3: unknown, not a finding: %d %s" %
+      (r.returncode, unk))
+# an image the KB does not know: a warning, the models still checked
+r = run("triton", "check", GOOD, "--json", "--image", "nvcr.io/nvidia/tritonserver:99.01-py3")
+rep2 = json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}
+check(r.returncode == 0 and [f for f in rep2.get("findings", []) if f["id"] == "image-unknown" and f["model"] is None],
+      "an unknown image: a warning about the repository: %d %s" % (r.returncode, rep2.get("findings")))
+
+# ---- the image against the node: preflight --image's verdict, in its words ----------
+# tritonserver 25.08 (CUDA 13.0, no driver rule in its notes: the CUDA rule) on a
+# driver 470 node
+SLOW = os.path.join(FIX, "driver470-cu121", "facts.json")
+r = run("triton", "check", GOOD, "--json", "--facts", SLOW, "--image", "nvcr.io/nvidia/tritonserver:25.08-py3")
+rep2 = json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}
+node = [f for f in rep2.get("findings", []) if f["id"] == "image-node"]
+pf = run("preflight", "--json", "--facts", SLOW, "--image", "nvcr.io/nvidia/tritonserver:25.08-py3")
+pfj = json.loads(pf.stdout) if pf.stdout.strip().startswith("{") else {}
+pf_errors = [v for v in pfj.get("verdicts", []) if v["severity"] == "error"]
+check(r.returncode == 1 and len(node) == 1 and node[0]["severity"] == "error" and node[0]["model"] is None,
+      "an image the node cannot run: one error about the repository: %d %s" % (r.returncode, rep2.get("findings")))
+check(pf.returncode == 1 and pf_errors and node and all(v["message"] in node[0]["message"] for v in pf_errors) and
+      node[0]["fix"] == pf_errors[0]["fix"], "preflight's wording and fix: %s / %s" % (node, pf_errors))
+r = run("triton", "check", GOOD, "--facts", SLOW, "--image", "nvcr.io/nvidia/tritonserver:25.08-py3")
+check("image-node" in r.stdout and "driver 470.82.01" in r.stdout, "the text names the finding: %s" % r.stdout[:600])
 
 # without --facts the GPU check is not made (no node to judge)
 r = run("triton", "check", BAD, "--json")

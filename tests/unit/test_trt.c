@@ -229,6 +229,27 @@ static void test_record(void **state)
 	assert_int_equal(gpuenv_trt_check(&c, &a, kb, &r, &node, &v), 0);
 	assert_false(v.go);
 	assert_non_null(strstr(v.reasons[v.nreasons - 1].text, "not for a Tesla T4"));
+	assert_true(v.tensorrt_ok);
+	assert_true(v.gpu_reasons < v.nreasons && v.reasons[v.nreasons - 1].blocks);
+	/* a server image's TensorRT as the runtime (triton check --image): another
+	 * release is no-go before the GPUs, which are not judged without a node */
+	assert_int_equal(gpuenv_trt_check_runtime(&c, &a, kb, &r, "10.8.0.43", "img:1", NULL, &v), 0);
+	assert_false(v.go);
+	assert_false(v.tensorrt_ok);
+	assert_int_equal(v.gpu_reasons, v.nreasons);
+	assert_true(v.reasons[0].blocks);
+	assert_non_null(strstr(v.reasons[0].text, "TensorRT 10.8.0.43 in img:1, the engine is of TensorRT 8.5.3"));
+	/* the same release (the banner's three parts against four): loads */
+	assert_int_equal(gpuenv_trt_check_runtime(&c, &a, kb, &r, "8.5.3.1", "img:1", NULL, &v), 0);
+	assert_true(v.go && v.tensorrt_ok);
+	assert_true(gpuenv_trt_runtime_loads(kb, &r, "8.5.3.1"));
+	assert_false(gpuenv_trt_runtime_loads(kb, &r, "8.5.2"));
+	assert_false(gpuenv_trt_runtime_loads(kb, &r, "8.x"));
+	assert_false(gpuenv_trt_runtime_loads(kb, &r, NULL));
+	/* unknown: said, not a blocker */
+	assert_int_equal(gpuenv_trt_check_runtime(&c, &a, kb, &r, NULL, "img:1", NULL, &v), 0);
+	assert_false(v.tensorrt_ok);
+	assert_false(v.reasons[0].blocks);
 	/* on a 3090 with the same TensorRT: go */
 	g.name = "NVIDIA GeForce RTX 3090";
 	g.cc_major = 8;
