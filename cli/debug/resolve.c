@@ -124,6 +124,9 @@ static int cli_debug_resolve(struct cli *cli, const struct cli_verb *verb, int a
 		json_object_set_new(o, "decisions", json_integer((json_int_t)res.decisions));
 		json_object_set_new(o, "conflicts", json_integer((json_int_t)res.conflicts));
 		json_object_set_new(o, "packages_asked", json_integer((json_int_t)res.packages_asked));
+		json_object_set_new(o, "assignments", json_integer((json_int_t)res.assignments));
+		json_object_set_new(o, "partial_bytes_peak",
+			json_integer((json_int_t)res.partial_bytes_peak));
 		int pst = cli_print_json(cli, o);
 		if (pst)
 			st = pst;

@@ -125,6 +125,9 @@ typedef struct gpuenv_resolution {
 	const char *explanation;
 	/* counters for --json and benchmarks */
 	size_t decisions, conflicts, packages_asked;
+	/* assignments made, and the most bytes their sets held at once (the
+	 * partial solution's storage is reused after each backjump) */
+	size_t assignments, partial_bytes_peak;
 } gpuenv_resolution_t;
 
 /* Resolve req against provider.  Deterministic: the same inputs give the

@@ -57,15 +57,26 @@ typedef struct rs_inc {
 
 /* One incompatibility that watches a term of a package (two watched terms
  * per incompatibility, moved as terms get satisfied: SAT solvers' two
- * watched literals), with the term copied out (and its first word inline),
- * so the propagation's scan of a list touches no other memory. */
+ * watched literals), with the term's polarity and first word copied out,
+ * so the propagation's scan of a list (16 bytes an entry) touches no other
+ * memory while the package's universe fits one word. */
+#define RS_WATCH_POS 0x80000000u
 typedef struct rs_watch {
 	uint32_t inc;
-	uint32_t term; /* its index in the incompatibility */
-	bool pos;
-	rs_word_t w0;	     /* the term's set when the universe fits one word */
-	const rs_word_t *set;
+	uint32_t term; /* its index in the incompatibility, | RS_WATCH_POS
+			  when the term is positive */
+	rs_word_t w0;  /* the term's first word */
 } rs_watch_t;
+
+/* A package's intersection of its assignments, kept per package in one
+ * dense array (what the propagation asks most): acc NULL while it has no
+ * assignment (every version, or absent). */
+typedef struct rs_cur {
+	rs_word_t w0;	      /* acc[0] */
+	const rs_word_t *acc; /* in the partial solution's word blocks */
+	uint32_t nw;	      /* the package's words */
+	bool pos;
+} rs_cur_t;
 
 typedef struct rs_pkg {
 	const char *name;  /* normalised; "a[x]" for an extra */
@@ -82,12 +93,21 @@ typedef struct rs_pkg {
 	int32_t prefer;	  /* the preferred candidate (req->prefer), -1 */
 	bool early;	  /* decided before the others (req->prefer) */
 	const char *note; /* what the resolver's rules left out, or NULL */
-	/* the partial solution */
+	/* the partial solution: this package's assignments, oldest first
+	 * (their intersections narrow along it, so the first one after which
+	 * a term holds is found by binary search) */
+	uint32_t *hist;
+	uint32_t nhist, caphist;
 	int32_t last;	  /* newest assignment of this package, -1 */
 	int32_t decision; /* the chosen candidate, -1 */
 	/* incompatibilities watching a term of this package */
 	struct rs_watch *incs;
 	uint32_t nincs, capincs;
+	uint32_t ndead; /* entries no longer watched (inc UINT32_MAX) */
+	/* a universe of one word: the list's index by state, ncand + 1 rows
+	 * (each candidate, then absent) of wbmcap words (solver.c) */
+	rs_word_t *wbm;
+	uint32_t wbmcap;
 	/* dependencies already added, per candidate: first incompatibility
 	 * and count (count + 1; 0 = not yet) */
 	uint32_t *dep_first, *dep_n;
@@ -100,9 +120,9 @@ typedef struct rs_asg {
 	uint32_t level;
 	bool pos, decision;
 	bool acc_pos; /* the package's intersection after this one */
-	rs_word_t *set, *acc;
-	int32_t prev;	/* previous assignment of the package, -1 */
+	rs_word_t *set, *acc; /* in the word blocks, from mark on */
 	uint32_t cause; /* derivations */
+	uint32_t mark_block, mark_used; /* the word blocks before this one */
 } rs_asg_t;
 
 typedef struct rs_root_spec {
@@ -126,10 +146,27 @@ typedef struct rs_solver {
 	rs_inc_t *incs;
 	uint32_t nincs, capincs;
 
+	rs_cur_t *cur; /* per package, beside pkgs (same capacity) */
+
 	rs_asg_t *asg;
 	uint32_t nasg, capasg;
+	/* the assignments' sets: fixed-size word blocks used as a stack,
+	 * truncated on backjump and reused (RS_WBLOCK words each) */
+	rs_word_t **wblocks;
+	uint32_t nwblocks, wblock, wused;
+	size_t wlive, wpeak; /* words held now, at most */
+	size_t nassigned;    /* assignments made */
+	/* the term list under construction (one at a time: solver.c's tl_*),
+	 * its sets in tw; both reused for each list */
+	struct rs_tl_ent *tl;
+	uint32_t ntl;
+	size_t captl;
+	rs_word_t *tw;
+	size_t ntw, captw;
 	uint32_t level;
 	uint32_t *queue; /* propagation's packages to look at */
+	uint32_t *sat;	 /* propagation's watch entries to look at */
+	size_t capsat;
 	uint32_t capqueue;
 
 	rs_root_spec_t *rootspecs;
@@ -137,7 +174,7 @@ typedef struct rs_solver {
 
 	uint32_t stamp;
 	size_t decisions, conflicts, asked;
-	rs_word_t *tmp; /* scratch set, room for the largest universe */
+	rs_word_t *tmp, *tmp2; /* scratch sets, room for the largest universe */
 	uint32_t tmpwords;
 } rs_solver_t;
 

@@ -15,6 +15,12 @@
 #define RS_MAX_CONFLICTS 200000u
 #define RS_MAX_CANDS 100000u
 #define RS_NAME_MAX 512
+/* words of one block of the partial solution's sets: room for the two sets
+ * (the assignment's and the intersection) of the largest universe */
+#define RS_WBLOCK 16384u
+/* how far ahead the propagation fetches the incompatibilities it will look at */
+#define RS_AHEAD 8u
+_Static_assert(2 * ((RS_MAX_CANDS + 63) / 64) <= RS_WBLOCK, "a block holds an assignment's sets");
 
 enum { REL_SAT, REL_ALMOST, REL_CONTRA, REL_INCONCL };
 
@@ -30,26 +36,42 @@ static rs_word_t *set_new(rs_solver_t *s, uint32_t nw)
 	return gpuenv_arena_calloc(&s->mem, nw ? nw : 1, sizeof(rs_word_t));
 }
 
-static rs_word_t *set_dup(rs_solver_t *s, const rs_word_t *a, uint32_t nw)
-{
-	rs_word_t *r = set_new(s, nw);
-	if (r && nw)
-		memcpy(r, a, nw * sizeof(rs_word_t));
-	return r;
-}
-
 /* The package's current intersection: NULL set means no assignment yet
  * (every version, or absent). */
 static void pkg_acc(const rs_solver_t *s, uint32_t p, bool *pos, const rs_word_t **set)
 {
-	int32_t a = s->pkgs[p].last;
-	if (a < 0) {
-		*pos = false;
-		*set = NULL;
-	} else {
-		*pos = s->asg[a].acc_pos;
-		*set = s->asg[a].acc;
+	*pos = s->cur[p].pos;
+	*set = s->cur[p].acc;
+}
+
+/* Does a package's intersection c imply the term (tpos, tset), whose first
+ * word is t0?  One word: two word operations, no other memory. */
+static inline bool cur_implies(const rs_cur_t *c, bool tpos, rs_word_t t0, const rs_word_t *tset)
+{
+	if (!c->acc)
+		return false;
+	if (c->nw == 1) {
+		if (c->pos)
+			return tpos ? !(c->w0 & ~t0) : !(c->w0 & t0);
+		return !tpos && !(t0 & ~c->w0);
 	}
+	return rs_term_subset(c->pos, c->acc, tpos, tset, c->nw);
+}
+
+/* Does the package's intersection c imply the watched term? */
+static inline bool watch_satisfied(const rs_solver_t *s, const rs_watch_t *w, const rs_cur_t *c)
+{
+	bool pos = w->term & RS_WATCH_POS;
+	if (c->nw == 1 || !c->acc)
+		return cur_implies(c, pos, w->w0, NULL);
+	return cur_implies(c, pos, w->w0, s->incs[w->inc].terms[w->term & ~RS_WATCH_POS].set);
+}
+
+/* Does the partial solution imply term t? */
+static inline bool term_satisfied(const rs_solver_t *s, const rs_term_t *t)
+{
+	const rs_cur_t *c = &s->cur[t->pkg];
+	return cur_implies(c, t->pos, c->nw ? t->set[0] : 0, t->set);
 }
 
 /* ---- packages ----------------------------------------------------------- */
@@ -112,10 +134,15 @@ static int pkg_new(rs_solver_t *s, const char *name, uint32_t *out)
 		if (!np)
 			return oom(s);
 		s->pkgs = np;
+		rs_cur_t *nc = gpuenv_realloc(s->ctx, s->cur, ncap * sizeof(*nc));
+		if (!nc)
+			return oom(s);
+		s->cur = nc;
 		s->cappkgs = ncap;
 	}
 	rs_pkg_t *p = &s->pkgs[s->npkgs];
 	memset(p, 0, sizeof(*p));
+	memset(&s->cur[s->npkgs], 0, sizeof(rs_cur_t));
 	p->name = gpuenv_arena_strndup(&s->mem, name, strlen(name));
 	if (!p->name)
 		return oom(s);
@@ -289,7 +316,8 @@ static int pkg_load(rs_solver_t *s, uint32_t id)
 	p->prefer = prefer_index(s, p);
 	if (p->nwords > s->tmpwords) {
 		s->tmp = set_new(s, p->nwords);
-		if (!s->tmp)
+		s->tmp2 = set_new(s, p->nwords);
+		if (!s->tmp || !s->tmp2)
 			return oom(s);
 		s->tmpwords = p->nwords;
 	}
@@ -364,9 +392,141 @@ static int inc_new(rs_solver_t *s, uint32_t *out)
 	return 0;
 }
 
+/* ---- the watch lists' index ----------------------------------------------
+ * A package whose universe fits one word (64 candidates or fewer) indexes
+ * its watch list by state: one bit set over the entries per candidate, and
+ * one for "absent", each entry's bit set in the rows of the states its term
+ * allows.  The partial solution allows the package a set of states (its
+ * intersection's versions, or for a negative one the other versions and
+ * absent) and implies a term exactly when every one of those states is
+ * allowed by it, so the entries a change satisfies are the AND of a few
+ * rows: a word operation per 64 entries and state instead of a look at
+ * every entry.  The same entries in the same order as the look at every
+ * entry finds (that scan remains for larger universes and for wide
+ * intersections). */
+
+/* The candidates of a one-word universe. */
+static inline rs_word_t universe(const rs_pkg_t *k)
+{
+	return k->ncand >= 64 ? ~(rs_word_t)0 : (((rs_word_t)1 << k->ncand) - 1);
+}
+
+/* Row st (a candidate, or ncand: absent) of k's index. */
+static inline rs_word_t *wrow(const rs_pkg_t *k, uint32_t st)
+{
+	return k->wbm + (size_t)st * k->wbmcap;
+}
+
+/* Set entry e's bits in the rows of the states its term allows. */
+static void wbm_mark(rs_pkg_t *k, uint32_t e)
+{
+	const rs_watch_t *w = &k->incs[e];
+	bool pos = w->term & RS_WATCH_POS;
+	rs_word_t states = pos ? w->w0 : ~w->w0 & universe(k), bit = (rs_word_t)1 << (e % 64);
+	for (;;) {
+		uint32_t st;
+		if (states) {
+			st = (uint32_t)__builtin_ctzll(states);
+			states &= states - 1;
+		} else if (!pos) {
+			st = k->ncand; /* a negative term allows absent */
+			pos = true;
+		} else
+			break;
+		wrow(k, st)[e / 64] |= bit;
+	}
+}
+
+/* Room in k's index for its watch list's capacity. */
+static int wbm_grow(rs_solver_t *s, rs_pkg_t *k)
+{
+	uint32_t need = rs_words(k->capincs), rows = k->ncand + 1;
+	if (k->nwords != 1 || need <= k->wbmcap)
+		return 0;
+	rs_word_t *n = gpuenv_calloc(s->ctx, (size_t)rows * need, sizeof(rs_word_t));
+	if (!n)
+		return oom(s);
+	for (uint32_t st = 0; k->wbm && st < rows; st++)
+		memcpy(n + (size_t)st * need, wrow(k, st), k->wbmcap * sizeof(rs_word_t));
+	gpuenv_free(s->ctx, k->wbm);
+	k->wbm = n;
+	k->wbmcap = need;
+	return 0;
+}
+
+/* Package p's entry e no longer watches its term (its bits in the index
+ * stay until the list is compacted: watch_find skips it). */
+static void unwatch(rs_solver_t *s, uint32_t p, uint32_t e)
+{
+	s->pkgs[p].incs[e].inc = UINT32_MAX;
+	s->pkgs[p].ndead++;
+}
+
+/* Drop p's entries no longer watched once they are half the list (the
+ * index is rebuilt then, so not after every scan). */
+static void compact(rs_solver_t *s, uint32_t p)
+{
+	rs_pkg_t *k = &s->pkgs[p];
+	uint32_t j = 0;
+	if (!k->ndead || k->ndead * 2 < k->nincs)
+		return;
+	for (uint32_t i = 0; i < k->nincs; i++)
+		if (k->incs[i].inc != UINT32_MAX)
+			k->incs[j++] = k->incs[i];
+	if (k->wbm) {
+		for (uint32_t st = 0; st <= k->ncand; st++)
+			memset(wrow(k, st), 0, rs_words(k->nincs) * sizeof(rs_word_t));
+		for (uint32_t i = 0; i < j; i++)
+			wbm_mark(k, i);
+	}
+	k->nincs = j;
+	k->ndead = 0;
+}
+
+/* The entries of p's watch list whose term p's intersection c implies,
+ * newest first, into s->sat; the count. */
+static uint32_t watch_find(rs_solver_t *s, uint32_t p, const rs_cur_t *c)
+{
+	const rs_pkg_t *k = &s->pkgs[p];
+	const rs_watch_t *wl = k->incs;
+	const rs_word_t *rows[32];
+	uint32_t nrows = 0, nsat = 0;
+	if (!c->acc)
+		return 0;
+	if (k->wbm) {
+		/* the states the intersection allows */
+		rs_word_t states = c->pos ? c->w0 : ~c->w0 & universe(k);
+		uint32_t n = (uint32_t)__builtin_popcountll(states) + !c->pos;
+		if (n && n <= 32) {
+			for (; states; states &= states - 1)
+				rows[nrows++] = wrow(k, (uint32_t)__builtin_ctzll(states));
+			if (!c->pos)
+				rows[nrows++] = wrow(k, k->ncand);
+		}
+	}
+	if (!nrows) {
+		for (uint32_t i = k->nincs; i-- > 0;)
+			if (wl[i].inc != UINT32_MAX && watch_satisfied(s, &wl[i], c))
+				s->sat[nsat++] = i;
+		return nsat;
+	}
+	for (uint32_t col = rs_words(k->nincs); col-- > 0;) {
+		rs_word_t m = rows[0][col];
+		for (uint32_t j = 1; j < nrows && m; j++)
+			m &= rows[j][col];
+		for (; m; m &= ~((rs_word_t)1 << (63 - __builtin_clzll(m)))) {
+			uint32_t i = col * 64 + 63 - (uint32_t)__builtin_clzll(m);
+			if (wl[i].inc != UINT32_MAX)
+				s->sat[nsat++] = i;
+		}
+	}
+	return nsat;
+}
+
 static int watch(rs_solver_t *s, uint32_t p, uint32_t inc, uint32_t term)
 {
 	rs_pkg_t *k = &s->pkgs[p];
+	int r;
 	if (k->nincs == k->capincs) {
 		uint32_t ncap = k->capincs ? k->capincs * 2 : 8;
 		rs_watch_t *n = gpuenv_realloc(s->ctx, k->incs, (size_t)ncap * sizeof(rs_watch_t));
@@ -375,13 +535,15 @@ static int watch(rs_solver_t *s, uint32_t p, uint32_t inc, uint32_t term)
 		k->incs = n;
 		k->capincs = ncap;
 	}
+	if ((r = wbm_grow(s, k)))
+		return r;
 	const rs_term_t *t = &s->incs[inc].terms[term];
 	rs_watch_t *w = &k->incs[k->nincs++];
 	w->inc = inc;
-	w->term = term;
-	w->pos = t->pos;
-	w->set = t->set;
+	w->term = term | (t->pos ? RS_WATCH_POS : 0);
 	w->w0 = k->nwords ? t->set[0] : 0;
+	if (k->wbm)
+		wbm_mark(k, k->nincs - 1);
 	return 0;
 }
 
@@ -413,73 +575,107 @@ static int inc_activate(rs_solver_t *s, uint32_t id)
 	return inc_watch(s, id, 0, s->incs[id].nterms > 1 ? 1 : 0);
 }
 
-/* A term list under construction: merged per package by intersection. */
-typedef struct tlist {
-	rs_term_t t[64];
-	rs_term_t *v;
-	uint32_t n, cap;
-} tlist_t;
+/* The term list under construction (one at a time, in the solver's
+ * reused buffers): merged per package by intersection, then stored as an
+ * incompatibility's terms by tl_store. */
+typedef struct rs_tl_ent {
+	uint32_t pkg;
+	bool pos;
+	size_t off; /* its set: s->tw + off */
+} rs_tl_ent_t;
 
-static void tlist_init(tlist_t *l)
+static void tl_reset(rs_solver_t *s)
 {
-	l->v = l->t;
-	l->n = 0;
-	l->cap = 64;
+	s->ntl = 0;
+	s->ntw = 0;
 }
 
-static int tlist_add(rs_solver_t *s, tlist_t *l, uint32_t pkg, bool pos, const rs_word_t *set)
+/* Room for n more of size each in *v (cap *cap), grown by doubling. */
+static int grow(rs_solver_t *s, void **v, size_t *cap, size_t used, size_t n, size_t size)
 {
-	uint32_t nw = s->pkgs[pkg].nwords;
-	for (uint32_t i = 0; i < l->n; i++)
-		if (l->v[i].pkg == pkg) {
-			bool np;
-			rs_term_and(l->v[i].pos, l->v[i].set, pos, set, nw, &np, l->v[i].set);
-			l->v[i].pos = np;
-			return 0;
-		}
-	if (l->n == l->cap) {
-		rs_term_t *n = gpuenv_arena_alloc(&s->mem, 2 * l->cap * sizeof(*n));
-		if (!n)
+	size_t ncap = *cap ? *cap : 64;
+	if (used + n <= *cap)
+		return 0;
+	while (ncap < used + n) {
+		if (ncap > SIZE_MAX / 2 / size)
 			return oom(s);
-		memcpy(n, l->v, l->n * sizeof(*n));
-		l->v = n;
-		l->cap *= 2;
+		ncap *= 2;
 	}
-	l->v[l->n].pkg = pkg;
-	l->v[l->n].pos = pos;
-	l->v[l->n].set = set_dup(s, set, nw);
-	if (!l->v[l->n].set)
+	void *nv = gpuenv_realloc(s->ctx, *v, ncap * size);
+	if (!nv)
 		return oom(s);
-	l->n++;
+	*v = nv;
+	*cap = ncap;
 	return 0;
 }
 
-/* Copy the list into incompatibility id, dropping terms that always hold
- * (negative, empty set).  *never: a term can never hold (positive, empty),
- * so the incompatibility is vacuous. */
-static int tlist_store(rs_solver_t *s, tlist_t *l, uint32_t id, bool *never)
+static int tl_add(rs_solver_t *s, uint32_t pkg, bool pos, const rs_word_t *set)
+{
+	uint32_t nw = s->pkgs[pkg].nwords;
+	int r;
+	for (uint32_t i = 0; i < s->ntl; i++)
+		if (s->tl[i].pkg == pkg) {
+			rs_word_t *w = s->tw + s->tl[i].off;
+			bool np;
+			rs_term_and(s->tl[i].pos, w, pos, set, nw, &np, w);
+			s->tl[i].pos = np;
+			return 0;
+		}
+	if ((r = grow(s, (void **)&s->tl, &s->captl, s->ntl, 1, sizeof(rs_tl_ent_t))) ||
+		(r = grow(s, (void **)&s->tw, &s->captw, s->ntw, nw, sizeof(rs_word_t))))
+		return r;
+	rs_tl_ent_t *e = &s->tl[s->ntl++];
+	e->pkg = pkg;
+	e->pos = pos;
+	e->off = s->ntw;
+	if (nw)
+		memcpy(s->tw + s->ntw, set, nw * sizeof(rs_word_t));
+	s->ntw += nw;
+	return 0;
+}
+
+/* Store the list as incompatibility id's terms, dropping terms that
+ * always hold (negative, empty set): the terms sorted by package and
+ * their sets after them, in one block (what the replacement search of the
+ * watched terms reads, contiguous).  *never: a term can never hold
+ * (positive, empty), so the incompatibility is vacuous. */
+static int tl_store(rs_solver_t *s, uint32_t id, bool *never)
 {
 	uint32_t k = 0;
+	size_t words = 0;
 	*never = false;
-	for (uint32_t i = 0; i < l->n; i++) {
-		bool empty = rs_set_empty(l->v[i].set, s->pkgs[l->v[i].pkg].nwords);
-		if (empty && !l->v[i].pos)
+	for (uint32_t i = 0; i < s->ntl; i++) {
+		const rs_tl_ent_t *e = &s->tl[i];
+		uint32_t nw = s->pkgs[e->pkg].nwords;
+		bool empty = rs_set_empty(s->tw + e->off, nw);
+		if (empty && !e->pos)
 			continue;
-		if (empty && l->v[i].pos)
+		if (empty && e->pos)
 			*never = true;
-		l->v[k++] = l->v[i];
+		s->tl[k++] = *e;
+		words += nw;
 	}
-	rs_term_t *t = gpuenv_arena_alloc(&s->mem, (k ? k : 1) * sizeof(*t));
-	if (!t)
-		return oom(s);
-	memcpy(t, l->v, k * sizeof(*t));
+	s->ntl = k;
 	/* terms sorted by package: deterministic and cheap to compare */
 	for (uint32_t i = 1; i < k; i++)
-		for (uint32_t j = i; j > 0 && t[j - 1].pkg > t[j].pkg; j--) {
-			rs_term_t x = t[j];
-			t[j] = t[j - 1];
-			t[j - 1] = x;
+		for (uint32_t j = i; j > 0 && s->tl[j - 1].pkg > s->tl[j].pkg; j--) {
+			rs_tl_ent_t x = s->tl[j];
+			s->tl[j] = s->tl[j - 1];
+			s->tl[j - 1] = x;
 		}
+	rs_term_t *t = gpuenv_arena_alloc(&s->mem, (k ? k : 1) * sizeof(*t) + words * sizeof(rs_word_t));
+	if (!t)
+		return oom(s);
+	rs_word_t *w = (rs_word_t *)(t + k);
+	for (uint32_t i = 0; i < k; i++) {
+		uint32_t nw = s->pkgs[s->tl[i].pkg].nwords;
+		t[i].pkg = s->tl[i].pkg;
+		t[i].pos = s->tl[i].pos;
+		t[i].set = w;
+		if (nw)
+			memcpy(w, s->tw + s->tl[i].off, nw * sizeof(rs_word_t));
+		w += nw;
+	}
 	s->incs[id].terms = t;
 	s->incs[id].nterms = k;
 	return 0;
@@ -487,52 +683,109 @@ static int tlist_store(rs_solver_t *s, tlist_t *l, uint32_t id, bool *never)
 
 /* ---- the partial solution ------------------------------------------------ */
 
+/* n words for an assignment's sets, from the word blocks used as a stack
+ * (backtrack gives them back); NULL when out of memory. */
+static rs_word_t *words_push(rs_solver_t *s, uint32_t n)
+{
+	if (!s->nwblocks || s->wused + n > RS_WBLOCK) {
+		uint32_t b = s->nwblocks ? s->wblock + 1 : 0;
+		if (b == s->nwblocks) {
+			size_t cap = s->nwblocks;
+			rs_word_t *blk;
+			if (grow(s, (void **)&s->wblocks, &cap, s->nwblocks, 1, sizeof(rs_word_t *)))
+				return NULL;
+			if (!(blk = gpuenv_alloc(s->ctx, RS_WBLOCK * sizeof(rs_word_t))))
+				return NULL;
+			s->wblocks[s->nwblocks++] = blk;
+		}
+		s->wblock = b;
+		s->wused = 0;
+	}
+	rs_word_t *w = s->wblocks[s->wblock] + s->wused;
+	s->wused += n;
+	s->wlive += n;
+	if (s->wlive > s->wpeak)
+		s->wpeak = s->wlive;
+	return w;
+}
+
+/* The package's intersection after its newest assignment, into cur. */
+static void cur_set(rs_solver_t *s, uint32_t pkg)
+{
+	const rs_pkg_t *p = &s->pkgs[pkg];
+	rs_cur_t *c = &s->cur[pkg];
+	if (p->last < 0) {
+		memset(c, 0, sizeof(*c));
+		return;
+	}
+	const rs_asg_t *a = &s->asg[p->last];
+	c->acc = a->acc;
+	c->pos = a->acc_pos;
+	c->nw = p->nwords;
+	c->w0 = p->nwords ? a->acc[0] : 0;
+}
+
 static int assign(rs_solver_t *s, uint32_t pkg, bool pos, const rs_word_t *set, bool decision,
 	uint32_t cause)
 {
 	rs_pkg_t *p = &s->pkgs[pkg];
-	uint32_t nw = p->nwords;
-	bool ap;
-	const rs_word_t *acc;
+	const rs_cur_t *c = &s->cur[pkg];
+	uint32_t nw = p->nwords, mark_block = s->wblock, mark_used = s->wused;
+	size_t cap;
+	int r;
 
-	if (s->nasg == s->capasg) {
-		uint32_t ncap = s->capasg ? s->capasg * 2 : 256;
-		rs_asg_t *na = gpuenv_realloc(s->ctx, s->asg, ncap * sizeof(*na));
-		if (!na)
-			return oom(s);
-		s->asg = na;
-		s->capasg = ncap;
-	}
+	cap = s->capasg;
+	if ((r = grow(s, (void **)&s->asg, &cap, s->nasg, 1, sizeof(rs_asg_t))))
+		return r;
+	s->capasg = (uint32_t)cap;
+	cap = p->caphist;
+	if ((r = grow(s, (void **)&p->hist, &cap, p->nhist, 1, sizeof(uint32_t))))
+		return r;
+	p->caphist = (uint32_t)cap;
+	rs_word_t *w = words_push(s, 2 * nw);
+	if (!w)
+		return oom(s);
 	rs_asg_t *a = &s->asg[s->nasg];
 	a->pkg = pkg;
 	a->pos = pos;
 	a->decision = decision;
 	a->cause = cause;
 	a->level = s->level;
-	a->prev = p->last;
-	a->set = set_dup(s, set, nw);
-	a->acc = set_new(s, nw);
-	if (!a->set || !a->acc)
-		return oom(s);
-	pkg_acc(s, pkg, &ap, &acc);
-	if (acc)
-		rs_term_and(ap, acc, pos, set, nw, &a->acc_pos, a->acc);
+	a->mark_block = mark_block;
+	a->mark_used = mark_used;
+	a->set = w;
+	a->acc = w + nw;
+	if (nw)
+		memcpy(a->set, set, nw * sizeof(rs_word_t));
+	if (c->acc)
+		rs_term_and(c->pos, c->acc, pos, set, nw, &a->acc_pos, a->acc);
 	else {
-		memcpy(a->acc, set, nw * sizeof(rs_word_t));
+		if (nw)
+			memcpy(a->acc, set, nw * sizeof(rs_word_t));
 		a->acc_pos = pos;
 	}
+	p->hist[p->nhist++] = s->nasg;
 	p->last = (int32_t)s->nasg;
 	s->nasg++;
+	s->nassigned++;
+	cur_set(s, pkg);
 	return 0;
 }
 
+/* Undo the assignments above level; their sets' words are reused. */
 static void backtrack(rs_solver_t *s, uint32_t level)
 {
 	while (s->nasg && s->asg[s->nasg - 1].level > level) {
-		rs_asg_t *a = &s->asg[--s->nasg];
-		s->pkgs[a->pkg].last = a->prev;
+		const rs_asg_t *a = &s->asg[--s->nasg];
+		rs_pkg_t *p = &s->pkgs[a->pkg];
+		p->nhist--;
+		p->last = p->nhist ? (int32_t)p->hist[p->nhist - 1] : -1;
 		if (a->decision)
-			s->pkgs[a->pkg].decision = -1;
+			p->decision = -1;
+		cur_set(s, a->pkg);
+		s->wblock = a->mark_block;
+		s->wused = a->mark_used;
+		s->wlive -= 2 * (size_t)p->nwords;
 	}
 	s->level = level;
 }
@@ -573,45 +826,49 @@ static int relation(const rs_solver_t *s, uint32_t id, uint32_t *which)
 
 /* ---- conflict resolution -------------------------------------------------- */
 
-/* The earliest assignment of pkg after which the package's intersection
- * (met with extra, when given) implies term t; -1 when extra alone does
- * (or, without extra, never: cannot happen for a satisfied term). */
+/* The earliest assignment of pkg (before assignment before, when that is
+ * not -1) after which the package's intersection (met with extra, when
+ * given) implies term t; -1 when extra alone does (or, without extra,
+ * never: cannot happen for a satisfied term).  The intersections narrow
+ * along the package's assignments, so once one implies t every later one
+ * does: a binary search. */
 static int32_t first_satisfying(rs_solver_t *s, uint32_t pkg, const rs_term_t *t, int32_t before,
 	bool xpos, const rs_word_t *extra)
 {
-	uint32_t nw = s->pkgs[pkg].nwords;
-	int32_t chain[64], *ch = chain;
-	uint32_t n = 0, cap = 64;
+	const rs_pkg_t *p = &s->pkgs[pkg];
+	uint32_t nw = p->nwords, lo = 0, hi = p->nhist;
 	int32_t found = -1;
 
 	if (extra && rs_term_subset(xpos, extra, t->pos, t->set, nw))
 		return -1;
-	for (int32_t a = s->pkgs[pkg].last; a >= 0; a = s->asg[a].prev) {
-		if (before >= 0 && a >= before)
-			continue;
-		if (n == cap) {
-			int32_t *nc = gpuenv_arena_alloc(&s->mem, 2 * cap * sizeof(int32_t));
-			if (!nc)
-				return -2;
-			memcpy(nc, ch, n * sizeof(int32_t));
-			ch = nc;
-			cap *= 2;
+	if (before >= 0) {
+		/* only the assignments before it */
+		uint32_t b = p->nhist;
+		while (lo < b) {
+			uint32_t m = lo + (b - lo) / 2;
+			if (p->hist[m] < (uint32_t)before)
+				lo = m + 1;
+			else
+				b = m;
 		}
-		ch[n++] = a;
+		hi = lo;
+		lo = 0;
 	}
-	for (uint32_t k = n; k-- > 0;) {
-		const rs_asg_t *a = &s->asg[ch[k]];
+	while (lo < hi) {
+		uint32_t m = lo + (hi - lo) / 2;
+		const rs_asg_t *a = &s->asg[p->hist[m]];
 		bool ok;
 		if (extra) {
-			bool p;
-			rs_term_and(a->acc_pos, a->acc, xpos, extra, nw, &p, s->tmp);
-			ok = rs_term_subset(p, s->tmp, t->pos, t->set, nw);
+			bool ap;
+			rs_term_and(a->acc_pos, a->acc, xpos, extra, nw, &ap, s->tmp);
+			ok = rs_term_subset(ap, s->tmp, t->pos, t->set, nw);
 		} else
 			ok = rs_term_subset(a->acc_pos, a->acc, t->pos, t->set, nw);
 		if (ok) {
-			found = ch[k];
-			break;
-		}
+			found = (int32_t)p->hist[m];
+			hi = m;
+		} else
+			lo = m + 1;
 	}
 	return found;
 }
@@ -641,8 +898,6 @@ static int resolve_conflict(rs_solver_t *s, uint32_t id, uint32_t *learned)
 		for (uint32_t i = 0; i < inc->nterms; i++) {
 			int32_t a = first_satisfying(s, inc->terms[i].pkg, &inc->terms[i], -1, false,
 				NULL);
-			if (a == -2)
-				return oom(s);
 			if (a > satisfier) {
 				satisfier = a;
 				ti = i;
@@ -659,8 +914,6 @@ static int resolve_conflict(rs_solver_t *s, uint32_t id, uint32_t *learned)
 			else
 				a = first_satisfying(s, inc->terms[i].pkg, &inc->terms[i], -1, false,
 					NULL);
-			if (a == -2)
-				return oom(s);
 			if (a > prev)
 				prev = a;
 		}
@@ -680,16 +933,15 @@ static int resolve_conflict(rs_solver_t *s, uint32_t id, uint32_t *learned)
 		/* prior cause: this incompatibility resolved with the
 		 * satisfier's cause on the satisfier's package */
 		uint32_t cause = sa->cause, spkg = sa->pkg, nid = 0;
-		tlist_t l;
 		int r;
 		bool never;
-		tlist_init(&l);
+		tl_reset(s);
 		const rs_term_t *st = &inc->terms[ti];
 		rs_word_t *u = NULL;
 		bool upos = false;
 		for (uint32_t i = 0; i < inc->nterms; i++)
 			if (inc->terms[i].pkg != spkg &&
-				(r = tlist_add(s, &l, inc->terms[i].pkg, inc->terms[i].pos,
+				(r = tl_add(s, inc->terms[i].pkg, inc->terms[i].pos,
 					 inc->terms[i].set)))
 				return r;
 		const rs_inc_t *cinc = &s->incs[cause];
@@ -699,15 +951,13 @@ static int resolve_conflict(rs_solver_t *s, uint32_t id, uint32_t *learned)
 				ct = &cinc->terms[i];
 				continue;
 			}
-			if ((r = tlist_add(s, &l, cinc->terms[i].pkg, cinc->terms[i].pos,
+			if ((r = tl_add(s, cinc->terms[i].pkg, cinc->terms[i].pos,
 				     cinc->terms[i].set)))
 				return r;
 		}
 		/* the satisfier's package: the union of both terms */
 		uint32_t nw = s->pkgs[spkg].nwords;
-		u = set_new(s, nw);
-		if (!u)
-			return oom(s);
+		u = s->tmp2;
 		if (ct)
 			rs_term_or(st->pos, st->set, ct->pos, ct->set, nw, &upos, u);
 		else {
@@ -716,11 +966,11 @@ static int resolve_conflict(rs_solver_t *s, uint32_t id, uint32_t *learned)
 		}
 		/* a union that covers everything (negative, empty) drops out */
 		if (upos || !rs_set_empty(u, nw))
-			if ((r = tlist_add(s, &l, spkg, upos, u)))
+			if ((r = tl_add(s, spkg, upos, u)))
 				return r;
 		if ((r = inc_new(s, &nid)))
 			return r;
-		if ((r = tlist_store(s, &l, nid, &never)))
+		if ((r = tl_store(s, nid, &never)))
 			return r;
 		s->incs[nid].kind = RS_INC_DERIVED;
 		s->incs[nid].c1 = id;
@@ -739,28 +989,6 @@ static int derive(rs_solver_t *s, uint32_t id, uint32_t which)
 	return assign(s, t->pkg, !t->pos, t->set, false, id);
 }
 
-/* Does the package's intersection (ap, acc) imply the watched term? */
-static inline bool watch_satisfied(const rs_watch_t *w, bool ap, const rs_word_t *acc, uint32_t nw)
-{
-	if (!acc)
-		return false;
-	if (nw == 1) {
-		if (ap)
-			return w->pos ? !(acc[0] & ~w->w0) : !(acc[0] & w->w0);
-		return !w->pos && !(w->w0 & ~acc[0]);
-	}
-	return rs_term_subset(ap, acc, w->pos, w->set, nw);
-}
-
-/* Does the partial solution imply term t? */
-static bool term_satisfied(const rs_solver_t *s, const rs_term_t *t)
-{
-	bool ap;
-	const rs_word_t *acc;
-	pkg_acc(s, t->pkg, &ap, &acc);
-	return acc && rs_term_subset(ap, acc, t->pos, t->set, s->pkgs[t->pkg].nwords);
-}
-
 /* A learned incompatibility, unit after the backjump (every term but
  * which satisfied): watched on which and on the term satisfied last, the
  * first to come undone when the search backtracks (what keeps the two
@@ -774,8 +1002,6 @@ static int watch_learned(rs_solver_t *s, uint32_t id, uint32_t which)
 		if (i == which)
 			continue;
 		int32_t a = first_satisfying(s, inc->terms[i].pkg, &inc->terms[i], -1, false, NULL);
-		if (a == -2)
-			return oom(s);
 		if (a > latest) {
 			latest = a;
 			other = i;
@@ -823,19 +1049,6 @@ static int enqueue(rs_solver_t *s, uint32_t *n, uint32_t p)
 	return 0;
 }
 
-/* Drop the watch entries of package p marked no longer watched. */
-static void compact(rs_solver_t *s, uint32_t p, uint32_t dropped)
-{
-	rs_pkg_t *k = &s->pkgs[p];
-	uint32_t j = 0;
-	if (!dropped)
-		return;
-	for (uint32_t i = 0; i < k->nincs; i++)
-		if (k->incs[i].inc != UINT32_MAX)
-			k->incs[j++] = k->incs[i];
-	k->nincs = j;
-}
-
 /* Unit propagation from package start (and first from incompatibility
  * first, when not UINT32_MAX), with two watched terms per
  * incompatibility: a package's change looks only at the incompatibilities
@@ -846,7 +1059,7 @@ static void compact(rs_solver_t *s, uint32_t p, uint32_t dropped)
  * incompatibilities learned. */
 static int propagate(rs_solver_t *s, uint32_t start, uint32_t first, uint32_t *failure)
 {
-	uint32_t n = 0, derived = 0, cur = UINT32_MAX, dropped = 0;
+	uint32_t n = 0, derived = 0;
 	int r = 0;
 
 	s->stamp++;
@@ -870,22 +1083,29 @@ static int propagate(rs_solver_t *s, uint32_t start, uint32_t first, uint32_t *f
 	while (n) {
 		uint32_t p = s->queue[--n];
 		s->pkgs[p].stamp = 0;
-		bool ap;
-		const rs_word_t *acc;
-		uint32_t nw = s->pkgs[p].nwords;
-		cur = p;
-		pkg_acc(s, p, &ap, &acc);
-		/* newest first; an entry no longer watched here is marked and the
-		 * list compacted after the scan */
-		for (uint32_t i = s->pkgs[p].nincs; i-- > 0;) {
-			rs_watch_t *w = &s->pkgs[p].incs[i];
-			if (!watch_satisfied(w, ap, acc, nw))
-				continue;
-			uint32_t id = w->inc, term = w->term;
+		/* p's intersection: the scan derives only other packages */
+		const rs_cur_t pc = s->cur[p];
+		if ((r = grow(s, (void **)&s->sat, &s->capsat, 0, s->pkgs[p].nincs, sizeof(uint32_t))))
+			goto out;
+		/* the entries whose term p's change satisfied, newest first,
+		 * found first so that their incompatibilities are fetched ahead
+		 * of their turn (one cache miss hidden behind another's work);
+		 * p's list does not move meanwhile (only other packages are
+		 * derived and watched) */
+		uint32_t nsat = watch_find(s, p, &pc);
+		rs_watch_t *wl = s->pkgs[p].incs;
+		for (uint32_t j = 0; j < RS_AHEAD && j < nsat; j++)
+			__builtin_prefetch(&s->incs[wl[s->sat[j]].inc]);
+		for (uint32_t j = 0; j < nsat; j++) {
+			rs_watch_t *w = &wl[s->sat[j]];
+			if (j + RS_AHEAD < nsat)
+				__builtin_prefetch(&s->incs[wl[s->sat[j + RS_AHEAD]].inc]);
+			if (j + RS_AHEAD / 2 < nsat)
+				__builtin_prefetch(s->incs[wl[s->sat[j + RS_AHEAD / 2]].inc].terms);
+			uint32_t id = w->inc, term = w->term & ~RS_WATCH_POS;
 			rs_inc_t *inc = &s->incs[id];
 			if (inc->wt[0] != term && inc->wt[1] != term) {
-				w->inc = UINT32_MAX; /* stale: it watches other terms now */
-				dropped++;
+				unwatch(s, p, s->sat[j]); /* stale: it watches other terms now */
 				continue;
 			}
 			uint32_t slot = inc->wt[0] == term ? 0 : 1, other = inc->wt[1 - slot];
@@ -897,8 +1117,7 @@ static int propagate(rs_solver_t *s, uint32_t start, uint32_t first, uint32_t *f
 					repl = k;
 			if (repl != UINT32_MAX) {
 				inc->wt[slot] = repl;
-				w->inc = UINT32_MAX;
-				dropped++;
+				unwatch(s, p, s->sat[j]);
 				if ((r = watch(s, inc->terms[repl].pkg, id, repl)))
 					goto out;
 				continue;
@@ -907,9 +1126,6 @@ static int propagate(rs_solver_t *s, uint32_t start, uint32_t first, uint32_t *f
 			if (other == term || term_satisfied(s, ot)) {
 				/* every term holds: learn, backjump, and start over
 				 * from the derived package only */
-				compact(s, p, dropped);
-				dropped = 0;
-				cur = UINT32_MAX;
 				if ((r = on_conflict(s, id, failure, &derived)))
 					goto out;
 				while (n)
@@ -927,13 +1143,9 @@ static int propagate(rs_solver_t *s, uint32_t start, uint32_t first, uint32_t *f
 			if ((r = derive(s, id, other)) || (r = enqueue(s, &n, ot->pkg)))
 				goto out;
 		}
-		compact(s, p, dropped);
-		dropped = 0;
-		cur = UINT32_MAX;
+		compact(s, p);
 	}
 out:
-	if (cur != UINT32_MAX)
-		compact(s, cur, dropped);
 	while (n)
 		s->pkgs[s->queue[--n]].stamp = 0;
 	return r;
@@ -970,7 +1182,6 @@ static int add_dep(rs_solver_t *s, uint32_t from, uint32_t ver, uint32_t to, con
 {
 	rs_pkg_t *f = &s->pkgs[from], *t = &s->pkgs[to];
 	uint32_t id = 0, a = 0, b = 0;
-	tlist_t l;
 	bool never;
 	int r;
 	rs_word_t *fv = set_new(s, f->nwords);
@@ -978,12 +1189,12 @@ static int add_dep(rs_solver_t *s, uint32_t from, uint32_t ver, uint32_t to, con
 	if (!fv)
 		return oom(s);
 	rs_set_bit(fv, ver);
-	tlist_init(&l);
-	if ((r = tlist_add(s, &l, from, true, fv)))
+	tl_reset(s);
+	if ((r = tl_add(s, from, true, fv)))
 		return r;
 	if (rs_set_empty(set, t->nwords)) {
 		/* nothing can satisfy it: two text-only causes */
-		if ((r = inc_new(s, &a)) || (r = tlist_store(s, &l, a, &never)))
+		if ((r = inc_new(s, &a)) || (r = tl_store(s, a, &never)))
 			return r;
 		s->incs[a].kind = RS_INC_DEP_TEXT;
 		if ((r = inc_new(s, &b)))
@@ -992,7 +1203,7 @@ static int add_dep(rs_solver_t *s, uint32_t from, uint32_t ver, uint32_t to, con
 		s->incs[b].nv_reason = t->not_found ? RS_NV_NOTFOUND
 				       : t->ncand ? RS_NV_NOMATCH
 						  : RS_NV_NONE;
-		if ((r = inc_new(s, &id)) || (r = tlist_store(s, &l, id, &never)))
+		if ((r = inc_new(s, &id)) || (r = tl_store(s, id, &never)))
 			return r;
 		s->incs[id].kind = RS_INC_DERIVED;
 		s->incs[id].c1 = a;
@@ -1007,9 +1218,9 @@ static int add_dep(rs_solver_t *s, uint32_t from, uint32_t ver, uint32_t to, con
 		}
 		return inc_activate(s, id);
 	}
-	if ((r = tlist_add(s, &l, to, false, set)))
+	if ((r = tl_add(s, to, false, set)))
 		return r;
-	if ((r = inc_new(s, &id)) || (r = tlist_store(s, &l, id, &never)))
+	if ((r = inc_new(s, &id)) || (r = tl_store(s, id, &never)))
 		return r;
 	s->incs[id].kind = RS_INC_DEP;
 	s->incs[id].dep_from = from;
@@ -1204,9 +1415,9 @@ static int32_t pick(const rs_solver_t *s)
 
 	for (uint32_t p = 0; p < s->npkgs; p++) {
 		const rs_pkg_t *k = &s->pkgs[p];
-		if (k->decision >= 0 || k->last < 0 || !s->asg[k->last].acc_pos)
+		if (k->decision >= 0 || !s->cur[p].acc || !s->cur[p].pos)
 			continue;
-		uint32_t c = rs_set_count(s->asg[k->last].acc, k->nwords);
+		uint32_t c = rs_set_count(s->cur[p].acc, k->nwords);
 		if (best < 0 || (k->early && !best_early) || (k->early == best_early && c < bestn)) {
 			best = (int32_t)p;
 			bestn = c;
@@ -1235,14 +1446,13 @@ static int solve(rs_solver_t *s, uint32_t *failure)
 {
 	uint32_t id = 0, next = RS_ROOT, first = 0, count = 0, first_inc = UINT32_MAX;
 	int r;
-	tlist_t l;
 	bool never;
 	rs_word_t one = 1;
 
 	/* the root must be selected */
-	tlist_init(&l);
-	if ((r = inc_new(s, &id)) || (r = tlist_add(s, &l, RS_ROOT, false, &one)) ||
-		(r = tlist_store(s, &l, id, &never)) || (r = inc_activate(s, id)))
+	tl_reset(s);
+	if ((r = inc_new(s, &id)) || (r = tl_add(s, RS_ROOT, false, &one)) ||
+		(r = tl_store(s, id, &never)) || (r = inc_activate(s, id)))
 		return r;
 	s->incs[id].kind = RS_INC_ROOT;
 	first_inc = id; /* derive "the root is selected" */
@@ -1253,7 +1463,7 @@ static int solve(rs_solver_t *s, uint32_t *failure)
 		if (p < 0)
 			return 0;
 		rs_pkg_t *k = &s->pkgs[p];
-		int32_t ver = pick_version(k, s->asg[k->last].acc);
+		int32_t ver = pick_version(k, s->cur[p].acc);
 		if (ver < 0)
 			return gpuenv_fail(s->ctx, -EINVAL, NULL, 0, 0,
 				"resolver: empty positive term (a bug)");
@@ -1274,9 +1484,8 @@ static int solve(rs_solver_t *s, uint32_t *failure)
 				unit = i; /* propagate it instead of deciding */
 		}
 		if (unit == UINT32_MAX) {
-			rs_word_t *v = set_new(s, k->nwords);
-			if (!v)
-				return oom(s);
+			rs_word_t *v = s->tmp2; /* assign copies it */
+			memset(v, 0, k->nwords * sizeof(rs_word_t));
 			rs_set_bit(v, (uint32_t)ver);
 			s->level++;
 			s->decisions++;
@@ -1461,8 +1670,9 @@ int gpuenv_resolve(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_resolv
 	s.pkgs[root].ncand = 1;
 	s.pkgs[root].nwords = 1;
 	s.tmp = set_new(&s, 1);
+	s.tmp2 = set_new(&s, 1);
 	s.tmpwords = 1;
-	if (!s.tmp) {
+	if (!s.tmp || !s.tmp2) {
 		r = oom(&s);
 		goto done;
 	}
@@ -1470,6 +1680,8 @@ int gpuenv_resolve(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_resolv
 	out->decisions = s.decisions;
 	out->conflicts = s.conflicts;
 	out->packages_asked = s.asked;
+	out->assignments = s.nassigned;
+	out->partial_bytes_peak = s.wpeak * sizeof(rs_word_t);
 	if (r == GPUENV_ENOSOLUTION) {
 		out->explanation = rs_report(&s, failure);
 		if (!out->explanation)
@@ -1481,12 +1693,22 @@ int gpuenv_resolve(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_resolv
 	} else if (r == 0)
 		r = build_result(&s, out);
 done:
-	for (uint32_t p = 0; p < s.npkgs; p++)
+	for (uint32_t p = 0; p < s.npkgs; p++) {
 		gpuenv_free(ctx, s.pkgs[p].incs);
+		gpuenv_free(ctx, s.pkgs[p].hist);
+		gpuenv_free(ctx, s.pkgs[p].wbm);
+	}
+	for (uint32_t b = 0; b < s.nwblocks; b++)
+		gpuenv_free(ctx, s.wblocks[b]);
+	gpuenv_free(ctx, s.wblocks);
+	gpuenv_free(ctx, s.tl);
+	gpuenv_free(ctx, s.tw);
+	gpuenv_free(ctx, s.cur);
 	gpuenv_free(ctx, s.pkgs);
 	gpuenv_free(ctx, s.incs);
 	gpuenv_free(ctx, s.asg);
 	gpuenv_free(ctx, s.queue);
+	gpuenv_free(ctx, s.sat);
 	gpuenv_arena_free(&s.mem);
 	return r;
 }

@@ -569,6 +569,109 @@ static void test_determinism_and_speed(void **state)
 	free(text);
 }
 
+/* ---- adversarial graphs -------------------------------------------------- */
+
+/* The pigeonhole principle as a scenario (bench/resolver_gen.py's php):
+ * pigeons packages p1..pP of versions 1.0..H.0 (the holes), each version
+ * v of one depending on every other "!= v", all asked for: no solution
+ * when P > H.  pad: more versions of each, 100.0 and up (tried first),
+ * each depending on a package nobody offers. */
+static char *pigeonhole(unsigned pigeons, unsigned holes, unsigned pad, size_t *len)
+{
+	gpuenv_buf_t b;
+	gpuenv_buf_init(&b, &ctx, (size_t)16 << 20);
+	assert_int_equal(gpuenv_buf_puts(&b, "[root]\nrequires = ["), 0);
+	for (unsigned i = 1; i <= pigeons; i++)
+		assert_int_equal(gpuenv_buf_printf(&b, "%s\"p%u\"", i > 1 ? ", " : "", i), 0);
+	assert_int_equal(gpuenv_buf_puts(&b, "]\n"), 0);
+	for (unsigned i = 1; i <= pigeons; i++) {
+		for (unsigned h = 1; h <= holes; h++) {
+			assert_int_equal(gpuenv_buf_printf(&b, "[packages.p%u.versions.\"%u.0\"]\nrequires = [",
+						 i, h), 0);
+			for (unsigned j = 1, n = 0; j <= pigeons; j++)
+				if (j != i)
+					assert_int_equal(gpuenv_buf_printf(&b, "%s\"p%u!=%u.0\"", n++ ? ", " : "",
+								 j, h), 0);
+			assert_int_equal(gpuenv_buf_puts(&b, "]\n"), 0);
+		}
+		for (unsigned v = 0; v < pad; v++)
+			assert_int_equal(gpuenv_buf_printf(&b, "[packages.p%u.versions.\"%u.0\"]\n"
+							      "requires = [\"nobody-offers-it\"]\n",
+						 i, 100 + v), 0);
+	}
+	return gpuenv_buf_steal(&b, len);
+}
+
+static void run_pigeonhole(unsigned pigeons, unsigned holes, unsigned pad, run_t *r)
+{
+	size_t len;
+	char *text = pigeonhole(pigeons, holes, pad, &len);
+	run_text(text, r);
+	free(text);
+}
+
+/* No solution, exit 1, and an explanation bounded however many conflicts
+ * were learned (docs/resolver.md "Bounded"). */
+static void assert_bounded_failure(const run_t *r)
+{
+	size_t lines = 0;
+	assert_int_equal(r->rc, GPUENV_ENOSOLUTION);
+	assert_non_null(r->res.explanation);
+	for (const char *c = r->res.explanation; *c; c++)
+		lines += *c == '\n';
+	assert_true(lines <= 60);
+	assert_true(strlen(r->res.explanation) < 8192);
+	assert_non_null(strstr(r->res.explanation, "version solving failed"));
+	assert_non_null(strstr(r->res.explanation, "more steps of the derivation"));
+}
+
+static void test_pigeonhole(void **state)
+{
+	(void)state;
+	run_t r;
+
+	/* 7 pigeons, 6 holes: the search learns its way to the failure (130
+	 * conflicts is this search's count, the same before and after the
+	 * watch lists were indexed: a change to that is a change of search) */
+	run_pigeonhole(7, 6, 0, &r);
+	assert_bounded_failure(&r);
+	assert_int_equal(r.res.conflicts, 130);
+	/* wide universes: 44 candidates (the watch index's look at every
+	 * entry while more than 32 versions are left) and 70 (two words, no
+	 * index) find the same failure */
+	run_pigeonhole(5, 4, 40, &r);
+	assert_bounded_failure(&r);
+	assert_true(r.res.conflicts >= 10);
+	size_t narrow = r.res.conflicts;
+	run_pigeonhole(5, 4, 66, &r);
+	assert_bounded_failure(&r);
+	assert_int_equal(r.res.conflicts, narrow);
+}
+
+/* The partial solution's sets are reused after each backjump: the most
+ * held at once stays within what the packages can have assigned at once
+ * (each assignment narrows its package, so at most ncand + 2 of them per
+ * package), far below what every assignment made would take. */
+static void test_backjump_reuses_memory(void **state)
+{
+	(void)state;
+	run_t r;
+	const size_t pkgs = 8, ncand = 6, per = 2 * sizeof(uint64_t); /* two one-word sets */
+
+	run_pigeonhole(7, 6, 0, &r);
+	assert_int_equal(r.rc, GPUENV_ENOSOLUTION);
+	print_message("PHP(7,6): %zu conflicts, %zu assignments, %zu bytes of sets at most\n",
+		r.res.conflicts, r.res.assignments, r.res.partial_bytes_peak);
+	assert_true(r.res.assignments > 1000);
+	assert_true(r.res.partial_bytes_peak > 0);
+	assert_true(r.res.partial_bytes_peak <= pkgs * (ncand + 2) * per);
+	assert_true(r.res.partial_bytes_peak * 10 < r.res.assignments * per);
+	/* a larger graph: more conflicts, the same bound per package */
+	run_pigeonhole(8, 7, 0, &r);
+	assert_int_equal(r.rc, GPUENV_ENOSOLUTION);
+	assert_true(r.res.partial_bytes_peak <= 9 * (7 + 2) * per);
+}
+
 /* ---- dumps: a resolution's inputs written as a scenario read back -------- */
 
 static void test_dump_round_trip(void **state)
@@ -679,6 +782,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_provider_contract, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_scenario_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_determinism_and_speed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pigeonhole, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_backjump_reuses_memory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dump_round_trip, setup, teardown),
 		cmocka_unit_test(test_alloc_failures),
 	};
