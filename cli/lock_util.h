@@ -75,7 +75,8 @@ struct cli_lock_opts {
 #define CLI_LOCK_INDEX_HELP \
 	"  --offline          use the HTTP cache only\n" \
 	"  --refresh          ask the index again for every page, even those the HTTP\n" \
-	"                     cache holds as fresh (Cache-Control: max-age; uv's --refresh)\n" \
+	"                     cache holds as fresh (Cache-Control: max-age; uv's --refresh),\n" \
+	"                     and fetch archives by URL again\n" \
 	"  --index-url URL    replace the default index (PyPI), as pip's option does\n" \
 	"  --source-url NAME=URL  send a declared source's requests to URL (a mirror)\n" \
 	"  --torch-index URL  the torch builds' index root instead of [tool.gpuenv]\n" \
