@@ -53,6 +53,7 @@ struct lock_print {
 	struct cli *cli;
 	json_t *json;	 /* --json: one object per target */
 	FILE *out;	 /* sync locking first: its own output stays on stdout */
+	bool silent;	 /* cli_lock_opts.silent */
 };
 
 /* What changed from the target's previous lock: one object per package,
@@ -97,6 +98,9 @@ static void lock_print(void *ud, const gpuenv_project_locked_t *r)
 	const gpuenv_manifest_target_t *t = r->t;
 	const gpuenv_backend_choice_t *bc = r->backend;
 	FILE *out_f = lp->out;
+
+	if (lp->silent && r->rc == 0)
+		return;
 
 	if (r->dump_error)
 		fprintf(stderr, "%s: %s: --dump: %s\n", cli->prog, t->name, r->dump_error);
@@ -294,8 +298,8 @@ int cli_lock_targets(struct cli *cli, const struct cli_verb *verb, const struct 
 {
 	gpuenv_project_lock_opts_t lo;
 	gpuenv_meta_builder_t *mb = NULL;
-	struct lock_print lp = { .cli = cli, .json = cli->json && !o->quiet_json ? json_array() : NULL,
-		.out = o->quiet_json ? stderr : stdout };
+	struct lock_print lp = { .cli = cli, .json = cli->json && !o->quiet_json && !o->silent ? json_array() : NULL,
+		.out = o->quiet_json ? stderr : stdout, .silent = o->silent };
 	int st, worst = 0;
 
 	*ix_out = NULL;

@@ -48,6 +48,8 @@ struct cli_lock_opts {
 	const char *upgrade_pkgs[CLI_LOCK_MAX_ARGS]; /* --upgrade-package NAME[==VERSION] */
 	size_t nupgrade;
 	bool quiet_json; /* --json of another verb: lock prints no JSON of its own */
+	bool silent;	 /* print nothing of a target locked (add's second lock, which
+			    writes the locked versions' bounds); failures still print */
 	unsigned retries, timeout_s;
 	unsigned build_timeout_s; /* --build-timeout: each metadata build's hooks; 0: 3600 */
 };

@@ -95,9 +95,11 @@ write(os.path.join(P1, "pyproject.toml"), ORIG)
 rc, out, err = run("add", "gamma", "--project", P1, *IDX)
 check(rc == 0, "pep621 add: exit 0, got %d: %s%s" % (rc, out, err))
 text = read(os.path.join(P1, "pyproject.toml"))
-check(text == ORIG.replace(b'  # alpha first\n', b'  # alpha first\n    "gamma",\n'),
-      "pep621 add: one line added, the rest byte for byte: %r" % text)
+check(text == ORIG.replace(b'  # alpha first\n', b'  # alpha first\n    "gamma>=1.0",\n'),
+      "pep621 add: one line added with the locked version's bound (as uv), the rest byte for byte: %r" % text)
 check("gamma" in locked(P1), "pep621 add: gamma locked")
+rc, out, err = run("lock", "--check", "--project", P1)
+check(rc == 0, "pep621 add: the lock is fresh for the file with the bound: %d %s%s" % (rc, out, err))
 venv = os.path.join(P1, ".venv")
 check({"alpha", "beta", "gamma"} <= installed(venv), "pep621 add: synced: %r" % installed(venv))
 rc, out, err = run("remove", "GAMMA", "--project", P1, *IDX)
@@ -196,7 +198,7 @@ ORIG4 = (b'[project]\nname = "p4"\nversion = "0.1"\nrequires-python = ">=3.9"\n'
 write(os.path.join(P4, "pyproject.toml"), ORIG4)
 rc, out, err = run("add", "gamma", "--project", P4, "--cache-dir", CACHE)
 check(rc == 0, "uv add: exit 0, got %d: %s%s" % (rc, out, err))
-check(read(os.path.join(P4, "pyproject.toml")) == ORIG4.replace(b'    "alpha",\n', b'    "alpha",\n    "gamma",\n'),
+check(read(os.path.join(P4, "pyproject.toml")) == ORIG4.replace(b'    "alpha",\n', b'    "alpha",\n    "gamma>=1.0",\n'),
       "uv add: one line added to [project].dependencies, [tool.uv] untouched: %r"
       % read(os.path.join(P4, "pyproject.toml")))
 check("gamma" in locked(P4) and "alpha" in locked(P4), "uv add: locked from the uv index")
@@ -205,6 +207,28 @@ rc, out, err = run("remove", "gamma", "--project", P4, "--cache-dir", CACHE)
 check(rc == 0 and read(os.path.join(P4, "pyproject.toml")) == ORIG4,
       "uv add then remove: byte-identical: %d %s%s" % (rc, out, err))
 check("gamma" not in locked(P4), "uv remove: gamma out of the lock")
+
+# ---- Poetry: a plain name gets the locked version's caret ------------------
+
+P5 = os.path.join(TMP, "poetryproj")
+os.makedirs(P5)
+ORIG5 = (b'[tool.poetry]\nname = "p5"\nversion = "0.1.0"\ndescription = ""\nauthors = []\n\n'
+         b'[tool.poetry.dependencies]\npython = "^3.9"\nalpha = "^1.0"  # kept\n')
+write(os.path.join(P5, "pyproject.toml"), ORIG5)
+rc, out, err = run("add", "delta_pkg", "--no-sync", "--project", P5, *IDX)
+check(rc == 0 and read(os.path.join(P5, "pyproject.toml")) == ORIG5 + b'delta_pkg = "^0.5"\n',
+      "poetry add of a plain name: the caret of the locked version, as Poetry writes it: %d %s%s %r"
+      % (rc, out, err, read(os.path.join(P5, "pyproject.toml"))))
+check(locked(P5).get("delta-pkg") == "0.5", "poetry add: delta-pkg 0.5 locked")
+rc, out, err = run("lock", "--check", "--project", P5)
+check(rc == 0, "poetry add: the lock is fresh for the file with the bound: %d %s%s" % (rc, out, err))
+rc, out, err = run("remove", "delta-pkg", "--no-sync", "--project", P5, *IDX)
+check(rc == 0 and read(os.path.join(P5, "pyproject.toml")) == ORIG5, "poetry add then remove: byte-identical")
+# a lock that fails: the file and the lock as they were
+lock5 = read(os.path.join(P5, "pylock.toml"))
+rc, out, err = run("add", "gamma", "alpha@^9", "--no-sync", "--project", P5, *IDX)
+check(rc == 1 and read(os.path.join(P5, "pyproject.toml")) == ORIG5 and read(os.path.join(P5, "pylock.toml")) == lock5,
+      "poetry failed add: file and lock as they were: %d %s" % (rc, err))
 
 # ---- Poetry: the satellite example ----------------------------------------
 
