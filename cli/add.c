@@ -25,7 +25,26 @@ struct add_opts {
 	struct cli_lock_opts lo;
 	const char *group, *extra, *source, *target;
 	bool no_lock, no_sync;
+	/* --json: the one object printed at the end (docs/workflow.md, "--json") */
+	json_t *json, *j_edits, *j_bounds, *j_locks;
+	bool locked_ok; /* the locks (and the bounds) written */
 };
+
+/* add's and remove's --json object: the file, then what each step did. */
+static int json_start(struct cli *cli, const struct cli_verb *verb, struct add_opts *o, const struct cli_pyproject *pp)
+{
+	o->j_edits = json_array();
+	o->j_bounds = json_array();
+	o->j_locks = json_array();
+	o->json = json_pack("{s:s, s:s, s:O, s:O, s:O}", "verb", verb->name, "file", pp->path, "edits", o->j_edits,
+		"bounds", o->j_bounds, "locks", o->j_locks);
+	json_decref(o->j_edits);
+	json_decref(o->j_bounds);
+	json_decref(o->j_locks);
+	if (!o->json || !o->j_edits || !o->j_bounds || !o->j_locks)
+		return cli_error(cli, CLI_EXIT_CANNOT, "%s: out of memory writing the JSON", verb->name);
+	return 0;
+}
 
 static int parse_opts(struct cli *cli, const struct cli_verb *verb, int argc, char **argv, bool add,
 	struct add_opts *o, int *st)
@@ -191,7 +210,10 @@ static int write_bounds(struct cli *cli, struct add_opts *o, struct cli_pyprojec
 		gpuenv_manifest_add_t a = { .req = text, .group = o->group, .extra = o->extra, .source = o->source };
 		if (gpuenv_manifest_edit_add(&pp->ed, arena, &a, &what) != 0)
 			return cli_pyproject_edit_error(cli, cli->ctx.err.code);
-		if (!cli->json && cli->verbose >= 0)
+		if (o->j_bounds)
+			json_array_append_new(o->j_bounds, json_pack("{s:s, s:s, s:s}", "name", p->name, "version",
+				p->version, "written", what));
+		else if (!cli->json && cli->verbose >= 0)
 			printf("~ %s (the locked version's bound)\n", what);
 		*changed = true;
 	}
@@ -229,6 +251,7 @@ static int lock_and_sync(struct cli *cli, const struct cli_verb *verb, struct ad
 	o->lo.project = pp->path;
 	memset(keep, 0, sizeof(keep));
 	gpuenv_arena_init(&arena, &cli->ctx, 0);
+	o->lo.json_into = o->j_locks; /* --json: each target's outcome in add's object */
 	st = lock_once(cli, verb, o, &arena, keep, &nkeep, plain, nplain);
 	if (!st && nplain && (st = write_bounds(cli, o, pp, &arena, plain, nplain, &changed)) == 0 && changed &&
 		(st = cli_pyproject_write(cli, verb->name, pp)) == 0) {
@@ -237,6 +260,7 @@ static int lock_and_sync(struct cli *cli, const struct cli_verb *verb, struct ad
 		st = lock_once(cli, verb, o, &arena, NULL, NULL, NULL, 0);
 		o->lo.silent = false;
 	}
+	o->locked_ok = st == 0;
 	if (st != 0) {
 		int r = cli_pyproject_restore(cli, verb->name, pp);
 		locks_restore(cli, keep, nkeep);
@@ -252,9 +276,15 @@ static int lock_and_sync(struct cli *cli, const struct cli_verb *verb, struct ad
 		return st;
 	if (o->no_sync)
 		return CLI_EXIT_OK;
-	struct cli_sync_opts so = { .verb = verb, .lo = o->lo, .target = o->target };
+	json_t *sj = NULL;
+	struct cli_sync_opts so = { .verb = verb, .lo = o->lo, .target = o->target, .json_out = o->json ? &sj : NULL };
 	const char *root = NULL;
+	so.lo.json_into = NULL;
 	st = cli_sync_do(cli, &so, &root);
+	if (o->json) {
+		json_object_set_new(o->json, "synced", json_boolean(st == 0));
+		json_object_set_new(o->json, "sync", sj ? sj : json_null());
+	}
 	free((void *)root);
 	if (st != 0)
 		fprintf(stderr, "note: %s and its locks are updated; the sync did not succeed (gpuenv sync to retry)\n",
@@ -282,6 +312,9 @@ static int edit_verb(struct cli *cli, const struct cli_verb *verb, int argc, cha
 	size_t nplain = 0;
 	if (!plain)
 		st = cli_error(cli, CLI_EXIT_CANNOT, "%s: out of memory", verb->name);
+	if (!st && cli->json && !(st = json_start(cli, verb, &o, &pp)))
+		json_object_set_new(o.json, "dialect", json_string(gpuenv_manifest_edit_dialect(&pp.ed, o.group != NULL)
+			== GPUENV_DIALECT_POETRY ? "poetry" : "pep621"));
 	for (int i = optind; i < argc && !st; i++) {
 		gpuenv_manifest_add_t a = { .req = argv[i], .group = o.group, .extra = o.extra, .source = o.source };
 		const char *what;
@@ -290,6 +323,9 @@ static int edit_verb(struct cli *cli, const struct cli_verb *verb, int argc, cha
 			    : gpuenv_manifest_edit_remove(&pp.ed, &arena, argv[i], o.group, &what);
 		if (r)
 			st = cli_pyproject_edit_error(cli, cli->ctx.err.code);
+		else if (o.j_edits)
+			json_array_append_new(o.j_edits, json_pack("{s:s, s:s, s:s}", "requirement", argv[i], "change",
+				add ? "+" : "-", add ? "written" : "from", what));
 		else if (!cli->json && cli->verbose >= 0 && add)
 			printf("+ %s\n", what);
 		else if (!cli->json && cli->verbose >= 0)
@@ -308,8 +344,23 @@ static int edit_verb(struct cli *cli, const struct cli_verb *verb, int argc, cha
 		}
 		gpuenv_error_clear(&cli->ctx);
 	}
-	if (!st && !(st = cli_pyproject_write(cli, verb->name, &pp)))
+	bool written = false;
+	if (!st && !(st = cli_pyproject_write(cli, verb->name, &pp))) {
+		written = true;
 		st = lock_and_sync(cli, verb, &o, &pp, plain, nplain);
+	}
+	if (o.json) {
+		/* what was done: also after a failed lock (the file put back) or
+		 * sync (the edit and the locks kept), so a caller knows which */
+		json_object_set_new(o.json, "locked", json_boolean(written && !o.no_lock && o.locked_ok));
+		json_object_set_new(o.json, "restored", json_boolean(written && !o.no_lock && !o.locked_ok));
+		if (!json_object_get(o.json, "synced"))
+			json_object_set_new(o.json, "synced", json_false());
+		if (written && cli_print_json(cli, o.json) != 0 && !st)
+			st = CLI_EXIT_CANNOT;
+		else if (!written)
+			cli_json_drop(o.json);
+	}
 	gpuenv_arena_free(&arena);
 	cli_pyproject_close(&pp);
 	return st;
@@ -333,7 +384,13 @@ static int cli_remove(struct cli *cli, const struct cli_verb *verb, int argc, ch
 	"  --project DIR      the project (its pyproject.toml); default: .\n" \
 	"  --offline, --refresh, --index-url, --source-url, --torch-index, --find-links,\n" \
 	"  --cache-dir, --facts, --kb-dir, --retries, --timeout, --build-timeout, --pre,\n" \
-	"  --only-binary, --no-binary: as for gpuenv lock\n"
+	"  --only-binary, --no-binary: as for gpuenv lock\n" \
+	"  --json             one object on stdout: file, dialect, edits (requirement,\n" \
+	"                     change + or -, written or from), bounds (name, version,\n" \
+	"                     written),\n" \
+	"                     locks (each target's, as lock --json: packages, changes\n" \
+	"                     ~ + - from the previous lock), locked, restored (a failed\n" \
+	"                     lock put the file back), synced, sync (as sync --json)\n"
 
 const struct cli_verb cli_verb_add = {
 	.name = "add",

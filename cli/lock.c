@@ -298,13 +298,15 @@ int cli_lock_targets(struct cli *cli, const struct cli_verb *verb, const struct 
 {
 	gpuenv_project_lock_opts_t lo;
 	gpuenv_meta_builder_t *mb = NULL;
-	struct lock_print lp = { .cli = cli, .json = cli->json && !o->quiet_json && !o->silent ? json_array() : NULL,
+	struct lock_print lp = { .cli = cli, .json = o->json_into ? o->json_into
+		: cli->json && !o->quiet_json && !o->silent ? json_array() : NULL,
 		.out = o->quiet_json ? stderr : stdout, .silent = o->silent };
+	json_t *own = o->json_into ? NULL : lp.json; /* printed (or dropped) here */
 	int st, worst = 0;
 
 	*ix_out = NULL;
 	if ((st = cli_lock_lib_opts(cli, verb, o, pj, &lo)) != 0) {
-		cli_json_drop(lp.json);
+		cli_json_drop(own);
 		return st;
 	}
 	lo.done = lock_print;
@@ -313,18 +315,18 @@ int cli_lock_targets(struct cli *cli, const struct cli_verb *verb, const struct 
 	gpuenv_meta_builder_opts_t mo = { .cache_dir = o->cache_dir, .base_env = (const char *const *)environ,
 		.timeout_s = o->build_timeout_s };
 	if (gpuenv_meta_builder_new(&cli->ctx, &mo, &mb) != 0) {
-		cli_json_drop(lp.json);
+		cli_json_drop(own);
 		return cli_report(cli, CLI_EXIT_CANNOT);
 	}
 	gpuenv_meta_builder_hook(mb, &lo.sdist_meta);
 	if (gpuenv_project_lock(pj, &lo, pick, npick, ix_out, &worst) != 0) {
 		gpuenv_meta_builder_free(mb);
-		cli_json_drop(lp.json);
+		cli_json_drop(own);
 		return cli_report(cli, CLI_EXIT_CANNOT);
 	}
 	gpuenv_meta_builder_free(mb);
 	st = worst;
-	if (lp.json && cli_print_json(cli, lp.json) != 0)
+	if (own && cli_print_json(cli, own) != 0)
 		st = CLI_EXIT_CANNOT;
 	return st;
 }

@@ -50,6 +50,8 @@ struct cli_lock_opts {
 	bool quiet_json; /* --json of another verb: lock prints no JSON of its own */
 	bool silent;	 /* print nothing of a target locked (add's second lock, which
 			    writes the locked versions' bounds); failures still print */
+	json_t *json_into; /* --json of another verb (add, remove): each target's
+			      object appended to this array, nothing printed */
 	unsigned retries, timeout_s;
 	unsigned build_timeout_s; /* --build-timeout: each metadata build's hooks; 0: 3600 */
 };
@@ -131,6 +133,8 @@ struct cli_sync_opts {
 	bool dry_run, locked, compile, reinstall, no_wait;
 	bool no_install_project; /* the project's own package is left out */
 	bool quiet; /* run: only changes are reported, on stderr */
+	json_t **json_out; /* --json of another verb (add, remove): the sync's
+			      object stored here (caller's), not printed */
 	/* filled while syncing */
 	const char *auto_reason, *foreign;
 	const char *lk_path; /* the lock read last (pick_target's), by path */

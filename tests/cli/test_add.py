@@ -107,6 +107,44 @@ check(rc == 0, "pep621 remove: exit 0, got %d: %s%s" % (rc, out, err))
 check(read(os.path.join(P1, "pyproject.toml")) == ORIG, "pep621 add then remove: byte-identical")
 check("gamma" not in locked(P1), "pep621 remove: gamma out of the lock")
 check("gamma" not in installed(venv), "pep621 remove: gamma out of the venv")
+# --json: what was edited, the locks' changes, the sync (docs/workflow.md, "--json")
+rc, out, err = run("add", "gamma", "--project", P1, "--json", *IDX)
+try:
+    j = json.loads(out)
+except ValueError:
+    j = {}
+check(rc == 0 and j.get("verb") == "add" and j.get("file") == os.path.join(P1, "pyproject.toml")
+      and j.get("dialect") == "pep621", "add --json: one object, the file and dialect: %d %s%s" % (rc, out, err))
+check(j.get("edits") == [{"requirement": "gamma", "change": "+", "written": "project.dependencies: gamma"}],
+      "add --json: the edit: %r" % j.get("edits"))
+check(j.get("bounds") == [{"name": "gamma", "version": "1.0", "written": "project.dependencies: gamma>=1.0"}],
+      "add --json: the locked version's bound: %r" % j.get("bounds"))
+lk = (j.get("locks") or [{}])[0]
+check(len(j.get("locks") or []) == 1 and lk.get("target") == "auto" and lk.get("packages", {}).get("gamma") == "1.0"
+      and {"name": "gamma", "change": "+", "from": None, "to": "1.0"} in lk.get("changes", []),
+      "add --json: the target's lock with gamma as a + change: %r" % j.get("locks"))
+check(j.get("locked") is True and j.get("restored") is False and j.get("synced") is True
+      and "gamma" in [a["name"] for a in (j.get("sync") or {}).get("plan", []) if a.get("action") == "install"],
+      "add --json: locked and synced, the sync's plan installs gamma: %r" % {k: j.get(k) for k in ("locked", "restored", "synced")})
+rc, out, err = run("remove", "gamma", "--project", P1, "--no-sync", "--json", *IDX)
+try:
+    j = json.loads(out)
+except ValueError:
+    j = {}
+lk = (j.get("locks") or [{}])[0]
+check(rc == 0 and j.get("verb") == "remove" and j.get("edits") == [{"requirement": "gamma", "change": "-",
+      "from": "project.dependencies"}] and {"name": "gamma", "change": "-", "from": "1.0", "to": None}
+      in lk.get("changes", []) and j.get("synced") is False and j.get("bounds") == [],
+      "remove --json: the edit, gamma's - change, no sync: %d %s%s" % (rc, out, err))
+check(read(os.path.join(P1, "pyproject.toml")) == ORIG, "add --json then remove --json: byte-identical")
+rc, out, err = run("add", "alpha>=9", "--project", P1, "--json", *IDX)
+try:
+    j = json.loads(out)
+except ValueError:
+    j = {}
+check(rc == 1 and j.get("restored") is True and j.get("locked") is False and j.get("synced") is False
+      and read(os.path.join(P1, "pyproject.toml")) == ORIG,
+      "add --json with no solution: restored, exit 1: %d %s%s" % (rc, out, err))
 # --no-sync: locked, not installed
 rc, out, err = run("add", "delta-pkg>=0.5", "--no-sync", "--project", P1, *IDX)
 check(rc == 0 and "delta-pkg" in locked(P1) and "delta-pkg" not in installed(venv),
@@ -283,6 +321,17 @@ m = tomllib.loads(read(os.path.join(I1, "pyproject.toml")).decode())
 check(m["project"]["name"] == "new1" and m["project"]["requires-python"] == ">=" + PYXY and "tool" not in m,
       "init: [project] with requires-python, no target: %r" % m)
 check(read(os.path.join(I1, ".gitignore")) == b".venv/\n", "init: .gitignore with .venv/")
+I3 = os.path.join(TMP, "new3")
+rc, out, err = run("init", I3, "--target", "cpu", "--python", PYXY, "--poetry", "--json")
+try:
+    j = json.loads(out)
+except ValueError:
+    j = {}
+check(rc == 0 and j.get("verb") == "init" and j.get("file") == os.path.join(I3, "pyproject.toml")
+      and j.get("dialect") == "poetry" and j.get("python") == PYXY
+      and (j.get("target") or {}).get("name") == "cpu" and j.get("gitignore") == {"file": os.path.join(I3, ".gitignore"),
+      "created": True} and os.path.exists(os.path.join(I3, "pyproject.toml")),
+      "init --json: file, dialect, python, target, .gitignore: %d %s%s" % (rc, out, err))
 rc, out, err = run("add", "alpha", "--project", I1, *IDX)
 check(rc == 0 and "alpha" in locked(I1) and "alpha" in installed(os.path.join(I1, ".venv")),
       "init then add: locked and synced: %d %s%s" % (rc, out, err))
