@@ -201,18 +201,32 @@ static int cli_init(struct cli *cli, const struct cli_verb *verb, int argc, char
 	}
 	if ((st = write_new(cli, verb->name, path, &b)) != 0)
 		goto out;
-	printf("created %s (%s%s%s%s)\n", path, o.poetry ? "Poetry" : "PEP 621", tname ? ", target " : "",
-		tname ? tname : "", tname && gpu ? ": this machine's GPU" : "");
+	if (!cli->json)
+		printf("created %s (%s%s%s%s)\n", path, o.poetry ? "Poetry" : "PEP 621", tname ? ", target " : "",
+			tname ? tname : "", tname && gpu ? ": this machine's GPU" : "");
+	bool gi_made = false;
 	if (lstat(gi, &st_) == 0) {
-		printf("%s exists: left as it is (add .venv/ to it if it is missing)\n", gi);
+		if (!cli->json)
+			printf("%s exists: left as it is (add .venv/ to it if it is missing)\n", gi);
 	} else {
 		gpuenv_buf_reset(&b);
 		gpuenv_buf_puts(&b, ".venv/\n");
 		if ((st = write_new(cli, verb->name, gi, &b)) != 0)
 			goto out;
-		printf("created %s\n", gi);
+		gi_made = true;
+		if (!cli->json)
+			printf("created %s\n", gi);
 	}
 	st = CLI_EXIT_OK;
+	if (cli->json) { /* what was written, for scripts (docs/workflow.md, "--json") */
+		json_t *tj = !tname ? json_null() : json_pack("{s:s, s:s, s:s?, s:s?}", "name", tname, "gpu",
+			gpu ? t.gpus[0].name : "none", "python", py, "platform", gpuenv_target_platform(&arena, &t));
+		json_t *j = json_pack("{s:s, s:s, s:s, s:s?, s:o, s:{s:s, s:b}}", "verb", verb->name, "file", path,
+			"dialect", o.poetry ? "poetry" : "pep621", "python", py, "target", tj, "gitignore",
+			"file", gi, "created", gi_made);
+		st = j ? (cli_print_json(cli, j) ? CLI_EXIT_CANNOT : CLI_EXIT_OK)
+		       : cli_error(cli, CLI_EXIT_CANNOT, "%s: out of memory writing the JSON", verb->name);
+	}
 out:
 	gpuenv_buf_free(&b);
 	gpuenv_arena_free(&arena);
@@ -234,6 +248,9 @@ const struct cli_verb cli_verb_init = {
 		"                     NAME; none: no target (the default without a GPU: the\n"
 		"                     machine is then the project's one implicit target)\n"
 		"  --poetry           Poetry's tables ([tool.poetry], package-mode = false)\n"
+		"  --json             one object on stdout: the file, its dialect, the Python X.Y,\n"
+		"                     the target written (name, gpu, python, platform; null: none),\n"
+		"                     the .gitignore and whether it was created\n"
 		"exit status: 0 created, 1 no Python found for a target (use --python), 2 usage,\n"
 		"4 pyproject.toml exists (nothing written), the facts could not be read, or a\n"
 		"file could not be written",

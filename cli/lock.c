@@ -53,6 +53,7 @@ struct lock_print {
 	struct cli *cli;
 	json_t *json;	 /* --json: one object per target */
 	FILE *out;	 /* sync locking first: its own output stays on stdout */
+	bool silent;	 /* cli_lock_opts.silent */
 };
 
 /* What changed from the target's previous lock: one object per package,
@@ -97,6 +98,9 @@ static void lock_print(void *ud, const gpuenv_project_locked_t *r)
 	const gpuenv_manifest_target_t *t = r->t;
 	const gpuenv_backend_choice_t *bc = r->backend;
 	FILE *out_f = lp->out;
+
+	if (lp->silent && r->rc == 0)
+		return;
 
 	if (r->dump_error)
 		fprintf(stderr, "%s: %s: --dump: %s\n", cli->prog, t->name, r->dump_error);
@@ -294,13 +298,15 @@ int cli_lock_targets(struct cli *cli, const struct cli_verb *verb, const struct 
 {
 	gpuenv_project_lock_opts_t lo;
 	gpuenv_meta_builder_t *mb = NULL;
-	struct lock_print lp = { .cli = cli, .json = cli->json && !o->quiet_json ? json_array() : NULL,
-		.out = o->quiet_json ? stderr : stdout };
+	struct lock_print lp = { .cli = cli, .json = o->json_into ? o->json_into
+		: cli->json && !o->quiet_json && !o->silent ? json_array() : NULL,
+		.out = o->quiet_json ? stderr : stdout, .silent = o->silent };
+	json_t *own = o->json_into ? NULL : lp.json; /* printed (or dropped) here */
 	int st, worst = 0;
 
 	*ix_out = NULL;
 	if ((st = cli_lock_lib_opts(cli, verb, o, pj, &lo)) != 0) {
-		cli_json_drop(lp.json);
+		cli_json_drop(own);
 		return st;
 	}
 	lo.done = lock_print;
@@ -309,18 +315,18 @@ int cli_lock_targets(struct cli *cli, const struct cli_verb *verb, const struct 
 	gpuenv_meta_builder_opts_t mo = { .cache_dir = o->cache_dir, .base_env = (const char *const *)environ,
 		.timeout_s = o->build_timeout_s };
 	if (gpuenv_meta_builder_new(&cli->ctx, &mo, &mb) != 0) {
-		cli_json_drop(lp.json);
+		cli_json_drop(own);
 		return cli_report(cli, CLI_EXIT_CANNOT);
 	}
 	gpuenv_meta_builder_hook(mb, &lo.sdist_meta);
 	if (gpuenv_project_lock(pj, &lo, pick, npick, ix_out, &worst) != 0) {
 		gpuenv_meta_builder_free(mb);
-		cli_json_drop(lp.json);
+		cli_json_drop(own);
 		return cli_report(cli, CLI_EXIT_CANNOT);
 	}
 	gpuenv_meta_builder_free(mb);
 	st = worst;
-	if (lp.json && cli_print_json(cli, lp.json) != 0)
+	if (own && cli_print_json(cli, own) != 0)
 		st = CLI_EXIT_CANNOT;
 	return st;
 }
@@ -351,8 +357,18 @@ static int cli_lock(struct cli *cli, const struct cli_verb *verb, int argc, char
 			const char *path = gpuenv_project_lock_path(&pj, pick[i]);
 			gpuenv_lock_t lk = { 0 };
 			int state = path ? gpuenv_project_lock_state(&pj, pick[i], path, &lk, &detail) : -ENOMEM;
-			/* a git ref that moved since: stale too (the remote asked) */
-			if (state == GPUENV_LOCK_FRESH && gpuenv_project_lock_refs(&cli->ctx, &pj.arena, &lk, &detail) != 0)
+			/* a git ref that moved since, an archive by URL whose bytes
+			 * changed: stale too (the remote asked, through an index
+			 * client for http(s) archives) */
+			if (state == GPUENV_LOCK_FRESH && !ix && gpuenv_project_lock_has_remote_archive(&lk)) {
+				gpuenv_project_lock_opts_t lo;
+				if ((st = cli_lock_lib_opts(cli, verb, &o, &pj, &lo)) != 0)
+					break;
+				if (gpuenv_index_open(&cli->ctx, &lo.index, &ix) != 0)
+					state = -1;
+			}
+			if (state == GPUENV_LOCK_FRESH && gpuenv_project_lock_refs(&cli->ctx, &pj.arena, ix, o.cache_dir,
+								&lk, &detail) != 0)
 				state = -1;
 			else if (state == GPUENV_LOCK_FRESH && detail)
 				state = GPUENV_LOCK_STALE;
@@ -394,7 +410,8 @@ const struct cli_verb cli_verb_lock = {
 	.help = "  --project DIR      the project (its pyproject.toml); default: .\n"
 		"  --target NAME      lock this declared target (repeatable); default: all\n"
 		"  --all              lock every declared target (the default)\n"
-		"  --check            write nothing; exit 1 when a lock is missing or stale\n"
+		"  --check            write nothing; exit 1 when a lock is missing or stale (git\n"
+		"                     refs and archives by URL are asked of their servers)\n"
 		CLI_LOCK_INDEX_HELP
 		"  --facts FILE.json  with no targets declared: lock for the machine a probe\n"
 		"                     snapshot describes instead of this one\n"
@@ -429,6 +446,9 @@ const struct cli_verb cli_verb_lock = {
 		"dependency pins a source (then that source is checked against the target).\n"
 		"An sdist whose dependencies are known only after a build (setup.py projects)\n"
 		"is asked of its build backend (PEP 517), the answer cached by its sha256.\n"
+		"Path, git and URL dependencies (name @ https://h/x-1.0-py3-none-any.whl, with\n"
+		"an optional #sha256=HEX that is checked) are locked as PEP 751 directory, vcs\n"
+		"and archive entries (docs/lock.md, \"Direct references\").\n"
 		"exit status: 0 every target locked (or fresh with --check), 1 a target has no\n"
 		"solution, a lock is missing or stale, or a build backend failed or ran past\n"
 		"--build-timeout on an sdist's metadata, 2 usage, 4 an input could not be\n"

@@ -48,6 +48,10 @@ struct cli_lock_opts {
 	const char *upgrade_pkgs[CLI_LOCK_MAX_ARGS]; /* --upgrade-package NAME[==VERSION] */
 	size_t nupgrade;
 	bool quiet_json; /* --json of another verb: lock prints no JSON of its own */
+	bool silent;	 /* print nothing of a target locked (add's second lock, which
+			    writes the locked versions' bounds); failures still print */
+	json_t *json_into; /* --json of another verb (add, remove): each target's
+			      object appended to this array, nothing printed */
 	unsigned retries, timeout_s;
 	unsigned build_timeout_s; /* --build-timeout: each metadata build's hooks; 0: 3600 */
 };
@@ -75,7 +79,8 @@ struct cli_lock_opts {
 #define CLI_LOCK_INDEX_HELP \
 	"  --offline          use the HTTP cache only\n" \
 	"  --refresh          ask the index again for every page, even those the HTTP\n" \
-	"                     cache holds as fresh (Cache-Control: max-age; uv's --refresh)\n" \
+	"                     cache holds as fresh (Cache-Control: max-age; uv's --refresh),\n" \
+	"                     and fetch archives by URL again\n" \
 	"  --index-url URL    replace the default index (PyPI), as pip's option does\n" \
 	"  --source-url NAME=URL  send a declared source's requests to URL (a mirror)\n" \
 	"  --torch-index URL  the torch builds' index root instead of [tool.gpuenv]\n" \
@@ -128,6 +133,8 @@ struct cli_sync_opts {
 	bool dry_run, locked, compile, reinstall, no_wait;
 	bool no_install_project; /* the project's own package is left out */
 	bool quiet; /* run: only changes are reported, on stderr */
+	json_t **json_out; /* --json of another verb (add, remove): the sync's
+			      object stored here (caller's), not printed */
 	/* filled while syncing */
 	const char *auto_reason, *foreign;
 	const char *lk_path; /* the lock read last (pick_target's), by path */

@@ -268,7 +268,10 @@ int cli_sync_do(struct cli *cli, struct cli_sync_opts *o, const char **venv_root
 	}
 	double secs = cli_now_s() - t0;
 	st = CLI_EXIT_OK;
-	if (cli->json)
+	if (cli->json && o->json_out)
+		st = (*o->json_out = cli_sync_json(o, pl, &res, bs.builder, lock_path, t->name, venv.root, secs))
+			? CLI_EXIT_OK : cli_error(cli, CLI_EXIT_CANNOT, "%s: out of memory writing the JSON", o->verb->name);
+	else if (cli->json)
 		st = cli_print_json(cli, cli_sync_json(o, pl, &res, bs.builder, lock_path, t->name, venv.root, secs))
 			? CLI_EXIT_CANNOT : CLI_EXIT_OK;
 	else

@@ -61,10 +61,10 @@ static json_t *direct_json(const gpuenv_direct_t *x)
 {
 	if (!x)
 		return json_null();
-	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:i, s:i}", "kind", direct_kind(x), "path",
+	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:i, s:i}", "kind", direct_kind(x), "path",
 		jstr(x->path), "url", jstr(x->url), "rev", jstr(x->rev), "tag", jstr(x->tag), "branch",
-		jstr(x->branch), "subdirectory", jstr(x->subdirectory), "editable", x->editable, "from",
-		jstr(x->from), "line", (json_int_t)x->line, "col", (json_int_t)x->col);
+		jstr(x->branch), "subdirectory", jstr(x->subdirectory), "sha256", jstr(x->sha256), "editable",
+		x->editable, "from", jstr(x->from), "line", (json_int_t)x->line, "col", (json_int_t)x->col);
 }
 
 static json_t *dep_json(struct cli *cli, gpuenv_arena_t *a, const gpuenv_dep_t *d)
@@ -94,6 +94,8 @@ static void print_direct(const gpuenv_direct_t *x)
 		printf(" %s %s", x->rev ? "rev" : x->tag ? "tag" : "branch", x->rev ? x->rev : x->tag ? x->tag : x->branch);
 	if (x->subdirectory)
 		printf(" subdirectory %s", x->subdirectory);
+	if (x->sha256)
+		printf(" sha256 %s", x->sha256);
 	if (x->editable)
 		printf(" editable");
 }

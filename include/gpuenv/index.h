@@ -122,6 +122,13 @@ GPUENV_API int gpuenv_index_metadata(gpuenv_index_t *ix, gpuenv_ctx_t *ctx,
 /* A URL without "user:password@" (for locks and messages), in arena;
  * NULL when url is NULL or memory runs out. */
 GPUENV_API const char *gpuenv_url_public(gpuenv_arena_t *arena, const char *url);
+/* The last path segment of a URL (no query or fragment), percent-decoded,
+ * in arena ("x-1.0-py3-none-any.whl"); NULL when there is none or memory
+ * runs out. */
+GPUENV_API const char *gpuenv_url_basename(gpuenv_arena_t *arena, const char *url);
+/* The file:// URL of an absolute path, percent-encoded, in arena; NULL
+ * when memory runs out. */
+GPUENV_API const char *gpuenv_path_file_url(gpuenv_arena_t *arena, const char *path);
 /* The local path of a file:// URL, percent-decoded, in arena; NULL when
  * url is not one (or memory runs out). */
 GPUENV_API const char *gpuenv_file_url_path(gpuenv_arena_t *arena, const char *url);
@@ -160,6 +167,8 @@ typedef struct gpuenv_download {
 	uint64_t max_bytes; /* cap; 0: the client's max_wheel_bytes (2 GiB by default) */
 	/* answered */
 	uint64_t bytes;		/* written */
+	char got_sha256[65];	/* the body's sha256 once all of it is in
+				   (64 hex digits; "" until then) */
 	int err;		/* 0, or this download's failure ... */
 	gpuenv_error_t error;	/* ... and its story */
 } gpuenv_download_t;

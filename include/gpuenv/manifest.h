@@ -43,6 +43,10 @@ typedef struct gpuenv_direct {
 				   the archive */
 	const char *rev, *tag, *branch; /* GIT: the ref asked, at most one set */
 	const char *subdirectory; /* GIT, URL: the project inside, or NULL */
+	/* URL: the "#sha256=HEX" of the URL's fragment (as written, checked by
+	 * the lock), or NULL; hash_other: the name of another hash the
+	 * fragment gives ("md5"), which the lock refuses (it checks sha256) */
+	const char *sha256, *hash_other;
 	bool editable;		/* uv editable = true, Poetry develop = true */
 	const char *from;	/* the table it was read from
 				   ("tool.uv.sources", "tool.poetry.dependencies",

@@ -102,6 +102,10 @@ enum {
 GPUENV_API int gpuenv_metadata_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
 	const char *file, gpuenv_str_t text, unsigned flags, gpuenv_metadata_t *out);
 
+/* Does an sdist's PKG-INFO hold its dependencies without a build (PEP 643:
+ * Metadata-Version 2.2 or later, and Requires-Dist not marked Dynamic)? */
+GPUENV_API bool gpuenv_metadata_deps_static(const gpuenv_metadata_t *md);
+
 /* The values of every header called name (case-insensitive), in order;
  * returns how many were found and stores up to max of them. */
 GPUENV_API size_t gpuenv_metadata_get_all(const gpuenv_metadata_t *md, const char *name,

@@ -263,8 +263,12 @@ typedef struct gpuenv_project_lock_req {
 	/* sdists with dynamic metadata asked of their build backend (zero:
 	 * refused) */
 	gpuenv_pv_sdist_meta_t sdist_meta;
-	/* the cache git dependencies are fetched into (NULL: the default) */
+	/* the cache git dependencies and archives by URL are fetched into
+	 * (NULL: the default) */
 	const char *cache_dir;
+	/* archives by URL fetched again even when the cache has them (lock
+	 * --refresh) */
+	bool refresh;
 } gpuenv_project_lock_req_t;
 
 typedef struct gpuenv_project_lock_out {
@@ -387,17 +391,52 @@ GPUENV_API int gpuenv_project_lock_state(gpuenv_project_t *pj, const gpuenv_mani
 /* The direct references among deps[0..ndeps) made ready for target t of
  * req: a path resolved against the manifest's folder and checked, a git
  * ref fetched and resolved to its commit, each tree's metadata asked
- * through req->sdist_meta.tree.  *out[0..*n) in arena.  Errors name the
- * manifest's file:line:col where the reference is written. */
+ * through req->sdist_meta.tree; an archive by URL fetched into the cache
+ * (its #sha256= checked), a wheel's tags checked against tags (the
+ * target's), its METADATA read, an sdist's PKG-INFO or, when that is not
+ * static (PEP 643), its build backend's through req->sdist_meta.metadata.
+ * *out[0..*n) in arena.  Errors name the manifest's file:line:col where
+ * the reference is written. */
 GPUENV_API int gpuenv_project_direct(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_project_lock_req_t *req,
-	const gpuenv_dep_t *deps, size_t ndeps, gpuenv_pv_direct_t **out, size_t *n);
+	const struct gpuenv_tagset *tags, const gpuenv_dep_t *deps, size_t ndeps, gpuenv_pv_direct_t **out,
+	size_t *n);
 
 /* Do lk's git entries still name what their refs name on the remotes (git
- * ls-remote; lock --check)?  *detail: the first that moved ("alpha: the git
- * ref 'v1' of URL moved from 1a2b3c4d5e6f to 7a8b9c0d1e2f"), NULL when none
- * did.  0, or the error (the remote could not be asked). */
-GPUENV_API int gpuenv_project_lock_refs(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_lock_t *lk,
-	const char **detail);
+ * ls-remote), and do its archives by URL still have the hash it records
+ * (each fetched again through ix, into the cache at cache_dir, NULL: the
+ * default, so that the next lock takes the new one)?  lock --check asks.
+ * *detail: the first that changed ("alpha: the git ref 'v1' of URL moved
+ * from 1a2b3c4d5e6f to 7a8b9c0d1e2f", "beta: the archive at URL changed
+ * since it was locked (sha256 ... -> ...)"), NULL when none did.  0, or
+ * the error (a remote could not be asked). */
+GPUENV_API int gpuenv_project_lock_refs(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_index_t *ix,
+	const char *cache_dir, const gpuenv_lock_t *lk, const char **detail);
+
+/* Does lk have an archive entry by http(s) URL (its check needs an index
+ * client)? */
+GPUENV_API bool gpuenv_project_lock_has_remote_archive(const gpuenv_lock_t *lk);
+
+/* ---- archives by URL (lib/project/archive.c) -------------------------------
+ * A wheel or an sdist a dependency names by URL, fetched into
+ *   <cache>/archives/<sha256(url)[0:2]>/<sha256(url)>/<file name>
+ * through the index client's download (hashed as the bytes arrive); the
+ * lock reads its metadata from there. */
+typedef struct gpuenv_archive {
+	const char *path;  /* the copy in the cache (in arena) */
+	const char *name;  /* its file name: the URL's last segment, decoded */
+	char sha256[65];   /* 64 hex digits */
+	int64_t size;
+	bool fetched;	   /* downloaded by this call */
+} gpuenv_archive_t;
+
+/* url's archive (cache_dir NULL: the default cache): the copy in the cache
+ * when there is one, refresh is false and its sha256 is want_sha256 (NULL:
+ * any); else fetched through ix (NULL: file:// only) and checked against
+ * want_sha256 (64 lower-case hex digits, or NULL).  0, or the error with
+ * no position (the download's: an HTTP status, a hash mismatch naming
+ * both hashes, a connection that failed). */
+GPUENV_API int gpuenv_project_archive(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_index_t *ix,
+	const char *cache_dir, const char *url, const char *want_sha256, bool refresh, gpuenv_archive_t *out);
 
 /* ---- stable locks (lib/project/prefer.c) ---------------------------------
  * A target is locked again with the versions of its existing lock

@@ -138,6 +138,14 @@ GPUENV_API int gpuenv_pylock_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena,
  * NULL; arrays in order). */
 GPUENV_API bool gpuenv_pylock_eq(const gpuenv_lock_t *a, const gpuenv_lock_t *b);
 
+/* A file entry's file name: its name, else the last part of its path or
+ * URL (without query or fragment; an archive has no name key), in arena;
+ * NULL: out of memory. */
+GPUENV_API const char *gpuenv_lock_file_name(gpuenv_arena_t *arena, const gpuenv_lock_file_t *f);
+/* Is the file a wheel (its name, or its path's or URL's, ends in .whl)?
+ * An archive entry may be a wheel or an sdist. */
+GPUENV_API bool gpuenv_lock_file_is_wheel(const gpuenv_lock_file_t *f);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,10 +10,12 @@
 
 bool gpuenv_sync_builds_needed(const gpuenv_lock_t *lk)
 {
-	for (size_t i = 0; i < lk->npackages; i++)
-		if (!lk->packages[i].nwheels && (lk->packages[i].sdist || lk->packages[i].directory ||
-							    lk->packages[i].vcs))
+	for (size_t i = 0; i < lk->npackages; i++) {
+		const gpuenv_lock_package_t *p = &lk->packages[i];
+		if (!p->nwheels && (p->sdist || p->directory || p->vcs ||
+					   (p->archive && !gpuenv_lock_file_is_wheel(p->archive))))
 			return true;
+	}
 	return false;
 }
 

@@ -854,3 +854,13 @@ int gpuenv_distinfo_load(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *d
 	}
 	return 0;
 }
+
+bool gpuenv_metadata_deps_static(const gpuenv_metadata_t *md)
+{
+	if (md->mv_major < 2 || (md->mv_major == 2 && md->mv_minor < 2))
+		return false;
+	for (size_t i = 0; i < md->dynamic.n; i++)
+		if (gpuenv_str_ieq(md->dynamic.items[i], GPUENV_STR_LIT("Requires-Dist")))
+			return false;
+	return true;
+}

@@ -148,6 +148,7 @@ static int finish(djob_t *j, gpuenv_ctx_t *ctx)
 	if (r)
 		return gpuenv_sha256_fail(ctx, r, j->name);
 	gpuenv_hex(dg, sizeof(dg), got);
+	memcpy(j->d->got_sha256, got, sizeof(got));
 	j->d->bytes = j->bytes;
 	if (j->d->size >= 0 && j->bytes != (uint64_t)j->d->size) {
 		gpuenv_fail(ctx, GPUENV_EFORMAT, j->url, 0, 0, "%s has %llu bytes, expected %lld", j->name,
@@ -350,6 +351,7 @@ int gpuenv_index_download(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, gpuenv_download
 	}
 	for (size_t i = 0; i < n; i++) {
 		dl[i].bytes = 0;
+		dl[i].got_sha256[0] = '\0';
 		dl[i].err = 0;
 		if (dl[i].size > 0)
 			run.total += (uint64_t)dl[i].size;

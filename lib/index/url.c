@@ -345,3 +345,14 @@ const char *gpuenv_file_url_path(gpuenv_arena_t *arena, const char *url)
 {
 	return url ? ix_file_url_path(arena, url).ptr : NULL;
 }
+
+const char *gpuenv_url_basename(gpuenv_arena_t *arena, const char *url)
+{
+	gpuenv_str_t b = url ? ix_url_basename(arena, gpuenv_str(url)) : GPUENV_STR_NULL;
+	return b.ptr && b.len ? b.ptr : NULL;
+}
+
+const char *gpuenv_path_file_url(gpuenv_arena_t *arena, const char *path)
+{
+	return path ? ix_path_to_file_url(arena, path).ptr : NULL;
+}

@@ -171,31 +171,12 @@ static int pkg_applies(gpuenv_sync_t *s, const gpuenv_lock_package_t *p, bool *y
 	return 0;
 }
 
-/* The file name of an archive entry: its name, else the last part of its
- * path or URL (without query or fragment), in arena; NULL: out of memory. */
-static const char *archive_name(gpuenv_arena_t *arena, const gpuenv_lock_file_t *f)
-{
-	const char *u = f->name ? f->name : f->path ? f->path : f->url ? f->url : "";
-	size_t n = strcspn(u, "?#");
-	const char *b = u;
-	for (size_t i = 0; i < n; i++)
-		if (u[i] == '/')
-			b = u + i + 1;
-	return gpuenv_arena_strndup(arena, b, n - (size_t)(b - u));
-}
-
-static bool archive_is_wheel(const char *name)
-{
-	size_t n = strlen(name);
-	return n > 4 && !strcasecmp(name + n - 4, ".whl");
-}
-
 /* The wheel of p the venv's interpreter installs: the best-ranked one. */
 /* The version in the chosen wheel's file name (in s's arena), or NULL with
  * the error. */
 static const char *wheel_version(gpuenv_sync_t *s, const gpuenv_lock_package_t *p, const gpuenv_lock_file_t *f)
 {
-	const char *name = f == p->archive ? archive_name(s->arena, f) : f->name;
+	const char *name = f == p->archive ? gpuenv_lock_file_name(s->arena, f) : f->name;
 	gpuenv_wheel_name_t wn;
 	const char *v;
 
@@ -215,10 +196,10 @@ static int pkg_wheel(gpuenv_sync_t *s, const gpuenv_lock_package_t *p, const gpu
 	long best = -1;
 	*out = NULL;
 	if (p->archive) {
-		const char *name = archive_name(s->arena, p->archive);
+		const char *name = gpuenv_lock_file_name(s->arena, p->archive);
 		if (!name)
 			return gpuenv_oom(s->ctx, "the sync plan");
-		if (archive_is_wheel(name)) {
+		if (gpuenv_lock_file_is_wheel(p->archive)) {
 			*out = p->archive;
 			return 0;
 		}
@@ -316,7 +297,7 @@ static int plan_source(gpuenv_sync_t *s, gpuenv_sync_action_t *a)
 	} else {
 		const gpuenv_lock_file_t *f = p->sdist ? p->sdist : p->archive;
 		gpuenv_lock_file_t *c = gpuenv_arena_alloc(s->arena, sizeof(*c));
-		if (!c || !(*c = *f, c->name = f->name ? f->name : archive_name(s->arena, f)))
+		if (!c || !(*c = *f, c->name = f->name ? f->name : gpuenv_lock_file_name(s->arena, f)))
 			return gpuenv_oom(s->ctx, "the sync plan");
 		src->sdist = c;
 		if (f->path && !(src->sdist_path = f->path[0] == '/' ? f->path
@@ -563,7 +544,7 @@ static int commit_reqs(gpuenv_sync_t *s, gpuenv_cache_req_t *reqs, int round)
 			continue;
 		}
 		/* an archive: the name its path or URL ends in, as pkg_wheel read it */
-		if (!(reqs[k].name = f->name ? f->name : archive_name(s->arena, f)))
+		if (!(reqs[k].name = f->name ? f->name : gpuenv_lock_file_name(s->arena, f)))
 			return gpuenv_oom(s->ctx, "the sync");
 		reqs[k].url = f->url;
 		if (f->path && !(reqs[k].path = f->path[0] == '/' ? f->path

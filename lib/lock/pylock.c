@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "gpuenv/pep440.h"
 #include "gpuenv/pep508.h"
@@ -1369,4 +1370,35 @@ bool gpuenv_pylock_eq(const gpuenv_lock_t *a, const gpuenv_lock_t *b)
 		if (!package_eq(&a->packages[i], &b->packages[i]))
 			return false;
 	return true;
+}
+
+/* The last part of a path or URL, [*b, *b + *n) without query or fragment. */
+static void file_part(const gpuenv_lock_file_t *f, const char **b, size_t *n)
+{
+	const char *u = f->name ? f->name : f->path ? f->path : f->url ? f->url : "";
+	size_t e = f->name ? strlen(u) : strcspn(u, "?#");
+
+	*b = u;
+	for (size_t i = 0; i < e; i++)
+		if (u[i] == '/')
+			*b = u + i + 1;
+	*n = e - (size_t)(*b - u);
+}
+
+const char *gpuenv_lock_file_name(gpuenv_arena_t *arena, const gpuenv_lock_file_t *f)
+{
+	const char *b;
+	size_t n;
+
+	file_part(f, &b, &n);
+	return gpuenv_arena_strndup(arena, b, n);
+}
+
+bool gpuenv_lock_file_is_wheel(const gpuenv_lock_file_t *f)
+{
+	const char *b;
+	size_t n;
+
+	file_part(f, &b, &n);
+	return n > 4 && !strncasecmp(b + n - 4, ".whl", 4);
 }

@@ -896,9 +896,14 @@ static int line_cmp(const void *a, const void *b)
 
 static int direct_line(gpuenv_buf_t *b, const gpuenv_direct_t *x)
 {
-	return gpuenv_buf_printf(b, "\tdirect:%d|%s|%s|%s|%s|%s|%s|%d", x->kind, x->path ? x->path : "-",
+	int r = gpuenv_buf_printf(b, "\tdirect:%d|%s|%s|%s|%s|%s|%s|%d", x->kind, x->path ? x->path : "-",
 		x->url ? x->url : "-", x->rev ? x->rev : "-", x->tag ? x->tag : "-", x->branch ? x->branch : "-",
 		x->subdirectory ? x->subdirectory : "-", x->editable);
+	/* an archive's pinned hash: a new one makes the lock stale (only where
+	 * there is one, so that other manifests' hashes stay what they were) */
+	if (!r && (x->sha256 || x->hash_other))
+		r = gpuenv_buf_printf(b, "|%s|%s", x->sha256 ? x->sha256 : "-", x->hash_other ? x->hash_other : "-");
+	return r;
 }
 
 static int dep_line(gpuenv_buf_t *b, const gpuenv_dep_t *d)

@@ -86,6 +86,9 @@ void mf_dialect(mf_load_t *L, const char *name);
  * col); NULL only when memory runs out (recorded). */
 gpuenv_direct_t *mf_direct_of_url(mf_load_t *L, const char *url, const char *from, unsigned line,
 	unsigned col);
+/* A URL's fragment (after its '#'): "subdirectory=", "sha256=" and other
+ * hash names into d.  0, or out of memory (recorded). */
+int mf_url_fragment(mf_load_t *L, gpuenv_direct_t *d, const char *frag);
 
 /* [[tool.uv.index]] as sources (uv.c): declaration order, explicit ones
  * EXPLICIT, a default = true one DEFAULT (L->no_pypi), the others PRIMARY,

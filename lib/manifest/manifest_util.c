@@ -220,6 +220,36 @@ static const char *dupn(mf_load_t *L, const char *s, size_t n)
 	return o;
 }
 
+/* The fragment of an archive's or a repository's URL (without its '#'):
+ * PEP 508 / pip's "subdirectory=" and a hash ("sha256=HEX", or another
+ * algorithm's name recorded for the lock's refusal), pairs joined by '&'.
+ * 0, or out of memory (recorded). */
+int mf_url_fragment(mf_load_t *L, gpuenv_direct_t *d, const char *frag)
+{
+	static const char *const others[] = { "md5", "sha1", "sha224", "sha384", "sha512" };
+
+	for (const char *p = frag; *p;) {
+		size_t n = strcspn(p, "&");
+		const char *eq = memchr(p, '=', n);
+		size_t k = eq ? (size_t)(eq - p) : n;
+		const char *v = eq ? eq + 1 : p + n;
+		size_t vn = (size_t)(p + n - v);
+		if (k == 12 && !strncmp(p, "subdirectory", k)) {
+			if (!(d->subdirectory = dupn(L, v, vn)))
+				return L->ctx->err.code;
+		} else if (k == 6 && !strncmp(p, "sha256", k)) {
+			if (!(d->sha256 = dupn(L, v, vn)))
+				return L->ctx->err.code;
+		} else {
+			for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+				if (strlen(others[i]) == k && !strncmp(p, others[i], k))
+					d->hash_other = others[i];
+		}
+		p += n + (p[n] == '&');
+	}
+	return 0;
+}
+
 gpuenv_direct_t *mf_direct_of_url(mf_load_t *L, const char *url, const char *from, unsigned line, unsigned col)
 {
 	gpuenv_direct_t *d = gpuenv_arena_calloc(L->arena, 1, sizeof(*d));
@@ -235,16 +265,11 @@ gpuenv_direct_t *mf_direct_of_url(mf_load_t *L, const char *url, const char *fro
 	d->col = col;
 	frag = strchr(url, '#');
 	n = frag ? (size_t)(frag - url) : strlen(url);
-	if (frag) {
-		const char *sd = strstr(frag, "subdirectory=");
-		if (sd) {
-			sd += strlen("subdirectory=");
-			if (!(d->subdirectory = dupn(L, sd, strcspn(sd, "&"))))
-				return NULL;
-		}
-	}
+	if (frag && mf_url_fragment(L, d, frag + 1) != 0)
+		return NULL;
 	if (!strncmp(url, "git+", 4)) {
 		d->kind = GPUENV_DIRECT_GIT;
+		d->sha256 = d->hash_other = NULL; /* a repository has no file hash */
 		body = url + 4;
 		n -= 4;
 		/* the ref follows an '@' after the path's last '/' */
@@ -259,6 +284,7 @@ gpuenv_direct_t *mf_direct_of_url(mf_load_t *L, const char *url, const char *fro
 			return NULL;
 	} else if (!strncmp(url, "file:", 5)) {
 		d->kind = GPUENV_DIRECT_PATH;
+		d->sha256 = d->hash_other = NULL;
 		body = url + 5;
 		n -= 5;
 		if (!strncmp(body, "//", 2)) {

@@ -403,6 +403,12 @@ static int source_entry(mf_load_t *L, const gpuenv_toml_value_t *v, const char *
 				return r;
 			if (!strncmp(d->url, "git+", 4) && d->kind == GPUENV_DIRECT_GIT)
 				d->url += 4;
+			const char *frag = d->kind == GPUENV_DIRECT_URL ? strchr(d->url, '#') : NULL;
+			if (frag) { /* an archive's #sha256= (its subdirectory key wins below) */
+				if ((r = mf_url_fragment(L, d, frag + 1)) ||
+					!(d->url = gpuenv_arena_strndup(L->arena, d->url, (size_t)(frag - d->url))))
+					return r ? r : gpuenv_oom(L->ctx, "the manifest");
+			}
 			const char **slot[3] = { &d->rev, &d->tag, &d->branch };
 			const char *first = NULL;
 			for (size_t i = 0; i < 3; i++) {

@@ -453,11 +453,11 @@ int gpuenv_project_lock_target(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const g
 			nkbt = LOCK_MAX_KBT;
 	}
 
-	/* direct references (path, git): each one candidate, its metadata
-	 * from its build backend */
+	/* direct references (path, git, archives by URL): each one candidate,
+	 * its metadata from its build backend or the archive */
 	gpuenv_pv_direct_t *direct = NULL;
 	size_t ndirect = 0;
-	if ((rc = gpuenv_project_direct(ctx, arena, req, deps, ndeps, &direct, &ndirect)) != 0)
+	if ((rc = gpuenv_project_direct(ctx, arena, req, tags, deps, ndeps, &direct, &ndirect)) != 0)
 		goto out;
 	/* routes: PDM's include_packages patterns first, so that a
 	 * dependency's own source (later) wins */

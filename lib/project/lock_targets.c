@@ -163,7 +163,7 @@ static int lock_one(gpuenv_project_t *pj, const gpuenv_project_lock_opts_t *opts
 		.offer_sources = pl->kept ? NULL : pl->offers, .noffers = pl->kept ? 0 : pl->noffers,
 		.only_binary = opts->only_binary, .nonly_binary = opts->nonly_binary,
 		.no_binary = opts->no_binary, .nno_binary = opts->nno_binary, .sdist_meta = opts->sdist_meta,
-		.cache_dir = opts->index.cache_dir };
+		.cache_dir = opts->index.cache_dir, .refresh = opts->index.refresh };
 	gpuenv_project_locked_t r = { .t = t, .backend = bc, .torch_error = pl->error,
 		.old_lock = pl->old.lock_version != NULL, .target_change = pl->change,
 		.old_backend = pl->old.target.backend, .backend_kept = pl->kept,

@@ -177,9 +177,10 @@ static int od_rows(gpuenv_project_t *pj, gpuenv_index_t *ix, struct od_state *st
 
 	if (!rows || !names || !only || !pages)
 		return gpuenv_oom(ctx, "for the outdated packages");
-	for (size_t i = 0; i < np; i++) { /* a directory or vcs entry comes from no index */
+	for (size_t i = 0; i < np; i++) { /* a directory, vcs or archive entry comes from no index */
 		const gpuenv_lock_package_t *p = &lk->packages[i];
-		if (!p->name || !p->version || p->directory || p->vcs || (n && !strcmp(rows[n - 1].name, p->name)))
+		if (!p->name || !p->version || p->directory || p->vcs || p->archive ||
+			(n && !strcmp(rows[n - 1].name, p->name)))
 			continue;
 		rows[n] = (gpuenv_outdated_pkg_t){ .name = p->name, .locked = p->version,
 			.torch_family = gpuenv_project_torch_routed(p->name), .latest_runs = -1, .allowed_runs = -1 };

@@ -622,12 +622,8 @@ static int pv_parse_meta(gpuenv_pv_t *pv, struct pv_cand_file *cf, gpuenv_str_t 
 	if (gpuenv_metadata_parse(pv->ctx, &pv->arena, fn, text, GPUENV_METADATA_LENIENT_VERSION, &md) != 0)
 		return pv->ctx->err.code;
 	if (cf->pub.sdist) {
-		/* PEP 643: PKG-INFO holds without a build from Metadata-Version 2.2
-		 * on, unless it says Requires-Dist is Dynamic */
-		bool dyn = false;
-		for (size_t i = 0; i < md.dynamic.n; i++)
-			dyn |= gpuenv_str_ieq(md.dynamic.items[i], GPUENV_STR_LIT("Requires-Dist"));
-		if (md.mv_major < 2 || (md.mv_major == 2 && md.mv_minor < 2) || dyn) {
+		if (!gpuenv_metadata_deps_static(&md)) {
+			bool dyn = md.mv_major > 2 || (md.mv_major == 2 && md.mv_minor >= 2);
 			gpuenv_str_t built;
 			if (pv_sdist_dynamic(pv, cf, dyn, &built) != 0 || gpuenv_metadata_parse(pv->ctx, &pv->arena,
 				fn, built, GPUENV_METADATA_LENIENT_VERSION, &md) != 0)

@@ -95,9 +95,11 @@ write(os.path.join(P1, "pyproject.toml"), ORIG)
 rc, out, err = run("add", "gamma", "--project", P1, *IDX)
 check(rc == 0, "pep621 add: exit 0, got %d: %s%s" % (rc, out, err))
 text = read(os.path.join(P1, "pyproject.toml"))
-check(text == ORIG.replace(b'  # alpha first\n', b'  # alpha first\n    "gamma",\n'),
-      "pep621 add: one line added, the rest byte for byte: %r" % text)
+check(text == ORIG.replace(b'  # alpha first\n', b'  # alpha first\n    "gamma>=1.0",\n'),
+      "pep621 add: one line added with the locked version's bound (as uv), the rest byte for byte: %r" % text)
 check("gamma" in locked(P1), "pep621 add: gamma locked")
+rc, out, err = run("lock", "--check", "--project", P1)
+check(rc == 0, "pep621 add: the lock is fresh for the file with the bound: %d %s%s" % (rc, out, err))
 venv = os.path.join(P1, ".venv")
 check({"alpha", "beta", "gamma"} <= installed(venv), "pep621 add: synced: %r" % installed(venv))
 rc, out, err = run("remove", "GAMMA", "--project", P1, *IDX)
@@ -105,6 +107,44 @@ check(rc == 0, "pep621 remove: exit 0, got %d: %s%s" % (rc, out, err))
 check(read(os.path.join(P1, "pyproject.toml")) == ORIG, "pep621 add then remove: byte-identical")
 check("gamma" not in locked(P1), "pep621 remove: gamma out of the lock")
 check("gamma" not in installed(venv), "pep621 remove: gamma out of the venv")
+# --json: what was edited, the locks' changes, the sync (docs/workflow.md, "--json")
+rc, out, err = run("add", "gamma", "--project", P1, "--json", *IDX)
+try:
+    j = json.loads(out)
+except ValueError:
+    j = {}
+check(rc == 0 and j.get("verb") == "add" and j.get("file") == os.path.join(P1, "pyproject.toml")
+      and j.get("dialect") == "pep621", "add --json: one object, the file and dialect: %d %s%s" % (rc, out, err))
+check(j.get("edits") == [{"requirement": "gamma", "change": "+", "written": "project.dependencies: gamma"}],
+      "add --json: the edit: %r" % j.get("edits"))
+check(j.get("bounds") == [{"name": "gamma", "version": "1.0", "written": "project.dependencies: gamma>=1.0"}],
+      "add --json: the locked version's bound: %r" % j.get("bounds"))
+lk = (j.get("locks") or [{}])[0]
+check(len(j.get("locks") or []) == 1 and lk.get("target") == "auto" and lk.get("packages", {}).get("gamma") == "1.0"
+      and {"name": "gamma", "change": "+", "from": None, "to": "1.0"} in lk.get("changes", []),
+      "add --json: the target's lock with gamma as a + change: %r" % j.get("locks"))
+check(j.get("locked") is True and j.get("restored") is False and j.get("synced") is True
+      and "gamma" in [a["name"] for a in (j.get("sync") or {}).get("plan", []) if a.get("action") == "install"],
+      "add --json: locked and synced, the sync's plan installs gamma: %r" % {k: j.get(k) for k in ("locked", "restored", "synced")})
+rc, out, err = run("remove", "gamma", "--project", P1, "--no-sync", "--json", *IDX)
+try:
+    j = json.loads(out)
+except ValueError:
+    j = {}
+lk = (j.get("locks") or [{}])[0]
+check(rc == 0 and j.get("verb") == "remove" and j.get("edits") == [{"requirement": "gamma", "change": "-",
+      "from": "project.dependencies"}] and {"name": "gamma", "change": "-", "from": "1.0", "to": None}
+      in lk.get("changes", []) and j.get("synced") is False and j.get("bounds") == [],
+      "remove --json: the edit, gamma's - change, no sync: %d %s%s" % (rc, out, err))
+check(read(os.path.join(P1, "pyproject.toml")) == ORIG, "add --json then remove --json: byte-identical")
+rc, out, err = run("add", "alpha>=9", "--project", P1, "--json", *IDX)
+try:
+    j = json.loads(out)
+except ValueError:
+    j = {}
+check(rc == 1 and j.get("restored") is True and j.get("locked") is False and j.get("synced") is False
+      and read(os.path.join(P1, "pyproject.toml")) == ORIG,
+      "add --json with no solution: restored, exit 1: %d %s%s" % (rc, out, err))
 # --no-sync: locked, not installed
 rc, out, err = run("add", "delta-pkg>=0.5", "--no-sync", "--project", P1, *IDX)
 check(rc == 0 and "delta-pkg" in locked(P1) and "delta-pkg" not in installed(venv),
@@ -196,7 +236,7 @@ ORIG4 = (b'[project]\nname = "p4"\nversion = "0.1"\nrequires-python = ">=3.9"\n'
 write(os.path.join(P4, "pyproject.toml"), ORIG4)
 rc, out, err = run("add", "gamma", "--project", P4, "--cache-dir", CACHE)
 check(rc == 0, "uv add: exit 0, got %d: %s%s" % (rc, out, err))
-check(read(os.path.join(P4, "pyproject.toml")) == ORIG4.replace(b'    "alpha",\n', b'    "alpha",\n    "gamma",\n'),
+check(read(os.path.join(P4, "pyproject.toml")) == ORIG4.replace(b'    "alpha",\n', b'    "alpha",\n    "gamma>=1.0",\n'),
       "uv add: one line added to [project].dependencies, [tool.uv] untouched: %r"
       % read(os.path.join(P4, "pyproject.toml")))
 check("gamma" in locked(P4) and "alpha" in locked(P4), "uv add: locked from the uv index")
@@ -205,6 +245,28 @@ rc, out, err = run("remove", "gamma", "--project", P4, "--cache-dir", CACHE)
 check(rc == 0 and read(os.path.join(P4, "pyproject.toml")) == ORIG4,
       "uv add then remove: byte-identical: %d %s%s" % (rc, out, err))
 check("gamma" not in locked(P4), "uv remove: gamma out of the lock")
+
+# ---- Poetry: a plain name gets the locked version's caret ------------------
+
+P5 = os.path.join(TMP, "poetryproj")
+os.makedirs(P5)
+ORIG5 = (b'[tool.poetry]\nname = "p5"\nversion = "0.1.0"\ndescription = ""\nauthors = []\n\n'
+         b'[tool.poetry.dependencies]\npython = "^3.9"\nalpha = "^1.0"  # kept\n')
+write(os.path.join(P5, "pyproject.toml"), ORIG5)
+rc, out, err = run("add", "delta_pkg", "--no-sync", "--project", P5, *IDX)
+check(rc == 0 and read(os.path.join(P5, "pyproject.toml")) == ORIG5 + b'delta_pkg = "^0.5"\n',
+      "poetry add of a plain name: the caret of the locked version, as Poetry writes it: %d %s%s %r"
+      % (rc, out, err, read(os.path.join(P5, "pyproject.toml"))))
+check(locked(P5).get("delta-pkg") == "0.5", "poetry add: delta-pkg 0.5 locked")
+rc, out, err = run("lock", "--check", "--project", P5)
+check(rc == 0, "poetry add: the lock is fresh for the file with the bound: %d %s%s" % (rc, out, err))
+rc, out, err = run("remove", "delta-pkg", "--no-sync", "--project", P5, *IDX)
+check(rc == 0 and read(os.path.join(P5, "pyproject.toml")) == ORIG5, "poetry add then remove: byte-identical")
+# a lock that fails: the file and the lock as they were
+lock5 = read(os.path.join(P5, "pylock.toml"))
+rc, out, err = run("add", "gamma", "alpha@^9", "--no-sync", "--project", P5, *IDX)
+check(rc == 1 and read(os.path.join(P5, "pyproject.toml")) == ORIG5 and read(os.path.join(P5, "pylock.toml")) == lock5,
+      "poetry failed add: file and lock as they were: %d %s" % (rc, err))
 
 # ---- Poetry: the satellite example ----------------------------------------
 
@@ -259,6 +321,17 @@ m = tomllib.loads(read(os.path.join(I1, "pyproject.toml")).decode())
 check(m["project"]["name"] == "new1" and m["project"]["requires-python"] == ">=" + PYXY and "tool" not in m,
       "init: [project] with requires-python, no target: %r" % m)
 check(read(os.path.join(I1, ".gitignore")) == b".venv/\n", "init: .gitignore with .venv/")
+I3 = os.path.join(TMP, "new3")
+rc, out, err = run("init", I3, "--target", "cpu", "--python", PYXY, "--poetry", "--json")
+try:
+    j = json.loads(out)
+except ValueError:
+    j = {}
+check(rc == 0 and j.get("verb") == "init" and j.get("file") == os.path.join(I3, "pyproject.toml")
+      and j.get("dialect") == "poetry" and j.get("python") == PYXY
+      and (j.get("target") or {}).get("name") == "cpu" and j.get("gitignore") == {"file": os.path.join(I3, ".gitignore"),
+      "created": True} and os.path.exists(os.path.join(I3, "pyproject.toml")),
+      "init --json: file, dialect, python, target, .gitignore: %d %s%s" % (rc, out, err))
 rc, out, err = run("add", "alpha", "--project", I1, *IDX)
 check(rc == 0 and "alpha" in locked(I1) and "alpha" in installed(os.path.join(I1, ".venv")),
       "init then add: locked and synced: %d %s%s" % (rc, out, err))

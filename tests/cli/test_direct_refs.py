@@ -20,43 +20,19 @@ wheels on a fixture index, a git repository made here with `git init`.
 """
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
 
-BIN = os.environ["GPUENV_BIN"]
 SRC = os.environ.get("GPUENV_SRC", os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(SRC, "tests", "fixtures"))
 import mkwheel  # noqa: E402
+from buildtest import PY, SETUPTOOLS, WHEEL, check, cpu_project, entries, finish, need_build_tools, run  # noqa: E402
 
-failures = []
+need_build_tools(git=True)
 TMP = tempfile.mkdtemp(prefix="gpuenv-direct-refs-test-")
 CACHE = os.path.join(TMP, "cache")
-WHEELS = "/usr/share/python-wheels"
-PY = "/usr/bin/python3.11"
-SETUPTOOLS = os.path.join(WHEELS, "setuptools-66.1.1-py3-none-any.whl")
-WHEEL = os.path.join(WHEELS, "wheel-0.38.4-py3-none-any.whl")
-if not os.path.exists(PY) or not os.path.exists(SETUPTOOLS) or not os.path.exists(WHEEL) or \
-        not os.path.exists("/usr/lib/python3.11/distutils/command/install.py") or not shutil.which("git"):
-    print("SKIP: needs Debian's CPython 3.11 with distutils, python3-setuptools-whl, python3-wheel-whl and git")
-    sys.exit(77)
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
-
-def run(*args, env=None, timeout=600, cwd=None):
-    e = dict(os.environ)
-    e.pop("VIRTUAL_ENV", None)
-    e["SETUPTOOLS_USE_DISTUTILS"] = "stdlib"  # Debian's setuptools wheel, as Debian runs it
-    e.update(env or {})
-    p = subprocess.run([BIN, *args], capture_output=True, text=True, env=e, timeout=timeout, cwd=cwd)
-    return p.returncode, p.stdout, p.stderr
 
 
 def git(repo, *args):
@@ -102,26 +78,11 @@ REPO_URL = "file://" + REPO
 
 
 def project(name, body):
-    d = os.path.join(TMP, "proj", name)
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "pyproject.toml"), "w") as f:
-        f.write(body + '\n[tool.gpuenv.targets.cpu]\ngpu = "none"\npython = "3.11"\nplatform = "%s"\n'
-                % mkwheel.platform_tag())
-    return d
+    return cpu_project(TMP, name, body, mkwheel.platform_tag())
 
 
 def lock(proj, *extra):
     return run("lock", "--project", proj, "--index-url", SIMPLE, "--cache-dir", CACHE, *extra)
-
-
-def entries(text):
-    """[[packages]] blocks of a lock by name."""
-    out = {}
-    for block in text.split("[[packages]]")[1:]:
-        m = re.search(r'^name = "([^"]+)"', block, re.M)
-        if m:
-            out[m.group(1)] = block
-    return out
 
 
 # ---- PEP 621: a path and a git dependency ---------------------------------
@@ -251,7 +212,4 @@ rc, out, err = run("lock", "--project", NOGIT, "--index-url", SIMPLE, "--cache-d
 check(rc == 4 and "the git program is not on PATH" in err, "no git: a clear error: exit %d\n%s%s" % (rc, out, err))
 
 shutil.rmtree(TMP, ignore_errors=True)
-if failures:
-    print("%d failure(s)" % len(failures))
-    sys.exit(1)
-print("ok")
+finish()

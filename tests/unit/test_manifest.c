@@ -324,6 +324,48 @@ static void test_direct_refs(void **state)
 	assert_string_equal(uz->url, "https://h/r.git");
 	assert_string_equal(uz->rev, "v2");
 	assert_string_equal(uz->from, "project.dependencies");
+
+	/* archives by URL, three spellings: the URL without its fragment, the
+	 * fragment's #sha256= (and another hash's name) kept for the lock */
+	assert_int_equal(load("[project]\ndependencies = [\n"
+			      "  \"a @ https://h/a-1.0-py3-none-any.whl#sha256=ABCD\",\n"
+			      "  \"b\",\n"
+			      "  \"c @ https://h/c-1.0.tar.gz#md5=00&subdirectory=sub\",\n]\n"
+			      "[tool.uv.sources]\nb = { url = \"https://h/b-2.0.tar.gz#sha256=ef01\" }\n",
+			 &m), 0);
+	assert_int_equal(m.ndeps, 3);
+	const gpuenv_direct_t *aa = m.deps[0].direct, *ab = m.deps[1].direct, *ac = m.deps[2].direct;
+	assert_non_null(aa);
+	assert_non_null(ab);
+	assert_non_null(ac);
+	assert_int_equal(aa->kind, GPUENV_DIRECT_URL);
+	assert_string_equal(aa->url, "https://h/a-1.0-py3-none-any.whl");
+	assert_string_equal(aa->sha256, "ABCD");
+	assert_null(aa->hash_other);
+	assert_int_equal(ab->kind, GPUENV_DIRECT_URL);
+	assert_string_equal(ab->url, "https://h/b-2.0.tar.gz");
+	assert_string_equal(ab->sha256, "ef01");
+	assert_string_equal(ab->from, "tool.uv.sources");
+	assert_string_equal(ac->url, "https://h/c-1.0.tar.gz");
+	assert_null(ac->sha256);
+	assert_string_equal(ac->hash_other, "md5");
+	assert_string_equal(ac->subdirectory, "sub");
+	const char *h1 = m.inputs_hash;
+	assert_int_equal(load("[project]\ndependencies = [\n"
+			      "  \"a @ https://h/a-1.0-py3-none-any.whl#sha256=ABCD\",\n"
+			      "  \"b\",\n"
+			      "  \"c @ https://h/c-1.0.tar.gz#md5=00&subdirectory=sub\",\n]\n"
+			      "[tool.uv.sources]\nb = { url = \"https://h/b-2.0.tar.gz#sha256=ef02\" }\n",
+			 &m), 0);
+	assert_string_not_equal(h1, m.inputs_hash); /* a new pinned hash: a new input */
+	assert_int_equal(load("[tool.poetry.dependencies]\nd = { url = \"https://h/d-1.0-py3-none-any.whl#sha256=aa\" }\n",
+			 &m), 0);
+	assert_int_equal(m.deps[0].direct->kind, GPUENV_DIRECT_URL);
+	assert_string_equal(m.deps[0].direct->url, "https://h/d-1.0-py3-none-any.whl");
+	assert_string_equal(m.deps[0].direct->sha256, "aa");
+	/* a repository's fragment is no file hash */
+	assert_int_equal(load("[project]\ndependencies = [\"g @ git+https://h/g.git@v1#sha256=aa\"]\n", &m), 0);
+	assert_null(m.deps[0].direct->sha256);
 }
 
 /* uv's indexes and sources by marker, PDM's sources */

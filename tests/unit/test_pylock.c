@@ -475,6 +475,76 @@ static void test_refusals(void **state)
 	}
 }
 
+/* archive entries as the lock of a URL dependency writes them (gpuenv's
+ * own layout), read back equal; the file-name helpers sync uses */
+static void test_archive(void **state)
+{
+	(void)state;
+	static const gpuenv_lock_dep_t adeps[] = { { "filelock", "3.18.0" } };
+	static const gpuenv_lock_file_t whl = { .url = "http://127.0.0.1:8000/a/alpha-1.0-py3-none-any.whl",
+		.size = 900, .sha256 = SHA_A };
+	static const gpuenv_lock_file_t sd = { .url = "https://h/x/beta-2.0.tar.gz?raw=1#frag", .size = 398,
+		.sha256 = SHA_B };
+	gpuenv_lock_package_t ps[3] = {
+		{ .name = "alpha", .version = "1.0", .ndeps = 1, .deps = adeps, .archive = &whl },
+		{ .name = "beta", .version = "2.0", .archive = &sd },
+		pkgs[2],
+	};
+	gpuenv_lock_t l = { .lock_version = "1.0", .created_by = "gpuenv", .npackages = 3, .packages = ps }, back;
+	size_t n, n2;
+	char *t = write_lock(&l, &n);
+	const char *want_alpha = "[[packages]]\nname = \"alpha\"\nversion = \"1.0\"\ndependencies = [\n"
+		"    { name = \"filelock\", version = \"3.18.0\" },\n]\narchive = { url = "
+		"\"http://127.0.0.1:8000/a/alpha-1.0-py3-none-any.whl\", size = 900, hashes = { sha256 = \"" SHA_A
+		"\" } }\n";
+	if (!strstr(t, want_alpha))
+		fail_msg("the archive entry's layout:\n%s", t);
+	parse_ok(t, n, &back);
+	assert_true(gpuenv_pylock_eq(&l, &back));
+	assert_non_null(back.packages[0].archive);
+	assert_null(back.packages[0].archive->name);
+	assert_int_equal(back.packages[0].archive->size, 900);
+	assert_string_equal(back.packages[0].archive->sha256, SHA_A);
+	assert_int_equal(back.packages[0].nwheels, 0);
+	assert_null(back.packages[0].sdist);
+	char *t2 = write_lock(&back, &n2);
+	assert_string_equal(t, t2);
+	/* another hash makes another lock */
+	gpuenv_lock_file_t other = whl;
+	other.sha256 = SHA_C;
+	ps[0].archive = &other;
+	assert_false(gpuenv_pylock_eq(&l, &back));
+
+	/* the name sync installs it by, and whether it is a wheel */
+	assert_string_equal(gpuenv_lock_file_name(&arena, &whl), "alpha-1.0-py3-none-any.whl");
+	assert_string_equal(gpuenv_lock_file_name(&arena, &sd), "beta-2.0.tar.gz");
+	assert_true(gpuenv_lock_file_is_wheel(&whl));
+	assert_false(gpuenv_lock_file_is_wheel(&sd));
+	gpuenv_lock_file_t up = { .url = "https://h/ALPHA-1.0-PY3-NONE-ANY.WHL?x=1", .sha256 = SHA_A };
+	assert_true(gpuenv_lock_file_is_wheel(&up));
+	gpuenv_lock_file_t named = { .name = "gamma-1.0.whl.tar.gz", .url = "https://h/x.whl", .sha256 = SHA_A };
+	assert_false(gpuenv_lock_file_is_wheel(&named)); /* the name wins over the URL */
+	assert_string_equal(gpuenv_lock_file_name(&arena, &named), "gamma-1.0.whl.tar.gz");
+
+	/* an archive with a name key, an archive beside wheels: refused */
+	gpuenv_lock_file_t withname = whl;
+	withname.name = "alpha-1.0-py3-none-any.whl";
+	ps[0].archive = &withname;
+	gpuenv_buf_t b;
+	gpuenv_buf_init(&b, &ctx, 0);
+	assert_int_equal(gpuenv_pylock_write(&ctx, &l, &b), GPUENV_EFORMAT);
+	assert_non_null(strstr(ctx.err.msg, "an archive has no name key"));
+	ps[0].archive = &whl;
+	ps[0].nwheels = 1;
+	ps[0].wheels = filelock_wheels;
+	gpuenv_buf_reset(&b);
+	assert_int_not_equal(gpuenv_pylock_write(&ctx, &l, &b), 0);
+	assert_non_null(strstr(ctx.err.msg, "exclude every other source"));
+	gpuenv_buf_free(&b);
+	gpuenv_free(&ctx, t);
+	gpuenv_free(&ctx, t2);
+}
+
 static void test_size_cap(void **state)
 {
 	(void)state;
@@ -589,6 +659,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_other_tools, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_newer_minor, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_archive, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_size_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_alloc_failures, setup, teardown),
