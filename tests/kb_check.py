@@ -210,7 +210,8 @@ SCHEMA = {
     "diagnose.toml": {
         "signature": spec(id=("str", "ident", R), title=("str", None, R),
                           literal=("strlist", None, O), regex=("strlist", None, O),
-                          ignore_case=("bool", None, O), cause=("str", None, R),
+                          ignore_case=("bool", None, O), after=("strlist", None, O),
+                          within=("int", None, O), cause=("str", None, R),
                           fix=("str", None, R), fix_log=("str", None, O),
                           fix_facts=("str", None, O)),
     },
@@ -597,6 +598,11 @@ class Checker:
             for p in (r.get("literal") or []) + (r.get("regex") or []):
                 if not isinstance(p, str) or not p or len(p) > 1024 or "\0" in p:
                     self.err(f, "signature", i, f"pattern {p!r}: 1 to 1024 bytes, no NUL")
+            for p in r.get("after") or []:
+                if not isinstance(p, str) or not p or len(p) > 1024 or "\0" in p:
+                    self.err(f, "signature", i, f"after {p!r}: 1 to 1024 bytes, no NUL")
+            if "within" in r and (not r.get("after") or not 0 <= r["within"] <= 16):
+                self.err(f, "signature", i, "within: 0 to 16 lines, and only with after")
             ngroups = 0
             for p in r.get("regex") or []:
                 # POSIX ERE and Python's re agree on what these patterns use

@@ -64,6 +64,8 @@ typedef struct gpuenv_diag gpuenv_diag_t;
 #define GPUENV_DIAG_MAX_PATTERN 1024 /* bytes of one pattern */
 #define GPUENV_DIAG_MAX_LINE 8192    /* bytes of a log line looked at */
 #define GPUENV_DIAG_MAX_LINES 16     /* line numbers kept per hit */
+#define GPUENV_DIAG_MAX_WITHIN 16    /* lines a signature's `after` may lie above */
+#define GPUENV_DIAG_WITHIN 8         /* ... when the row does not say */
 
 /* Compile kb's signatures (regcomp once).  A pattern that does not compile
  * is GPUENV_ESYNTAX at its diagnose.toml line. */

@@ -345,6 +345,11 @@ typedef struct gpuenv_kb_signature {
 	gpuenv_str_t id, title;
 	gpuenv_kb_strs_t literal, regex; /* at least one pattern in all */
 	int8_t ignore_case;
+	/* optional: the signature claims a line only when one of these
+	 * literals was on that line or on one of the `within` lines before it
+	 * (a Python exception read with the traceback frame above it) */
+	gpuenv_kb_strs_t after;
+	int64_t within; /* 0..GPUENV_DIAG_MAX_WITHIN (gpuenv/diagnose.h); GPUENV_KB_NONE: absent */
 	gpuenv_str_t cause;
 	gpuenv_str_t fix;	/* generic; {N} captures only */
 	gpuenv_str_t fix_log;	/* from the log's captures and the KB ({N|filter}) */

@@ -32,6 +32,9 @@ struct sig {
 	const gpuenv_kb_signature_t *row;
 	struct pattern *pat;
 	size_t npat;
+	struct pattern *after; /* literals, one of which must lie at most within lines above */
+	size_t nafter;
+	uint64_t within;
 };
 
 struct gpuenv_diag {
@@ -210,25 +213,59 @@ static gpuenv_str_t needle_of(gpuenv_arena_t *a, const char *re, size_t len)
 	return gpuenv_arena_str(a, gpuenv_str_n(best, bl));
 }
 
+/* The literals l of row into pat[0..l->n), checked as `what`. */
+static int compile_literals(gpuenv_diag_t *d, const gpuenv_kb_signature_t *row,
+	const gpuenv_kb_strs_t *l, struct pattern *pat, const char *what)
+{
+	for (uint32_t i = 0; i < l->n; i++) {
+		if (!l->v[i].len || l->v[i].len > GPUENV_DIAG_MAX_PATTERN)
+			return gpuenv_fail(d->ctx, GPUENV_EFORMAT, d->kb->files[GPUENV_KB_DIAGNOSE].origin,
+				row->row.line, 0, "signature '%.*s': %s must have 1 to %d bytes",
+				GPUENV_STR_ARG(row->id), what, GPUENV_DIAG_MAX_PATTERN);
+		pat[i].lit = l->v[i];
+		pat[i].icase = row->ignore_case == 1;
+	}
+	return 0;
+}
+
+/* `after` and `within`: the lines above a match that must hold one of the
+ * literals (the traceback frame above a Python exception). */
+static int compile_after(gpuenv_diag_t *d, const gpuenv_kb_signature_t *row, struct sig *s)
+{
+	const char *file = d->kb->files[GPUENV_KB_DIAGNOSE].origin;
+
+	if (!row->after.n) {
+		if (row->within != GPUENV_KB_NONE)
+			return gpuenv_fail(d->ctx, GPUENV_EFORMAT, file, row->row.line, 0,
+				"signature '%.*s': within without after", GPUENV_STR_ARG(row->id));
+		return 0;
+	}
+	if (row->within != GPUENV_KB_NONE && (row->within < 0 || row->within > GPUENV_DIAG_MAX_WITHIN))
+		return gpuenv_fail(d->ctx, GPUENV_EFORMAT, file, row->row.line, 0,
+			"signature '%.*s': within must be 0 to %d lines", GPUENV_STR_ARG(row->id),
+			GPUENV_DIAG_MAX_WITHIN);
+	s->within = row->within == GPUENV_KB_NONE ? GPUENV_DIAG_WITHIN : (uint64_t)row->within;
+	s->after = gpuenv_arena_calloc(&d->arena, row->after.n, sizeof(*s->after));
+	if (!s->after)
+		return gpuenv_fail(d->ctx, -ENOMEM, NULL, 0, 0, "out of memory");
+	s->nafter = row->after.n;
+	return compile_literals(d, row, &row->after, s->after, "an after literal");
+}
+
 static int compile_sig(gpuenv_diag_t *d, const gpuenv_kb_signature_t *row, struct sig *s)
 {
 	const char *file = d->kb->files[GPUENV_KB_DIAGNOSE].origin;
 	size_t n = row->literal.n + row->regex.n, k = 0;
+	int err;
 
 	s->row = row;
 	s->pat = gpuenv_arena_calloc(&d->arena, n ? n : 1, sizeof(*s->pat));
 	if (!s->pat)
 		return gpuenv_fail(d->ctx, -ENOMEM, NULL, 0, 0, "out of memory");
-	for (uint32_t i = 0; i < row->literal.n; i++, k++) {
-		struct pattern *p = &s->pat[k];
-		gpuenv_str_t l = row->literal.v[i];
-		if (!l.len || l.len > GPUENV_DIAG_MAX_PATTERN)
-			return gpuenv_fail(d->ctx, GPUENV_EFORMAT, file, row->row.line, 0,
-				"signature '%.*s': a literal must have 1 to %d bytes",
-				GPUENV_STR_ARG(row->id), GPUENV_DIAG_MAX_PATTERN);
-		p->lit = l;
-		p->icase = row->ignore_case == 1;
-	}
+	err = compile_literals(d, row, &row->literal, s->pat, "a literal");
+	if (err)
+		return err;
+	k = row->literal.n;
 	for (uint32_t i = 0; i < row->regex.n; i++, k++) {
 		struct pattern *p = &s->pat[k];
 		gpuenv_str_t r = row->regex.v[i];
@@ -270,7 +307,7 @@ static int compile_sig(gpuenv_diag_t *d, const gpuenv_kb_signature_t *row, struc
 		}
 	}
 	s->npat = n;
-	return 0;
+	return compile_after(d, row, s);
 }
 
 void gpuenv_diag_free(gpuenv_diag_t *d)
@@ -826,6 +863,7 @@ int gpuenv_diag_scan(gpuenv_diag_t *d, const char *log, size_t len,
 	char *scratch;
 	gpuenv_diag_hit_t *hits;
 	size_t *slot; /* signature -> hit index + 1 */
+	uint64_t *seen; /* signature -> the last line holding one of its `after` literals, 0: none */
 	uint64_t lineno = 0;
 	size_t pos = 0;
 	int r = 0;
@@ -835,8 +873,9 @@ int gpuenv_diag_scan(gpuenv_diag_t *d, const char *log, size_t len,
 	gpuenv_error_clear(d->ctx);
 	hits = gpuenv_arena_calloc(arena, d->nsigs ? d->nsigs : 1, sizeof(*hits));
 	slot = gpuenv_calloc(d->ctx, d->nsigs ? d->nsigs : 1, sizeof(*slot));
+	seen = gpuenv_calloc(d->ctx, d->nsigs ? d->nsigs : 1, sizeof(*seen));
 	scratch = gpuenv_alloc(d->ctx, GPUENV_DIAG_MAX_LINE + 1);
-	if (!hits || !slot || !scratch) {
+	if (!hits || !slot || !seen || !scratch) {
 		r = gpuenv_fail(d->ctx, -ENOMEM, NULL, 0, 0, "out of memory");
 		goto done;
 	}
@@ -859,10 +898,18 @@ int gpuenv_diag_scan(gpuenv_diag_t *d, const char *log, size_t len,
 		pos += ll + (nl ? 1 : 0);
 		if (!n)
 			continue;
+		for (size_t i = 0; i < d->nsigs; i++)
+			for (size_t j = 0; j < d->sigs[i].nafter; j++)
+				if (find(scratch, n, d->sigs[i].after[j].lit, d->sigs[i].after[j].icase)) {
+					seen[i] = lineno;
+					break;
+				}
 		for (size_t i = 0; i < d->nsigs; i++) {
 			const struct sig *s = &d->sigs[i];
 			gpuenv_str_t caps[MAX_CAPS];
 			size_t ncaps = 0, j;
+			if (s->nafter && (!seen[i] || lineno - seen[i] > s->within))
+				continue;
 			for (j = 0; j < s->npat; j++)
 				if (match(&s->pat[j], scratch, n, caps, &ncaps))
 					break;
@@ -883,6 +930,7 @@ int gpuenv_diag_scan(gpuenv_diag_t *d, const char *log, size_t len,
 	out->lines = lineno;
 done:
 	gpuenv_free(d->ctx, slot);
+	gpuenv_free(d->ctx, seen);
 	gpuenv_free(d->ctx, scratch);
 	if (r)
 		memset(out, 0, sizeof(*out));

@@ -413,7 +413,7 @@ static const struct field f_about[] = { FLD(T, date, F_STR, R), END };
 #define T gpuenv_kb_signature_t
 static const struct field f_signature[] = { FLD(T, id, F_STR, R), FLD(T, title, F_STR, R),
 	FLD(T, literal, F_STRS, O), FLD(T, regex, F_STRS, O), FLD(T, ignore_case, F_BOOL, O),
-	FLD(T, cause, F_STR, R), FLD(T, fix, F_STR, R), FLD(T, fix_log, F_STR, O),
+	FLD(T, after, F_STRS, O), FLD(T, within, F_INT, O), FLD(T, cause, F_STR, R), FLD(T, fix, F_STR, R), FLD(T, fix_log, F_STR, O),
 	FLD(T, fix_facts, F_STR, O), END };
 #undef T
 /* tensorrt.toml (gpuenv/kb_trt.h) */

@@ -300,12 +300,69 @@ static void test_alloc_failures(void **state)
 	gpuenv_buf_free(&got);
 }
 
+/* `after` and `within`: the row claims an exception line only when one of
+ * its literals lies on that line or at most `within` lines above it; a
+ * within without after, or one out of range, is refused at load. */
+static int after_scan(const char *rows, const char *log, size_t *n)
+{
+	char toml[1024];
+	gpuenv_kb_source_t s = { "diagnose.toml", toml, 0, NULL };
+	gpuenv_kb_t *kb;
+	gpuenv_diag_t *d;
+	gpuenv_arena_t a;
+	gpuenv_diag_result_t res;
+	int r;
+
+	snprintf(toml, sizeof(toml),
+		"[[signature]]\nid = \"t\"\ntitle = \"t\"\nliteral = [\"NoPermission\"]\n%s"
+		"cause = \"c\"\nfix = \"f\"\nsource = \"s\"\n",
+		rows);
+	s.len = strlen(toml);
+	if (gpuenv_kb_load_sources(&ctx, &s, 1, GPUENV_KB_FILE(GPUENV_KB_DIAGNOSE), &kb))
+		fail_msg("%s: %s", rows, ctx.err.msg);
+	r = gpuenv_diag_new(&ctx, kb, &d);
+	if (!r) {
+		gpuenv_arena_init(&a, &ctx, 0);
+		assert_int_equal(gpuenv_diag_scan(d, log, strlen(log), NULL, &a, &res), 0);
+		*n = res.n ? (size_t)res.hits[0].line : 0;
+		gpuenv_arena_free(&a);
+		gpuenv_diag_free(d);
+	}
+	gpuenv_kb_free(kb);
+	return r;
+}
+
+static void test_after_within(void **state)
+{
+	const char *log = "x NoPermission\n"		  /* 1: no frame above */
+			  "  in nvmlDeviceGetMemoryInfo\n" /* 2 */
+			  "a\n\nb\n"		  /* 3..5 */
+			  "E: NoPermission\n";		  /* 6: 4 lines below the frame */
+	size_t line = 99;
+
+	(void)state;
+	assert_int_equal(after_scan("after = [\"GetMemoryInfo\"]\n", log, &line), 0);
+	assert_int_equal(line, 6); /* line 1 is not claimed: nothing above it */
+	assert_int_equal(after_scan("after = [\"GetMemoryInfo\"]\nwithin = 4\n", log, &line), 0);
+	assert_int_equal(line, 6);
+	assert_int_equal(after_scan("after = [\"GetMemoryInfo\"]\nwithin = 3\n", log, &line), 0);
+	assert_int_equal(line, 0); /* 4 lines above is too far */
+	assert_int_equal(after_scan("after = [\"Other\"]\n", log, &line), 0);
+	assert_int_equal(line, 0);
+	assert_int_equal(after_scan("", log, &line), 0);
+	assert_int_equal(line, 1); /* without after, every line */
+	assert_int_equal(after_scan("within = 3\n", log, &line), GPUENV_EFORMAT);
+	assert_int_equal(after_scan("after = [\"x\"]\nwithin = 17\n", log, &line), GPUENV_EFORMAT);
+	assert_int_equal(after_scan("after = [\"\"]\n", log, &line), GPUENV_EFORMAT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_anchored_same_matches),
 		cmocka_unit_test(test_scan_linear),
 		cmocka_unit_test(test_alloc_failures),
+		cmocka_unit_test(test_after_within),
 	};
 
 	gpuenv_ctx_init(&ctx);
