@@ -1411,7 +1411,7 @@ static int plan_removals(gpuenv_txn_t *T, gpuenv_ctx_t *ctx)
 		if (map_has(&emitted, p, top))
 			continue;
 		const char *what = top == n ? p : adup(T, p, top);
-		r = !what ? gpuenv_oom(ctx, NULL) : gpuenv_strmap_put(&emitted, what, top, NULL);
+		r = !what ? gpuenv_oom(ctx, "planning the removals") : gpuenv_strmap_put(&emitted, what, top, NULL);
 		if (!r)
 			r = emit(T, ctx, GPUENV_TXN_MOVE, what, NULL);
 		if (!r)
@@ -1430,7 +1430,7 @@ static int mkdirs_for(gpuenv_txn_t *T, gpuenv_ctx_t *ctx, const char *dst)
 		return 0;
 	const char *p = adup(T, dst, pl);
 	if (!p)
-		return gpuenv_oom(ctx, NULL);
+		return gpuenv_oom(ctx, "making the venv's folders");
 	if ((r = vstat(T, p, &t)))
 		return sys_fail(ctx, T, r, p, "cannot read");
 	if (t == T_DIR)
@@ -1480,7 +1480,7 @@ static int merge(gpuenv_txn_t *T, gpuenv_ctx_t *ctx, const char *src, int stype,
 			return sys_fail(ctx, T, r, src, "cannot list the stage folder");
 		for (size_t i = 0; !r && i < n; i++) {
 			const char *s = join(T, src, v[i].name), *d = join(T, dst, v[i].name);
-			r = s && d ? merge(T, ctx, s, v[i].type, d) : gpuenv_oom(ctx, NULL);
+			r = s && d ? merge(T, ctx, s, v[i].type, d) : gpuenv_oom(ctx, "merging a staged folder");
 		}
 		return r;
 	}
@@ -1507,7 +1507,7 @@ static int plan_installs(gpuenv_txn_t *T, gpuenv_ctx_t *ctx)
 			const char *src = join(T, T->stages[i], gpuenv_scheme_key_name(k));
 			int t;
 			if (!src)
-				return gpuenv_oom(ctx, NULL);
+				return gpuenv_oom(ctx, "planning the installs");
 			if ((t = type_at(T->vfd, src)) < 0)
 				return sys_fail(ctx, T, t, src, "cannot read");
 			if (t == T_ABSENT)
@@ -1523,7 +1523,7 @@ static int plan_installs(gpuenv_txn_t *T, gpuenv_ctx_t *ctx)
 				return sys_fail(ctx, T, r, src, "cannot list the stage folder");
 			for (size_t e = 0; !r && e < n; e++) {
 				const char *s = join(T, src, v[e].name);
-				r = s ? merge(T, ctx, s, v[e].type, v[e].name) : gpuenv_oom(ctx, NULL);
+				r = s ? merge(T, ctx, s, v[e].type, v[e].name) : gpuenv_oom(ctx, "planning the installs");
 			}
 		}
 	}

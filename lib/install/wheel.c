@@ -658,10 +658,10 @@ static int read_member(unpack_t *u, const char *leaf, bool required, size_t max,
 
 	*out = GPUENV_STR_NULL;
 	if (!path.ptr)
-		return gpuenv_oom(u->ctx, NULL);
+		return gpuenv_oom(u->ctx, "reading the wheel's dist-info");
 	*label = gpuenv_arena_printf(u->arena, "%s: %s", u->wheel, path.ptr).ptr;
 	if (!*label)
-		return gpuenv_oom(u->ctx, NULL);
+		return gpuenv_oom(u->ctx, "reading the wheel's dist-info");
 	e = gpuenv_zip_find(&u->zip, path);
 	if (!e || e->is_dir) {
 		if (!required)
@@ -727,7 +727,7 @@ static int read_dist_info(unpack_t *u, const gpuenv_wheel_name_t *wn)
 	u->out->name = gpuenv_arena_strndup(u->arena, md.name.ptr, md.name.len);
 	u->out->version = gpuenv_arena_strndup(u->arena, md.version_text.ptr, md.version_text.len);
 	if (!u->out->name || !u->out->version)
-		return gpuenv_oom(ctx, NULL);
+		return gpuenv_oom(ctx, "reading the wheel's dist-info");
 
 	if ((r = read_member(u, "RECORD", true, GPUENV_RECORD_MAX, &text, &label)))
 		return r;
@@ -744,7 +744,7 @@ static int read_dist_info(unpack_t *u, const gpuenv_wheel_name_t *wn)
 	size_t n = 0;
 	gpuenv_tree_script_t *s = gpuenv_arena_calloc(u->arena, eps.n ? eps.n : 1, sizeof(*s));
 	if (!s)
-		return gpuenv_oom(ctx, NULL);
+		return gpuenv_oom(ctx, "reading the wheel's dist-info");
 	for (size_t i = 0; i < eps.n; i++) {
 		const gpuenv_entry_point_t *ep = &eps.items[i];
 		bool gui = gpuenv_str_eq_cstr(ep->group, "gui_scripts");
@@ -772,7 +772,7 @@ static int read_dist_info(unpack_t *u, const gpuenv_wheel_name_t *wn)
 		s[n].attr = gpuenv_arena_strndup(u->arena, ep->attr.ptr, ep->attr.len);
 		s[n].gui = gui;
 		if (!s[n].name || !s[n].module || !s[n].attr)
-			return gpuenv_oom(ctx, NULL);
+			return gpuenv_oom(ctx, "reading the wheel's dist-info");
 		n++;
 	}
 	qsort(s, n, sizeof(*s), script_cmp);
@@ -788,7 +788,7 @@ static int check_record(unpack_t *u)
 {
 	u->rec_of = gpuenv_arena_calloc(u->arena, u->zip.n ? u->zip.n : 1, sizeof(*u->rec_of));
 	if (!u->rec_of)
-		return gpuenv_oom(u->ctx, NULL);
+		return gpuenv_oom(u->ctx, "reading the wheel's dist-info");
 	for (size_t i = 0; i < u->record.n; i++) {
 		const gpuenv_record_entry_t *re = &u->record.entries[i];
 		const gpuenv_zip_entry_t *e = gpuenv_zip_find(&u->zip, re->path);
@@ -1377,7 +1377,7 @@ int gpuenv_wheel_tree_load(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char 
 	if (!label) {
 		close(fd);
 		close(treefd);
-		return gpuenv_oom(ctx, NULL);
+		return gpuenv_oom(ctx, "reading a tree's manifest");
 	}
 	r = gpuenv_fs_read_fd(ctx, fd, label, MANIFEST_MAX, &b);
 	close(fd);
@@ -1647,7 +1647,7 @@ static int place_files(stage_t *s)
 		else
 			r = gpuenv_buf_printf(&s->path, "%s/%.*s", scheme_names[key], (int)sublen, sub);
 		if (r)
-			return gpuenv_oom(s->ctx, NULL);
+			return gpuenv_oom(s->ctx, "staging a package's files");
 		if (key == GPUENV_SCHEME_SCRIPTS && is_entry_point_wrapper(t, sub, sublen))
 			continue;
 		s->used_key[key] = true;
@@ -1658,13 +1658,13 @@ static int place_files(stage_t *s)
 						   s->path.len - strlen("headers/"))
 					 : record_path(s, key, sub, sublen);
 		if (!rp)
-			return gpuenv_oom(s->ctx, NULL);
+			return gpuenv_oom(s->ctx, "staging a package's files");
 		bool fixed = false;
 		if (key == GPUENV_SCHEME_SCRIPTS) {
 			unsigned char *sha = gpuenv_arena_alloc(s->arena, 32);
 			uint64_t size;
 			if (!sha)
-				return gpuenv_oom(s->ctx, NULL);
+				return gpuenv_oom(s->ctx, "staging a package's files");
 			if ((r = fix_script(s, f, dirfd, base, s->path.data, sha, &size, &fixed)))
 				return r;
 			if (fixed) {
@@ -1734,7 +1734,7 @@ static int write_launcher(stage_t *s, const char *name, const gpuenv_tree_script
 
 	gpuenv_buf_reset(&s->path);
 	if (gpuenv_buf_printf(&s->path, "scripts/%s", name))
-		return gpuenv_oom(s->ctx, NULL);
+		return gpuenv_oom(s->ctx, "writing a launcher");
 	s->used_key[GPUENV_SCHEME_SCRIPTS] = true;
 	if ((r = stage_dir_of(s, s->path.data, s->path.len, &dirfd, &base)))
 		return r;
@@ -1747,7 +1747,7 @@ static int write_launcher(stage_t *s, const char *name, const gpuenv_tree_script
 	const char *rp = record_path(s, GPUENV_SCHEME_SCRIPTS, name, strlen(name));
 	if (!sha || !rp) {
 		gpuenv_buf_free(&b);
-		return gpuenv_oom(s->ctx, NULL);
+		return gpuenv_oom(s->ctx, "writing a launcher");
 	}
 	if ((r = gpuenv_sha256(b.data, b.len, sha)))
 		r = gpuenv_sha256_fail(s->ctx, r, s->path.data);
@@ -1853,10 +1853,10 @@ static int write_meta(stage_t *s, const char *leaf, const char *text, size_t n)
 	gpuenv_str_t sub = gpuenv_arena_printf(s->arena, "%s/%s", s->tree->dist_info, leaf);
 
 	if (!sha || !sub.ptr)
-		return gpuenv_oom(s->ctx, NULL);
+		return gpuenv_oom(s->ctx, "writing the package's metadata");
 	gpuenv_buf_reset(&s->path);
 	if (gpuenv_buf_printf(&s->path, "%s/%s", scheme_names[s->lib_key], sub.ptr))
-		return gpuenv_oom(s->ctx, NULL);
+		return gpuenv_oom(s->ctx, "writing the package's metadata");
 	s->used_key[s->lib_key] = true;
 	if ((r = stage_dir_of(s, s->path.data, s->path.len, &dirfd, &base)))
 		return r;
@@ -1867,7 +1867,7 @@ static int write_meta(stage_t *s, const char *leaf, const char *text, size_t n)
 	if ((r = write_new(s, dirfd, base, s->path.data, text, n, 0644)))
 		return r;
 	const char *rp = record_path(s, s->lib_key, sub.ptr, sub.len);
-	return rp ? add_row(s, rp, sha, n) : gpuenv_oom(s->ctx, NULL);
+	return rp ? add_row(s, rp, sha, n) : gpuenv_oom(s->ctx, "writing the package's metadata");
 }
 
 /* Byte-compile the .py files placed, in one interpreter run, as pip does
@@ -1970,7 +1970,7 @@ static int compile_stage(stage_t *s)
 		const char *rp = record_path(s, key, sub, strlen(sub));
 		if (!rp || (r = add_row(s, rp, NULL, 0))) {
 			gpuenv_buf_free(&out);
-			return rp ? r : gpuenv_oom(s->ctx, NULL);
+			return rp ? r : gpuenv_oom(s->ctx, "byte-compiling the stage");
 		}
 		s->nplaced++;
 	}
@@ -1991,7 +1991,7 @@ static int write_record(stage_t *s)
 	int dirfd, r = 0;
 
 	if (!sub.ptr || !(rp = record_path(s, s->lib_key, sub.ptr, sub.len)))
-		return gpuenv_oom(s->ctx, NULL);
+		return gpuenv_oom(s->ctx, "writing the package's RECORD");
 	if ((r = add_row(s, rp, NULL, 0)))
 		return r;
 	qsort(s->rows, s->nrows, sizeof(*s->rows), row_cmp);
@@ -2026,7 +2026,7 @@ static int write_record(stage_t *s)
 	gpuenv_buf_reset(&s->path);
 	if (gpuenv_buf_printf(&s->path, "%s/%s", scheme_names[s->lib_key], sub.ptr)) {
 		gpuenv_buf_free(&b);
-		return gpuenv_oom(s->ctx, NULL);
+		return gpuenv_oom(s->ctx, "writing the package's RECORD");
 	}
 	if (!(r = stage_dir_of(s, s->path.data, s->path.len, &dirfd, &base)))
 		r = write_new(s, dirfd, base, s->path.data, b.data ? b.data : "", b.len, 0644);
@@ -2069,7 +2069,7 @@ int gpuenv_wheel_stage(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_wh
 		gpuenv_fs_tidy_path(a);
 		gpuenv_fs_tidy_path(b);
 		if (!(s.rel[k] = rel_path(arena, a, b)))
-			return gpuenv_oom(ctx, NULL);
+			return gpuenv_oom(ctx, "staging a package");
 	}
 	gpuenv_buf_init(&s.path, ctx, 0);
 	gpuenv_buf_init(&s.compile, ctx, 0);
@@ -2101,7 +2101,7 @@ int gpuenv_wheel_stage(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_wh
 	gpuenv_str_t inst = gpuenv_arena_printf(arena, "%s%s", installer,
 		*installer && installer[strlen(installer) - 1] == '\n' ? "" : "\n");
 	if (!inst.ptr) {
-		r = gpuenv_oom(ctx, NULL);
+		r = gpuenv_oom(ctx, "staging a package");
 		goto done_ds;
 	}
 	if ((r = place_files(&s)) || (r = write_launchers(&s)) ||
