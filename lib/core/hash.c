@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+
+#include "gpuenv/crypto.h" /* after OpenSSL's: libcrypto loaded on first use */
 #include <pthread.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,12 +18,17 @@
  * use rather than at start-up, so that the verbs that never hash (probe,
  * doctor, ...) do not pay its ~2 ms; the outcome is kept for the process. */
 static pthread_once_t crypto_once = PTHREAD_ONCE_INIT;
-static int crypto_state; /* 0, -ENOMEM or GPUENV_EUNSUPPORTED */
+static int crypto_state; /* 0, -ENOMEM, GPUENV_EUNSUPPORTED or GPUENV_ENOTFOUND (not loaded) */
 
 static void crypto_setup(void)
 {
 	EVP_MD *md;
+	int r = gpuenv_crypto_loaded(NULL);
 
+	if (r) { /* not installed, or out of memory loading it */
+		crypto_state = r;
+		return;
+	}
 	/* OpenSSL 3 reports a failed set-up of its default context only
 	 * here: used after such a failure, it dereferences a NULL lock */
 	if (!OPENSSL_init_crypto(0, NULL) || !OSSL_LIB_CTX_get0_global_default()) {
@@ -52,6 +59,8 @@ int gpuenv_hash_setup(gpuenv_ctx_t *ctx)
 
 	if (r == -ENOMEM)
 		return gpuenv_oom(ctx, "setting up libcrypto's SHA-256");
+	if (r && r != GPUENV_EUNSUPPORTED)
+		return gpuenv_crypto_loaded(ctx); /* libcrypto.so.3 not found: says so, with the fix */
 	if (r)
 		return gpuenv_fail(ctx, r, NULL, 0, 0, "libcrypto could not be set up");
 	r = gpuenv_sha256("", 0, d);

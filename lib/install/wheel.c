@@ -32,6 +32,8 @@
 
 #include <openssl/evp.h>
 
+#include "gpuenv/crypto.h" /* after OpenSSL's: libcrypto loaded on first use */
+
 #include "gpuenv/fs.h"
 #include "gpuenv/hash.h"
 #include "gpuenv/install.h"

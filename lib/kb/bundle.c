@@ -9,6 +9,8 @@
 #include <fcntl.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+
+#include "gpuenv/crypto.h" /* after OpenSSL's: libcrypto loaded on first use */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
