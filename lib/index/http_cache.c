@@ -164,7 +164,7 @@ int ix_cache_load(gpuenv_ctx_t *ctx, const char *path, size_t max, ix_cache_entr
 	char want[2 * GPUENV_SHA256_LEN + 1] = "", got[sizeof(want)];
 	unsigned char d[GPUENV_SHA256_LEN];
 	if (!split_entry(raw.data, raw.len, &head, &off) || !parse_head(head, e, &len, want) ||
-		(uint64_t)len != raw.len - off)
+		(uint64_t)len != raw.len - off || raw.len - off > max)
 		goto out;
 	if (gpuenv_sha256(raw.data + off, raw.len - off, d))
 		goto out;
