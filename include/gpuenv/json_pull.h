@@ -11,7 +11,9 @@
  * jansson's (RFC 8259 section 9 lets a parser set them), so that a text one
  * accepts the other accepts: no "\u0000" in a string (it could not be a C
  * string), integers within int64_t, reals that do not overflow a double,
- * at most GPUENV_JP_MAX_DEPTH nested containers.  Duplicate keys are
+ * at most GPUENV_JP_MAX_DEPTH nested containers (jansson itself takes a
+ * raw NUL byte right after a number or a literal, which RFC 8259 does not
+ * allow anywhere: refused here).  Duplicate keys are
  * reported as they come; the caller decides (the page reader keeps the
  * last, as jansson does). */
 #ifndef GPUENV_JSON_PULL_H
