@@ -19,8 +19,11 @@ gpuenv process, median of N runs:
             so its wheels are mkindex's stubs: this measures the per-package
             cost, not a data volume
   probe     gpuenv probe --json on this machine
-  page      gpuenv debug index --metadata on one project whose PEP 691 page is
-            --page-mb MiB (issue 22: a 38 MB page took 834 MB), cold and warm
+  page      gpuenv lock and gpuenv debug index on one project whose page is
+            --page-mb MiB of PEP 691 JSON, and the same files as PEP 503 HTML
+            (tests/fixtures/bigpage.py; issue 22 item 16: a 38 MB page took
+            834 MB), cold (empty cache) and warm (a fresh cache entry), with
+            the wall time of each run
 """
 import argparse
 import json
@@ -31,6 +34,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.dirname(HERE)
@@ -204,41 +208,50 @@ def main():
     httpd.shutdown()
 
     if "page" not in skip:
-        root = os.path.join(work, "big-index")
-        pdir = os.path.join(root, "simple", "big")
-        os.makedirs(pdir, exist_ok=True)
-        files, size, i = [], 0, 0
-        while size < a.page_mb * 2**20:
-            fn = "big-1.%d.%d-cp312-cp312-manylinux_2_17_x86_64.manylinux2014_x86_64.whl" % (i // 100, i % 100)
-            e = {"filename": fn, "url": "../../files/" + fn, "hashes": {"sha256": "%064x" % i},
-                 "requires-python": ">=3.9", "yanked": False, "size": 1000 + i,
-                 "upload-time": "2026-01-01T00:00:00.000000Z", "core-metadata": {"sha256": "%064x" % (i + 1)}}
-            files.append(e)
-            size += len(json.dumps(e)) + 2
-            i += 1
-        with open(os.path.join(pdir, "index.json"), "w") as f:
-            json.dump({"meta": {"api-version": "1.1"}, "name": "big", "files": files}, f)
-        with open(os.path.join(pdir, "index.html"), "w") as f:
-            f.write("<html><body></body></html>\n")
-        real = os.path.getsize(os.path.join(pdir, "index.json"))
+        # tests/fixtures/bigpage.py: one project whose page is --page-mb MiB of
+        # PEP 691 JSON (PyPI's fields) and the same files as PEP 503 HTML, three
+        # of them real wheels, served by tests/fixtures/index_server.py
         sys.path.insert(0, os.path.join(SRC, "tests", "fixtures"))
+        import bigpage
         import index_server
-        proc, port = index_server.start(root, "--formats", "json")
-        try:
-            cache = os.path.join(work, "cache-page")
-            cmd = [a.gpuenv, "debug", "index", "--index-url", "http://127.0.0.1:%d/simple/" % port,
-                   "--cache-dir", cache, "--max-page-bytes", str(64 << 20), "big"]
-            cold, warm = [], []
-            for _ in range(a.n):
-                shutil.rmtree(cache, ignore_errors=True)
-                cold.append(peak_rss(cmd, env)[0])
-                warm.append(peak_rss(cmd, env)[0])
-            print("\na %.1f MB PEP 691 page of %d files: cold %s (%s-%s), warm %s (%s-%s); %.1fx the page" % (
-                real / 1e6, len(files), mb(statistics.median(cold)), mb(min(cold)), mb(max(cold)),
-                mb(statistics.median(warm)), mb(min(warm)), mb(max(warm)), statistics.median(cold) / real))
-        finally:
-            proc.terminate()
-            proc.wait()
+        root = os.path.join(work, "big-index")
+        info = bigpage.write(root, a.page_mb)
+        proj = os.path.join(work, "proj-big")
+        os.makedirs(proj, exist_ok=True)
+        with open(os.path.join(proj, "pyproject.toml"), "w") as f:
+            f.write('[project]\nname = "mem"\nversion = "0"\ndependencies = ["big"]\n\n'
+                    '[tool.gpuenv.targets.bench]\ngpu = "none"\npython = "3.12"\n'
+                    'platform = "manylinux_2_28_x86_64"\n')
+        print("\na page of %d files: PEP 691 JSON %s, PEP 503 HTML %s (bench/mem.sh --page-mb %g)" % (
+            info["files"], mb(info["json"]), mb(info["html"]), a.page_mb))
+        print("\n| page | command | cold peak RSS | warm peak RSS | x the page (cold) | cold time | warm time |")
+        print("|---|---|---|---|---|---|---|")
+        for fmt in ("json", "html"):
+            proc, port = index_server.start(root, "--formats", fmt)
+            url = "http://127.0.0.1:%d/simple/" % port
+            size = info[fmt]
+            try:
+                cache = os.path.join(work, "cache-page-" + fmt)
+                cmds = {"lock": [a.gpuenv, "lock", "--project", proj, "--index-url", url, "--cache-dir", cache],
+                        "debug index": [a.gpuenv, "debug", "index", "--index-url", url, "--cache-dir", cache,
+                                        "--max-page-bytes", str(64 << 20), "big"]}
+                for what, cmd in cmds.items():
+                    res = {"cold": ([], []), "warm": ([], [])}
+                    for _ in range(a.n):
+                        shutil.rmtree(cache, ignore_errors=True)
+                        for run in ("cold", "warm"):
+                            t0 = time.monotonic()
+                            rss, _ = peak_rss(cmd, env)
+                            res[run][0].append(rss)
+                            res[run][1].append(time.monotonic() - t0)
+                    med = {k: (statistics.median(v[0]), statistics.median(v[1])) for k, v in res.items()}
+                    print("| %s %s | `%s` | %s (%s-%s) | %s (%s-%s) | %.2fx | %.2f s | %.2f s |" % (
+                        fmt.upper(), mb(size), what, mb(med["cold"][0]), mb(min(res["cold"][0])),
+                        mb(max(res["cold"][0])), mb(med["warm"][0]), mb(min(res["warm"][0])), mb(max(res["warm"][0])),
+                        med["cold"][0] / size, med["cold"][1], med["warm"][1]), flush=True)
+            finally:
+                proc.terminate()
+                proc.wait()
     if not a.keep:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -118,6 +118,14 @@ GPUENV_API void gpuenv_ctx_init(gpuenv_ctx_t *ctx);
  * it in ctx->mem for the length of such work. */
 GPUENV_API void gpuenv_allocator_bulk(gpuenv_allocator_t *a);
 
+/* The memory of bytes [from, to) of a block of len bytes (from any
+ * allocator) given back to the system, in whole pages (madvise
+ * MADV_DONTNEED): they read as zeros afterwards.  For a buffer a parser has
+ * read past and that will only be freed: a 40 MB index page is not held
+ * beside what its parse makes (issue 22 item 16).  The block's first and
+ * last page are kept. */
+GPUENV_API void gpuenv_mem_release(void *block, size_t len, size_t from, size_t to);
+
 /* True when a is the allocator gpuenv_ctx_init sets (malloc and free). */
 GPUENV_API bool gpuenv_allocator_is_malloc(const gpuenv_allocator_t *a);
 
@@ -325,6 +333,9 @@ enum {
 };
 /* Length of the valid UTF-8 sequence that starts s (1..4); 0 when none. */
 GPUENV_API size_t gpuenv_utf8_seq(const char *s, size_t n);
+/* The UTF-8 of code point cp (at most U+10FFFF; the caller rules out
+ * surrogates) written to out (room for 4 bytes); its length. */
+GPUENV_API size_t gpuenv_utf8_put(char *out, uint32_t cp);
 /* True when gpuenv_text_escape would copy s unchanged. */
 GPUENV_API bool gpuenv_text_valid(const char *s, size_t n, unsigned flags);
 /* Append s, escaped, to out.  0 or a negative code (ENOMEM, ETOOBIG). */

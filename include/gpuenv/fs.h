@@ -75,6 +75,11 @@ GPUENV_API int gpuenv_fs_write_atomic(gpuenv_ctx_t *ctx, const char *path,
 #define GPUENV_FS_HIDDEN_TMP 2u
 GPUENV_API int gpuenv_fs_write_atomic_ex(gpuenv_ctx_t *ctx, const char *path,
 	const void *data, size_t len, unsigned mode, unsigned flags);
+/* As gpuenv_fs_write_atomic_ex, the file's bytes given as nparts pieces
+ * written one after the other: a header and a large body that are not
+ * together in memory, without a copy of both (the index client's cache). */
+GPUENV_API int gpuenv_fs_write_atomic_parts(gpuenv_ctx_t *ctx, const char *path,
+	const gpuenv_str_t *parts, size_t nparts, unsigned mode, unsigned flags);
 /* The temporaries of path's atomic writes that a killed writer left
  * ("NAME.tmp.*", ".NAME.tmp.*" beside it) removed: a writer holds a flock
  * on its temporary until the rename, so one that can be locked and is

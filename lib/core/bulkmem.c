@@ -106,3 +106,22 @@ void gpuenv_allocator_bulk(gpuenv_allocator_t *a)
 	a->free = big_free;
 	a->ud = NULL;
 }
+
+void gpuenv_mem_release(void *block, size_t len, size_t from, size_t to)
+{
+	const size_t pg = 4096; /* the smallest page: release whole ones only */
+	uintptr_t b = (uintptr_t)block, lo, hi;
+
+	/* the block's first and last page stay: an allocator keeps its
+	 * bookkeeping beside a block, and may write there when it is freed */
+	if (from < pg)
+		from = pg;
+	if (len < pg || to > len - pg)
+		to = len < pg ? 0 : len - pg;
+	if (from >= to)
+		return;
+	lo = (b + from + pg - 1) & ~(uintptr_t)(pg - 1);
+	hi = (b + to) & ~(uintptr_t)(pg - 1);
+	if (lo < hi)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}

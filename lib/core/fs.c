@@ -385,6 +385,14 @@ void gpuenv_fs_clean_tmp(const char *path)
 int gpuenv_fs_write_atomic_ex(gpuenv_ctx_t *ctx, const char *path, const void *data,
 	size_t len, unsigned mode, unsigned flags)
 {
+	gpuenv_str_t part = gpuenv_str_n(data, len);
+
+	return gpuenv_fs_write_atomic_parts(ctx, path, &part, 1, mode, flags);
+}
+
+int gpuenv_fs_write_atomic_parts(gpuenv_ctx_t *ctx, const char *path, const gpuenv_str_t *parts,
+	size_t nparts, unsigned mode, unsigned flags)
+{
 	char tmp[PATH_MAX], dir[PATH_MAX];
 	const char *slash;
 	int fd, r;
@@ -404,7 +412,9 @@ int gpuenv_fs_write_atomic_ex(gpuenv_ctx_t *ctx, const char *path, const void *d
 	}
 	/* held until the rename: a cleaner tells a live writer's by it */
 	flock(fd, LOCK_EX | LOCK_NB);
-	r = write_all(fd, data, len);
+	r = 0;
+	for (size_t i = 0; i < nparts && !r; i++)
+		r = write_all(fd, parts[i].ptr, parts[i].len);
 	if (!r && fchmod(fd, mode & 07777) != 0)
 		r = -errno;
 	if (!r && !(flags & GPUENV_FS_NOSYNC) && fsync(fd) != 0)

@@ -306,17 +306,21 @@ static bool is_json_type(const char *ct, gpuenv_str_t body)
 	return false;
 }
 
-/* Parse a page body into a project of the client's arena. */
+/* Parse a page body into a project of the client's arena.  The body (its
+ * data and len; data may be NULL when len is 0) is the caller's, who frees
+ * it right after: its memory is given back as the parse passes it, so a
+ * big page is in memory once, not beside all its parse makes. */
 static int parse_page(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, src_t *s, const char *name,
-	const char *url, const char *ct, gpuenv_str_t body, gpuenv_index_project_t **out)
+	const char *url, const char *ct, gpuenv_buf_t *body, gpuenv_index_project_t **out)
 {
 	gpuenv_index_project_t *p = gpuenv_arena_calloc(&ix->arena, 1, sizeof(*p));
 	int r;
 
 	if (!p)
 		return gpuenv_oom(ctx, "for an index page");
-	r = is_json_type(ct, body) ? gpuenv_simple_json_parse(ctx, &ix->arena, url, body, p)
-				   : gpuenv_simple_html_parse(ctx, &ix->arena, url, body, p);
+	r = is_json_type(ct, gpuenv_str_n(body->data ? body->data : "", body->len))
+		    ? ix_simple_json_parse_owned(ctx, &ix->arena, url, body->data, body->len, p)
+		    : ix_simple_html_parse_owned(ctx, &ix->arena, url, body->data, body->len, p);
 	if (r)
 		return r;
 	p->source = &s->pub;
@@ -339,8 +343,9 @@ typedef struct pjob {
 	void *result; /* a project or NOT_THERE */
 } pjob_t;
 
+/* The page's answer: a project, or NOT_THERE.  body as parse_page's. */
 static int page_conclude(pjob_t *pj, gpuenv_ctx_t *ctx, int status, const char *ct,
-	const char *base, gpuenv_str_t body)
+	const char *base, gpuenv_buf_t *body)
 {
 	gpuenv_index_project_t *p;
 	int r;
@@ -382,22 +387,72 @@ static void page_fresh(pjob_t *pj, const ix_req_t *r, bool revalidated)
 		pj->ce.max_age = pj->ce.status == 404 ? IX_CACHE_NOT_FOUND_MAX_AGE : -1;
 }
 
+/* The entry's body read (digest checked) and the page concluded from it,
+ * then dropped: the project keeps what it needs.  store: the entry written
+ * again with pj->ce (a 304 renewed its freshness).  *damaged: the entry is
+ * gone, damaged, or another than the header read before (nothing done). */
+static int page_from_cache(pjob_t *pj, gpuenv_ctx_t *ctx, const ix_cache_entry_t *head, bool store,
+	bool *damaged)
+{
+	gpuenv_index_t *ix = pj->ix;
+	ix_cache_entry_t e;
+	int r;
+
+	*damaged = false;
+	gpuenv_buf_init(&pj->cached, ctx, ix->o.max_page_bytes);
+	r = ix_cache_load(ctx, pj->path, ix->o.max_page_bytes, &e, &pj->cached);
+	if (r == -ENOMEM)
+		return r;
+	if (r || e.status != head->status || e.stored != head->stored || strcmp(e.etag, head->etag) ||
+		strcmp(e.last_modified, head->last_modified)) {
+		gpuenv_buf_free(&pj->cached);
+		*damaged = true;
+		return 0;
+	}
+	if (store)
+		page_store(pj, ctx, pj->cached.data, pj->cached.len);
+	r = page_conclude(pj, ctx, pj->ce.status, pj->ce.content_type, pj->ce.base_url, &pj->cached);
+	gpuenv_buf_free(&pj->cached);
+	return r;
+}
+
+/* Ask the server: again with If-None-Match / If-Modified-Since when an
+ * entry (its header) is there. */
+static void page_request(pjob_t *pj, gpuenv_ctx_t *ctx)
+{
+	ix_req_reset(&pj->job.req, ctx);
+	pj->job.req.url = pj->url;
+	pj->job.req.page = true;
+	pj->job.req.max = pj->ix->o.max_page_bytes;
+	if (pj->have && pj->ce.status == 200) {
+		pj->job.req.if_none_match = pj->ce.etag;
+		pj->job.req.if_modified_since = pj->ce.last_modified;
+	}
+	pj->job.want = true;
+}
+
 static int page_answer(ix_job_t *job, gpuenv_ctx_t *ctx)
 {
 	pjob_t *pj = (pjob_t *)job;
 	ix_req_t *r = &job->req;
+	int rc;
 
 	if (r->err) {
 		ctx->err = r->error;
 		return r->err;
 	}
 	if (r->status == 304 && pj->have) {
+		ix_cache_entry_t head = pj->ce;
+		bool damaged;
 		pj->ix->stats.not_modified++;
 		page_fresh(pj, r, true);
-		if (!r->no_store)
-			page_store(pj, ctx, pj->cached.data, pj->cached.len);
-		return page_conclude(pj, ctx, pj->ce.status, pj->ce.content_type, pj->ce.base_url,
-			gpuenv_str_n(pj->cached.data, pj->cached.len));
+		/* the body is read now, not held while the request ran */
+		if ((rc = page_from_cache(pj, ctx, &head, !r->no_store, &damaged)) || !damaged)
+			return rc;
+		/* gone or damaged since its header was read: ask for the page */
+		pj->have = false;
+		page_request(pj, ctx);
+		return 0;
 	}
 	if (r->status == 200 || r->status == 404 || r->status == 410) {
 		int st = r->status == 200 ? 200 : 404;
@@ -411,8 +466,9 @@ static int page_answer(ix_job_t *job, gpuenv_ctx_t *ctx)
 			snprintf(pj->ce.base_url, sizeof(pj->ce.base_url), "%s", r->final_url);
 		if (!r->no_store)
 			page_store(pj, ctx, st == 200 ? r->body.data : "", st == 200 ? r->body.len : 0);
-		return page_conclude(pj, ctx, st, r->content_type, pj->ce.base_url,
-			gpuenv_str_n(r->body.data ? r->body.data : "", r->body.len));
+		rc = page_conclude(pj, ctx, st, r->content_type, pj->ce.base_url, &r->body);
+		gpuenv_buf_free(&r->body); /* parsed: not held until the batch ends */
+		return rc;
 	}
 	return gpuenv_fail(ctx, -EIO, r->url, 0, 0, "unexpected HTTP %ld for an index page", r->status);
 }
@@ -423,37 +479,41 @@ static int offline_miss(gpuenv_ctx_t *ctx, const char *url, const char *what)
 	return gpuenv_hint(ctx, "run once without --offline to fetch it");
 }
 
-/* Decide from the cache; else set up the request. */
+/* Decide from the cache entry's header; the body is read only when it is
+ * used (a fresh entry, or a 304), so a stale big page is not held in
+ * memory while the server is asked and answers with a new one. */
 static int page_prepare(pjob_t *pj, gpuenv_ctx_t *ctx)
 {
 	gpuenv_index_t *ix = pj->ix;
+	bool damaged;
 	int r;
 
 	pj->job.answer = page_answer;
 	gpuenv_buf_init(&pj->cached, ctx, ix->o.max_page_bytes);
 	if ((r = ix_cache_key(ix->cache, pj->url, NULL, pj->path, sizeof(pj->path))))
 		return gpuenv_sha256_fail(ctx, r, "the HTTP cache's key of a page");
-	r = ix_cache_load(ctx, pj->path, ix->o.max_page_bytes, &pj->ce, &pj->cached);
-	if (r == -ENOMEM)
-		return r;
-	pj->have = r == 0;
+	pj->have = ix_cache_load_head(ctx, pj->path, &pj->ce, false) == 0;
 	/* --offline: any entry, fresh or not; --refresh: none without asking */
-	if (pj->have && (ix->o.offline || (!ix->o.refresh && ix_cache_fresh(&pj->ce, (int64_t)time(NULL))))) {
-		ix->stats.cache_hits++;
-		return page_conclude(pj, ctx, pj->ce.status, pj->ce.content_type, pj->ce.base_url,
-			gpuenv_str_n(pj->cached.data, pj->cached.len));
+	bool use = pj->have && (ix->o.offline || (!ix->o.refresh && ix_cache_fresh(&pj->ce, (int64_t)time(NULL))));
+	/* one to revalidate: its body checked now (a damaged one is fetched
+	 * whole), read again only when the server says 304 */
+	if (pj->have && !use && (r = ix_cache_load_head(ctx, pj->path, &pj->ce, true)) != 0) {
+		if (r == -ENOMEM)
+			return r;
+		pj->have = false;
+	}
+	if (use) {
+		if ((r = page_from_cache(pj, ctx, &pj->ce, false, &damaged)))
+			return r;
+		if (!damaged) {
+			ix->stats.cache_hits++;
+			return 0;
+		}
+		pj->have = false;
 	}
 	if (ix->o.offline)
 		return offline_miss(ctx, pj->url, "the index page");
-	ix_req_reset(&pj->job.req, ctx);
-	pj->job.req.url = pj->url;
-	pj->job.req.page = true;
-	pj->job.req.max = ix->o.max_page_bytes;
-	if (pj->have && pj->ce.status == 200) {
-		pj->job.req.if_none_match = pj->ce.etag;
-		pj->job.req.if_modified_since = pj->ce.last_modified;
-	}
-	pj->job.want = true;
+	page_request(pj, ctx);
 	return 0;
 }
 
@@ -573,7 +633,7 @@ static int read_local_page(gpuenv_index_t *ix, gpuenv_ctx_t *ctx, src_t *s, cons
 		return 0;
 	}
 	if (!r) {
-		r = parse_page(ix, ctx, s, name, url, NULL, gpuenv_str_n(b.data ? b.data : "", b.len), &p);
+		r = parse_page(ix, ctx, s, name, url, NULL, &b, &p);
 		*out = p;
 	}
 	gpuenv_buf_free(&b);

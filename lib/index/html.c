@@ -14,13 +14,21 @@ typedef struct hp {
 	const char *url; /* for messages */
 	gpuenv_str_t body;
 	gpuenv_str_t base; /* links resolve against it (<base href> changes it) */
+	gpuenv_arena_t scratch; /* what one link needs while it is read */
+	/* ix_simple_html_parse_owned: the body's bytes given back behind the
+	 * tag being read; the line and column of mark counted before */
+	char *release;
+	size_t mark;
+	unsigned mark_line, mark_col;
 } hp_t;
 
-static void line_col(gpuenv_str_t s, size_t pos, unsigned *line, unsigned *col)
+/* Line and column (1-based, in bytes) of offset pos, counted from the mark. */
+static void line_col(const hp_t *p, size_t pos, unsigned *line, unsigned *col)
 {
-	unsigned l = 1, c = 1;
+	gpuenv_str_t s = p->body;
+	unsigned l = p->mark_line, c = p->mark_col;
 
-	for (size_t i = 0; i < pos && i < s.len; i++) {
+	for (size_t i = p->mark; i < pos && i < s.len; i++) {
 		if (s.ptr[i] == '\n') {
 			l++;
 			c = 1;
@@ -36,7 +44,7 @@ static int syntax(hp_t *p, size_t pos, const char *what)
 {
 	unsigned line, col;
 
-	line_col(p->body, pos, &line, &col);
+	line_col(p, pos, &line, &col);
 	return gpuenv_fail(p->ctx, GPUENV_ESYNTAX, p->url, line, col, "malformed index page: %s",
 		what);
 }
@@ -47,30 +55,12 @@ static bool is_space(char c)
 	return gpuenv_is_space(c) && c != '\v';
 }
 
+/* A character reference's code point: U+FFFD for what is not a character. */
 static size_t put_utf8(char *out, unsigned long cp)
 {
 	if (cp == 0 || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
 		cp = 0xfffd;
-	if (cp < 0x80) {
-		out[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		out[0] = (char)(0xc0 | cp >> 6);
-		out[1] = (char)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		out[0] = (char)(0xe0 | cp >> 12);
-		out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		out[2] = (char)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	out[0] = (char)(0xf0 | cp >> 18);
-	out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-	out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-	out[3] = (char)(0x80 | (cp & 0x3f));
-	return 4;
+	return gpuenv_utf8_put(out, (uint32_t)cp);
 }
 
 static const struct {
@@ -227,13 +217,14 @@ static size_t find_close(gpuenv_str_t body, size_t i, const char *name)
 	return body.len;
 }
 
-static int metadata_attr(hp_t *p, const attr_t *a, gpuenv_index_file_t *f, size_t pos)
+static int metadata_attr(hp_t *p, ix_files_t *files, const attr_t *a, gpuenv_index_file_t *f, size_t pos)
 {
 	gpuenv_str_t v, algo, hash;
+	int r;
 
 	if (!a)
 		return 0;
-	v = decode_refs(p->arena, a->value);
+	v = decode_refs(&p->scratch, a->value);
 	if (!v.ptr)
 		return gpuenv_oom(p->ctx, "for an index page");
 	if (gpuenv_str_eq_cstr(v, "false"))
@@ -243,14 +234,16 @@ static int metadata_attr(hp_t *p, const attr_t *a, gpuenv_index_file_t *f, size_
 		return 0;
 	hash = gpuenv_str_split(v, '=', &algo);
 	if (hash.ptr && gpuenv_str_eq_cstr(algo, "sha256")) {
-		f->metadata_sha256 = ix_sha256_hex(p->arena, hash);
-		if (!f->metadata_sha256)
+		if ((r = ix_files_sha256(files, hash, &f->metadata_sha256)) < 0)
+			return gpuenv_oom(p->ctx, "for an index page");
+		if (r)
 			return syntax(p, pos, "the core-metadata sha256 is not 64 hex digits");
 	}
 	return 0;
 }
 
-/* One <a>: a file of the page. */
+/* One <a>: a file of the page.  What reading it takes goes into the
+ * scratch arena, what the file keeps into the list's strings. */
 static int anchor(hp_t *p, ix_files_t *files, const tag_t *t, size_t pos)
 {
 	const attr_t *href = find_attr(t, "href"), *a;
@@ -260,10 +253,14 @@ static int anchor(hp_t *p, ix_files_t *files, const tag_t *t, size_t pos)
 
 	if (!href || !href->has_value)
 		return 0;
-	ref = decode_refs(p->arena, gpuenv_str_trim(href->value));
-	if (!ref.ptr || !(url = ix_url_resolve(p->arena, p->base, ref, &frag)).ptr)
+	if (p->scratch.used > ((size_t)1 << 20)) { /* bounded on any page */
+		gpuenv_arena_free(&p->scratch);
+		gpuenv_arena_init(&p->scratch, p->ctx, 0);
+	}
+	ref = decode_refs(&p->scratch, gpuenv_str_trim(href->value));
+	if (!ref.ptr || !(url = ix_url_resolve(&p->scratch, p->base, ref, &frag)).ptr)
 		return gpuenv_oom(p->ctx, "for an index page");
-	name = ix_url_basename(p->arena, url);
+	name = ix_url_basename(&p->scratch, url);
 	if (!name.ptr)
 		return gpuenv_oom(p->ctx, "for an index page");
 	if (memchr(name.ptr, '\0', name.len))
@@ -271,7 +268,7 @@ static int anchor(hp_t *p, ix_files_t *files, const tag_t *t, size_t pos)
 	if (!name.len) {
 		/* a project list links folders: the text names them */
 		size_t close = find_close(p->body, t->end, "a");
-		name = decode_refs(p->arena,
+		name = decode_refs(&p->scratch,
 			gpuenv_str_trim(gpuenv_str_n(p->body.ptr + t->end, close - t->end)));
 		if (!name.ptr)
 			return gpuenv_oom(p->ctx, "for an index page");
@@ -280,36 +277,35 @@ static int anchor(hp_t *p, ix_files_t *files, const tag_t *t, size_t pos)
 	}
 	if (!(f = ix_files_push(files, p->url, &r)))
 		return r;
-	f->filename = name.ptr;
-	f->url = url.ptr;
+	if (!(f->url = ix_files_str(files, url)) || !(f->filename = ix_files_name(files, f->url, name)))
+		return gpuenv_oom(p->ctx, "for an index page");
 	if (frag.len) {
 		gpuenv_str_t algo, hash = gpuenv_str_split(frag, '=', &algo);
 		if (hash.ptr && gpuenv_str_eq_cstr(algo, "sha256")) {
-			f->sha256 = ix_sha256_hex(p->arena, hash);
-			if (!f->sha256)
+			if ((r = ix_files_sha256(files, hash, &f->sha256)) < 0)
+				return gpuenv_oom(p->ctx, "for an index page");
+			if (r)
 				return syntax(p, pos, "the link's #sha256= is not 64 hex digits");
 		}
 	}
 	if ((a = find_attr(t, "data-requires-python")) && a->has_value) {
-		gpuenv_str_t v = decode_refs(p->arena, gpuenv_str_trim(a->value));
-		if (!v.ptr)
+		gpuenv_str_t v = decode_refs(&p->scratch, gpuenv_str_trim(a->value));
+		if (!v.ptr || (v.len && !(f->requires_python = ix_files_intern(files, v))))
 			return gpuenv_oom(p->ctx, "for an index page");
-		f->requires_python = v.len ? v.ptr : NULL;
 	}
 	if ((a = find_attr(t, "data-yanked"))) {
 		f->yanked = true;
 		if (a->has_value && a->value.len) {
-			gpuenv_str_t v = decode_refs(p->arena, a->value);
-			if (!v.ptr)
+			gpuenv_str_t v = decode_refs(&p->scratch, a->value);
+			if (!v.ptr || !(f->yanked_reason = ix_files_intern(files, v)))
 				return gpuenv_oom(p->ctx, "for an index page");
-			f->yanked_reason = v.ptr;
 		}
 	}
 	/* PEP 714: data-core-metadata, and the older name as a fallback */
 	a = find_attr(t, "data-core-metadata");
 	if (!a)
 		a = find_attr(t, "data-dist-info-metadata");
-	return metadata_attr(p, a, f, pos);
+	return metadata_attr(p, files, a, f, pos);
 }
 
 /* <meta name="pypi:repository-version" content="1.x"> (PEP 629) */
@@ -323,7 +319,7 @@ static int meta_tag(hp_t *p, const tag_t *t, size_t pos)
 	gpuenv_str_split(c->value, '.', &major);
 	if (!gpuenv_str_eq_cstr(gpuenv_str_trim(major), "1")) {
 		unsigned line, col;
-		line_col(p->body, pos, &line, &col);
+		line_col(p, pos, &line, &col);
 		gpuenv_fail(p->ctx, GPUENV_EUNSUPPORTED, p->url, line, col,
 			"repository version " GPUENV_STR_FMT " of the simple API is not supported",
 			GPUENV_STR_ARG(c->value));
@@ -332,11 +328,24 @@ static int meta_tag(hp_t *p, const tag_t *t, size_t pos)
 	return 0;
 }
 
-int gpuenv_simple_html_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *base_url,
-	gpuenv_str_t body, gpuenv_index_project_t *out)
+/* Bytes given back at a time (ix_simple_html_parse_owned). */
+#define RELEASE_STEP ((size_t)1 << 20)
+
+/* The bytes before i (the next tag's search starts there) given back. */
+static void release_behind(hp_t *p, size_t i)
 {
-	ix_files_t files = { .ctx = ctx };
-	hp_t p = { ctx, arena, base_url ? base_url : "index page", body, GPUENV_STR_NULL };
+	if (!p->release || i < p->mark + RELEASE_STEP)
+		return;
+	line_col(p, i, &p->mark_line, &p->mark_col);
+	gpuenv_mem_release(p->release, p->body.len, p->mark, i);
+	p->mark = i;
+}
+
+static int parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *base_url, gpuenv_str_t body,
+	char *release, gpuenv_index_project_t *out)
+{
+	ix_files_t files = { .ctx = ctx, .arena = arena };
+	hp_t p = { ctx, arena, base_url ? base_url : "index page", body, GPUENV_STR_NULL, { 0 }, release, 0, 1, 1 };
 	const char *s = body.ptr;
 	size_t n = body.len, i = 0;
 	gpuenv_str_t page;
@@ -358,7 +367,9 @@ int gpuenv_simple_html_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const cha
 	out->page_url = page.ptr;
 	if (!(out->name = ix_page_name(arena, page.ptr)))
 		return gpuenv_oom(ctx, "for an index page");
+	gpuenv_arena_init(&p.scratch, ctx, 0);
 	while (i < n) {
+		release_behind(&p, i);
 		const char *lt = memchr(s + i, '<', n - i);
 		size_t start;
 		if (!lt)
@@ -417,10 +428,24 @@ int gpuenv_simple_html_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const cha
 												: "style");
 		}
 	}
+	gpuenv_arena_free(&p.scratch);
 	return ix_files_finish(&files, arena, out, p.url);
 fail:
+	gpuenv_arena_free(&p.scratch);
 	ix_files_free(&files);
 	out->nfiles = 0;
 	out->files = NULL;
 	return r;
+}
+
+int gpuenv_simple_html_parse(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *base_url,
+	gpuenv_str_t body, gpuenv_index_project_t *out)
+{
+	return parse(ctx, arena, base_url, body, NULL, out);
+}
+
+int ix_simple_html_parse_owned(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *base_url, char *body,
+	size_t len, gpuenv_index_project_t *out)
+{
+	return parse(ctx, arena, base_url, gpuenv_str_n(body ? body : "", len), body, out);
 }

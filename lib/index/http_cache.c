@@ -19,6 +19,7 @@
  * reader in another process sees the old entry or the new one, never half
  * of either.  Every read checks the length and
  * the digest: a damaged entry is a miss and is fetched again. */
+#define _GNU_SOURCE /* memmem */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -98,11 +99,53 @@ static bool field_i64(gpuenv_str_t head, const char *name, int64_t *out)
 	return true;
 }
 
+/* The entry's header fields from head (its text up to the blank line);
+ * *len and sha (65 bytes) the body's promised length and digest.  false
+ * when a field that must be there is not. */
+static bool parse_head(gpuenv_str_t head, ix_cache_entry_t *e, int64_t *len, char *sha)
+{
+	int64_t status;
+
+	memset(e, 0, sizeof(*e));
+	if (!field_i64(head, "length", len) || *len < 0 || !field_i64(head, "status", &status) ||
+		!field_i64(head, "stored", &e->stored))
+		return false;
+	if (!field_i64(head, "max-age", &e->max_age))
+		e->max_age = -1;
+	if (!field_i64(head, "age", &e->age) || e->age < 0)
+		e->age = 0;
+	e->status = (int)status;
+	copy_field(head, "etag", e->etag, sizeof(e->etag));
+	copy_field(head, "last-modified", e->last_modified, sizeof(e->last_modified));
+	copy_field(head, "content-type", e->content_type, sizeof(e->content_type));
+	copy_field(head, "base-url", e->base_url, sizeof(e->base_url));
+	copy_field(head, "sha256", sha, 2 * GPUENV_SHA256_LEN + 1);
+	return true;
+}
+
+/* The header's text in data (n bytes), and the offset of the body; false
+ * when it is not an entry's. */
+static bool split_entry(const char *data, size_t n, gpuenv_str_t *head, size_t *off)
+{
+	const char *sep;
+
+	if (n < sizeof(MAGIC) - 1 || memcmp(data, MAGIC, sizeof(MAGIC) - 1))
+		return false;
+	sep = memmem(data, n, "\n\n", 2);
+	if (!sep)
+		return false;
+	*head = gpuenv_str_n(data, (size_t)(sep - data) + 1);
+	*off = (size_t)(sep - data) + 2;
+	return true;
+}
+
 int ix_cache_load(gpuenv_ctx_t *ctx, const char *path, size_t max, ix_cache_entry_t *e,
 	gpuenv_buf_t *body)
 {
 	gpuenv_buf_t raw;
-	const char *sep;
+	gpuenv_str_t head;
+	size_t off;
+	int64_t len;
 	int r;
 
 	memset(e, 0, sizeof(*e));
@@ -118,45 +161,79 @@ int ix_cache_load(gpuenv_ctx_t *ctx, const char *path, size_t max, ix_cache_entr
 		return r == -ENOMEM ? gpuenv_oom(ctx, "for a cache entry") : -ENOENT;
 	}
 	r = -EINVAL; /* damaged: a miss */
-	if (raw.len < sizeof(MAGIC) - 1 || memcmp(raw.data, MAGIC, sizeof(MAGIC) - 1))
-		goto out;
-	sep = strstr(raw.data, "\n\n");
-	if (!sep)
-		goto out;
-	gpuenv_str_t head = gpuenv_str_n(raw.data, (size_t)(sep - raw.data) + 1);
-	size_t off = (size_t)(sep - raw.data) + 2;
-	int64_t len, status;
-	char want[2 * GPUENV_SHA256_LEN + 1], got[sizeof(want)];
+	char want[2 * GPUENV_SHA256_LEN + 1] = "", got[sizeof(want)];
 	unsigned char d[GPUENV_SHA256_LEN];
-	if (!field_i64(head, "length", &len) || (uint64_t)len != raw.len - off ||
-		!field_i64(head, "status", &status) || !field_i64(head, "stored", &e->stored))
+	if (!split_entry(raw.data, raw.len, &head, &off) || !parse_head(head, e, &len, want) ||
+		(uint64_t)len != raw.len - off || raw.len - off > max)
 		goto out;
-	if (!field_i64(head, "max-age", &e->max_age))
-		e->max_age = -1;
-	if (!field_i64(head, "age", &e->age) || e->age < 0)
-		e->age = 0;
-	e->status = (int)status;
-	copy_field(head, "etag", e->etag, sizeof(e->etag));
-	copy_field(head, "last-modified", e->last_modified, sizeof(e->last_modified));
-	copy_field(head, "content-type", e->content_type, sizeof(e->content_type));
-	copy_field(head, "base-url", e->base_url, sizeof(e->base_url));
-	copy_field(head, "sha256", want, sizeof(want));
 	if (gpuenv_sha256(raw.data + off, raw.len - off, d))
 		goto out;
 	gpuenv_hex(d, sizeof(d), got);
 	if (strcmp(want, got))
 		goto out;
-	gpuenv_buf_reset(body);
-	if ((r = gpuenv_buf_append(body, raw.data + off, raw.len - off))) {
-		r = r == -ENOMEM ? gpuenv_oom(ctx, "for a cache entry") : -EINVAL;
-		goto out;
-	}
-	r = 0;
+	/* the body moved to the front of the bytes read, which become the
+	 * caller's buffer: a page is in memory once, not read and copied */
+	memmove(raw.data, raw.data + off, raw.len - off);
+	raw.len -= off;
+	raw.data[raw.len] = '\0';
+	gpuenv_buf_free(body);
+	*body = raw;
+	return 0;
 out:
 	gpuenv_buf_free(&raw);
 	return r;
 }
 
+int ix_cache_load_head(gpuenv_ctx_t *ctx, const char *path, ix_cache_entry_t *e, bool verify)
+{
+	char buf[8192], want[2 * GPUENV_SHA256_LEN + 1], got[sizeof(want)];
+	unsigned char d[GPUENV_SHA256_LEN];
+	gpuenv_sha256_t h;
+	gpuenv_str_t head;
+	size_t off, n = 0;
+	uint64_t body = 0;
+	int64_t len;
+	ssize_t k;
+	int fd, r = -EINVAL;
+
+	memset(e, 0, sizeof(*e));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -ENOENT;
+	while (n < sizeof(buf) && ((k = read(fd, buf + n, sizeof(buf) - n)) > 0 || (k < 0 && errno == EINTR)))
+		n += k > 0 ? (size_t)k : 0;
+	if (!split_entry(buf, n, &head, &off) || !parse_head(head, e, &len, want))
+		goto out;
+	if (!verify) {
+		r = 0;
+		goto out;
+	}
+	/* the body through the digest a buffer at a time: checked, not held */
+	if (gpuenv_sha256_init(&h) == -ENOMEM) {
+		r = gpuenv_oom(ctx, "for SHA-256");
+		goto out;
+	}
+	gpuenv_sha256_update(&h, buf + off, n - off);
+	body = n - off;
+	while ((k = read(fd, buf, sizeof(buf))) > 0 || (k < 0 && errno == EINTR)) {
+		if (k > 0) {
+			gpuenv_sha256_update(&h, buf, (size_t)k);
+			body += (uint64_t)k;
+		}
+	}
+	if ((r = gpuenv_sha256_final(&h, d)) == -ENOMEM) {
+		r = gpuenv_oom(ctx, "for SHA-256");
+		goto out;
+	}
+	r = -EINVAL;
+	if (k < 0 || body != (uint64_t)len)
+		goto out;
+	gpuenv_hex(d, sizeof(d), got);
+	r = strcmp(want, got) ? -EINVAL : 0;
+out:
+	close(fd);
+	return r;
+}
 
 static int mkdirs(const char *path)
 {
@@ -183,10 +260,10 @@ static int mkdirs(const char *path)
  * is lost or torn fails its length or digest check and is fetched again,
  * while the fsyncs cost a cold lock of 200 entries more than a second on a
  * disk.  The entry's folders are made on the first write into them. */
-static int write_entry(gpuenv_ctx_t *ctx, const char *path, const char *data, size_t len)
+static int write_entry(gpuenv_ctx_t *ctx, const char *path, const gpuenv_str_t parts[2])
 {
 	gpuenv_error_t saved = ctx->err;
-	int r = gpuenv_fs_write_atomic_ex(ctx, path, data, len, 0644, GPUENV_FS_NOSYNC);
+	int r = gpuenv_fs_write_atomic_parts(ctx, path, parts, 2, 0644, GPUENV_FS_NOSYNC);
 
 	if (r == -ENOENT) {
 		char dir[PATH_MAX];
@@ -200,7 +277,7 @@ static int write_entry(gpuenv_ctx_t *ctx, const char *path, const char *data, si
 		if ((r = mkdirs(dir)))
 			return gpuenv_fail(ctx, r, dir, 0, 0, "cannot create the cache folder: %s",
 				strerror(-r));
-		r = gpuenv_fs_write_atomic_ex(ctx, path, data, len, 0644, GPUENV_FS_NOSYNC);
+		r = gpuenv_fs_write_atomic_parts(ctx, path, parts, 2, 0644, GPUENV_FS_NOSYNC);
 	}
 	if (r)
 		return gpuenv_fail(ctx, r, path, 0, 0, "cannot write a cache entry: %s", strerror(-r));
@@ -233,13 +310,14 @@ int ix_cache_store(gpuenv_ctx_t *ctx, const char *path, const ix_cache_entry_t *
 		r = gpuenv_buf_printf(&b, "base-url: %s\n", e->base_url);
 	if (!r)
 		r = gpuenv_buf_printf(&b, "length: %zu\nsha256: %s\n\n", len, hex);
-	if (!r)
-		r = gpuenv_buf_append(&b, data, len);
 	if (r) {
 		gpuenv_buf_free(&b);
 		return gpuenv_oom(ctx, "for a cache entry");
 	}
-	r = write_entry(ctx, path, b.data, b.len);
+	/* the header and the body written one after the other: a page is
+	 * not copied behind its header first */
+	gpuenv_str_t parts[2] = { gpuenv_str_n(b.data, b.len), gpuenv_str_n(data, len) };
+	r = write_entry(ctx, path, parts);
 	gpuenv_buf_free(&b);
 	return r;
 }

@@ -21,9 +21,17 @@ typedef struct ix_cache_entry {
 GPUENV_MUST_CHECK int ix_cache_key(const char *root, const char *url, const char *sha256, char *out,
 	size_t outsz);
 /* 0 with the entry and its body (digest checked); -ENOENT for a miss, -EINVAL
- * for a damaged entry (neither recorded), -ENOMEM. */
+ * for a damaged entry (neither recorded), -ENOMEM.  body's memory is
+ * replaced by the bytes read (the body moved to their front, no copy). */
 int ix_cache_load(gpuenv_ctx_t *ctx, const char *path, size_t max, ix_cache_entry_t *e,
 	gpuenv_buf_t *body);
+/* The entry's header alone: whether it is fresh and what to revalidate it
+ * with, so that a big page's body is loaded only when it is used, not held
+ * while the server is asked.  verify: the body is read through its digest
+ * (a buffer at a time, nothing kept) and must match its length and
+ * digest, so that a damaged entry is not revalidated.  0, -ENOENT, -EINVAL
+ * (neither recorded), -ENOMEM. */
+int ix_cache_load_head(gpuenv_ctx_t *ctx, const char *path, ix_cache_entry_t *e, bool verify);
 /* Write an entry atomically; 0 or an error recorded with the path. */
 int ix_cache_store(gpuenv_ctx_t *ctx, const char *path, const ix_cache_entry_t *e,
 	const void *data, size_t len);

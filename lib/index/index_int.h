@@ -52,6 +52,16 @@ gpuenv_str_t ix_path_to_file_url(gpuenv_arena_t *arena, const char *path);
 /* 64 hex digits (either case) lower-cased into arena; NULL when s is not. */
 const char *ix_sha256_hex(gpuenv_arena_t *arena, gpuenv_str_t s);
 
+/* ---- the page parsers over a body the caller owns (json.c, html.c) ----
+ * As gpuenv_simple_json_parse / _html_parse, and body's memory (writable,
+ * the caller's to free afterwards, not to read again) is given back to the
+ * system as the parse passes it: a page of tens of MB is not held beside
+ * what its parse makes (issue 22 item 16). */
+int ix_simple_json_parse_owned(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *base_url, char *body,
+	size_t len, gpuenv_index_project_t *out);
+int ix_simple_html_parse_owned(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const char *base_url, char *body,
+	size_t len, gpuenv_index_project_t *out);
+
 /* ---- the parsers' file list (pages.c) ---------------------------------- */
 
 /* The attributes of a file a page may get wrong and a client ignores (pip
@@ -64,6 +74,13 @@ typedef struct ix_files {
 	size_t n, cap;
 	size_t nignored[IX_NATTR];   /* attributes dropped, by kind */
 	char first[IX_NATTR][400];  /* the first of each: "FILE: 'VALUE': why" */
+	/* the files' strings (ix_files_str): packed one after the other in
+	 * blocks of arena (no alignment: a sha256 takes 65 bytes, not 80);
+	 * the values a page repeats (requires-python, yanked reasons) once */
+	gpuenv_arena_t *arena;
+	char *at;
+	size_t left;
+	gpuenv_strmap_t interned;
 } ix_files_t;
 
 /* A new zeroed file at the end (size -1), or NULL: out of memory or over
@@ -72,6 +89,18 @@ gpuenv_index_file_t *ix_files_push(ix_files_t *f, const char *base_url, int *r);
 /* attr (IX_ATTR_*) of file e, value, is not valid (why): dropped, noted
  * for the page's warning. */
 void ix_files_ignore(ix_files_t *f, gpuenv_index_file_t *e, int attr, const char *value, const char *why);
+/* A NUL-terminated copy of s among the list's strings (f->arena); NULL
+ * when out of memory (not recorded). */
+const char *ix_files_str(ix_files_t *f, gpuenv_str_t s);
+/* The same, one copy per distinct value: for what a page repeats. */
+const char *ix_files_intern(ix_files_t *f, gpuenv_str_t s);
+/* A file's name: a pointer into its url when the url ends with "/" and
+ * the name (as a page of PyPI's writes most), else a copy; NULL when out
+ * of memory (not recorded). */
+const char *ix_files_name(ix_files_t *f, const char *url, gpuenv_str_t name);
+/* s as 64 lower-case hex digits among the list's strings: 0, 1 when s is
+ * not 64 hex digits (nothing recorded), -ENOMEM (not recorded). */
+int ix_files_sha256(ix_files_t *f, gpuenv_str_t s, const char **out);
 /* Move the list into arena as out->files; frees the list.  Every file's
  * requires-python (PEP 440 specifiers) and upload-time (an RFC 3339
  * date-time with an offset) is checked first: a bad one is dropped with a

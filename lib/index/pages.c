@@ -18,13 +18,102 @@ gpuenv_index_file_t *ix_files_push(ix_files_t *f, const char *base_url, int *r)
 					 "page; check --index-url, or give the files as --find-links");
 		return NULL;
 	}
-	if ((*r = gpuenv_array_grow(f->ctx, NULL, &f->v, &f->cap, f->n + 1, sizeof(*f->v), SIZE_MAX,
-		     "for an index page's files")))
-		return NULL;
+	if (f->n == f->cap) {
+		/* realloc, not gpuenv_array_grow: the new room is not zeroed, so
+		 * a big page's list costs the files it holds, not its capacity
+		 * (the room past them stays untouched) */
+		size_t ncap = f->cap ? 2 * f->cap : 16;
+		gpuenv_index_file_t *v = gpuenv_realloc(f->ctx, f->v, ncap * sizeof(*v));
+		if (!v) {
+			*r = gpuenv_oom(f->ctx, "for an index page's files");
+			return NULL;
+		}
+		f->v = v;
+		f->cap = ncap;
+	}
 	gpuenv_index_file_t *e = &f->v[f->n++];
 	memset(e, 0, sizeof(*e));
 	e->size = -1;
 	return e;
+}
+
+/* Strings longer than this get an arena block of their own. */
+#define STR_BLOCK ((size_t)64 << 10)
+#define STR_OWN ((size_t)4 << 10)
+/* Distinct values interned at most (past them: copies). */
+#define INTERN_MAX 4096
+
+const char *ix_files_str(ix_files_t *f, gpuenv_str_t s)
+{
+	char *out;
+
+	if (s.len >= STR_OWN) {
+		out = gpuenv_arena_alloc(f->arena, s.len + 1);
+	} else {
+		if (f->left < s.len + 1) {
+			if (!(f->at = gpuenv_arena_alloc(f->arena, STR_BLOCK))) {
+				f->left = 0;
+				return NULL;
+			}
+			f->left = STR_BLOCK;
+		}
+		out = f->at;
+		f->at += s.len + 1;
+		f->left -= s.len + 1;
+	}
+	if (!out)
+		return NULL;
+	if (s.len)
+		memcpy(out, s.ptr, s.len);
+	out[s.len] = '\0';
+	return out;
+}
+
+const char *ix_files_intern(ix_files_t *f, gpuenv_str_t s)
+{
+	bool found;
+	const char *v;
+
+	f->interned.ctx = f->ctx;
+	v = gpuenv_strmap_get(&f->interned, s.ptr, s.len, &found);
+	if (found)
+		return v;
+	if (!(v = ix_files_str(f, s)))
+		return NULL;
+	if (f->interned.n < INTERN_MAX) {
+		gpuenv_error_t keep = f->ctx->err; /* the map records its failure: not ours to report */
+		if (gpuenv_strmap_put(&f->interned, v, s.len, (void *)v)) {
+			f->ctx->err = keep;
+			return NULL;
+		}
+	}
+	return v;
+}
+
+const char *ix_files_name(ix_files_t *f, const char *url, gpuenv_str_t name)
+{
+	size_t ul = strlen(url);
+
+	if (name.len && ul > name.len && url[ul - name.len - 1] == '/' &&
+		!memcmp(url + ul - name.len, name.ptr, name.len))
+		return url + ul - name.len;
+	return ix_files_str(f, name);
+}
+
+int ix_files_sha256(ix_files_t *f, gpuenv_str_t s, const char **out)
+{
+	char hex[64];
+
+	if (s.len != sizeof(hex))
+		return 1;
+	for (size_t i = 0; i < sizeof(hex); i++) {
+		if (gpuenv_hex_digit(s.ptr[i]) < 0)
+			return 1;
+		hex[i] = gpuenv_to_lower(s.ptr[i]);
+	}
+	if (!(*out = ix_files_str(f, gpuenv_str_n(hex, sizeof(hex)))))
+		return -ENOMEM;
+	return 0;
 }
 
 static const char *const ATTR_NAMES[IX_NATTR] = { "requires-python", "upload-time" };
@@ -113,6 +202,9 @@ void ix_files_free(ix_files_t *f)
 	gpuenv_free(f->ctx, f->v);
 	f->v = NULL;
 	f->n = f->cap = 0;
+	f->interned.ctx = f->ctx;
+	gpuenv_strmap_free(&f->interned);
+	memset(f->nignored, 0, sizeof(f->nignored));
 }
 
 const char *ix_page_name(gpuenv_arena_t *arena, const char *page_url)

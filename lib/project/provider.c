@@ -387,11 +387,17 @@ static int pv_read_builds(gpuenv_pv_t *pv, struct pv_proj *p, size_t *nhw, const
 	return 0;
 }
 
+/* Distinct requires-python values a project's build remembers. */
+#define PV_RP_SEEN 8
+
 static int pv_build(gpuenv_pv_t *pv, struct pv_proj *p)
 {
 	const gpuenv_index_project_t *pg = p->page;
 	struct pv_wheel *w = NULL;
 	size_t nw = 0, ntag = 0, npy = 0, nsdist = 0, nbad = 0, nhw = 0, nunread = 0;
+	const char *rp_seen[PV_RP_SEEN]; /* the requires-python values judged, and how */
+	bool rp_excludes[PV_RP_SEEN];
+	size_t nrp = 0;
 	/* the interpreter and platform tags of the wheels that did not fit */
 	gpuenv_buf_t seen, seen_plat;
 	const char *hw_first = NULL;
@@ -474,13 +480,27 @@ static int pv_build(gpuenv_pv_t *pv, struct pv_proj *p)
 			}
 		}
 		if (f->requires_python && pv->o.python) {
-			gpuenv_specset_t rp;
-			if (gpuenv_specset_parse(pv->ctx, &pv->arena, gpuenv_str(f->requires_python), &rp) != 0) {
-				if (pv->ctx->err.code == -ENOMEM)
-					goto fail;
-				gpuenv_error_clear(pv->ctx); /* pip ignores a bad one too */
-			} else if (!gpuenv_specset_contains(&rp, gpuenv_str(pv->o.python), &pv->python,
-					   GPUENV_PRERELEASES_YES)) {
+			/* a page gives a few values to many files (the index client
+			 * keeps one copy of each): each judged once, not parsed into
+			 * the arena for each of 80,000 files */
+			size_t k = 0;
+			while (k < nrp && rp_seen[k] != f->requires_python && strcmp(rp_seen[k], f->requires_python))
+				k++;
+			if (k == nrp) {
+				gpuenv_specset_t rp;
+				k = nrp < PV_RP_SEEN ? nrp++ : (size_t)(i % PV_RP_SEEN);
+				rp_seen[k] = f->requires_python;
+				rp_excludes[k] = false;
+				if (gpuenv_specset_parse(pv->ctx, &pv->arena, gpuenv_str(f->requires_python), &rp) != 0) {
+					if (pv->ctx->err.code == -ENOMEM)
+						goto fail;
+					gpuenv_error_clear(pv->ctx); /* pip ignores a bad one too */
+				} else {
+					rp_excludes[k] = !gpuenv_specset_contains(&rp, gpuenv_str(pv->o.python), &pv->python,
+						GPUENV_PRERELEASES_YES);
+				}
+			}
+			if (rp_excludes[k]) {
 				npy++;
 				continue;
 			}

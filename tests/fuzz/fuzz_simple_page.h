@@ -76,6 +76,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	else if (ctx.err.code != r || !ctx.err.msg[0] || strstr(ctx.err.file, "secret"))
 		__builtin_trap();
 	gpuenv_arena_free(&arena);
+#ifdef SIMPLE_REFERENCE
+	/* the same files, warnings and first error as the reference reader */
+	char why[2048];
+	if (SIMPLE_REFERENCE(BASE, gpuenv_str_n((const char *)data, size), why, sizeof(why))) {
+		fprintf(stderr, "differs from the reference: %s\n", why);
+		abort();
+	}
+#endif
 	fuzz_oom(data, size, oom_run);
 	return 0;
 }

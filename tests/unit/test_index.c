@@ -16,6 +16,7 @@
 #include "gpuenv/index.h"
 
 #include "../../lib/index/index_int.h"
+#include "simple_json_ref.h"
 #include "testutil.h"
 
 static gpuenv_ctx_t ctx;
@@ -249,6 +250,229 @@ static void test_json_errors(void **state)
 	assert_int_equal(r, GPUENV_ETOOBIG);
 }
 
+
+/* ---- the streaming PEP 691 reader against the tree reader it replaced ---- */
+
+static void same_as_ref(const char *page)
+{
+	char why[2048];
+	const char *d = ref_simple_json_compare("https://u:p@h.example/simple/p-x/", gpuenv_str(page), why, sizeof(why));
+
+	if (d) {
+		fprintf(stderr, "page %.300s\n  %s\n", page, d);
+		fail();
+	}
+}
+
+#define F(extra) "{\"filename\": \"p-1.0-py3-none-any.whl\", \"url\": \"../../f/p-1.0-py3-none-any.whl\"" extra "}"
+#define PAGE(files) "{\"meta\": {\"api-version\": \"1.1\"}, \"name\": \"P.x\", \"files\": [" files "]}"
+
+/* Edge cases: the same files, warnings and first error as before. */
+static void test_json_equivalence(void **state)
+{
+	(void)state;
+	static const char *const pages[] = {
+		PAGE(F(", \"hashes\": {\"sha256\": \"" SHA_B "\"}, \"size\": 0, \"yanked\": false")),
+		/* escapes, UTF-8 and surrogate pairs in names, URLs and reasons */
+		PAGE("{\"filename\": \"caf\\u00e9-1.0-py3-none-any.whl\", \"url\": \"https://h/p%2B1/caf%C3%A9-1.0.whl#x\","
+		     " \"yanked\": \"broken \\\"build\\\" \\ud83d\\ude00 caf\xc3\xa9\"}"),
+		"{\"meta\": {\"api-version\": \"1.0\"}, \"files\": [{\"file\\u006eame\": \"a.whl\", \"\\u0075rl\": \"a.whl\"}]}",
+		/* repeated keys: the last one, at every level */
+		"{\"meta\": {\"api-version\": \"2.0\"}, \"meta\": {\"api-version\": \"1.0\"}, \"name\": 5, \"name\": \"n\","
+		" \"files\": [{\"filename\": 1}], \"files\": [{\"filename\": \"a.whl\", \"url\": \"a.whl\", \"filename\": \"b.whl\","
+		" \"hashes\": {\"sha256\": \"x\", \"sha256\": \"" SHA_A "\"}, \"yanked\": 1, \"yanked\": null}]}",
+		/* meta after files; the files' errors after the page's own */
+		"{\"files\": [{\"filename\": \"a.whl\", \"url\": \"a.whl\"}], \"meta\": {\"api-version\": \"1.0\"}}",
+		"{\"files\": [{\"filename\": 7}], \"meta\": {\"api-version\": \"3\"}}",
+		"{\"files\": [{\"filename\": 7}], \"name\": []}",
+		"{\"meta\": {\"api-version\": \"1.0\"}, \"files\": [2, {\"filename\": 7}]}",
+		"{\"meta\": {\"api-version\": \"1.0\"}, \"files\": {}}",
+		"{\"meta\": \"1.0\", \"files\": []}",
+		"[]",
+		"17",
+		/* numbers: size an integer >= 0; a number where a string goes */
+		PAGE(F(", \"size\": 1.0")), PAGE(F(", \"size\": -1")), PAGE(F(", \"size\": -0")),
+		PAGE(F(", \"size\": 9223372036854775807")), PAGE(F(", \"size\": null")), PAGE(F(", \"size\": \"10\"")),
+		PAGE(F(", \"requires-python\": 3.5") "," F(", \"requires-python\": [\"x\"]") "," F(", \"requires-python\": \"\"")),
+		PAGE(F(", \"upload-time\": 1") "," F(", \"upload-time\": {}") "," F(", \"upload-time\": \"2024-01-01T00:00:00Z\"")),
+		PAGE(F(", \"core-metadata\": true") "," F(", \"core-metadata\": null, \"dist-info-metadata\": {\"sha256\": \""
+			SHA_A "\"}") "," F(", \"dist-info-metadata\": {\"sha256\": 5}") "," F(", \"core-metadata\": 0")),
+		PAGE(F(", \"hashes\": []")), PAGE(F(", \"hashes\": {\"sha256\": \"ABCDEF" SHA_A "\"}")),
+		PAGE(F(", \"hashes\": {\"md5\": \"x\"}, \"extra\": {\"deep\": [[[{\"a\": [true, false, null]}]]]}")),
+		PAGE(F(", \"url\": \"\"")), PAGE("{\"url\": \"a.whl\"}"),
+		/* syntax errors: jansson's text before, the pull parser's now (codes equal) */
+		"{\"meta\": {\"api-version\": \"1.0\"}, \"files\": [{\"filename\": 7}], \"x\": [1,}",
+		"{\"meta\": {\"api-version\": \"1.0\"}, \"files\": [{\"filename\": \"a\\u0000\"}]}",
+		"{\"meta\": {\"api-version\": \"1.0\"}, \"files\": [], \"n\": 1e400}",
+		"{\"meta\": {\"api-version\": \"1.0\"}, \"files\": [], \"n\": 92233720368547758070}",
+		"{\"meta\": {\"api-version\": \"1.0\"}, \"files\": [{\"filename\": \"\xc3\x28\"}]}",
+		"{\"meta\": {\"api-version\": \"1.0\"}, \"files\": [{\"filename\": \"a.whl\", \"url\": \"a.whl\"}",
+		"{\"meta\": {\"api-version\": \"1.0\"}, \"files\": [{\"filena",
+		"",
+	};
+	for (size_t i = 0; i < sizeof(pages) / sizeof(pages[0]); i++)
+		same_as_ref(pages[i]);
+}
+
+/* A generated page of 60,000 files (every field, escapes, unicode, bad
+ * attributes here and there), the same as the tree reader's, and the same
+ * again when the body's memory is released as it is read. */
+static char *big_page(size_t *len, size_t nfiles, const char *tail)
+{
+	gpuenv_buf_t b;
+	char *s;
+
+	gpuenv_buf_init(&b, &ctx, 0);
+	gpuenv_buf_puts(&b, "{\"meta\": {\"api-version\": \"1.1\", \"_last-serial\": 1}, \"name\": \"Big_Page\", \"files\": [\n");
+	for (size_t i = 0; i < nfiles; i++)
+		gpuenv_buf_printf(&b,
+			"%s{\"filename\": \"big-1.%zu-cp312-cp312-manylinux_2_17_x86_64.whl\", \"url\": "
+			"\"%s/big-1.%zu-cp312-cp312-manylinux_2_17_x86_64.whl\", \"hashes\": {\"sha256\": \"%064zx\", \"md5\": \"%zu\"},"
+			" \"requires-python\": %s, \"yanked\": %s, \"size\": %zu, \"upload-time\": %s,"
+			" \"core-metadata\": {\"sha256\": \"%064zX\"}, \"data-dist-info-metadata\": {\"sha256\": \"%064zx\"}}",
+			i ? ",\n" : "", i, i % 5 ? "../../files" : "https://files.example/p\\/q", i, i, i,
+			i % 7 == 3 ? "\">=3.9, <4\"" : i % 11 == 2 ? "\"bad!\"" : i % 13 == 1 ? "null" : "\">=3.8\"",
+			i % 97 == 5 ? "\"caf\\u00e9 \\ud83d\\ude00 \\\"no\\\"\"" : i % 89 == 4 ? "true" : "false",
+			1000 + i, i % 101 == 9 ? "7" : "\"2026-01-01T00:00:00.000000Z\"", i + 1, i + 2);
+	gpuenv_buf_puts(&b, tail);
+	assert_int_equal(gpuenv_buf_failed(&b), 0);
+	s = gpuenv_buf_steal(&b, len);
+	assert_non_null(s);
+	return s;
+}
+
+static void same_str(const char *a, const char *b)
+{
+	if (a || b) {
+		assert_non_null(a);
+		assert_non_null(b);
+		assert_string_equal(a, b);
+	}
+}
+
+/* Two parses of one page: every field of every file equal. */
+static void same_files(const gpuenv_index_project_t *p, const gpuenv_index_project_t *q)
+{
+	assert_int_equal(q->nfiles, p->nfiles);
+	for (size_t i = 0; i < p->nfiles; i++) {
+		const gpuenv_index_file_t *a = &p->files[i], *b = &q->files[i];
+		same_str(a->filename, b->filename);
+		same_str(a->url, b->url);
+		same_str(a->sha256, b->sha256);
+		same_str(a->requires_python, b->requires_python);
+		same_str(a->yanked_reason, b->yanked_reason);
+		same_str(a->metadata_sha256, b->metadata_sha256);
+		same_str(a->upload_time, b->upload_time);
+		assert_int_equal(a->yanked, b->yanked);
+		assert_int_equal(a->has_metadata, b->has_metadata);
+		assert_int_equal(a->size, b->size);
+	}
+}
+
+static void test_json_big_equivalence(void **state)
+{
+	(void)state;
+	size_t len;
+	char *page = big_page(&len, 60000, "\n]}\n"), why[2048];
+	gpuenv_index_project_t p, q;
+	gpuenv_arena_t a2;
+
+	assert_true(len > ((size_t)20 << 20));
+	assert_null(ref_simple_json_compare("https://h/simple/big-page/", gpuenv_str_n(page, len), why, sizeof(why)));
+	assert_int_equal(gpuenv_simple_json_parse(&ctx, &arena, "https://h/simple/big-page/", gpuenv_str_n(page, len), &p), 0);
+	assert_int_equal(p.nfiles, 60000);
+	assert_string_equal(p.name, "big-page");
+	assert_string_equal(p.files[5].url, "https://files.example/p/q/big-1.5-cp312-cp312-manylinux_2_17_x86_64.whl");
+	assert_string_equal(p.files[5].yanked_reason, "caf\xc3\xa9 \xf0\x9f\x98\x80 \"no\"");
+	/* the released parse: the same files */
+	char *copy = malloc(len);
+	assert_non_null(copy);
+	memcpy(copy, page, len);
+	gpuenv_arena_init(&a2, &ctx, 0);
+	assert_int_equal(ix_simple_json_parse_owned(&ctx, &a2, "https://h/simple/big-page/", copy, len, &q), 0);
+	same_files(&p, &q);
+	gpuenv_arena_free(&a2);
+	free(copy);
+	free(page);
+}
+
+/* A bad file deep in a big page: the same error, at the same line and
+ * column, whether the body is released behind the parser or not; and a
+ * page cut short names where it ends. */
+static void test_json_big_errors(void **state)
+{
+	(void)state;
+	size_t len;
+	char *page = big_page(&len, 50000, ",\n{\"filename\": \"x.whl\",\n \"url\": \"x.whl\", \"size\": -5}]}");
+	gpuenv_index_project_t p;
+	gpuenv_error_t e;
+
+	assert_int_equal(gpuenv_simple_json_parse(&ctx, &arena, "https://h/simple/big/", gpuenv_str_n(page, len), &p),
+		GPUENV_ESYNTAX);
+	e = ctx.err;
+	assert_string_equal(e.msg, "malformed index page: files[50000].size: expected a non-negative integer");
+	assert_int_equal(e.line, 50003);
+	assert_int_equal(e.col, 26);
+	assert_int_equal(ix_simple_json_parse_owned(&ctx, &arena, "https://h/simple/big/", page, len, &p), GPUENV_ESYNTAX);
+	assert_string_equal(ctx.err.msg, e.msg);
+	assert_int_equal(ctx.err.line, e.line);
+	assert_int_equal(ctx.err.col, e.col);
+	free(page);
+
+	page = big_page(&len, 50000, "\n]}\n");
+	assert_int_equal(gpuenv_simple_json_parse(&ctx, &arena, "https://h/simple/big/", gpuenv_str_n(page, len - 5), &p),
+		GPUENV_ESYNTAX);
+	assert_int_equal(ctx.err.line, 50001);
+	assert_non_null(strstr(ctx.err.msg, "the text ends where"));
+	free(page);
+}
+
+/* The same page as PEP 503 HTML, released as it is read: the same files,
+ * and an error near its end at the same line and column. */
+static void test_html_released(void **state)
+{
+	(void)state;
+	gpuenv_buf_t b;
+	gpuenv_index_project_t p, q;
+	gpuenv_arena_t a2;
+	size_t len;
+	char *page, *copy;
+
+	gpuenv_buf_init(&b, &ctx, 0);
+	gpuenv_buf_puts(&b, "<!DOCTYPE html><html><body>\n");
+	for (int i = 0; i < 40000; i++)
+		gpuenv_buf_printf(&b, "<a href=\"../../f/big-1.%d-py3-none-any.whl#sha256=%064x\" data-requires-python=\"&gt;=3.%d\""
+			" data-core-metadata=\"sha256=%064X\"%s>big-1.%d-py3-none-any.whl</a><br/>\n", i, i, i % 3, i,
+			i % 50 == 1 ? " data-yanked=\"caf&eacute; &#x1F600;\"" : "", i);
+	gpuenv_buf_puts(&b, "<a href=\"x.whl#sha256=nothex\">x</a></body></html>\n");
+	assert_int_equal(gpuenv_buf_failed(&b), 0);
+	page = gpuenv_buf_steal(&b, &len);
+	assert_non_null(page);
+	assert_int_equal(gpuenv_simple_html_parse(&ctx, &arena, "https://h/simple/big/", gpuenv_str_n(page, len - 50), &p), 0);
+	assert_int_equal(p.nfiles, 40000);
+	copy = malloc(len);
+	assert_non_null(copy);
+	memcpy(copy, page, len);
+	gpuenv_arena_init(&a2, &ctx, 0);
+	assert_int_equal(ix_simple_html_parse_owned(&ctx, &a2, "https://h/simple/big/", copy, len - 50, &q), 0);
+	same_files(&p, &q);
+	/* the filename is the tail of the url (one copy) */
+	assert_ptr_equal(q.files[7].filename, q.files[7].url + strlen(q.files[7].url) - strlen(q.files[7].filename));
+	/* the last link is bad: the same place either way */
+	memcpy(copy, page, len);
+	assert_int_equal(gpuenv_simple_html_parse(&ctx, &arena, "https://h/simple/big/", gpuenv_str_n(page, len), &p),
+		GPUENV_ESYNTAX);
+	gpuenv_error_t e = ctx.err;
+	assert_int_equal(e.line, 40002);
+	assert_int_equal(ix_simple_html_parse_owned(&ctx, &a2, "https://h/simple/big/", copy, len, &q), GPUENV_ESYNTAX);
+	assert_int_equal(ctx.err.line, e.line);
+	assert_int_equal(ctx.err.col, e.col);
+	assert_string_equal(ctx.err.msg, e.msg);
+	gpuenv_arena_free(&a2);
+	free(copy);
+	free(page);
+}
+
 static char logged[2048];
 
 static void log_keep(void *ud, int level, const char *msg)
@@ -382,6 +606,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_html_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_json_page, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_json_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_json_equivalence, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_json_big_equivalence, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_json_big_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_html_released, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_attributes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_url_resolve, setup, teardown),
 		cmocka_unit_test(test_parsers_oom),
