@@ -1,8 +1,8 @@
 /* libcrypto loaded on first use (lib/core/crypto_dl.c), as libcurl is
- * (lib/index/curl_dl.c): linked, its relocations alone cost the dynamic
- * loader about 8 M cycles at every start (LD_DEBUG=statistics), a tenth
- * of `gpuenv probe`'s time on the H200, where probe, doctor and most verbs
- * never hash.  Include this after the OpenSSL headers: the OpenSSL
+ * (lib/index/curl_dl.c): linked, its relocations cost the dynamic loader
+ * about 8 M cycles at every start on a 2-core VM (LD_DEBUG=statistics;
+ * 0.1 M on the H200 machine), paid by probe, doctor and every verb that
+ * never hashes.  Include this after the OpenSSL headers: the OpenSSL
  * functions gpuenv calls become gpuenv_crypto_* wrappers, which load
  * libcrypto.so.3 the first time one is called (once per process) and
  * answer as the function does when it fails (NULL, 0) when it cannot be
