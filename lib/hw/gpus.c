@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -449,6 +450,21 @@ int gpuenv_hw_finish(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, gpuenv_hw_facts_t
 	return 0;
 }
 
+struct warm {
+	gpuenv_ctx_t ctx; /* its own: nothing of it is reported */
+	const gpuenv_hw_opts_t *opts;
+	pthread_t tid;
+	hw_nvml_warm_t *nvml;
+};
+
+static void *warm_thread(void *p)
+{
+	struct warm *w = p;
+
+	w->nvml = hw_nvml_warm_up(&w->ctx, w->opts);
+	return NULL;
+}
+
 int gpuenv_hw_probe_gpus(gpuenv_ctx_t *ctx, const gpuenv_hw_opts_t *opts,
 	gpuenv_arena_t *arena, gpuenv_hw_facts_t **out)
 {
@@ -471,9 +487,29 @@ int gpuenv_hw_probe_gpus(gpuenv_ctx_t *ctx, const gpuenv_hw_opts_t *opts,
 		return r;
 	if (!(f = gpuenv_hw_facts_new(arena)))
 		return gpuenv_oom(ctx, "GPU facts");
-	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
-		if ((r = backends[i](ctx, opts, arena, f)) < 0)
-			return gpuenv_fail(ctx, r, NULL, 0, 0, "GPU probe: %s", gpuenv_strerror(r));
+	/* NVML starts on a thread of its own while sysfs is read (hw_util.h) */
+	struct warm w = { .opts = opts };
+	gpuenv_ctx_init(&w.ctx); /* plain memory: a test's failing allocator stays the backends' */
+	w.ctx.root = ctx->root;
+	bool warming = pthread_create(&w.tid, NULL, warm_thread, &w) == 0;
+	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
+		if (i == 1 && warming) { /* the NVML backend: the warm-up done first */
+			pthread_join(w.tid, NULL);
+			warming = false;
+		}
+		r = backends[i](ctx, opts, arena, f);
+		if (i == 1) { /* NVML's last shutdown: after the backend's */
+			hw_nvml_warm_down(&w.ctx, w.nvml);
+			w.nvml = NULL;
+		}
+		if (r < 0)
+			break;
+	}
+	if (warming)
+		pthread_join(w.tid, NULL);
+	hw_nvml_warm_down(&w.ctx, w.nvml);
+	if (r < 0)
+		return gpuenv_fail(ctx, r, NULL, 0, 0, "GPU probe: %s", gpuenv_strerror(r));
 	if ((r = gpuenv_hw_finish(ctx, arena, f)) < 0)
 		return gpuenv_fail(ctx, r, NULL, 0, 0, "GPU probe: %s", gpuenv_strerror(r));
 	*out = f;

@@ -56,6 +56,17 @@ const char *hw_strdup(gpuenv_arena_t *a, const char *s, size_t n);
 /* dlopen a backend's library as opts says (see gpuenv_hw_opts_t).  On
  * success returns the handle and sets *path to the file loaded; otherwise
  * NULL with *state (GPUENV_HW_LIB_NOT_CHECKED or _MISSING) and *msg set. */
+/* NVML's initialisation started early, on a thread of its own, while
+ * the sysfs backend reads (gpuenv_hw_probe_gpus): nvmlInit is most of the
+ * probe's time (8-12 ms on the H200, mostly waiting on the driver) and NVML
+ * counts its inits, so the NVML backend's own init then finds the driver
+ * set up; the warm-up's shutdown comes after the backend's.  NULL when NVML
+ * is not to be loaded, not there, or does not start (the backend then says
+ * why, as before). */
+typedef struct hw_nvml_warm hw_nvml_warm_t;
+hw_nvml_warm_t *hw_nvml_warm_up(gpuenv_ctx_t *ctx, const gpuenv_hw_opts_t *opts);
+void hw_nvml_warm_down(gpuenv_ctx_t *ctx, hw_nvml_warm_t *w);
+
 void *hw_dlopen(gpuenv_ctx_t *ctx, const gpuenv_hw_opts_t *opts, gpuenv_arena_t *a,
 	const char *lib, const char *soname, const char **path, const char **msg,
 	int *state);

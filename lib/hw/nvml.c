@@ -452,6 +452,49 @@ static int read_gpu(struct run *R, unsigned i)
 	return 0;
 }
 
+struct hw_nvml_warm {
+	void *h;
+	nvmlReturn_t (*Shutdown)(void);
+};
+
+hw_nvml_warm_t *hw_nvml_warm_up(gpuenv_ctx_t *ctx, const gpuenv_hw_opts_t *opts)
+{
+	nvmlReturn_t (*init)(void) = NULL;
+	const char *path, *msg;
+	gpuenv_arena_t a;
+	hw_nvml_warm_t *w;
+	void *h, *f;
+	int state;
+
+	if (opts->flags & GPUENV_HW_NO_NVML)
+		return NULL;
+	gpuenv_arena_init(&a, ctx, 0); /* hw_dlopen's messages, not kept */
+	h = hw_dlopen(ctx, opts, &a, opts->nvml_lib, "libnvidia-ml.so.1", &path, &msg, &state);
+	gpuenv_arena_free(&a);
+	if (!h)
+		return NULL;
+	if ((f = dlsym(h, "nvmlInit_v2")) || (f = dlsym(h, "nvmlInit")))
+		memcpy(&init, &f, sizeof(f));
+	if (!(w = gpuenv_calloc(ctx, 1, sizeof(*w))) || !init || !(f = dlsym(h, "nvmlShutdown")) ||
+		init() != NVML_SUCCESS) {
+		gpuenv_free(ctx, w);
+		dlclose(h);
+		return NULL;
+	}
+	memcpy(&w->Shutdown, &f, sizeof(f));
+	w->h = h;
+	return w;
+}
+
+void hw_nvml_warm_down(gpuenv_ctx_t *ctx, hw_nvml_warm_t *w)
+{
+	if (!w)
+		return;
+	w->Shutdown();
+	dlclose(w->h);
+	gpuenv_free(ctx, w);
+}
+
 int gpuenv_hw_nvml_probe(gpuenv_ctx_t *ctx, const gpuenv_hw_opts_t *opts,
 	gpuenv_arena_t *arena, gpuenv_hw_facts_t *facts)
 {

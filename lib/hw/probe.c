@@ -890,9 +890,9 @@ int gpuenv_probe_facts(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts, gpuen
 	gmtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	f->taken_at = cstr(&F, when);
-	fill_host(&F, &f->host);
-	fill_container(&F, &f->container);
 
+	/* the GPU thread first: the host's and the container engines' reads
+	 * below run inside NVML's initialisation too */
 	memset(&job, 0, sizeof(job));
 	job.ctx = *ctx;
 	job.opts = opts->hw;
@@ -902,6 +902,8 @@ int gpuenv_probe_facts(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts, gpuen
 	threaded = pthread_create(&tid, NULL, hw_thread, &job) == 0;
 	if (!threaded)
 		hw_thread(&job);
+	fill_host(&F, &f->host);
+	fill_container(&F, &f->container);
 	r = 0;
 	if (!(opts->flags & GPUENV_PROBE_NO_LIBS))
 		r = fill_stack(&F, opts, f);
