@@ -160,6 +160,13 @@ GPUENV_API void *gpuenv_realloc(gpuenv_ctx_t *ctx, void *p, size_t size);
 GPUENV_API void gpuenv_free(gpuenv_ctx_t *ctx, void *p);
 GPUENV_API char *gpuenv_strndup(gpuenv_ctx_t *ctx, const char *s, size_t n);
 
+/* A library loaded with dlopen: every name of names[0..n) looked up in so
+ * and stored in slots[i] (a table of function pointers, as void * each).
+ * false, with the first name that is missing in *missing and slots
+ * cleared, when one is not there (libcurl and libcrypto are loaded so). */
+GPUENV_API bool gpuenv_dl_syms(void *so, const char *const *names, size_t n, void **slots,
+	const char **missing);
+
 /* ---- string slices ----------------------------------------------------- */
 typedef struct gpuenv_str {
 	const char *ptr;

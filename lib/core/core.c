@@ -1,6 +1,7 @@
 /* Context, errors, memory and string slices. */
 #include "gpuenv/core.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -318,5 +319,19 @@ bool gpuenv_str_to_u64(gpuenv_str_t s, uint64_t *out)
 		v = v * 10 + d;
 	}
 	*out = v;
+	return true;
+}
+
+bool gpuenv_dl_syms(void *so, const char *const *names, size_t n, void **slots, const char **missing)
+{
+	for (size_t i = 0; i < n; i++) {
+		void *f = dlsym(so, names[i]);
+		if (!f) {
+			*missing = names[i];
+			memset(slots, 0, n * sizeof(*slots));
+			return false;
+		}
+		memcpy(&slots[i], &f, sizeof(f));
+	}
 	return true;
 }

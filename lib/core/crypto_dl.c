@@ -44,14 +44,9 @@ static void load(void)
 	}
 	_Static_assert(sizeof(F) == sizeof(names) / sizeof(names[0]) * sizeof(void *),
 		"one function pointer per name");
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		void *f = dlsym(so, names[i]);
-		if (!f) {
-			snprintf(load_err, sizeof(load_err), "the libcrypto.so.3 loaded has no %s", names[i]);
-			memset(&F, 0, sizeof(F));
-			return; /* the handle stays open: a process loads it once */
-		}
-		memcpy(&slot[i], &f, sizeof(f));
+	if (!gpuenv_dl_syms(so, names, sizeof(names) / sizeof(names[0]), slot, &e)) {
+		snprintf(load_err, sizeof(load_err), "the libcrypto.so.3 loaded has no %s", e);
+		return; /* the handle stays open: a process loads it once */
 	}
 	load_rc = 0;
 }

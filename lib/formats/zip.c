@@ -568,6 +568,25 @@ const gpuenv_zip_entry_t *gpuenv_zip_find(const gpuenv_zip_t *z, gpuenv_str_t na
 
 #define CHUNK ((size_t)64 << 10)
 
+/* An entry extracted (streamed or whole): all of its compressed bytes
+ * used, its declared size, its CRC-32. */
+static int entry_done(gpuenv_ctx_t *ctx, const gpuenv_zip_t *z, const gpuenv_zip_entry_t *e, uint64_t used,
+	uint64_t got, uint32_t crc)
+{
+	if (used != e->csize)
+		return fail_entry(ctx, GPUENV_EFORMAT, z->file, e->name,
+			"its deflate stream ends %llu bytes before its compressed size says",
+			(unsigned long long)(e->csize - used));
+	if (got != e->usize)
+		return fail_entry(ctx, GPUENV_EFORMAT, z->file, e->name,
+			"inflates to %llu bytes, not the %llu its header says", (unsigned long long)got,
+			(unsigned long long)e->usize);
+	if (crc != e->crc)
+		return fail_entry(ctx, GPUENV_EFORMAT, z->file, e->name,
+			"fails its CRC-32 check (the wheel is damaged)");
+	return 0;
+}
+
 int gpuenv_zip_extract(gpuenv_ctx_t *ctx, const gpuenv_zip_t *z, const gpuenv_zip_entry_t *e,
 	gpuenv_zip_sink_fn sink, void *ud)
 {
@@ -636,19 +655,9 @@ int gpuenv_zip_extract(gpuenv_ctx_t *ctx, const gpuenv_zip_t *z, const gpuenv_zi
 		if (zr != Z_STREAM_END)
 			return fail_entry(ctx, GPUENV_EFORMAT, z->file, e->name,
 				"its deflate data is cut short");
-		if (consumed != e->csize)
-			return fail_entry(ctx, GPUENV_EFORMAT, z->file, e->name,
-				"its deflate stream ends %llu bytes before its compressed size says",
-				(unsigned long long)(e->csize - consumed));
+		return entry_done(ctx, z, e, consumed, done, crc);
 	}
-	if (done != e->usize)
-		return fail_entry(ctx, GPUENV_EFORMAT, z->file, e->name,
-			"inflates to %llu bytes, not the %llu its header says", (unsigned long long)done,
-			(unsigned long long)e->usize);
-	if (crc != e->crc)
-		return fail_entry(ctx, GPUENV_EFORMAT, z->file, e->name,
-			"fails its CRC-32 check (the wheel is damaged)");
-	return 0;
+	return entry_done(ctx, z, e, e->csize, done, crc);
 }
 
 /* Inflate one entry whole into out[0..e->usize) with libdeflate (twice
@@ -679,19 +688,8 @@ int gpuenv_zip_inflate_to(gpuenv_ctx_t *ctx, const gpuenv_zip_t *z, const gpuenv
 			return fail_entry(ctx, GPUENV_EFORMAT, z->file, e->name,
 				"corrupt deflate data (or cut short)");
 		}
-		if (in_used != e->csize)
-			return fail_entry(ctx, GPUENV_EFORMAT, z->file, e->name,
-				"its deflate stream ends %llu bytes before its compressed size says",
-				(unsigned long long)(e->csize - in_used));
 	}
-	if (got != e->usize)
-		return fail_entry(ctx, GPUENV_EFORMAT, z->file, e->name,
-			"inflates to %llu bytes, not the %llu its header says", (unsigned long long)got,
-			(unsigned long long)e->usize);
-	if (libdeflate_crc32(0, out, got) != e->crc)
-		return fail_entry(ctx, GPUENV_EFORMAT, z->file, e->name,
-			"fails its CRC-32 check (the wheel is damaged)");
-	return 0;
+	return entry_done(ctx, z, e, in_used, got, libdeflate_crc32(0, out, got));
 }
 
 void *gpuenv_zip_inflater_new(void)

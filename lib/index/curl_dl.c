@@ -34,15 +34,10 @@ static void load(void)
 	}
 	_Static_assert(sizeof(ix_curl) == sizeof(names) / sizeof(names[0]) * sizeof(void *),
 		"one function pointer per name");
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		void *f = dlsym(so, names[i]);
-		if (!f) {
-			load_rc = GPUENV_EUNSUPPORTED;
-			snprintf(load_err, sizeof(load_err), "the libcurl loaded has no %s", names[i]);
-			memset(&ix_curl, 0, sizeof(ix_curl));
-			return; /* the handle stays open: a process loads it once */
-		}
-		memcpy(&slot[i], &f, sizeof(f));
+	if (!gpuenv_dl_syms(so, names, sizeof(names) / sizeof(names[0]), slot, &e)) {
+		load_rc = GPUENV_EUNSUPPORTED;
+		/* the handle stays open: a process loads it once */
+		snprintf(load_err, sizeof(load_err), "the libcurl loaded has no %s", e);
 	}
 }
 

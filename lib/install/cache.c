@@ -223,7 +223,6 @@ typedef struct item {
 	char tree_rel[96];    /* trees/aa/sha */
 	int state;
 	size_t alias;	      /* S_ALIAS: the item with the same hash */
-	bool refetched;       /* fetched again after its cached wheel was damaged */
 	bool tree_new;	      /* a tree this call renamed into place, or found made */
 	bool downloaded;      /* fetched by this call */
 	int err;
