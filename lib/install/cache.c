@@ -224,6 +224,7 @@ typedef struct item {
 	int state;
 	size_t alias;	      /* S_ALIAS: the item with the same hash */
 	bool tree_new;	      /* a tree this call renamed into place, or found made */
+	bool tree_ours;	      /* ...renamed by this call: its manifest's stats are ours */
 	bool downloaded;      /* fetched by this call */
 	int err;
 	gpuenv_error_t error;
@@ -310,7 +311,7 @@ static int mkdir_parent(int at, const char *rel)
 /* Rename the complete entry t (under tmp/) to rel.  When rel is taken,
  * another process was first: its entry is used and t dropped, unless it
  * lacks what marks it complete (need, relative to rel), then it is
- * replaced.  0 or -errno. */
+ * replaced.  1 when t is now rel, 0 when another's entry is, or -errno. */
 static int enter(gpuenv_cache_t *c, const char *t, const char *rel, const char *need)
 {
 	char p[PATH_MAX];
@@ -320,7 +321,7 @@ static int enter(gpuenv_cache_t *c, const char *t, const char *rel, const char *
 		goto fail;
 	for (int attempt = 0; attempt < 2; attempt++) {
 		if (renameat(c->dirfd, t, c->dirfd, rel) == 0)
-			return 0;
+			return 1;
 		if (errno != EEXIST && errno != ENOTEMPTY) {
 			r = -errno;
 			goto fail;
@@ -436,7 +437,7 @@ static void run_copy(pool_t *p, gpuenv_ctx_t *ctx, item_t *it)
 	else if (!(r = gpuenv_link_file(ctx, AT_FDCWD, it->src, c->dirfd, rel, 0644, GPUENV_LINK_COPY, NULL))) {
 		snprintf(rel, sizeof(rel), "%s/" STAMP, d);
 		touch(c->dirfd, rel);
-		if ((e = enter(c, d, it->wheel_dir, it->req->name)))
+		if ((e = enter(c, d, it->wheel_dir, it->req->name)) < 0)
 			r = gpuenv_fail(ctx, e, c->dir, 0, 0, "cannot put %s into the cache: %s", it->req->name,
 				strerror(-e));
 		else
@@ -461,13 +462,15 @@ static void item_end(pool_t *p, gpuenv_ctx_t *ctx, item_t *it)
 	gpuenv_arena_free(&it->arena);
 	if (wrong) /* a fresh (or linked) wheel that is not the one locked leaves the cache */
 		discard(c, it->wheel_dir);
-	if (!r && (r = enter(c, it->tmp, it->tree_rel, GPUENV_TREE_MANIFEST)))
+	if (!r && (r = enter(c, it->tmp, it->tree_rel, GPUENV_TREE_MANIFEST)) < 0)
 		r = gpuenv_fail(ctx, r, c->dir, 0, 0, "cannot move the tree of %s into %s: %s",
 			it->req->name, it->tree_rel, strerror(-r));
 	gpuenv_trace_end(ctx, "install", "unpack", it->pkg, "the manifest, the tree renamed into place", t0);
-	if (!r) {
+	if (r >= 0) {
 		it->state = S_DONE;
 		it->tree_new = true;
+		it->tree_ours = r == 1;
+		r = 0;
 	}
 	item_finished(p, it, 1, r, ctx);
 }
@@ -735,7 +738,7 @@ static void on_fetched(void *arg, size_t k)
 		touch(c->dirfd, rel);
 		e = enter(c, d, it->wheel_dir, it->req->name);
 	}
-	if (e) {
+	if (e < 0) {
 		rm_tree(c->dirfd, f->tmp[k], NULL);
 		rm_tree(c->dirfd, d, NULL);
 		if (!f->err)
@@ -1040,7 +1043,11 @@ int gpuenv_cache_get(gpuenv_cache_t *c, gpuenv_ctx_t *ctx, gpuenv_arena_t *arena
 			continue;
 		if (it->tree_new) {
 			out[i].unpacked = true;
-			if ((r = gpuenv_wheel_tree_load(ctx, arena, out[i].tree_dir, true, &out[i].tree))) {
+			/* a tree this call made was stat'ed as its manifest was
+			 * written, a moment ago: checked again only when another
+			 * process's was found in its place */
+			if ((r = gpuenv_wheel_tree_load(ctx, arena, out[i].tree_dir, !it->tree_ours,
+				     &out[i].tree))) {
 				gpuenv_hint(ctx, "the tree of %s changed while it was made; run again", it->req->name);
 				goto out;
 			}
