@@ -208,6 +208,44 @@ static void human_warnings(struct cli *cli, const gpuenv_facts_t *f)
 	}
 }
 
+/* probe --json: the text written from the facts, no tree between; the
+ * stack's part (toolkits to environments: most of the document) written
+ * between the probe's halves, then head, stack and tail printed in turn. */
+static int probe_json(struct cli *cli, const gpuenv_probe_opts_t *po, gpuenv_arena_t *arena)
+{
+	const gpuenv_facts_t *f;
+	gpuenv_probe_t *P;
+	gpuenv_buf_t stack, b;
+	bool wfail = false;
+	int r;
+
+	if (gpuenv_probe_begin(&cli->ctx, po, arena, &P, &f)) {
+		gpuenv_arena_free(arena);
+		return cli_report(cli, CLI_EXIT_CANNOT);
+	}
+	gpuenv_buf_init(&stack, &cli->ctx, GPUENV_BUF_DEFAULT_MAX);
+	r = gpuenv_facts_write_parts(&cli->ctx, f, &stack, 2, GPUENV_FACTS_STACK);
+	if (gpuenv_probe_end(P, &cli->ctx, &f) && !r)
+		r = -1;
+	gpuenv_buf_init(&b, &cli->ctx, GPUENV_BUF_DEFAULT_MAX);
+	if (!r)
+		r = gpuenv_facts_write_parts(&cli->ctx, f, &b, 2, GPUENV_FACTS_HEAD);
+	if (!r && !gpuenv_buf_failed(&b) && !gpuenv_buf_failed(&stack)) {
+		wfail = fwrite(b.data, 1, b.len, stdout) != b.len ||
+			fwrite(stack.data ? stack.data : "", 1, stack.len, stdout) != stack.len;
+		gpuenv_buf_reset(&b);
+		if (!wfail)
+			r = gpuenv_facts_write_parts(&cli->ctx, f, &b, 2, GPUENV_FACTS_TAIL);
+	}
+	gpuenv_buf_free(&stack);
+	gpuenv_arena_free(arena);
+	if (wfail) { /* main() reports the write error once, after the verb */
+		gpuenv_buf_free(&b);
+		return CLI_EXIT_CANNOT;
+	}
+	return cli_print_json_text(cli, &b, r);
+}
+
 static int cli_probe(struct cli *cli, const struct cli_verb *verb, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -248,19 +286,16 @@ static int cli_probe(struct cli *cli, const struct cli_verb *verb, int argc, cha
 		return cli_usage_error(cli, verb, "probe: unexpected argument '%s'", argv[optind]);
 	if (po.python && po.env_dir)
 		return cli_usage_error(cli, verb, "probe: --python and --env name the same thing; give one");
-	/* the typed facts every verb reads (lib/facts); --json writes them */
+	/* the typed facts every verb reads (lib/facts); --json writes them,
+	 * the stack's part while NVML starts (on a VM the page faults of
+	 * the 0.6 MB a torch environment gives cost more than the writing) */
 	gpuenv_arena_init(&arena, &cli->ctx, 0);
+	if (cli->json)
+		return probe_json(cli, &po, &arena);
 	r = gpuenv_probe_facts(&cli->ctx, &po, &arena, &f);
 	if (r) { /* a missing --root, --python or --env: the library's message */
 		gpuenv_arena_free(&arena);
 		return cli_report(cli, CLI_EXIT_CANNOT);
-	}
-	if (cli->json) { /* the text written from the facts, no tree between */
-		gpuenv_buf_t b;
-		gpuenv_buf_init(&b, &cli->ctx, GPUENV_BUF_DEFAULT_MAX);
-		r = gpuenv_facts_write(&cli->ctx, f, &b, 2);
-		gpuenv_arena_free(&arena);
-		return cli_print_json_text(cli, &b, r);
 	}
 	human_driver(cli, f);
 	human_gpus(cli, f);

@@ -351,6 +351,20 @@ typedef struct gpuenv_facts {
  * error / GPUENV_EFORMAT (a string that is not valid UTF-8). */
 GPUENV_API int gpuenv_facts_write(gpuenv_ctx_t *ctx, const gpuenv_facts_t *f, gpuenv_buf_t *b,
 	unsigned indent);
+/* The document in three parts whose texts, one after the other, are
+ * gpuenv_facts_write's: HEAD from the opening brace to "gpus", STACK
+ * "toolkits" to "environments" (empty when f has neither), TAIL the rest.
+ * The probe's stack is known before its GPUs (gpuenv_probe_begin), so
+ * `probe --json` writes STACK while NVML starts.  Errors as
+ * gpuenv_facts_write. */
+enum {
+	GPUENV_FACTS_HEAD = 1u << 0,
+	GPUENV_FACTS_STACK = 1u << 1,
+	GPUENV_FACTS_TAIL = 1u << 2,
+	GPUENV_FACTS_ALL = GPUENV_FACTS_HEAD | GPUENV_FACTS_STACK | GPUENV_FACTS_TAIL,
+};
+GPUENV_API int gpuenv_facts_write_parts(gpuenv_ctx_t *ctx, const gpuenv_facts_t *f,
+	gpuenv_buf_t *b, unsigned indent, unsigned parts);
 /* The same document as a jansson tree (that text parsed): *out is a new
  * reference (jansson's memory through ctx); the errors of gpuenv_facts_write. */
 GPUENV_API int gpuenv_facts_json(gpuenv_ctx_t *ctx, const gpuenv_facts_t *f, json_t **out);

@@ -51,6 +51,20 @@ struct gpuenv_facts;
 GPUENV_API int gpuenv_probe_facts(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts,
 	gpuenv_arena_t *arena, const struct gpuenv_facts **out);
 
+/* The same probe in two halves, for a caller with work to do on the
+ * software stack while NVML starts (`probe --json` writes that part of the
+ * document).  begin starts the GPU thread, then reads the host, the
+ * container engines and the stack on the calling thread; *partial (when
+ * not NULL) is the facts without the driver, PCI and GPUs (their keys
+ * empty), which end fills in place: the same struct end returns.  On an
+ * error begin has waited for the thread itself and there is nothing to
+ * end; after a 0, end must be called once.  Errors as gpuenv_probe_facts. */
+typedef struct gpuenv_probe gpuenv_probe_t;
+GPUENV_API int gpuenv_probe_begin(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts,
+	gpuenv_arena_t *arena, gpuenv_probe_t **probe, const struct gpuenv_facts **partial);
+GPUENV_API int gpuenv_probe_end(gpuenv_probe_t *probe, gpuenv_ctx_t *ctx,
+	const struct gpuenv_facts **out);
+
 /* This machine's CUDA toolkits alone (gpuenv_toolkit_probe, through
  * ctx->root and ctx->getenv), as the typed facts a full probe gives them:
  * *out has the schema and "toolkits" only.  For callers whose facts came

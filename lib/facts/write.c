@@ -533,35 +533,43 @@ static void host_json(wr_t *w, const gpuenv_facts_host_t *h)
 	end(w, '}');
 }
 
-int gpuenv_facts_write(gpuenv_ctx_t *ctx, const gpuenv_facts_t *f, gpuenv_buf_t *b, unsigned indent)
+int gpuenv_facts_write_parts(gpuenv_ctx_t *ctx, const gpuenv_facts_t *f, gpuenv_buf_t *b,
+	unsigned indent, unsigned parts)
 {
 	gpuenv_json_out_t o, *w = &o;
 	int r;
 
 	gpuenv_json_out_init(w, b, indent);
-	kopen(w, NULL, '{');
-	ks(w, "schema", f->schema);
-	ks(w, "gpuenv", f->gpuenv);
-	ks(w, "taken_at", f->taken_at);
-	host_json(w, &f->host);
-	kopen(w, "warnings", '[');
-	for (size_t i = 0; i < f->nwarnings; i++)
-		warning_json(w, &f->warnings[i]);
-	end(w, ']');
-	if (f->driver.present)
-		driver_json(w, &f->driver);
-	jetson_json(w, &f->jetson);
-	if (f->cvd.present)
-		cvd_json(w, &f->cvd);
-	kopen(w, "pci", '[');
-	for (size_t i = 0; i < f->npci; i++)
-		pci_json(w, &f->pci[i]);
-	end(w, ']');
-	kopen(w, "gpus", '[');
-	for (size_t i = 0; i < f->ngpus; i++)
-		gpu_json(w, &f->gpus[i]);
-	end(w, ']');
-	if (f->have_toolkits) {
+	if (parts & GPUENV_FACTS_HEAD) {
+		kopen(w, NULL, '{');
+		ks(w, "schema", f->schema);
+		ks(w, "gpuenv", f->gpuenv);
+		ks(w, "taken_at", f->taken_at);
+		host_json(w, &f->host);
+		kopen(w, "warnings", '[');
+		for (size_t i = 0; i < f->nwarnings; i++)
+			warning_json(w, &f->warnings[i]);
+		end(w, ']');
+		if (f->driver.present)
+			driver_json(w, &f->driver);
+		jetson_json(w, &f->jetson);
+		if (f->cvd.present)
+			cvd_json(w, &f->cvd);
+		kopen(w, "pci", '[');
+		for (size_t i = 0; i < f->npci; i++)
+			pci_json(w, &f->pci[i]);
+		end(w, ']');
+		kopen(w, "gpus", '[');
+		for (size_t i = 0; i < f->ngpus; i++)
+			gpu_json(w, &f->gpus[i]);
+		end(w, ']');
+	} else {
+		/* a part alone: inside the document's object, after a member
+		 * ("gpus" always is), as the whole document would have it */
+		w->depth = 1;
+		w->empty = false;
+	}
+	if ((parts & GPUENV_FACTS_STACK) && f->have_toolkits) {
 		kopen(w, "toolkits", '[');
 		for (size_t i = 0; i < f->ntoolkits; i++)
 			toolkit_json(w, &f->toolkits[i]);
@@ -569,7 +577,7 @@ int gpuenv_facts_write(gpuenv_ctx_t *ctx, const gpuenv_facts_t *f, gpuenv_buf_t 
 		ldcache_json(w, f);
 		ks(w, "ld_library_path", f->ld_library_path);
 	}
-	if (f->have_libraries) {
+	if ((parts & GPUENV_FACTS_STACK) && f->have_libraries) {
 		kopen(w, "libraries", '[');
 		for (size_t i = 0; i < f->nlibraries; i++)
 			library_json(w, &f->libraries[i]);
@@ -579,19 +587,26 @@ int gpuenv_facts_write(gpuenv_ctx_t *ctx, const gpuenv_facts_t *f, gpuenv_buf_t 
 			env_json(w, &f->envs[i]);
 		end(w, ']');
 	}
-	if (f->container.present)
-		container_json(w, &f->container);
-	if (f->probe_ms >= 0) {
-		gpuenv_json_out_key(w, "probe_ms");
-		gpuenv_json_out_real(w, f->probe_ms);
+	if (parts & GPUENV_FACTS_TAIL) {
+		if (f->container.present)
+			container_json(w, &f->container);
+		if (f->probe_ms >= 0) {
+			gpuenv_json_out_key(w, "probe_ms");
+			gpuenv_json_out_real(w, f->probe_ms);
+		}
+		end(w, '}');
 	}
-	end(w, '}');
 	if (o.err == -EINVAL)
 		return gpuenv_fail(ctx, GPUENV_EFORMAT, NULL, 0, 0,
 			"a fact is not valid UTF-8 text (the probe escapes bytes as \\xHH)");
 	if ((r = gpuenv_json_out_end(w)) != 0)
 		return r == -ENOMEM ? gpuenv_oom(ctx, "writing the facts") : r;
 	return 0;
+}
+
+int gpuenv_facts_write(gpuenv_ctx_t *ctx, const gpuenv_facts_t *f, gpuenv_buf_t *b, unsigned indent)
+{
+	return gpuenv_facts_write_parts(ctx, f, b, indent, GPUENV_FACTS_ALL);
 }
 
 int gpuenv_facts_json(gpuenv_ctx_t *ctx, const gpuenv_facts_t *f, json_t **out)

@@ -860,70 +860,114 @@ static double mono_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-int gpuenv_probe_facts(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts, gpuenv_arena_t *arena,
-	const gpuenv_facts_t **out)
+/* The probe between its halves: the GPU thread running, the facts filled
+ * but for the driver and the GPUs. */
+struct gpuenv_probe {
+	struct hw_job job;
+	pthread_t tid;
+	bool threaded;
+	fill_t F;
+	gpuenv_facts_t *f;
+	double t0;
+};
+
+static int probe_join(gpuenv_probe_t *P, gpuenv_ctx_t *ctx, int r)
+{
+	if (P->threaded)
+		pthread_join(P->tid, NULL);
+	if (P->job.r && !r) { /* the stack's error, when it had one, is the one told */
+		ctx->err = P->job.ctx.err;
+		r = P->job.r;
+	}
+	if (!r)
+		fill_hw(&P->F, P->job.facts, P->f);
+	gpuenv_arena_free(&P->job.arena);
+	if (!r && P->F.err)
+		r = gpuenv_oom(ctx, "probing");
+	return r;
+}
+
+int gpuenv_probe_begin(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts, gpuenv_arena_t *arena,
+	gpuenv_probe_t **out, const gpuenv_facts_t **partial)
 {
 	gpuenv_probe_opts_t defaults;
+	gpuenv_probe_t *P;
 	gpuenv_facts_t *f;
-	fill_t F = { ctx, arena, 0 };
 	double t0 = mono_ms();
 	char when[32];
 	time_t now = time(NULL);
 	struct tm tm;
-	struct hw_job job;
-	pthread_t tid;
-	bool threaded;
 	int r;
 
 	*out = NULL;
+	if (partial)
+		*partial = NULL;
 	if (!opts) {
 		gpuenv_probe_opts_init(&defaults);
 		opts = &defaults;
 	}
 	if ((r = gpuenv_fs_check_root(ctx)) != 0)
 		return r;
-	if (!(f = gpuenv_arena_calloc(arena, 1, sizeof(*f))))
+	if (!(P = gpuenv_arena_calloc(arena, 1, sizeof(*P))) ||
+		!(f = gpuenv_arena_calloc(arena, 1, sizeof(*f))))
 		return gpuenv_oom(ctx, "probing");
+	P->F = (fill_t){ ctx, arena, 0 };
+	P->f = f;
+	P->t0 = t0;
 	f->name = "";
 	f->schema = GPUENV_FACTS_SCHEMA;
-	f->gpuenv = cstr(&F, opts->version);
+	f->gpuenv = cstr(&P->F, opts->version);
 	gmtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	f->taken_at = cstr(&F, when);
+	f->taken_at = cstr(&P->F, when);
 
 	/* the GPU thread first: the host's and the container engines' reads
 	 * below run inside NVML's initialisation too */
-	memset(&job, 0, sizeof(job));
-	job.ctx = *ctx;
-	job.opts = opts->hw;
+	P->job.ctx = *ctx;
+	P->job.opts = opts->hw;
 	if (opts->flags & GPUENV_PROBE_DEEP)
-		job.opts.flags |= GPUENV_HW_DEEP;
-	gpuenv_arena_init(&job.arena, &job.ctx, 0);
-	threaded = pthread_create(&tid, NULL, hw_thread, &job) == 0;
-	if (!threaded)
-		hw_thread(&job);
-	fill_host(&F, &f->host);
-	fill_container(&F, &f->container);
+		P->job.opts.flags |= GPUENV_HW_DEEP;
+	gpuenv_arena_init(&P->job.arena, &P->job.ctx, 0);
+	P->threaded = pthread_create(&P->tid, NULL, hw_thread, &P->job) == 0;
+	if (!P->threaded)
+		hw_thread(&P->job);
+	fill_host(&P->F, &f->host);
+	fill_container(&P->F, &f->container);
 	r = 0;
 	if (!(opts->flags & GPUENV_PROBE_NO_LIBS))
-		r = fill_stack(&F, opts, f);
-	if (threaded)
-		pthread_join(tid, NULL);
-	if (job.r) {
-		ctx->err = job.ctx.err;
-		if (!r)
-			r = job.r;
-	}
-	if (!r)
-		fill_hw(&F, job.facts, f);
-	gpuenv_arena_free(&job.arena);
+		r = fill_stack(&P->F, opts, f);
+	if (!r && P->F.err)
+		r = gpuenv_oom(ctx, "probing");
+	if (r)
+		return probe_join(P, ctx, r);
+	*out = P;
+	if (partial)
+		*partial = f;
+	return 0;
+}
+
+int gpuenv_probe_end(gpuenv_probe_t *P, gpuenv_ctx_t *ctx, const gpuenv_facts_t **out)
+{
+	int r = probe_join(P, ctx, 0);
+
+	*out = NULL;
 	if (r)
 		return r;
-	if (F.err)
-		return gpuenv_oom(ctx, "probing");
-	f->probe_ms = mono_ms() - t0;
-	*out = f;
+	P->f->probe_ms = mono_ms() - P->t0;
+	*out = P->f;
 	return 0;
+}
+
+int gpuenv_probe_facts(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts, gpuenv_arena_t *arena,
+	const gpuenv_facts_t **out)
+{
+	gpuenv_probe_t *P;
+	int r;
+
+	*out = NULL;
+	if ((r = gpuenv_probe_begin(ctx, opts, arena, &P, NULL)) != 0)
+		return r;
+	return gpuenv_probe_end(P, ctx, out);
 }
 
 int gpuenv_probe_facts_json(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts, json_t **out)

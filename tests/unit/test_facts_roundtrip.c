@@ -29,6 +29,24 @@ static char *dump(const json_t *j)
 	return s;
 }
 
+/* The document's three parts, each written alone (as probe --json writes
+ * the stack's while NVML starts), one after the other: the whole text. */
+static void assert_parts(gpuenv_ctx_t *ctx, const gpuenv_facts_t *f, const char *whole,
+	const char *name)
+{
+	static const unsigned parts[] = { GPUENV_FACTS_HEAD, GPUENV_FACTS_STACK, GPUENV_FACTS_TAIL };
+	gpuenv_buf_t b;
+
+	gpuenv_buf_init(&b, ctx, GPUENV_BUF_DEFAULT_MAX);
+	for (size_t i = 0; i < 3; i++)
+		if (gpuenv_facts_write_parts(ctx, f, &b, 2, parts[i]) != 0)
+			fail_msg("%s: write part %zu: %s", name, i, ctx->err.msg);
+	if (strcmp(b.data ? b.data : "", whole) != 0)
+		fail_msg("%s: the parts written alone are not the document:\n%.300s", name,
+			b.data ? b.data : "");
+	gpuenv_buf_free(&b);
+}
+
 /* decode(doc) written again: the text, malloc'd. */
 static char *rewrite(gpuenv_ctx_t *ctx, const json_t *doc, const char *name)
 {
@@ -52,6 +70,7 @@ static char *rewrite(gpuenv_ctx_t *ctx, const json_t *doc, const char *name)
 		fail_msg("%s: write text: %s", name, ctx->err.msg);
 	if (strcmp(b.data, s) != 0)
 		fail_msg("%s: the written text is not jansson's:\n%.300s\nvs\n%.300s", name, b.data, s);
+	assert_parts(ctx, f, b.data, name);
 	gpuenv_buf_free(&b);
 	gpuenv_arena_free(&a);
 	return s;
@@ -162,6 +181,32 @@ static void probe_round_trip(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *po, c
 	if (!json_equal(doc, typed))
 		fail_msg("%s: two probes of one machine differ", what);
 	json_decref(typed);
+
+	/* in two halves (probe --json): the partial facts are the final
+	 * struct, its stack already complete, and the same document */
+	const gpuenv_facts_t *partial, *whole;
+	gpuenv_probe_t *P;
+	gpuenv_buf_t early, late;
+	gpuenv_arena_init(&a, ctx, 0);
+	assert_int_equal(gpuenv_probe_begin(ctx, po, &a, &P, &partial), 0);
+	assert_non_null(partial);
+	assert_int_equal(partial->ngpus, 0);
+	gpuenv_buf_init(&early, ctx, GPUENV_BUF_DEFAULT_MAX);
+	gpuenv_buf_init(&late, ctx, GPUENV_BUF_DEFAULT_MAX);
+	assert_int_equal(gpuenv_facts_write_parts(ctx, partial, &early, 2, GPUENV_FACTS_STACK), 0);
+	assert_int_equal(gpuenv_probe_end(P, ctx, &whole), 0);
+	assert_ptr_equal(partial, whole);
+	assert_int_equal(gpuenv_facts_write_parts(ctx, whole, &late, 2, GPUENV_FACTS_STACK), 0);
+	assert_string_equal(early.data ? early.data : "", late.data ? late.data : "");
+	assert_int_equal(gpuenv_facts_json(ctx, whole, &typed), 0);
+	json_object_del(typed, "taken_at");
+	json_object_del(typed, "probe_ms");
+	if (!json_equal(doc, typed))
+		fail_msg("%s: the probe in two halves differs", what);
+	json_decref(typed);
+	gpuenv_buf_free(&early);
+	gpuenv_buf_free(&late);
+	gpuenv_arena_free(&a);
 	json_decref(doc);
 }
 
