@@ -44,11 +44,17 @@ typedef struct rs_inc {
 	uint32_t nterms;
 	uint8_t kind;
 	uint8_t nv_reason; /* RS_NV_*, for NOVERS */
+	bool watched;
+	/* NULL for a step of a conflict's resolution that was not learned
+	 * (rs_inc_terms derives them again from its causes and pivot) */
 	rs_term_t *terms;
 	uint32_t c1, c2;   /* causes of DERIVED */
-	uint32_t wt[2];	   /* the two watched terms (the same one twice when
-			      there is one term), when watched */
-	bool watched;
+	union {
+		uint32_t wt[2]; /* the two watched terms (the same one twice
+				   when there is one term), when watched */
+		uint32_t pivot; /* a step not kept: the package c1 and c2 were
+				   resolved on */
+	};
 	/* DEP, DEP_TEXT, NOVERS: who depends (pkg, version index) on what */
 	uint32_t dep_from, dep_ver, dep_to;
 	const char *dep_text; /* "b[x] >=2" (name, extras, specifier) */
@@ -66,7 +72,15 @@ typedef struct rs_watch {
 	uint32_t term; /* its index in the incompatibility, | RS_WATCH_POS
 			  when the term is positive */
 	rs_word_t w0;  /* the term's first word */
+	/* the blocker (MiniSat's): another term of the incompatibility, its
+	 * package | RS_WATCH_POS when positive, RS_NO_BLOCKER when none (one
+	 * term, or a package of more than one word), and its first word.
+	 * While it cannot hold, neither can the incompatibility: the
+	 * propagation passes the entry without reading the incompatibility */
+	uint32_t bpkg;
+	rs_word_t bw0;
 } rs_watch_t;
+#define RS_NO_BLOCKER UINT32_MAX
 
 /* A package's intersection of its assignments, kept per package in one
  * dense array (what the propagation asks most): acc NULL while it has no
@@ -99,13 +113,17 @@ typedef struct rs_pkg {
 	uint32_t *hist;
 	uint32_t nhist, caphist;
 	int32_t last;	  /* newest assignment of this package, -1 */
+	/* its newest assignment when the propagation last looked at its watch
+	 * list (-1: none, or look at the whole list) */
+	int32_t scanned;
 	int32_t decision; /* the chosen candidate, -1 */
 	/* incompatibilities watching a term of this package */
 	struct rs_watch *incs;
 	uint32_t nincs, capincs;
 	uint32_t ndead; /* entries no longer watched (inc UINT32_MAX) */
-	/* a universe of one word: the list's index by state, ncand + 1 rows
-	 * (each candidate, then absent) of wbmcap words (solver.c) */
+	/* a universe of one word: the list's index by state, ncand + 2 rows
+	 * (each candidate, absent, then the entries still watched) of wbmcap
+	 * words (solver.c) */
 	rs_word_t *wbm;
 	uint32_t wbmcap;
 	/* dependencies already added, per candidate: first incompatibility
@@ -175,6 +193,8 @@ typedef struct rs_solver {
 	uint32_t stamp;
 	size_t decisions, conflicts, asked;
 	rs_word_t *tmp, *tmp2; /* scratch sets, room for the largest universe */
+	rs_word_t *xblock; /* the resolution step in progress's terms */
+	size_t capxblock;
 	uint32_t tmpwords;
 } rs_solver_t;
 
@@ -290,6 +310,10 @@ static inline bool rs_term_disjoint(bool sp, const rs_word_t *s, bool tp, const 
 	return false;
 }
 
+
+/* Incompatibility id's terms: derived again for a step of a conflict's
+ * resolution that did not keep them (0, or out of memory). */
+int rs_inc_terms(rs_solver_t *s, uint32_t id);
 
 /* The explanation of a failure whose root incompatibility is inc, written
  * into s->out; NULL when out of memory (ctx->err set). */
