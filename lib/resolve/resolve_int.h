@@ -45,6 +45,11 @@ typedef struct rs_inc {
 	uint8_t kind;
 	uint8_t nv_reason; /* RS_NV_*, for NOVERS */
 	bool watched;
+	/* a learned incompatibility (the root cause of a conflict, watched
+	 * since): its LBD when learned, the number of decision levels its
+	 * terms were satisfied at (at most 255); 0 for any other.  One with
+	 * lbd set and not watched was dropped by the database reduction */
+	uint8_t lbd;
 	/* NULL for a step of a conflict's resolution that was not learned
 	 * (rs_inc_terms derives them again from its causes and pivot) */
 	rs_term_t *terms;
@@ -55,6 +60,7 @@ typedef struct rs_inc {
 		uint32_t pivot; /* a step not kept: the package c1 and c2 were
 				   resolved on */
 	};
+	uint32_t used;	   /* learned: the last conflict whose resolution used it */
 	/* DEP, DEP_TEXT, NOVERS: who depends (pkg, version index) on what */
 	uint32_t dep_from, dep_ver, dep_to;
 	const char *dep_text; /* "b[x] >=2" (name, extras, specifier) */
@@ -182,6 +188,13 @@ typedef struct rs_solver {
 	rs_word_t *tw;
 	size_t ntw, captw;
 	uint32_t level;
+	/* the learned incompatibilities still watched, oldest first, and the
+	 * database reduction's schedule (solver.c's reduce_learned) */
+	uint32_t *learnts;
+	size_t nlearnts, caplearnts;
+	size_t next_reduce, reductions, dropped;
+	uint32_t *lvmark; /* per decision level: the LBD count's stamp */
+	size_t caplvmark;
 	uint32_t *queue; /* propagation's packages to look at */
 	uint32_t *sat;	 /* propagation's watch entries to look at */
 	size_t capsat;
@@ -191,7 +204,7 @@ typedef struct rs_solver {
 	size_t nrootspecs;
 
 	uint32_t stamp;
-	size_t decisions, conflicts, asked;
+	size_t decisions, conflicts, asked, learned;
 	rs_word_t *tmp, *tmp2; /* scratch sets, room for the largest universe */
 	rs_word_t *xblock; /* the resolution step in progress's terms */
 	size_t capxblock;

@@ -20,6 +20,12 @@
 #define RS_WBLOCK 16384u
 /* how far ahead the propagation fetches the incompatibilities it will look at */
 #define RS_AHEAD 8u
+/* The learned incompatibilities' database reduction (glucose's): the first
+ * after RS_REDUCE_FIRST conflicts, each next one RS_REDUCE_STEP conflicts
+ * later than the one before; those of LBD RS_KEEP_LBD or less stay. */
+#define RS_REDUCE_FIRST 2000u
+#define RS_REDUCE_STEP 300u
+#define RS_KEEP_LBD 2u
 _Static_assert(2 * ((RS_MAX_CANDS + 63) / 64) <= RS_WBLOCK, "a block holds an assignment's sets");
 
 enum { REL_SAT, REL_ALMOST, REL_CONTRA, REL_INCONCL };
@@ -479,13 +485,13 @@ static void unwatch(rs_solver_t *s, uint32_t p, uint32_t e)
 		wrow(k, k->ncand + 1)[e / 64] &= ~((rs_word_t)1 << (e % 64));
 }
 
-/* Drop p's entries no longer watched once they are half the list (the
- * index is rebuilt then, so not after every scan). */
-static void compact(rs_solver_t *s, uint32_t p)
+/* Drop p's entries no longer watched once they are half the list, or
+ * any when forced (the index is rebuilt then, so not after every scan). */
+static void compact(rs_solver_t *s, uint32_t p, bool force)
 {
 	rs_pkg_t *k = &s->pkgs[p];
 	uint32_t j = 0;
-	if (!k->ndead || k->ndead * 2 < k->nincs)
+	if (!k->ndead || (!force && k->ndead * 2 < k->nincs))
 		return;
 	for (uint32_t i = 0; i < k->nincs; i++)
 		if (k->incs[i].inc != UINT32_MAX)
@@ -1075,6 +1081,39 @@ int rs_inc_terms(rs_solver_t *s, uint32_t id)
 	return 0;
 }
 
+/* Incompatibility id, new, becomes a learned one: its LBD (glucose's
+ * "literal block distance": the decision levels its terms were satisfied
+ * at, counted while they still are) and its place in the database. */
+static int learn(rs_solver_t *s, uint32_t id)
+{
+	rs_inc_t *inc = &s->incs[id];
+	uint32_t n = 0, stamp = (uint32_t)s->conflicts;
+	int r;
+
+	if (s->level + 1 > s->caplvmark) {
+		size_t ncap = s->caplvmark, old = s->caplvmark;
+		if ((r = grow(s, (void **)&s->lvmark, &ncap, 0, s->level + 1, sizeof(uint32_t))))
+			return r;
+		memset(s->lvmark + old, 0, (ncap - old) * sizeof(uint32_t));
+		s->caplvmark = ncap;
+	}
+	if ((r = grow(s, (void **)&s->learnts, &s->caplearnts, s->nlearnts, 1, sizeof(uint32_t))))
+		return r;
+	for (uint32_t i = 0; i < inc->nterms; i++) {
+		int32_t a = first_satisfying(s, inc->terms[i].pkg, &inc->terms[i], -1, false, NULL);
+		uint32_t lv = a >= 0 ? s->asg[a].level : 0;
+		if (s->lvmark[lv] != stamp) {
+			s->lvmark[lv] = stamp;
+			n++;
+		}
+	}
+	inc->lbd = (uint8_t)(n < 1 ? 1 : n > 255 ? 255 : n);
+	inc->used = stamp;
+	s->learnts[s->nlearnts++] = id;
+	s->learned++;
+	return 0;
+}
+
 /* The paper's conflict resolution: learn the root cause of satisfied
  * incompatibility id and backjump.  *learned: the incompatibility to
  * derive from (or the failure, with GPUENV_ENOSOLUTION). */
@@ -1088,6 +1127,8 @@ static int resolve_conflict(rs_solver_t *s, uint32_t id, uint32_t *learned)
 	if (s->conflicts > RS_MAX_CONFLICTS)
 		return gpuenv_fail(s->ctx, GPUENV_ETOOBIG, NULL, 0, 0,
 			"resolution gave up after %u conflicts", RS_MAX_CONFLICTS);
+	if (s->incs[id].lbd)
+		s->incs[id].used = (uint32_t)s->conflicts;
 	while (!is_failure(terms, nterms)) {
 		int32_t satisfier = -1, prev = -1, second = -1;
 		uint32_t ti = 0;
@@ -1118,7 +1159,7 @@ static int resolve_conflict(rs_solver_t *s, uint32_t id, uint32_t *learned)
 		if (sa->level == 0)
 			prev_level = 0;
 		if (sa->decision || prev_level != sa->level) {
-			if (id >= start && (r = terms_keep(s, id, terms, nterms)))
+			if (id >= start && ((r = terms_keep(s, id, terms, nterms)) || (r = learn(s, id))))
 				return r;
 			backtrack(s, prev_level);
 			*learned = id;
@@ -1130,6 +1171,8 @@ static int resolve_conflict(rs_solver_t *s, uint32_t id, uint32_t *learned)
 		 * needs to derive it again (rs_inc_terms) */
 		uint32_t cause = sa->cause, spkg = sa->pkg, nid = 0;
 		const rs_inc_t *cinc = &s->incs[cause];
+		if (cinc->lbd)
+			s->incs[cause].used = (uint32_t)s->conflicts;
 		if ((r = resolvent(s, terms, nterms, cinc->terms, cinc->nterms, spkg)) ||
 			(r = tl_scratch(s, &terms, &nterms)) || (r = inc_new(s, &nid)))
 			return r;
@@ -1348,12 +1391,88 @@ static int propagate(rs_solver_t *s, uint32_t start, uint32_t first, uint32_t *f
 			if ((r = derive(s, id, other)) || (r = enqueue(s, &n, ot->pkg)))
 				goto out;
 		}
-		compact(s, p);
+		compact(s, p, false);
 	}
 out:
 	while (n)
 		s->pkgs[s->queue[--n]].stamp = 0;
 	return r;
+}
+
+/* ---- the learned incompatibilities' database ------------------------------- */
+
+typedef struct rs_rank {
+	uint32_t id, used;
+	uint8_t lbd;
+} rs_rank_t;
+
+/* The first to drop: the highest LBD, then the least recently used, then
+ * the oldest (a total order: the same run drops the same ones). */
+static int rank_cmp(const void *a, const void *b)
+{
+	const rs_rank_t *x = a, *y = b;
+	if (x->lbd != y->lbd)
+		return x->lbd > y->lbd ? -1 : 1;
+	if (x->used != y->used)
+		return x->used < y->used ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Glucose's clause database reduction: past each step of its schedule,
+ * half of the learned incompatibilities still watched leave the watch
+ * lists, the highest LBD first, never one of LBD RS_KEEP_LBD or less nor
+ * one that is the cause of an assignment of the partial solution.  A
+ * dropped one stays an incompatibility (the derivations that cite it, the
+ * explanation): only its watches go, so the propagation no longer looks at
+ * it. */
+static int reduce_learned(rs_solver_t *s)
+{
+	size_t n = 0, ndrop, j = 0;
+	rs_rank_t *rk = gpuenv_alloc(s->ctx, (s->nlearnts ? s->nlearnts : 1) * sizeof(*rk));
+	rs_word_t *locked = gpuenv_calloc(s->ctx, rs_words(s->nincs) + 1, sizeof(rs_word_t));
+
+	s->reductions++;
+	s->next_reduce = s->conflicts + RS_REDUCE_FIRST + RS_REDUCE_STEP * s->reductions;
+	if (!rk || !locked) {
+		gpuenv_free(s->ctx, rk);
+		gpuenv_free(s->ctx, locked);
+		return oom(s);
+	}
+	/* the causes of the partial solution's assignments stay */
+	for (uint32_t a = 0; a < s->nasg; a++)
+		if (!s->asg[a].decision)
+			rs_set_bit(locked, s->asg[a].cause);
+	for (size_t i = 0; i < s->nlearnts; i++) {
+		const rs_inc_t *inc = &s->incs[s->learnts[i]];
+		if (inc->lbd > RS_KEEP_LBD && !rs_set_has(locked, s->learnts[i])) {
+			rk[n].id = s->learnts[i];
+			rk[n].used = inc->used;
+			rk[n].lbd = inc->lbd;
+			n++;
+		}
+	}
+	ndrop = s->nlearnts / 2 < n ? s->nlearnts / 2 : n;
+	qsort(rk, n, sizeof(*rk), rank_cmp);
+	for (size_t i = 0; i < ndrop; i++)
+		s->incs[rk[i].id].watched = false;
+	gpuenv_free(s->ctx, rk);
+	gpuenv_free(s->ctx, locked);
+	for (size_t i = 0; i < s->nlearnts; i++)
+		if (s->incs[s->learnts[i]].watched)
+			s->learnts[j++] = s->learnts[i];
+	s->nlearnts = j;
+	s->dropped += ndrop;
+	/* their entries out of the watch lists */
+	for (uint32_t p = 0; p < s->npkgs && ndrop; p++) {
+		rs_pkg_t *k = &s->pkgs[p];
+		for (uint32_t e = 0; e < k->nincs; e++) {
+			uint32_t id = k->incs[e].inc;
+			if (id != UINT32_MAX && s->incs[id].lbd && !s->incs[id].watched)
+				unwatch(s, p, e);
+		}
+		compact(s, p, true);
+	}
+	return 0;
 }
 
 /* ---- dependencies ---------------------------------------------------------- */
@@ -1664,6 +1783,8 @@ static int solve(rs_solver_t *s, uint32_t *failure)
 	for (;;) {
 		if ((r = propagate(s, next, first_inc, failure)))
 			return r;
+		if (s->conflicts >= s->next_reduce && (r = reduce_learned(s)))
+			return r;
 		int32_t p = pick(s);
 		if (p < 0)
 			return 0;
@@ -1885,8 +2006,12 @@ int gpuenv_resolve(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_resolv
 		r = oom(&s);
 		goto done;
 	}
+	s.next_reduce = RS_REDUCE_FIRST;
 	r = solve(&s, &failure);
 	out->decisions = s.decisions;
+	out->learned = s.learned;
+	out->learned_dropped = s.dropped;
+	out->reductions = s.reductions;
 	out->conflicts = s.conflicts;
 	out->packages_asked = s.asked;
 	out->assignments = s.nassigned;
@@ -1918,7 +2043,9 @@ done:
 	gpuenv_free(ctx, s.asg);
 	gpuenv_free(ctx, s.queue);
 	gpuenv_free(ctx, s.sat);
+	gpuenv_free(ctx, s.learnts);
 	gpuenv_free(ctx, s.xblock);
+	gpuenv_free(ctx, s.lvmark);
 	gpuenv_arena_free(&s.mem);
 	return r;
 }
