@@ -324,6 +324,29 @@ static inline bool rs_term_disjoint(bool sp, const rs_word_t *s, bool tp, const 
 }
 
 
+/* ---- term lists (terms.c) ---------------------------------------------- */
+
+/* Room for n more of size each in *v (capacity *cap), grown by doubling
+ * (the check inline: the propagation asks at every step). */
+int rs_grow_slow(rs_solver_t *s, void **v, size_t *cap, size_t used, size_t n, size_t size);
+static inline int rs_grow(rs_solver_t *s, void **v, size_t *cap, size_t used, size_t n, size_t size)
+{
+	return used + n <= *cap ? 0 : rs_grow_slow(s, v, cap, used, n, size);
+}
+/* Start a term list; add a term for a package it does not name yet; add a
+ * term met with the list's term for its package, if any. */
+void rs_tl_reset(rs_solver_t *s);
+int rs_tl_push(rs_solver_t *s, uint32_t pkg, bool pos, const rs_word_t *set);
+int rs_tl_add(rs_solver_t *s, uint32_t pkg, bool pos, const rs_word_t *set);
+/* The list as incompatibility id's terms (*never: one can never hold),
+ * or into the reused block of the resolution step in progress. */
+int rs_tl_store(rs_solver_t *s, uint32_t id, bool *never);
+int rs_tl_scratch(rs_solver_t *s, const rs_term_t **terms, uint32_t *nterms);
+/* The list of the resolvent of two incompatibilities' terms on pkg. */
+int rs_resolvent(rs_solver_t *s, const rs_term_t *t1, uint32_t n1, const rs_term_t *t2,
+	uint32_t n2, uint32_t pkg);
+/* Incompatibility id's own copy of terms (from the reused block). */
+int rs_terms_keep(rs_solver_t *s, uint32_t id, const rs_term_t *terms, uint32_t n);
 /* Incompatibility id's terms: derived again for a step of a conflict's
  * resolution that did not keep them (0, or out of memory). */
 int rs_inc_terms(rs_solver_t *s, uint32_t id);
