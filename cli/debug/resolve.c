@@ -127,6 +127,10 @@ static int cli_debug_resolve(struct cli *cli, const struct cli_verb *verb, int a
 		json_object_set_new(o, "assignments", json_integer((json_int_t)res.assignments));
 		json_object_set_new(o, "partial_bytes_peak",
 			json_integer((json_int_t)res.partial_bytes_peak));
+		json_object_set_new(o, "learned", json_integer((json_int_t)res.learned));
+		json_object_set_new(o, "learned_dropped",
+			json_integer((json_int_t)res.learned_dropped));
+		json_object_set_new(o, "reductions", json_integer((json_int_t)res.reductions));
 		int pst = cli_print_json(cli, o);
 		if (pst)
 			st = pst;

@@ -128,6 +128,10 @@ typedef struct gpuenv_resolution {
 	/* assignments made, and the most bytes their sets held at once (the
 	 * partial solution's storage is reused after each backjump) */
 	size_t assignments, partial_bytes_peak;
+	/* incompatibilities learned from conflicts, those the learned
+	 * database's reductions dropped from the watch lists, and the
+	 * reductions run (docs/resolver.md) */
+	size_t learned, learned_dropped, reductions;
 } gpuenv_resolution_t;
 
 /* Resolve req against provider.  Deterministic: the same inputs give the

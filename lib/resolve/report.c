@@ -166,6 +166,8 @@ static int inc_str(rep_t *rp, uint32_t id, gpuenv_buf_t *b)
 	/* derived: by its terms, the always-selected root left out */
 	const rs_term_t *pos[64], *neg[64];
 	uint32_t np = 0, nn = 0;
+	if (!inc->terms && (r = rs_inc_terms(rp->s, id)))
+		return r;
 	for (uint32_t i = 0; i < inc->nterms; i++) {
 		const rs_term_t *t = &inc->terms[i];
 		if (t->pkg == RS_ROOT && t->pos)

@@ -44,11 +44,23 @@ typedef struct rs_inc {
 	uint32_t nterms;
 	uint8_t kind;
 	uint8_t nv_reason; /* RS_NV_*, for NOVERS */
+	bool watched;
+	/* a learned incompatibility (the root cause of a conflict, watched
+	 * since): its LBD when learned, the number of decision levels its
+	 * terms were satisfied at (at most 255); 0 for any other.  One with
+	 * lbd set and not watched was dropped by the database reduction */
+	uint8_t lbd;
+	/* NULL for a step of a conflict's resolution that was not learned
+	 * (rs_inc_terms derives them again from its causes and pivot) */
 	rs_term_t *terms;
 	uint32_t c1, c2;   /* causes of DERIVED */
-	uint32_t wt[2];	   /* the two watched terms (the same one twice when
-			      there is one term), when watched */
-	bool watched;
+	union {
+		uint32_t wt[2]; /* the two watched terms (the same one twice
+				   when there is one term), when watched */
+		uint32_t pivot; /* a step not kept: the package c1 and c2 were
+				   resolved on */
+	};
+	uint32_t used;	   /* learned: the last conflict whose resolution used it */
 	/* DEP, DEP_TEXT, NOVERS: who depends (pkg, version index) on what */
 	uint32_t dep_from, dep_ver, dep_to;
 	const char *dep_text; /* "b[x] >=2" (name, extras, specifier) */
@@ -66,7 +78,15 @@ typedef struct rs_watch {
 	uint32_t term; /* its index in the incompatibility, | RS_WATCH_POS
 			  when the term is positive */
 	rs_word_t w0;  /* the term's first word */
+	/* the blocker (MiniSat's): another term of the incompatibility, its
+	 * package | RS_WATCH_POS when positive, RS_NO_BLOCKER when none (one
+	 * term, or a package of more than one word), and its first word.
+	 * While it cannot hold, neither can the incompatibility: the
+	 * propagation passes the entry without reading the incompatibility */
+	uint32_t bpkg;
+	rs_word_t bw0;
 } rs_watch_t;
+#define RS_NO_BLOCKER UINT32_MAX
 
 /* A package's intersection of its assignments, kept per package in one
  * dense array (what the propagation asks most): acc NULL while it has no
@@ -99,13 +119,17 @@ typedef struct rs_pkg {
 	uint32_t *hist;
 	uint32_t nhist, caphist;
 	int32_t last;	  /* newest assignment of this package, -1 */
+	/* its newest assignment when the propagation last looked at its watch
+	 * list (-1: none, or look at the whole list) */
+	int32_t scanned;
 	int32_t decision; /* the chosen candidate, -1 */
 	/* incompatibilities watching a term of this package */
 	struct rs_watch *incs;
 	uint32_t nincs, capincs;
 	uint32_t ndead; /* entries no longer watched (inc UINT32_MAX) */
-	/* a universe of one word: the list's index by state, ncand + 1 rows
-	 * (each candidate, then absent) of wbmcap words (solver.c) */
+	/* a universe of one word: the list's index by state, ncand + 2 rows
+	 * (each candidate, absent, then the entries still watched) of wbmcap
+	 * words (solver.c) */
 	rs_word_t *wbm;
 	uint32_t wbmcap;
 	/* dependencies already added, per candidate: first incompatibility
@@ -164,6 +188,13 @@ typedef struct rs_solver {
 	rs_word_t *tw;
 	size_t ntw, captw;
 	uint32_t level;
+	/* the learned incompatibilities still watched, oldest first, and the
+	 * database reduction's schedule (solver.c's reduce_learned) */
+	uint32_t *learnts;
+	size_t nlearnts, caplearnts;
+	size_t next_reduce, reductions, dropped;
+	uint32_t *lvmark; /* per decision level: the LBD count's stamp */
+	size_t caplvmark;
 	uint32_t *queue; /* propagation's packages to look at */
 	uint32_t *sat;	 /* propagation's watch entries to look at */
 	size_t capsat;
@@ -173,8 +204,10 @@ typedef struct rs_solver {
 	size_t nrootspecs;
 
 	uint32_t stamp;
-	size_t decisions, conflicts, asked;
+	size_t decisions, conflicts, asked, learned;
 	rs_word_t *tmp, *tmp2; /* scratch sets, room for the largest universe */
+	rs_word_t *xblock; /* the resolution step in progress's terms */
+	size_t capxblock;
 	uint32_t tmpwords;
 } rs_solver_t;
 
@@ -290,6 +323,33 @@ static inline bool rs_term_disjoint(bool sp, const rs_word_t *s, bool tp, const 
 	return false;
 }
 
+
+/* ---- term lists (terms.c) ---------------------------------------------- */
+
+/* Room for n more of size each in *v (capacity *cap), grown by doubling
+ * (the check inline: the propagation asks at every step). */
+int rs_grow_slow(rs_solver_t *s, void **v, size_t *cap, size_t used, size_t n, size_t size);
+static inline int rs_grow(rs_solver_t *s, void **v, size_t *cap, size_t used, size_t n, size_t size)
+{
+	return used + n <= *cap ? 0 : rs_grow_slow(s, v, cap, used, n, size);
+}
+/* Start a term list; add a term for a package it does not name yet; add a
+ * term met with the list's term for its package, if any. */
+void rs_tl_reset(rs_solver_t *s);
+int rs_tl_push(rs_solver_t *s, uint32_t pkg, bool pos, const rs_word_t *set);
+int rs_tl_add(rs_solver_t *s, uint32_t pkg, bool pos, const rs_word_t *set);
+/* The list as incompatibility id's terms (*never: one can never hold),
+ * or into the reused block of the resolution step in progress. */
+int rs_tl_store(rs_solver_t *s, uint32_t id, bool *never);
+int rs_tl_scratch(rs_solver_t *s, const rs_term_t **terms, uint32_t *nterms);
+/* The list of the resolvent of two incompatibilities' terms on pkg. */
+int rs_resolvent(rs_solver_t *s, const rs_term_t *t1, uint32_t n1, const rs_term_t *t2,
+	uint32_t n2, uint32_t pkg);
+/* Incompatibility id's own copy of terms (from the reused block). */
+int rs_terms_keep(rs_solver_t *s, uint32_t id, const rs_term_t *terms, uint32_t n);
+/* Incompatibility id's terms: derived again for a step of a conflict's
+ * resolution that did not keep them (0, or out of memory). */
+int rs_inc_terms(rs_solver_t *s, uint32_t id);
 
 /* The explanation of a failure whose root incompatibility is inc, written
  * into s->out; NULL when out of memory (ctx->err set). */

@@ -20,6 +20,12 @@
 #define RS_WBLOCK 16384u
 /* how far ahead the propagation fetches the incompatibilities it will look at */
 #define RS_AHEAD 8u
+/* The learned incompatibilities' database reduction (glucose's): the first
+ * after RS_REDUCE_FIRST conflicts, each next one RS_REDUCE_STEP conflicts
+ * later than the one before; those of LBD RS_KEEP_LBD or less stay. */
+#define RS_REDUCE_FIRST 2000u
+#define RS_REDUCE_STEP 300u
+#define RS_KEEP_LBD 2u
 _Static_assert(2 * ((RS_MAX_CANDS + 63) / 64) <= RS_WBLOCK, "a block holds an assignment's sets");
 
 enum { REL_SAT, REL_ALMOST, REL_CONTRA, REL_INCONCL };
@@ -65,6 +71,17 @@ static inline bool watch_satisfied(const rs_solver_t *s, const rs_watch_t *w, co
 	if (c->nw == 1 || !c->acc)
 		return cur_implies(c, pos, w->w0, NULL);
 	return cur_implies(c, pos, w->w0, s->incs[w->inc].terms[w->term & ~RS_WATCH_POS].set);
+}
+
+/* Can the term of one word (tpos, t0) never hold, given the package's
+ * intersection c (of one word)?  rs_term_disjoint on first words. */
+static inline bool cur_contradicts(const rs_cur_t *c, bool tpos, rs_word_t t0)
+{
+	if (!c->acc)
+		return false;
+	if (c->pos)
+		return tpos ? !(c->w0 & t0) : !(c->w0 & ~t0);
+	return tpos && !(t0 & ~c->w0);
 }
 
 /* Does the partial solution imply term t? */
@@ -147,6 +164,7 @@ static int pkg_new(rs_solver_t *s, const char *name, uint32_t *out)
 	if (!p->name)
 		return oom(s);
 	p->last = -1;
+	p->scanned = -1;
 	p->decision = -1;
 	p->prefer = -1;
 	p->base = s->npkgs;
@@ -396,7 +414,7 @@ static int inc_new(rs_solver_t *s, uint32_t *out)
  * A package whose universe fits one word (64 candidates or fewer) indexes
  * its watch list by state: one bit set over the entries per candidate, and
  * one for "absent", each entry's bit set in the rows of the states its term
- * allows.  The partial solution allows the package a set of states (its
+ * allows; a last row has the entries still watched.  The partial solution allows the package a set of states (its
  * intersection's versions, or for a negative one the other versions and
  * absent) and implies a term exactly when every one of those states is
  * allowed by it, so the entries a change satisfies are the AND of a few
@@ -435,12 +453,13 @@ static void wbm_mark(rs_pkg_t *k, uint32_t e)
 			break;
 		wrow(k, st)[e / 64] |= bit;
 	}
+	wrow(k, k->ncand + 1)[e / 64] |= bit; /* watched */
 }
 
 /* Room in k's index for its watch list's capacity. */
 static int wbm_grow(rs_solver_t *s, rs_pkg_t *k)
 {
-	uint32_t need = rs_words(k->capincs), rows = k->ncand + 1;
+	uint32_t need = rs_words(k->capincs), rows = k->ncand + 2;
 	if (k->nwords != 1 || need <= k->wbmcap)
 		return 0;
 	rs_word_t *n = gpuenv_calloc(s->ctx, (size_t)rows * need, sizeof(rs_word_t));
@@ -454,27 +473,31 @@ static int wbm_grow(rs_solver_t *s, rs_pkg_t *k)
 	return 0;
 }
 
-/* Package p's entry e no longer watches its term (its bits in the index
- * stay until the list is compacted: watch_find skips it). */
+/* Package p's entry e no longer watches its term (its bit in the index's
+ * row of watched entries goes; the others stay until the list is
+ * compacted). */
 static void unwatch(rs_solver_t *s, uint32_t p, uint32_t e)
 {
-	s->pkgs[p].incs[e].inc = UINT32_MAX;
-	s->pkgs[p].ndead++;
+	rs_pkg_t *k = &s->pkgs[p];
+	k->incs[e].inc = UINT32_MAX;
+	k->ndead++;
+	if (k->wbm)
+		wrow(k, k->ncand + 1)[e / 64] &= ~((rs_word_t)1 << (e % 64));
 }
 
-/* Drop p's entries no longer watched once they are half the list (the
- * index is rebuilt then, so not after every scan). */
-static void compact(rs_solver_t *s, uint32_t p)
+/* Drop p's entries no longer watched once they are half the list, or
+ * any when forced (the index is rebuilt then, so not after every scan). */
+static void compact(rs_solver_t *s, uint32_t p, bool force)
 {
 	rs_pkg_t *k = &s->pkgs[p];
 	uint32_t j = 0;
-	if (!k->ndead || k->ndead * 2 < k->nincs)
+	if (!k->ndead || (!force && k->ndead * 2 < k->nincs))
 		return;
 	for (uint32_t i = 0; i < k->nincs; i++)
 		if (k->incs[i].inc != UINT32_MAX)
 			k->incs[j++] = k->incs[i];
 	if (k->wbm) {
-		for (uint32_t st = 0; st <= k->ncand; st++)
+		for (uint32_t st = 0; st <= k->ncand + 1; st++)
 			memset(wrow(k, st), 0, rs_words(k->nincs) * sizeof(rs_word_t));
 		for (uint32_t i = 0; i < j; i++)
 			wbm_mark(k, i);
@@ -483,14 +506,20 @@ static void compact(rs_solver_t *s, uint32_t p)
 	k->ndead = 0;
 }
 
-/* The entries of p's watch list whose term p's intersection c implies,
- * newest first, into s->sat; the count. */
-static uint32_t watch_find(rs_solver_t *s, uint32_t p, const rs_cur_t *c)
+/* The entries of p's watch list whose term p's intersection c implies and
+ * its intersection o did not, newest first, into s->sat; the count.  o is
+ * what the last look at the list saw (o->acc NULL: nothing, the first
+ * look), c narrows it, and whatever o implied was looked at then: its
+ * entries were moved, derived from, or found unable to hold, which they
+ * still are (the other watched term contradicted at the same level or
+ * before).  So each entry is looked at once per satisfaction, as a SAT
+ * solver looks at a watched literal once when it becomes false. */
+static uint32_t watch_find(rs_solver_t *s, uint32_t p, const rs_cur_t *c, const rs_cur_t *o)
 {
 	const rs_pkg_t *k = &s->pkgs[p];
 	const rs_watch_t *wl = k->incs;
-	const rs_word_t *rows[32];
-	uint32_t nrows = 0, nsat = 0;
+	const rs_word_t *rows[32], *xrows[65];
+	uint32_t nrows = 0, nx = 0, nsat = 0;
 	if (!c->acc)
 		return 0;
 	if (k->wbm) {
@@ -498,32 +527,60 @@ static uint32_t watch_find(rs_solver_t *s, uint32_t p, const rs_cur_t *c)
 		rs_word_t states = c->pos ? c->w0 : ~c->w0 & universe(k);
 		uint32_t n = (uint32_t)__builtin_popcountll(states) + !c->pos;
 		if (n && n <= 32) {
-			for (; states; states &= states - 1)
-				rows[nrows++] = wrow(k, (uint32_t)__builtin_ctzll(states));
+			for (rs_word_t st = states; st; st &= st - 1)
+				rows[nrows++] = wrow(k, (uint32_t)__builtin_ctzll(st));
 			if (!c->pos)
 				rows[nrows++] = wrow(k, k->ncand);
+			if (o->acc) {
+				/* an entry o implied is in the rows of the states
+				 * o allowed and c does not, too */
+				rs_word_t x = (o->pos ? o->w0 : ~o->w0 & universe(k)) & ~states;
+				for (; x; x &= x - 1)
+					xrows[nx++] = wrow(k, (uint32_t)__builtin_ctzll(x));
+				if (!o->pos && c->pos)
+					xrows[nx++] = wrow(k, k->ncand);
+				if (!nx)
+					return 0; /* the same states: nothing new */
+			}
 		}
 	}
 	if (!nrows) {
 		for (uint32_t i = k->nincs; i-- > 0;)
-			if (wl[i].inc != UINT32_MAX && watch_satisfied(s, &wl[i], c))
+			if (wl[i].inc != UINT32_MAX && watch_satisfied(s, &wl[i], c) &&
+				!(o->acc && watch_satisfied(s, &wl[i], o)))
 				s->sat[nsat++] = i;
 		return nsat;
 	}
+	const rs_word_t *live = wrow(k, k->ncand + 1);
 	for (uint32_t col = rs_words(k->nincs); col-- > 0;) {
-		rs_word_t m = rows[0][col];
+		rs_word_t m = rows[0][col], x = nx ? xrows[0][col] : 0;
 		for (uint32_t j = 1; j < nrows && m; j++)
 			m &= rows[j][col];
-		for (; m; m &= ~((rs_word_t)1 << (63 - __builtin_clzll(m)))) {
-			uint32_t i = col * 64 + 63 - (uint32_t)__builtin_clzll(m);
-			if (wl[i].inc != UINT32_MAX)
-				s->sat[nsat++] = i;
-		}
+		for (uint32_t j = 1; j < nx && x && m; j++)
+			x &= xrows[j][col];
+		m &= ~x & live[col];
+		for (; m; m &= ~((rs_word_t)1 << (63 - __builtin_clzll(m))))
+			s->sat[nsat++] = col * 64 + 63 - (uint32_t)__builtin_clzll(m);
 	}
 	return nsat;
 }
 
-static int watch(rs_solver_t *s, uint32_t p, uint32_t inc, uint32_t term)
+/* Entry w's blocker: term b of its incompatibility (UINT32_MAX: none). */
+static inline void set_blocker(const rs_solver_t *s, rs_watch_t *w, const rs_inc_t *inc, uint32_t b)
+{
+	const rs_term_t *t = b != UINT32_MAX ? &inc->terms[b] : NULL;
+	if (!t || s->pkgs[t->pkg].nwords != 1) {
+		w->bpkg = RS_NO_BLOCKER;
+		w->bw0 = 0;
+		return;
+	}
+	w->bpkg = t->pkg | (t->pos ? RS_WATCH_POS : 0);
+	w->bw0 = t->set[0];
+}
+
+/* Package p's list watches term of incompatibility inc, with term
+ * blocker (UINT32_MAX: none) as its blocker. */
+static int watch(rs_solver_t *s, uint32_t p, uint32_t inc, uint32_t term, uint32_t blocker)
 {
 	rs_pkg_t *k = &s->pkgs[p];
 	int r;
@@ -542,6 +599,7 @@ static int watch(rs_solver_t *s, uint32_t p, uint32_t inc, uint32_t term)
 	w->inc = inc;
 	w->term = term | (t->pos ? RS_WATCH_POS : 0);
 	w->w0 = k->nwords ? t->set[0] : 0;
+	set_blocker(s, w, &s->incs[inc], blocker);
 	if (k->wbm)
 		wbm_mark(k, k->nincs - 1);
 	return 0;
@@ -561,9 +619,10 @@ static int inc_watch(rs_solver_t *s, uint32_t id, uint32_t a, uint32_t b)
 	inc->wt[0] = a;
 	inc->wt[1] = b;
 	inc->watched = true;
-	if ((!was || (a != old0 && a != old1)) && (r = watch(s, inc->terms[a].pkg, id, a)))
+	if ((!was || (a != old0 && a != old1)) &&
+		(r = watch(s, inc->terms[a].pkg, id, a, a != b ? b : UINT32_MAX)))
 		return r;
-	if (a != b && (!was || (b != old0 && b != old1)) && (r = watch(s, inc->terms[b].pkg, id, b)))
+	if (a != b && (!was || (b != old0 && b != old1)) && (r = watch(s, inc->terms[b].pkg, id, b, a)))
 		return r;
 	return 0;
 }
@@ -573,112 +632,6 @@ static int inc_watch(rs_solver_t *s, uint32_t id, uint32_t a, uint32_t b)
 static int inc_activate(rs_solver_t *s, uint32_t id)
 {
 	return inc_watch(s, id, 0, s->incs[id].nterms > 1 ? 1 : 0);
-}
-
-/* The term list under construction (one at a time, in the solver's
- * reused buffers): merged per package by intersection, then stored as an
- * incompatibility's terms by tl_store. */
-typedef struct rs_tl_ent {
-	uint32_t pkg;
-	bool pos;
-	size_t off; /* its set: s->tw + off */
-} rs_tl_ent_t;
-
-static void tl_reset(rs_solver_t *s)
-{
-	s->ntl = 0;
-	s->ntw = 0;
-}
-
-/* Room for n more of size each in *v (cap *cap), grown by doubling. */
-static int grow(rs_solver_t *s, void **v, size_t *cap, size_t used, size_t n, size_t size)
-{
-	size_t ncap = *cap ? *cap : 64;
-	if (used + n <= *cap)
-		return 0;
-	while (ncap < used + n) {
-		if (ncap > SIZE_MAX / 2 / size)
-			return oom(s);
-		ncap *= 2;
-	}
-	void *nv = gpuenv_realloc(s->ctx, *v, ncap * size);
-	if (!nv)
-		return oom(s);
-	*v = nv;
-	*cap = ncap;
-	return 0;
-}
-
-static int tl_add(rs_solver_t *s, uint32_t pkg, bool pos, const rs_word_t *set)
-{
-	uint32_t nw = s->pkgs[pkg].nwords;
-	int r;
-	for (uint32_t i = 0; i < s->ntl; i++)
-		if (s->tl[i].pkg == pkg) {
-			rs_word_t *w = s->tw + s->tl[i].off;
-			bool np;
-			rs_term_and(s->tl[i].pos, w, pos, set, nw, &np, w);
-			s->tl[i].pos = np;
-			return 0;
-		}
-	if ((r = grow(s, (void **)&s->tl, &s->captl, s->ntl, 1, sizeof(rs_tl_ent_t))) ||
-		(r = grow(s, (void **)&s->tw, &s->captw, s->ntw, nw, sizeof(rs_word_t))))
-		return r;
-	rs_tl_ent_t *e = &s->tl[s->ntl++];
-	e->pkg = pkg;
-	e->pos = pos;
-	e->off = s->ntw;
-	if (nw)
-		memcpy(s->tw + s->ntw, set, nw * sizeof(rs_word_t));
-	s->ntw += nw;
-	return 0;
-}
-
-/* Store the list as incompatibility id's terms, dropping terms that
- * always hold (negative, empty set): the terms sorted by package and
- * their sets after them, in one block (what the replacement search of the
- * watched terms reads, contiguous).  *never: a term can never hold
- * (positive, empty), so the incompatibility is vacuous. */
-static int tl_store(rs_solver_t *s, uint32_t id, bool *never)
-{
-	uint32_t k = 0;
-	size_t words = 0;
-	*never = false;
-	for (uint32_t i = 0; i < s->ntl; i++) {
-		const rs_tl_ent_t *e = &s->tl[i];
-		uint32_t nw = s->pkgs[e->pkg].nwords;
-		bool empty = rs_set_empty(s->tw + e->off, nw);
-		if (empty && !e->pos)
-			continue;
-		if (empty && e->pos)
-			*never = true;
-		s->tl[k++] = *e;
-		words += nw;
-	}
-	s->ntl = k;
-	/* terms sorted by package: deterministic and cheap to compare */
-	for (uint32_t i = 1; i < k; i++)
-		for (uint32_t j = i; j > 0 && s->tl[j - 1].pkg > s->tl[j].pkg; j--) {
-			rs_tl_ent_t x = s->tl[j];
-			s->tl[j] = s->tl[j - 1];
-			s->tl[j - 1] = x;
-		}
-	rs_term_t *t = gpuenv_arena_alloc(&s->mem, (k ? k : 1) * sizeof(*t) + words * sizeof(rs_word_t));
-	if (!t)
-		return oom(s);
-	rs_word_t *w = (rs_word_t *)(t + k);
-	for (uint32_t i = 0; i < k; i++) {
-		uint32_t nw = s->pkgs[s->tl[i].pkg].nwords;
-		t[i].pkg = s->tl[i].pkg;
-		t[i].pos = s->tl[i].pos;
-		t[i].set = w;
-		if (nw)
-			memcpy(w, s->tw + s->tl[i].off, nw * sizeof(rs_word_t));
-		w += nw;
-	}
-	s->incs[id].terms = t;
-	s->incs[id].nterms = k;
-	return 0;
 }
 
 /* ---- the partial solution ------------------------------------------------ */
@@ -692,7 +645,7 @@ static rs_word_t *words_push(rs_solver_t *s, uint32_t n)
 		if (b == s->nwblocks) {
 			size_t cap = s->nwblocks;
 			rs_word_t *blk;
-			if (grow(s, (void **)&s->wblocks, &cap, s->nwblocks, 1, sizeof(rs_word_t *)))
+			if (rs_grow(s, (void **)&s->wblocks, &cap, s->nwblocks, 1, sizeof(rs_word_t *)))
 				return NULL;
 			if (!(blk = gpuenv_alloc(s->ctx, RS_WBLOCK * sizeof(rs_word_t))))
 				return NULL;
@@ -735,11 +688,11 @@ static int assign(rs_solver_t *s, uint32_t pkg, bool pos, const rs_word_t *set, 
 	int r;
 
 	cap = s->capasg;
-	if ((r = grow(s, (void **)&s->asg, &cap, s->nasg, 1, sizeof(rs_asg_t))))
+	if ((r = rs_grow(s, (void **)&s->asg, &cap, s->nasg, 1, sizeof(rs_asg_t))))
 		return r;
 	s->capasg = (uint32_t)cap;
 	cap = p->caphist;
-	if ((r = grow(s, (void **)&p->hist, &cap, p->nhist, 1, sizeof(uint32_t))))
+	if ((r = rs_grow(s, (void **)&p->hist, &cap, p->nhist, 1, sizeof(uint32_t))))
 		return r;
 	p->caphist = (uint32_t)cap;
 	rs_word_t *w = words_push(s, 2 * nw);
@@ -780,6 +733,8 @@ static void backtrack(rs_solver_t *s, uint32_t level)
 		rs_pkg_t *p = &s->pkgs[a->pkg];
 		p->nhist--;
 		p->last = p->nhist ? (int32_t)p->hist[p->nhist - 1] : -1;
+		if (p->scanned > p->last)
+			p->scanned = p->last; /* what it had then was looked at */
 		if (a->decision)
 			p->decision = -1;
 		cur_set(s, a->pkg);
@@ -873,11 +828,42 @@ static int32_t first_satisfying(rs_solver_t *s, uint32_t pkg, const rs_term_t *t
 	return found;
 }
 
-static bool is_failure(const rs_solver_t *s, uint32_t id)
+static bool is_failure(const rs_term_t *terms, uint32_t nterms)
 {
-	const rs_inc_t *inc = &s->incs[id];
-	return inc->nterms == 0 ||
-	       (inc->nterms == 1 && inc->terms[0].pkg == RS_ROOT && inc->terms[0].pos);
+	return nterms == 0 || (nterms == 1 && terms[0].pkg == RS_ROOT && terms[0].pos);
+}
+
+/* Incompatibility id, new, becomes a learned one: its LBD (glucose's
+ * "literal block distance": the decision levels its terms were satisfied
+ * at, counted while they still are) and its place in the database. */
+static int learn(rs_solver_t *s, uint32_t id)
+{
+	rs_inc_t *inc = &s->incs[id];
+	uint32_t n = 0, stamp = (uint32_t)s->conflicts;
+	int r;
+
+	if (s->level + 1 > s->caplvmark) {
+		size_t ncap = s->caplvmark, old = s->caplvmark;
+		if ((r = rs_grow(s, (void **)&s->lvmark, &ncap, 0, s->level + 1, sizeof(uint32_t))))
+			return r;
+		memset(s->lvmark + old, 0, (ncap - old) * sizeof(uint32_t));
+		s->caplvmark = ncap;
+	}
+	if ((r = rs_grow(s, (void **)&s->learnts, &s->caplearnts, s->nlearnts, 1, sizeof(uint32_t))))
+		return r;
+	for (uint32_t i = 0; i < inc->nterms; i++) {
+		int32_t a = first_satisfying(s, inc->terms[i].pkg, &inc->terms[i], -1, false, NULL);
+		uint32_t lv = a >= 0 ? s->asg[a].level : 0;
+		if (s->lvmark[lv] != stamp) {
+			s->lvmark[lv] = stamp;
+			n++;
+		}
+	}
+	inc->lbd = (uint8_t)(n < 1 ? 1 : n > 255 ? 255 : n);
+	inc->used = stamp;
+	s->learnts[s->nlearnts++] = id;
+	s->learned++;
+	return 0;
 }
 
 /* The paper's conflict resolution: learn the root cause of satisfied
@@ -885,38 +871,37 @@ static bool is_failure(const rs_solver_t *s, uint32_t id)
  * derive from (or the failure, with GPUENV_ENOSOLUTION). */
 static int resolve_conflict(rs_solver_t *s, uint32_t id, uint32_t *learned)
 {
+	uint32_t start = s->nincs, nterms = s->incs[id].nterms;
+	const rs_term_t *terms = s->incs[id].terms;
+	int r;
 
 	s->conflicts++;
 	if (s->conflicts > RS_MAX_CONFLICTS)
 		return gpuenv_fail(s->ctx, GPUENV_ETOOBIG, NULL, 0, 0,
 			"resolution gave up after %u conflicts", RS_MAX_CONFLICTS);
-	while (!is_failure(s, id)) {
-		rs_inc_t *inc = &s->incs[id];
-		int32_t satisfier = -1, prev = -1;
+	if (s->incs[id].lbd)
+		s->incs[id].used = (uint32_t)s->conflicts;
+	while (!is_failure(terms, nterms)) {
+		int32_t satisfier = -1, prev = -1, second = -1;
 		uint32_t ti = 0;
 
-		for (uint32_t i = 0; i < inc->nterms; i++) {
-			int32_t a = first_satisfying(s, inc->terms[i].pkg, &inc->terms[i], -1, false,
-				NULL);
+		/* the satisfier, and the latest satisfier of the other terms */
+		for (uint32_t i = 0; i < nterms; i++) {
+			int32_t a = first_satisfying(s, terms[i].pkg, &terms[i], -1, false, NULL);
 			if (a > satisfier) {
+				second = satisfier;
 				satisfier = a;
 				ti = i;
-			}
+			} else if (a > second)
+				second = a;
 		}
 		if (satisfier < 0)
 			return gpuenv_fail(s->ctx, -EINVAL, NULL, 0, 0,
 				"resolver: conflict without a satisfier (a bug)");
-		for (uint32_t i = 0; i < inc->nterms; i++) {
-			int32_t a;
-			if (i == ti)
-				a = first_satisfying(s, inc->terms[i].pkg, &inc->terms[i], satisfier,
-					s->asg[satisfier].pos, s->asg[satisfier].set);
-			else
-				a = first_satisfying(s, inc->terms[i].pkg, &inc->terms[i], -1, false,
-					NULL);
-			if (a > prev)
-				prev = a;
-		}
+		prev = first_satisfying(s, terms[ti].pkg, &terms[ti], satisfier,
+			s->asg[satisfier].pos, s->asg[satisfier].set);
+		if (second > prev)
+			prev = second;
 		const rs_asg_t *sa = &s->asg[satisfier];
 		uint32_t prev_level = prev >= 0 ? s->asg[prev].level : 1;
 		if (prev_level < 1)
@@ -926,57 +911,32 @@ static int resolve_conflict(rs_solver_t *s, uint32_t id, uint32_t *learned)
 		if (sa->level == 0)
 			prev_level = 0;
 		if (sa->decision || prev_level != sa->level) {
+			if (id >= start && ((r = rs_terms_keep(s, id, terms, nterms)) || (r = learn(s, id))))
+				return r;
 			backtrack(s, prev_level);
 			*learned = id;
 			return 0;
 		}
 		/* prior cause: this incompatibility resolved with the
-		 * satisfier's cause on the satisfier's package */
+		 * satisfier's cause on the satisfier's package.  The step is
+		 * not kept: only its causes and package, what the explanation
+		 * needs to derive it again (rs_inc_terms) */
 		uint32_t cause = sa->cause, spkg = sa->pkg, nid = 0;
-		int r;
-		bool never;
-		tl_reset(s);
-		const rs_term_t *st = &inc->terms[ti];
-		rs_word_t *u = NULL;
-		bool upos = false;
-		for (uint32_t i = 0; i < inc->nterms; i++)
-			if (inc->terms[i].pkg != spkg &&
-				(r = tl_add(s, inc->terms[i].pkg, inc->terms[i].pos,
-					 inc->terms[i].set)))
-				return r;
 		const rs_inc_t *cinc = &s->incs[cause];
-		const rs_term_t *ct = NULL;
-		for (uint32_t i = 0; i < cinc->nterms; i++) {
-			if (cinc->terms[i].pkg == spkg) {
-				ct = &cinc->terms[i];
-				continue;
-			}
-			if ((r = tl_add(s, cinc->terms[i].pkg, cinc->terms[i].pos,
-				     cinc->terms[i].set)))
-				return r;
-		}
-		/* the satisfier's package: the union of both terms */
-		uint32_t nw = s->pkgs[spkg].nwords;
-		u = s->tmp2;
-		if (ct)
-			rs_term_or(st->pos, st->set, ct->pos, ct->set, nw, &upos, u);
-		else {
-			memcpy(u, st->set, nw * sizeof(rs_word_t));
-			upos = st->pos;
-		}
-		/* a union that covers everything (negative, empty) drops out */
-		if (upos || !rs_set_empty(u, nw))
-			if ((r = tl_add(s, spkg, upos, u)))
-				return r;
-		if ((r = inc_new(s, &nid)))
-			return r;
-		if ((r = tl_store(s, nid, &never)))
+		if (cinc->lbd)
+			s->incs[cause].used = (uint32_t)s->conflicts;
+		if ((r = rs_resolvent(s, terms, nterms, cinc->terms, cinc->nterms, spkg)) ||
+			(r = rs_tl_scratch(s, &terms, &nterms)) || (r = inc_new(s, &nid)))
 			return r;
 		s->incs[nid].kind = RS_INC_DERIVED;
 		s->incs[nid].c1 = id;
 		s->incs[nid].c2 = cause;
+		s->incs[nid].pivot = spkg;
+		s->incs[nid].nterms = nterms;
 		id = nid;
 	}
+	if (id >= start && (r = rs_terms_keep(s, id, terms, nterms)))
+		return r;
 	*learned = id;
 	return GPUENV_ENOSOLUTION;
 }
@@ -1052,11 +1012,11 @@ static int enqueue(rs_solver_t *s, uint32_t *n, uint32_t p)
 /* Unit propagation from package start (and first from incompatibility
  * first, when not UINT32_MAX), with two watched terms per
  * incompatibility: a package's change looks only at the incompatibilities
- * watching one of its terms that the change satisfied, and moves the watch
- * to another term not satisfied when there is one; with none, the other
- * watched term decides (satisfied: a conflict; undecided: its negation is
- * derived).  So the work per change does not grow with the number of
- * incompatibilities learned. */
+ * watching one of its terms that the change satisfied (not those it
+ * satisfied before: watch_find), passes those whose blocker or other
+ * watched term can never hold, and moves the watch to another term not
+ * satisfied when there is one; with none, the other watched term decides
+ * (satisfied: a conflict; undecided: its negation is derived). */
 static int propagate(rs_solver_t *s, uint32_t start, uint32_t first, uint32_t *failure)
 {
 	uint32_t n = 0, derived = 0;
@@ -1083,17 +1043,42 @@ static int propagate(rs_solver_t *s, uint32_t start, uint32_t first, uint32_t *f
 	while (n) {
 		uint32_t p = s->queue[--n];
 		s->pkgs[p].stamp = 0;
-		/* p's intersection: the scan derives only other packages */
+		/* p's intersection (the scan derives only other packages), and
+		 * the one the last look at p's list saw (oc): only the entries
+		 * the change since then made hold are looked at */
 		const rs_cur_t pc = s->cur[p];
-		if ((r = grow(s, (void **)&s->sat, &s->capsat, 0, s->pkgs[p].nincs, sizeof(uint32_t))))
+		rs_cur_t oc = { 0 };
+		rs_pkg_t *pk = &s->pkgs[p];
+		if (pk->scanned >= 0) {
+			const rs_asg_t *a = &s->asg[pk->scanned];
+			oc.acc = a->acc;
+			oc.pos = a->acc_pos;
+			oc.nw = pk->nwords;
+			oc.w0 = pk->nwords ? a->acc[0] : 0;
+		}
+		pk->scanned = pk->last;
+		const int32_t pc_last = pk->last;
+		if ((r = rs_grow(s, (void **)&s->sat, &s->capsat, 0, s->pkgs[p].nincs, sizeof(uint32_t))))
 			goto out;
 		/* the entries whose term p's change satisfied, newest first,
 		 * found first so that their incompatibilities are fetched ahead
 		 * of their turn (one cache miss hidden behind another's work);
 		 * p's list does not move meanwhile (only other packages are
 		 * derived and watched) */
-		uint32_t nsat = watch_find(s, p, &pc);
+		uint32_t nsat = watch_find(s, p, &pc, &oc), nkeep = 0;
 		rs_watch_t *wl = s->pkgs[p].incs;
+		/* passed at once: those whose blocker cannot hold (it cannot
+		 * start to while this look lasts: nothing is undone) */
+		for (uint32_t j = 0; j < nsat; j++) {
+			const rs_watch_t *w = &wl[s->sat[j]];
+			if (j + 2 * RS_AHEAD < nsat)
+				__builtin_prefetch(&wl[s->sat[j + 2 * RS_AHEAD]]);
+			if (w->bpkg == RS_NO_BLOCKER ||
+				!cur_contradicts(&s->cur[w->bpkg & ~RS_WATCH_POS], w->bpkg & RS_WATCH_POS,
+					w->bw0))
+				s->sat[nkeep++] = s->sat[j];
+		}
+		nsat = nkeep;
 		for (uint32_t j = 0; j < RS_AHEAD && j < nsat; j++)
 			__builtin_prefetch(&s->incs[wl[s->sat[j]].inc]);
 		for (uint32_t j = 0; j < nsat; j++) {
@@ -1109,6 +1094,14 @@ static int propagate(rs_solver_t *s, uint32_t start, uint32_t first, uint32_t *f
 				continue;
 			}
 			uint32_t slot = inc->wt[0] == term ? 0 : 1, other = inc->wt[1 - slot];
+			if (other != term) {
+				const rs_term_t *bt = &inc->terms[other];
+				const rs_cur_t *bc = &s->cur[bt->pkg];
+				if (bc->acc && rs_term_disjoint(bc->pos, bc->acc, bt->pos, bt->set, bc->nw)) {
+					set_blocker(s, w, inc, other);
+					continue; /* the other can never hold: the blocker now */
+				}
+			}
 			/* another term to watch, not satisfied */
 			uint32_t repl = UINT32_MAX;
 			for (uint32_t k = 0; k < inc->nterms && repl == UINT32_MAX; k++)
@@ -1118,7 +1111,8 @@ static int propagate(rs_solver_t *s, uint32_t start, uint32_t first, uint32_t *f
 			if (repl != UINT32_MAX) {
 				inc->wt[slot] = repl;
 				unwatch(s, p, s->sat[j]);
-				if ((r = watch(s, inc->terms[repl].pkg, id, repl)))
+				if ((r = watch(s, inc->terms[repl].pkg, id, repl,
+					     other != term ? other : UINT32_MAX)))
 					goto out;
 				continue;
 			}
@@ -1128,6 +1122,12 @@ static int propagate(rs_solver_t *s, uint32_t start, uint32_t first, uint32_t *f
 				 * from the derived package only */
 				if ((r = on_conflict(s, id, failure, &derived)))
 					goto out;
+				/* the rest of p's list was not looked at: all of
+				 * it next time, unless the backjump undid what p
+				 * had (it does but after a look at a package not
+				 * decided, solve()'s) */
+				if (s->pkgs[p].scanned == pc_last)
+					s->pkgs[p].scanned = -1;
 				while (n)
 					s->pkgs[s->queue[--n]].stamp = 0;
 				s->stamp++;
@@ -1143,12 +1143,88 @@ static int propagate(rs_solver_t *s, uint32_t start, uint32_t first, uint32_t *f
 			if ((r = derive(s, id, other)) || (r = enqueue(s, &n, ot->pkg)))
 				goto out;
 		}
-		compact(s, p);
+		compact(s, p, false);
 	}
 out:
 	while (n)
 		s->pkgs[s->queue[--n]].stamp = 0;
 	return r;
+}
+
+/* ---- the learned incompatibilities' database ------------------------------- */
+
+typedef struct rs_rank {
+	uint32_t id, used;
+	uint8_t lbd;
+} rs_rank_t;
+
+/* The first to drop: the highest LBD, then the least recently used, then
+ * the oldest (a total order: the same run drops the same ones). */
+static int rank_cmp(const void *a, const void *b)
+{
+	const rs_rank_t *x = a, *y = b;
+	if (x->lbd != y->lbd)
+		return x->lbd > y->lbd ? -1 : 1;
+	if (x->used != y->used)
+		return x->used < y->used ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Glucose's clause database reduction: past each step of its schedule,
+ * half of the learned incompatibilities still watched leave the watch
+ * lists, the highest LBD first, never one of LBD RS_KEEP_LBD or less nor
+ * one that is the cause of an assignment of the partial solution.  A
+ * dropped one stays an incompatibility (the derivations that cite it, the
+ * explanation): only its watches go, so the propagation no longer looks at
+ * it. */
+static int reduce_learned(rs_solver_t *s)
+{
+	size_t n = 0, ndrop, j = 0;
+	rs_rank_t *rk = gpuenv_alloc(s->ctx, (s->nlearnts ? s->nlearnts : 1) * sizeof(*rk));
+	rs_word_t *locked = gpuenv_calloc(s->ctx, rs_words(s->nincs) + 1, sizeof(rs_word_t));
+
+	s->reductions++;
+	s->next_reduce = s->conflicts + RS_REDUCE_FIRST + RS_REDUCE_STEP * s->reductions;
+	if (!rk || !locked) {
+		gpuenv_free(s->ctx, rk);
+		gpuenv_free(s->ctx, locked);
+		return oom(s);
+	}
+	/* the causes of the partial solution's assignments stay */
+	for (uint32_t a = 0; a < s->nasg; a++)
+		if (!s->asg[a].decision)
+			rs_set_bit(locked, s->asg[a].cause);
+	for (size_t i = 0; i < s->nlearnts; i++) {
+		const rs_inc_t *inc = &s->incs[s->learnts[i]];
+		if (inc->lbd > RS_KEEP_LBD && !rs_set_has(locked, s->learnts[i])) {
+			rk[n].id = s->learnts[i];
+			rk[n].used = inc->used;
+			rk[n].lbd = inc->lbd;
+			n++;
+		}
+	}
+	ndrop = s->nlearnts / 2 < n ? s->nlearnts / 2 : n;
+	qsort(rk, n, sizeof(*rk), rank_cmp);
+	for (size_t i = 0; i < ndrop; i++)
+		s->incs[rk[i].id].watched = false;
+	gpuenv_free(s->ctx, rk);
+	gpuenv_free(s->ctx, locked);
+	for (size_t i = 0; i < s->nlearnts; i++)
+		if (s->incs[s->learnts[i]].watched)
+			s->learnts[j++] = s->learnts[i];
+	s->nlearnts = j;
+	s->dropped += ndrop;
+	/* their entries out of the watch lists */
+	for (uint32_t p = 0; p < s->npkgs && ndrop; p++) {
+		rs_pkg_t *k = &s->pkgs[p];
+		for (uint32_t e = 0; e < k->nincs; e++) {
+			uint32_t id = k->incs[e].inc;
+			if (id != UINT32_MAX && s->incs[id].lbd && !s->incs[id].watched)
+				unwatch(s, p, e);
+		}
+		compact(s, p, true);
+	}
+	return 0;
 }
 
 /* ---- dependencies ---------------------------------------------------------- */
@@ -1189,12 +1265,12 @@ static int add_dep(rs_solver_t *s, uint32_t from, uint32_t ver, uint32_t to, con
 	if (!fv)
 		return oom(s);
 	rs_set_bit(fv, ver);
-	tl_reset(s);
-	if ((r = tl_add(s, from, true, fv)))
+	rs_tl_reset(s);
+	if ((r = rs_tl_add(s, from, true, fv)))
 		return r;
 	if (rs_set_empty(set, t->nwords)) {
 		/* nothing can satisfy it: two text-only causes */
-		if ((r = inc_new(s, &a)) || (r = tl_store(s, a, &never)))
+		if ((r = inc_new(s, &a)) || (r = rs_tl_store(s, a, &never)))
 			return r;
 		s->incs[a].kind = RS_INC_DEP_TEXT;
 		if ((r = inc_new(s, &b)))
@@ -1203,7 +1279,7 @@ static int add_dep(rs_solver_t *s, uint32_t from, uint32_t ver, uint32_t to, con
 		s->incs[b].nv_reason = t->not_found ? RS_NV_NOTFOUND
 				       : t->ncand ? RS_NV_NOMATCH
 						  : RS_NV_NONE;
-		if ((r = inc_new(s, &id)) || (r = tl_store(s, id, &never)))
+		if ((r = inc_new(s, &id)) || (r = rs_tl_store(s, id, &never)))
 			return r;
 		s->incs[id].kind = RS_INC_DERIVED;
 		s->incs[id].c1 = a;
@@ -1218,9 +1294,9 @@ static int add_dep(rs_solver_t *s, uint32_t from, uint32_t ver, uint32_t to, con
 		}
 		return inc_activate(s, id);
 	}
-	if ((r = tl_add(s, to, false, set)))
+	if ((r = rs_tl_add(s, to, false, set)))
 		return r;
-	if ((r = inc_new(s, &id)) || (r = tl_store(s, id, &never)))
+	if ((r = inc_new(s, &id)) || (r = rs_tl_store(s, id, &never)))
 		return r;
 	s->incs[id].kind = RS_INC_DEP;
 	s->incs[id].dep_from = from;
@@ -1450,14 +1526,16 @@ static int solve(rs_solver_t *s, uint32_t *failure)
 	rs_word_t one = 1;
 
 	/* the root must be selected */
-	tl_reset(s);
-	if ((r = inc_new(s, &id)) || (r = tl_add(s, RS_ROOT, false, &one)) ||
-		(r = tl_store(s, id, &never)) || (r = inc_activate(s, id)))
+	rs_tl_reset(s);
+	if ((r = inc_new(s, &id)) || (r = rs_tl_add(s, RS_ROOT, false, &one)) ||
+		(r = rs_tl_store(s, id, &never)) || (r = inc_activate(s, id)))
 		return r;
 	s->incs[id].kind = RS_INC_ROOT;
 	first_inc = id; /* derive "the root is selected" */
 	for (;;) {
 		if ((r = propagate(s, next, first_inc, failure)))
+			return r;
+		if (s->conflicts >= s->next_reduce && (r = reduce_learned(s)))
 			return r;
 		int32_t p = pick(s);
 		if (p < 0)
@@ -1495,6 +1573,10 @@ static int solve(rs_solver_t *s, uint32_t *failure)
 		}
 		next = (uint32_t)p;
 		first_inc = unit;
+		/* not decided: the dependencies just watched may hold already, so
+		 * the propagation looks at the package's whole list */
+		if (unit != UINT32_MAX)
+			k->scanned = -1;
 	}
 }
 
@@ -1676,8 +1758,12 @@ int gpuenv_resolve(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_resolv
 		r = oom(&s);
 		goto done;
 	}
+	s.next_reduce = RS_REDUCE_FIRST;
 	r = solve(&s, &failure);
 	out->decisions = s.decisions;
+	out->learned = s.learned;
+	out->learned_dropped = s.dropped;
+	out->reductions = s.reductions;
 	out->conflicts = s.conflicts;
 	out->packages_asked = s.asked;
 	out->assignments = s.nassigned;
@@ -1709,6 +1795,9 @@ done:
 	gpuenv_free(ctx, s.asg);
 	gpuenv_free(ctx, s.queue);
 	gpuenv_free(ctx, s.sat);
+	gpuenv_free(ctx, s.learnts);
+	gpuenv_free(ctx, s.xblock);
+	gpuenv_free(ctx, s.lvmark);
 	gpuenv_arena_free(&s.mem);
 	return r;
 }

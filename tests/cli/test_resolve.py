@@ -112,6 +112,26 @@ with tempfile.TemporaryDirectory() as d:
     j = json.loads(run("debug", "resolve", "--json", php).stdout)
     check(j["satisfiable"] and sorted(j["packages"].values()) == ["1.0", "2.0", "3.0", "4.0"],
           "php(4,4) solved: %r" % j.get("packages"))
+    # random ranges past 2,000 conflicts: the learned incompatibilities'
+    # database is reduced (docs/resolver.md "Learned incompatibilities"),
+    # those of high LBD dropped from the watch lists, and the answer, its
+    # bounded explanation and the counters stay the same run to run
+    rnd = os.path.join(d, "rnd.toml")
+    with open(rnd, "w") as f:
+        f.write(resolver_gen.rand(150, 20, 2, 3))
+    a = run("debug", "resolve", "--json", rnd)
+    j = json.loads(a.stdout)
+    check(a.returncode == 1 and not j["satisfiable"] and j["conflicts"] > 2000,
+          "random 150x20 seed 2: no solution past 2,000 conflicts: %d %r" % (a.returncode, j.get("conflicts")))
+    check(j["reductions"] >= 1 and 0 < j["learned_dropped"] < j["learned"] <= j["conflicts"],
+          "random 150x20: the learned database reduced: %r" %
+          {k: j.get(k) for k in ("learned", "learned_dropped", "reductions")})
+    expl = j["explanation"].splitlines()
+    check(len(expl) <= 60 and expl[-2].startswith("    So, because the project depends on")
+          and "steps of the derivation" in expl[-1],
+          "random 150x20: a bounded explanation ending at the failure: %r" % expl[-2:])
+    check(run("debug", "resolve", "--json", rnd).stdout == a.stdout,
+          "random 150x20: the same bytes run to run")
 
 # determinism: the same input twice gives the same bytes, text and JSON
 files = sorted(glob.glob(os.path.join(FIX, "*.toml")))

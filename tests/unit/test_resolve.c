@@ -636,6 +636,11 @@ static void test_pigeonhole(void **state)
 	run_pigeonhole(7, 6, 0, &r);
 	assert_bounded_failure(&r);
 	assert_int_equal(r.res.conflicts, 130);
+	/* a learned incompatibility per conflict but the last (the failure),
+	 * none dropped: the first reduction comes at 2,000 conflicts */
+	assert_int_equal(r.res.learned, 129);
+	assert_int_equal(r.res.reductions, 0);
+	assert_int_equal(r.res.learned_dropped, 0);
 	/* wide universes: 44 candidates (the watch index's look at every
 	 * entry while more than 32 versions are left) and 70 (two words, no
 	 * index) find the same failure */
