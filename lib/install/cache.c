@@ -22,7 +22,9 @@
  * arena: a cached wheel's hash is checked first (a damaged one is fetched
  * again in a second round), a fresh download's was checked as it arrived,
  * and gpuenv_wheel_unpack checks it once more before it writes; (4) the new
- * trees are read into the caller's arena on the calling thread. */
+ * trees are read into the caller's arena on the calling thread (without a
+ * stat per file for a tree this call made: its manifest's stats were just
+ * taken; another process's tree found in its place is checked). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

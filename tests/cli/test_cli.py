@@ -177,6 +177,9 @@ if os.path.exists("/dev/full"):
             ["diagnose", log], ["diagnose", "--json", log], ["kb", "gpu", "H100"],
             ["kb", "gpu", "--json", "H100"], ["kb", "sources"],
             ["probe", "--gpus-only", "--root", os.path.join(SRC, "tests", "fixtures", "hw", "h200")],
+            # --json prints head, stack and tail in turn (cli/probe.c's probe_json)
+            ["probe", "--json", "--root", os.path.join(SRC, "tests", "fixtures", "hw", "h200")],
+            ["probe", "--json"],
             ["debug", "version-sort"], ["cache", "dir", "--cache-dir", "/x"]]
     for args in runs:
         with open("/dev/full", "w") as full:
