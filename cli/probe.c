@@ -3,11 +3,13 @@
  * facts struct the probe fills (gpuenv_probe_facts), the struct every verb
  * reads, so they always agree. */
 #include "cli.h"
+#include "lock_util.h"
 
 #include <string.h>
 
 #include "gpuenv/facts.h"
 #include "gpuenv/probe.h"
+#include "gpuenv/trace.h"
 
 static const char *or_unknown(const char *s)
 {
@@ -224,9 +226,12 @@ static int probe_json(struct cli *cli, const gpuenv_probe_opts_t *po, gpuenv_are
 		return cli_report(cli, CLI_EXIT_CANNOT);
 	}
 	gpuenv_buf_init(&stack, &cli->ctx, GPUENV_BUF_DEFAULT_MAX);
+	uint64_t t0 = gpuenv_trace_begin(&cli->ctx);
 	r = gpuenv_facts_write_parts(&cli->ctx, f, &stack, 2, GPUENV_FACTS_STACK);
+	gpuenv_trace_end(&cli->ctx, "probe", "write", NULL, "the document's stack part", t0);
 	if (gpuenv_probe_end(P, &cli->ctx, &f) && !r)
 		r = -1;
+	t0 = gpuenv_trace_begin(&cli->ctx);
 	gpuenv_buf_init(&b, &cli->ctx, GPUENV_BUF_DEFAULT_MAX);
 	if (!r)
 		r = gpuenv_facts_write_parts(&cli->ctx, f, &b, 2, GPUENV_FACTS_HEAD);
@@ -237,6 +242,7 @@ static int probe_json(struct cli *cli, const gpuenv_probe_opts_t *po, gpuenv_are
 		if (!wfail)
 			r = gpuenv_facts_write_parts(&cli->ctx, f, &b, 2, GPUENV_FACTS_TAIL);
 	}
+	gpuenv_trace_end(&cli->ctx, "probe", "write", NULL, "head and tail written, the document printed", t0);
 	gpuenv_buf_free(&stack);
 	gpuenv_arena_free(arena);
 	if (wfail) { /* main() reports the write error once, after the verb */
@@ -258,11 +264,13 @@ static int cli_probe(struct cli *cli, const struct cli_verb *verb, int argc, cha
 		{ "no-fatbin", no_argument, NULL, 'F' },
 		{ "all-binaries", no_argument, NULL, 'A' },
 		{ "gpus-only", no_argument, NULL, 'G' },
+		{ "profile", required_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	gpuenv_probe_opts_t po;
 	const gpuenv_facts_t *f;
 	gpuenv_arena_t arena;
+	const char *profile = NULL;
 	int c, st, r;
 
 	gpuenv_probe_opts_init(&po);
@@ -280,6 +288,7 @@ static int cli_probe(struct cli *cli, const struct cli_verb *verb, int argc, cha
 		case 'F': po.flags |= GPUENV_PROBE_NO_FATBIN; break;
 		case 'A': po.flags |= GPUENV_PROBE_ALL_BINARIES; break;
 		case 'G': po.flags |= GPUENV_PROBE_NO_LIBS; break;
+		case 'P': profile = optarg; break;
 		}
 	}
 	if (optind < argc)
@@ -289,13 +298,15 @@ static int cli_probe(struct cli *cli, const struct cli_verb *verb, int argc, cha
 	/* the typed facts every verb reads (lib/facts); --json writes them,
 	 * the stack's part while NVML starts (on a VM the page faults of
 	 * the 0.6 MB a torch environment gives cost more than the writing) */
+	if ((st = cli_profile_start(cli, verb->name, profile)) != 0)
+		return st;
 	gpuenv_arena_init(&arena, &cli->ctx, 0);
 	if (cli->json)
-		return probe_json(cli, &po, &arena);
+		return cli_profile_finish(cli, profile, probe_json(cli, &po, &arena));
 	r = gpuenv_probe_facts(&cli->ctx, &po, &arena, &f);
 	if (r) { /* a missing --root, --python or --env: the library's message */
 		gpuenv_arena_free(&arena);
-		return cli_report(cli, CLI_EXIT_CANNOT);
+		return cli_profile_finish(cli, profile, cli_report(cli, CLI_EXIT_CANNOT));
 	}
 	human_driver(cli, f);
 	human_gpus(cli, f);
@@ -306,14 +317,14 @@ static int cli_probe(struct cli *cli, const struct cli_verb *verb, int argc, cha
 	}
 	human_warnings(cli, f);
 	gpuenv_arena_free(&arena);
-	return CLI_EXIT_OK;
+	return cli_profile_finish(cli, profile, CLI_EXIT_OK);
 }
 
 const struct cli_verb cli_verb_probe = {
 	.name = "probe",
 	.run = cli_probe,
 	.summary = "snapshot of this machine's GPU stack: driver, GPUs, toolkits, libraries, Python environments, CUDA code",
-	.usage = "gpuenv probe [--json] [--deep] [--python PATH | --env DIR] [--root DIR]",
+	.usage = "gpuenv probe [--json] [--deep] [--python PATH | --env DIR] [--root DIR] [--profile FILE]",
 	.help = "  --deep             also cuInit and ask libcuda about each device (~200 ms with a GPU)\n"
 		"  --python PATH      read the environment of this interpreter (default: VIRTUAL_ENV,\n"
 		"                     then python3 on PATH); read from disk, Python is never started\n"
@@ -322,6 +333,9 @@ const struct cli_verb cli_verb_probe = {
 		"  --all-binaries     also list the CUDA code of every NVIDIA library found\n"
 		"  --gpus-only        driver and GPUs only: no toolkits, libraries or environments\n"
 		"  --root DIR         read /proc, /sys, /etc, ... under DIR (a snapshot or a test tree)\n"
+		"  --profile FILE     write where the probe's time went (Chrome trace format:\n"
+		"                     the NVML start, sysfs, toolkits, environments, fatbins,\n"
+		"                     the writing; read it with gpuenv profile FILE)\n"
 		"  --nvml-lib LIB     load this NVML instead of libnvidia-ml.so.1\n"
 		"  --cuda-lib LIB     load this libcuda instead of libcuda.so.1\n"
 		"\nThe JSON (--json) is the facts document of docs/probe-schema.md (gpuenv.facts/1),\n"

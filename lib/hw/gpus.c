@@ -4,6 +4,7 @@
  * cross-checks between sources and the overall state. */
 #define _GNU_SOURCE
 #include "gpuenv/fs.h"
+#include "gpuenv/trace.h"
 #include "hw_util.h"
 
 #include <dlfcn.h>
@@ -460,8 +461,11 @@ struct warm {
 static void *warm_thread(void *p)
 {
 	struct warm *w = p;
+	uint64_t t0 = gpuenv_trace_begin(&w->ctx);
 
+	gpuenv_trace_thread_name(&w->ctx, "nvml start");
 	w->nvml = hw_nvml_warm_up(&w->ctx, w->opts);
+	gpuenv_trace_end(&w->ctx, "probe", "nvml-init", NULL, "dlopen libnvidia-ml.so.1, nvmlInit", t0);
 	return NULL;
 }
 
@@ -474,8 +478,10 @@ int gpuenv_hw_probe_gpus(gpuenv_ctx_t *ctx, const gpuenv_hw_opts_t *opts,
 		gpuenv_hw_nvml_probe,
 		gpuenv_hw_cudadrv_probe,
 	};
+	static const char *const phases[] = { "sysfs", "nvml", "cuda-driver" };
 	gpuenv_hw_opts_t defaults;
 	gpuenv_hw_facts_t *f;
+	uint64_t t0;
 	int r;
 
 	*out = NULL;
@@ -491,15 +497,22 @@ int gpuenv_hw_probe_gpus(gpuenv_ctx_t *ctx, const gpuenv_hw_opts_t *opts,
 	struct warm w = { .opts = opts };
 	gpuenv_ctx_init(&w.ctx); /* plain memory: a test's failing allocator stays the backends' */
 	w.ctx.root = ctx->root;
+	w.ctx.trace = ctx->trace; /* its spans too (--profile) */
 	bool warming = pthread_create(&w.tid, NULL, warm_thread, &w) == 0;
 	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
 		if (i == 1 && warming) { /* the NVML backend: the warm-up done first */
+			t0 = gpuenv_trace_begin(ctx);
 			pthread_join(w.tid, NULL);
+			gpuenv_trace_end(ctx, "probe", "nvml-wait", NULL, "the NVML start's thread joined", t0);
 			warming = false;
 		}
+		t0 = gpuenv_trace_begin(ctx);
 		r = backends[i](ctx, opts, arena, f);
+		gpuenv_trace_end(ctx, "probe", phases[i], NULL, NULL, t0);
 		if (i == 1) { /* NVML's last shutdown: after the backend's */
+			t0 = gpuenv_trace_begin(ctx);
 			hw_nvml_warm_down(&w.ctx, w.nvml);
+			gpuenv_trace_end(ctx, "probe", "nvml-shutdown", NULL, NULL, t0);
 			w.nvml = NULL;
 		}
 		if (r < 0)

@@ -14,6 +14,8 @@
  * NVML_ERROR_GPU_IS_LOST nothing more is asked of that GPU. */
 #include "hw_util.h"
 
+#include "gpuenv/trace.h"
+
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
@@ -365,7 +367,9 @@ static int read_gpu(struct run *R, unsigned i)
 	bool have_id = false;
 	int k, e;
 
+	uint64_t t0 = gpuenv_trace_begin(R->ctx);
 	r = api->DeviceGetHandleByIndex(i, &dev);
+	gpuenv_trace_end(R->ctx, "probe", "nvml-handle", NULL, "nvmlDeviceGetHandleByIndex", t0);
 	if (r != NVML_SUCCESS) {
 		/* the GPU still counts: an entry with its index and the error */
 		if ((k = gpu_for(R, i, NULL)) < 0)
@@ -442,13 +446,17 @@ static int read_gpu(struct run *R, unsigned i)
 #undef QUERY
 	/* MIG needs Ampere or newer, NVLink Pascal or newer: skip the calls
 	 * on older GPUs */
+	t0 = gpuenv_trace_begin(R->ctx);
 	if (!(R->opts->flags & GPUENV_HW_NO_MIG) && (g->cc_major < 0 || g->cc_major >= 8) &&
 	    (e = read_mig(R, k, i, dev)) < 0)
 		return e;
+	gpuenv_trace_end(R->ctx, "probe", "nvml-mig", NULL, NULL, t0);
 	g = &R->f->gpus[k];
+	t0 = gpuenv_trace_begin(R->ctx);
 	if (!(R->opts->flags & GPUENV_HW_NO_NVLINK) && (g->cc_major < 0 || g->cc_major >= 6) &&
 	    (e = read_nvlink(R, k, i, dev)) < 0)
 		return e;
+	gpuenv_trace_end(R->ctx, "probe", "nvml-nvlink", NULL, NULL, t0);
 	return 0;
 }
 
@@ -523,7 +531,9 @@ int gpuenv_hw_nvml_probe(gpuenv_ctx_t *ctx, const gpuenv_hw_opts_t *opts,
 		dlclose(api->h);
 		return 0;
 	}
+	uint64_t t0 = gpuenv_trace_begin(ctx);
 	r = api->Init();
+	gpuenv_trace_end(ctx, "probe", "nvml-init", NULL, "the backend's nvmlInit (the start's is still held)", t0);
 	if (r != NVML_SUCCESS) {
 		errtext(api, r, e, sizeof(e));
 		n->state = GPUENV_HW_LIB_ERROR;
@@ -564,8 +574,10 @@ int gpuenv_hw_nvml_probe(gpuenv_ctx_t *ctx, const gpuenv_hw_opts_t *opts,
 			"NVML lists %u GPUs: only the first %d are read", count, GPUENV_HW_MAX_GPUS);
 	for (unsigned i = 0; i < count && i < GPUENV_HW_MAX_GPUS && !rc; i++)
 		rc = read_gpu(&R, i);
+	t0 = gpuenv_trace_begin(ctx);
 	if (api->Shutdown)
 		api->Shutdown();
 	dlclose(api->h);
+	gpuenv_trace_end(ctx, "probe", "nvml-shutdown", NULL, "the backend's nvmlShutdown (the start's still held)", t0);
 	return rc;
 }

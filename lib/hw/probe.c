@@ -10,6 +10,7 @@
 #include "gpuenv/fatbin.h"
 #include "gpuenv/fs.h"
 #include "gpuenv/stack.h"
+#include "gpuenv/trace.h"
 
 #include "hw_util.h"
 
@@ -519,6 +520,8 @@ static void fill_code(fill_t *F, const char *path, unsigned char *state, gpuenv_
 	gpuenv_buf_t sum;
 	int r;
 
+	uint64_t t0 = gpuenv_trace_begin(ctx);
+
 	gpuenv_fatbin_init(&fb, ctx);
 	r = gpuenv_fatbin_open(&fb, path);
 	for (size_t k = 0; k < 2; k++) {
@@ -546,6 +549,7 @@ static void fill_code(fill_t *F, const char *path, unsigned char *state, gpuenv_
 	}
 	*state = GPUENV_FACT_SET;
 	gpuenv_fatbin_free(&fb);
+	gpuenv_trace_end(ctx, "probe", "fatbin", NULL, path, t0);
 }
 
 /* ctx->root + a path of the machine; false when it does not fit or holds
@@ -848,6 +852,7 @@ static void *hw_thread(void *p)
 {
 	struct hw_job *j = p;
 
+	gpuenv_trace_thread_name(&j->ctx, "gpus");
 	j->r = gpuenv_hw_probe_gpus(&j->ctx, &j->opts, &j->arena, &j->facts);
 	return NULL;
 }
@@ -873,8 +878,11 @@ struct gpuenv_probe {
 
 static int probe_join(gpuenv_probe_t *P, gpuenv_ctx_t *ctx, int r)
 {
+	uint64_t t0 = gpuenv_trace_begin(ctx);
+
 	if (P->threaded)
 		pthread_join(P->tid, NULL);
+	gpuenv_trace_end(ctx, "probe", "gpus-wait", NULL, "the GPU thread joined", t0);
 	if (P->job.r && !r) { /* the stack's error, when it had one, is the one told */
 		ctx->err = P->job.ctx.err;
 		r = P->job.r;
@@ -931,8 +939,10 @@ int gpuenv_probe_begin(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts, gpuen
 	P->threaded = pthread_create(&P->tid, NULL, hw_thread, &P->job) == 0;
 	if (!P->threaded)
 		hw_thread(&P->job);
+	uint64_t ts = gpuenv_trace_begin(ctx);
 	fill_host(&P->F, &f->host);
 	fill_container(&P->F, &f->container);
+	gpuenv_trace_end(ctx, "probe", "host", NULL, "host and container engines", ts);
 	r = 0;
 	if (!(opts->flags & GPUENV_PROBE_NO_LIBS))
 		r = fill_stack(&P->F, opts, f);

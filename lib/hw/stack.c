@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "gpuenv/fs.h"
+#include "gpuenv/trace.h"
 
 /* ---- the whole stack --------------------------------------------------- */
 
@@ -20,6 +21,7 @@ int gpuenv_stack_probe(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_st
 	gpuenv_loader_opts_t lopts;
 	gpuenv_pyenv_opts_t popts;
 	const char *llp;
+	uint64_t t0;
 	int r;
 
 	if (!opts)
@@ -31,11 +33,15 @@ int gpuenv_stack_probe(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_st
 	if (llp)
 		out->ld_library_path = stack_strdup(arena, llp, strlen(llp));
 
+	t0 = gpuenv_trace_begin(ctx);
 	r = stack_toolkit_probe(ctx, arena, &w, &out->ntoolkits, &out->toolkits);
+	gpuenv_trace_end(ctx, "probe", "toolkits", NULL, NULL, t0);
 	if (r)
 		return r;
 
+	t0 = gpuenv_trace_begin(ctx);
 	r = gpuenv_ldcache_load(ctx, arena, opts->ldcache, &out->ldcache);
+	gpuenv_trace_end(ctx, "probe", "ld.so.cache", NULL, NULL, t0);
 	/* a cache the caller named that cannot be read is an error (ctx->err
 	 * has the file and what is wrong); the system's own is a warning */
 	if (r == -ENOMEM || (r && opts->ldcache))
@@ -57,12 +63,16 @@ int gpuenv_stack_probe(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_st
 	popts.env_dir = opts->env_dir;
 	popts.no_user_site = opts->no_user_site;
 	popts.loader = opts->no_loader ? NULL : &lopts;
+	t0 = gpuenv_trace_begin(ctx);
 	r = stack_pyenv_probe(ctx, arena, &w, &elfs, &popts, &out->nenvs, &out->envs);
+	gpuenv_trace_end(ctx, "probe", "environments", NULL, NULL, t0);
 	if (r)
 		return r;
 
+	t0 = gpuenv_trace_begin(ctx);
 	r = stack_libs_probe(ctx, arena, &w, &elfs, out->toolkits, out->ntoolkits,
 		out->have_ldcache ? &out->ldcache : NULL, out->envs, out->nenvs, &out->nlibs, &out->libs);
+	gpuenv_trace_end(ctx, "probe", "libraries", NULL, NULL, t0);
 	if (r)
 		return r;
 	out->nwarnings = w.list.n;

@@ -151,6 +151,66 @@ if coded:
 else:
     print("no CUDA library with a fatbin on this machine: --all-binaries text view not checked")
 
+# --profile (docs/profile.md): where the probe's time went, as a trace whose
+# spans say which thread did what, and the same document on stdout as without
+import tempfile  # noqa: E402
+PT = tempfile.mkdtemp(prefix="gpuenv-probe-profile-")
+
+
+def trace_spans(path):
+    doc = json.load(open(path))
+    names = {e["tid"]: e["args"]["name"] for e in doc["traceEvents"]
+             if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    return [(e["args"]["phase"], names.get(e["tid"]), e["ts"], e["dur"]) for e in doc["traceEvents"]
+            if e.get("ph") == "X"], doc
+
+
+def same_doc(a, b):
+    a, b = dict(a), dict(b)
+    for d in (a, b):
+        d.pop("taken_at", None)
+        d.pop("probe_ms", None)
+    return a == b
+
+
+if FAKE:
+    env = {"FAKE_NVML_SCENARIO": "h200"}
+    base = ("--root", h200, "--nvml-lib", FAKE, "--cuda-lib", "/nonexistent/libcuda.so.1")
+    plain = facts(*base, env=env)
+    tr = os.path.join(PT, "fake.json")
+    prof = facts(*base, "--profile", tr, env=env)
+    check(same_doc(plain, prof), "probe --json --profile prints the same document as without")
+    spans, doc = trace_spans(tr) if os.path.exists(tr) else ([], {})
+    got = {(ph, th) for ph, th, _, _ in spans}
+    for want in (("host", "main"), ("toolkits", "main"), ("environments", "main"), ("libraries", "main"),
+                 ("ld.so.cache", "main"), ("write", "main"), ("gpus-wait", "main"), ("sysfs", "gpus"),
+                 ("nvml", "gpus"), ("nvml-wait", "gpus"), ("nvml-shutdown", "gpus"), ("cuda-driver", "gpus"),
+                 ("nvml-init", "nvml start")):
+        check(want in got, "probe --profile: a %s span on the %s thread (%s)" % (want + (sorted(got),)))
+    check(doc.get("otherData", {}).get("command") == "gpuenv probe", "the trace names gpuenv probe")
+    # the order the threads guarantee (not how they overlap: that is the
+    # scheduler's): the NVML start ends before the backend asks NVML, the
+    # GPU thread's work ends before the main thread's wait for it does
+    st = {(ph, th): (ts, ts + dur) for ph, th, ts, dur in spans}
+    a, b = st.get(("nvml-init", "nvml start")), st.get(("nvml", "gpus"))
+    c, w = st.get(("cuda-driver", "gpus")), st.get(("gpus-wait", "main"))
+    check(a and b and a[1] <= b[0], "the NVML start ends before the NVML backend begins: %s" % st)
+    check(c and w and c[1] <= w[1], "the main thread's wait outlasts the GPU thread's work: %s" % st)
+    r = run("probe", *base, "--profile", os.path.join(PT, "text.json"), env=env)
+    check(r.returncode == 0 and "NVIDIA H200" in r.stdout and os.path.exists(os.path.join(PT, "text.json")),
+          "text probe --profile: the view and the trace")
+    r = run("profile", os.path.join(PT, "text.json"))
+    check(r.returncode == 0 and "nvml-init" in r.stdout, "gpuenv profile reads the probe's trace: %s" % r.stdout)
+# this machine: the GPU thread's backends answer quickly with no driver; the trace is still whole
+tr = os.path.join(PT, "live.json")
+r = run("probe", "--json", "--profile", tr)
+check(r.returncode == 0 and os.path.exists(tr) and {"sysfs", "nvml", "environments"} <= {s[0] for s in trace_spans(tr)[0]},
+      "live probe --json --profile: rc %d, %s" % (r.returncode, r.stderr[-300:]))
+r = run("probe", "--profile", os.path.join(PT, "no", "such", "dir", "t.json"))
+check(r.returncode == 4 and "t.json" in r.stderr, "an unwritable --profile: exit 4 naming it: %d %s" % (r.returncode, r.stderr))
+r = run("probe", "--profile")
+check(r.returncode == 2, "--profile without a file: usage error")
+
 r = run("probe", "--bogus")
 check(r.returncode == 2, "unknown option -> 2")
 r = run("probe", "--python", "/x", "--env", "/y")
