@@ -27,7 +27,9 @@ GRAPHS = [("PHP(8,7)", lambda: resolver_gen.php(8, 7)),
           ("PHP(13,12)", lambda: resolver_gen.php(13, 12)),
           ("random 100x20 seed 1, 3 deps", lambda: resolver_gen.rand(100, 20, 1, 3)),
           ("random 150x20 seed 2, 3 deps", lambda: resolver_gen.rand(150, 20, 2, 3)),
-          ("random 120x20 seed 5, 4 deps", lambda: resolver_gen.rand(120, 20, 5, 4))]
+          ("random 120x20 seed 5, 4 deps", lambda: resolver_gen.rand(120, 20, 5, 4)),
+          # the issue's own case (issue 22 item 17): 25 packages of 13 versions
+          ("PHP(25,13)", lambda: resolver_gen.php(25, 13))]
 
 
 def one(binary, path, timeout, runs):

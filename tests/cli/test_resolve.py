@@ -15,8 +15,8 @@ FIX = os.path.join(SRC, "tests", "fixtures", "resolve")
 failures = []
 
 
-def run(*args):
-    return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=60)
+def run(*args, timeout=60):
+    return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=timeout)
 
 
 def check(cond, what):
@@ -132,6 +132,22 @@ with tempfile.TemporaryDirectory() as d:
           "random 150x20: a bounded explanation ending at the failure: %r" % expl[-2:])
     check(run("debug", "resolve", "--json", rnd).stdout == a.stdout,
           "random 150x20: the same bytes run to run")
+    # the adversarial run's own graph (issue 22 item 17): 25 packages of 13
+    # versions ran 53-267 s and then reported "out of memory resolving",
+    # exit 4 (2.1 GB, d0b4ece3); now 45,058 conflicts, exit 1, a few KB
+    with open(php, "w") as f:
+        f.write(resolver_gen.php(25, 13))
+    t0 = time.monotonic()
+    r = run("debug", "resolve", "--json", php, timeout=600)
+    took = time.monotonic() - t0
+    j = json.loads(r.stdout) if r.stdout.startswith("{") else {}
+    expl = (j.get("explanation") or "").splitlines()
+    check(r.returncode == 1 and j.get("satisfiable") is False and "out of memory" not in r.stderr,
+          "php(25,13): no solution, exit 1: %d %r" % (r.returncode, r.stderr[-300:]))
+    check(len(expl) <= 60 and len(j.get("explanation") or "") <= 16384 and expl
+          and "steps of the derivation" in expl[-1] and "not shown" in expl[-1],
+          "php(25,13): a bounded explanation, what was left out counted: %d lines %r" % (len(expl), expl[-1:]))
+    print("php(25,13): %d conflicts, exit %d, %.1f s" % (j.get("conflicts", -1), r.returncode, took))
 
 # determinism: the same input twice gives the same bytes, text and JSON
 files = sorted(glob.glob(os.path.join(FIX, "*.toml")))
