@@ -533,7 +533,7 @@ int gpuenv_hw_nvml_probe(gpuenv_ctx_t *ctx, const gpuenv_hw_opts_t *opts,
 	}
 	uint64_t t0 = gpuenv_trace_begin(ctx);
 	r = api->Init();
-	gpuenv_trace_end(ctx, "probe", "nvml-init", NULL, "the backend's nvmlInit (the start's is still held)", t0);
+	gpuenv_trace_end(ctx, "probe", "nvml-init", NULL, "the backend's nvmlInit", t0);
 	if (r != NVML_SUCCESS) {
 		errtext(api, r, e, sizeof(e));
 		n->state = GPUENV_HW_LIB_ERROR;
@@ -578,6 +578,6 @@ int gpuenv_hw_nvml_probe(gpuenv_ctx_t *ctx, const gpuenv_hw_opts_t *opts,
 	if (api->Shutdown)
 		api->Shutdown();
 	dlclose(api->h);
-	gpuenv_trace_end(ctx, "probe", "nvml-shutdown", NULL, "the backend's nvmlShutdown (the start's still held)", t0);
+	gpuenv_trace_end(ctx, "probe", "nvml-shutdown", NULL, "the backend's nvmlShutdown", t0);
 	return rc;
 }

@@ -846,13 +846,15 @@ struct hw_job {
 	gpuenv_arena_t arena;
 	gpuenv_hw_facts_t *facts;
 	int r;
+	bool own_thread; /* not the caller's (its name in a trace) */
 };
 
 static void *hw_thread(void *p)
 {
 	struct hw_job *j = p;
 
-	gpuenv_trace_thread_name(&j->ctx, "gpus");
+	if (j->own_thread)
+		gpuenv_trace_thread_name(&j->ctx, "gpus");
 	j->r = gpuenv_hw_probe_gpus(&j->ctx, &j->opts, &j->arena, &j->facts);
 	return NULL;
 }
@@ -936,9 +938,12 @@ int gpuenv_probe_begin(gpuenv_ctx_t *ctx, const gpuenv_probe_opts_t *opts, gpuen
 	if (opts->flags & GPUENV_PROBE_DEEP)
 		P->job.opts.flags |= GPUENV_HW_DEEP;
 	gpuenv_arena_init(&P->job.arena, &P->job.ctx, 0);
+	P->job.own_thread = true;
 	P->threaded = pthread_create(&P->tid, NULL, hw_thread, &P->job) == 0;
-	if (!P->threaded)
+	if (!P->threaded) {
+		P->job.own_thread = false;
 		hw_thread(&P->job);
+	}
 	uint64_t ts = gpuenv_trace_begin(ctx);
 	fill_host(&P->F, &f->host);
 	fill_container(&P->F, &f->container);
