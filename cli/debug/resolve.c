@@ -131,6 +131,9 @@ static int cli_debug_resolve(struct cli *cli, const struct cli_verb *verb, int a
 		json_object_set_new(o, "learned_dropped",
 			json_integer((json_int_t)res.learned_dropped));
 		json_object_set_new(o, "reductions", json_integer((json_int_t)res.reductions));
+		json_object_set_new(o, "watch_looks", json_integer((json_int_t)res.watch_looks));
+		json_object_set_new(o, "watch_found", json_integer((json_int_t)res.watch_found));
+		json_object_set_new(o, "watch_passed", json_integer((json_int_t)res.watch_passed));
 		int pst = cli_print_json(cli, o);
 		if (pst)
 			st = pst;

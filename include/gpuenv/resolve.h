@@ -132,6 +132,11 @@ typedef struct gpuenv_resolution {
 	 * database's reductions dropped from the watch lists, and the
 	 * reductions run (docs/resolver.md) */
 	size_t learned, learned_dropped, reductions;
+	/* the propagation's work: looks at a package's watch list, the
+	 * entries those looks found (their term newly satisfied), and those
+	 * of them passed on their blocker without reading the
+	 * incompatibility (docs/resolver.md) */
+	size_t watch_looks, watch_found, watch_passed;
 } gpuenv_resolution_t;
 
 /* Resolve req against provider.  Deterministic: the same inputs give the

@@ -193,6 +193,7 @@ typedef struct rs_solver {
 	uint32_t *learnts;
 	size_t nlearnts, caplearnts;
 	size_t next_reduce, reductions, dropped;
+	size_t watch_looks, watch_found, watch_passed; /* gpuenv_resolution_t's */
 	uint32_t *lvmark; /* per decision level: the LBD count's stamp */
 	size_t caplvmark;
 	uint32_t *queue; /* propagation's packages to look at */

@@ -1066,6 +1066,8 @@ static int propagate(rs_solver_t *s, uint32_t start, uint32_t first, uint32_t *f
 		 * p's list does not move meanwhile (only other packages are
 		 * derived and watched) */
 		uint32_t nsat = watch_find(s, p, &pc, &oc), nkeep = 0;
+		s->watch_looks++;
+		s->watch_found += nsat;
 		rs_watch_t *wl = s->pkgs[p].incs;
 		/* passed at once: those whose blocker cannot hold (it cannot
 		 * start to while this look lasts: nothing is undone) */
@@ -1078,6 +1080,7 @@ static int propagate(rs_solver_t *s, uint32_t start, uint32_t first, uint32_t *f
 					w->bw0))
 				s->sat[nkeep++] = s->sat[j];
 		}
+		s->watch_passed += nsat - nkeep;
 		nsat = nkeep;
 		for (uint32_t j = 0; j < RS_AHEAD && j < nsat; j++)
 			__builtin_prefetch(&s->incs[wl[s->sat[j]].inc]);
@@ -1764,6 +1767,9 @@ int gpuenv_resolve(gpuenv_ctx_t *ctx, gpuenv_arena_t *arena, const gpuenv_resolv
 	out->learned = s.learned;
 	out->learned_dropped = s.dropped;
 	out->reductions = s.reductions;
+	out->watch_looks = s.watch_looks;
+	out->watch_found = s.watch_found;
+	out->watch_passed = s.watch_passed;
 	out->conflicts = s.conflicts;
 	out->packages_asked = s.asked;
 	out->assignments = s.nassigned;

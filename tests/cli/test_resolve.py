@@ -106,6 +106,10 @@ with tempfile.TemporaryDirectory() as d:
           "php(8,7): the explanation ends at the failure: %r" % lines[-2:])
     j = json.loads(run("debug", "resolve", "--json", php).stdout)
     check(not j["satisfiable"] and j["conflicts"] >= 100, "php(8,7) counters: %r" % j.get("conflicts"))
+    # the propagation's work (docs/resolver.md): every look at a watch
+    # list counted, the entries found, those passed on their blocker
+    check(j.get("watch_looks", 0) >= j["conflicts"] and j.get("watch_found", 0) > j.get("watch_passed", -1) > 0,
+          "php(8,7): watch counters: %r" % {k: j.get(k) for k in ("watch_looks", "watch_found", "watch_passed")})
     # four holes for four pigeons: a solution, each pigeon in its own hole
     with open(php, "w") as f:
         f.write(resolver_gen.php(4, 4))

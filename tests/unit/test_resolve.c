@@ -641,6 +641,10 @@ static void test_pigeonhole(void **state)
 	assert_int_equal(r.res.learned, 129);
 	assert_int_equal(r.res.reductions, 0);
 	assert_int_equal(r.res.learned_dropped, 0);
+	/* the propagation's work is counted: at least a look per conflict,
+	 * and of the entries found, some passed on their blocker, not all */
+	assert_true(r.res.watch_looks >= r.res.conflicts);
+	assert_true(r.res.watch_passed > 0 && r.res.watch_passed < r.res.watch_found);
 	/* wide universes: 44 candidates (the watch index's look at every
 	 * entry while more than 32 versions are left) and 70 (two words, no
 	 * index) find the same failure */
