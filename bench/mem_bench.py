@@ -17,7 +17,8 @@ gpuenv process, median of N runs:
             cache: every wheel downloaded, hashed, unpacked) and warm (cache
             kept, venv made again) and no-op; h200-env has no RECORD files,
             so its wheels are mkindex's stubs: this measures the per-package
-            cost, not a data volume
+            cost, not a data volume; then, when lock ran, a cold sync of
+            each size's lock, and its least-squares bytes per package
   probe     gpuenv probe --json on this machine
   page      gpuenv lock and gpuenv debug index on one project whose page is
             --page-mb MiB of PEP 691 JSON, and the same files as PEP 503 HTML
@@ -152,6 +153,7 @@ def main():
             return rss, sum(1 for line in f if line.strip() == "[[packages]]")
 
     full = None
+    locked = []  # (packages, project) of each size, for sync's sizes
     if "lock" not in skip:
         deps = requires(corpus)
         sizes = [int(s) for s in a.sizes.split(",")]
@@ -169,6 +171,7 @@ def main():
                 shutil.rmtree(cache, ignore_errors=True)
             c, w = statistics.median(cold), statistics.median(warm)
             points.append((n, c, w))
+            locked.append((n, proj))
             print("| %d | %d | %s (%s-%s) | %s (%s-%s) |" % (len(pick), n, mb(c), mb(min(cold)), mb(max(cold)),
                                                           mb(w), mb(min(warm)), mb(max(warm))), flush=True)
             if len(pick) == len(top) or n >= 195:
@@ -200,6 +203,25 @@ def main():
             res["warm"].append(peak_rss(cmd, env)[0])
         print("\nsync of the whole set's lock: " + ", ".join(
             "%s %s (%s-%s)" % (k, mb(statistics.median(v)), mb(min(v)), mb(max(v))) for k, v in res.items()))
+        # cold sync at each size the lock part locked: its growth per package
+        points = []
+        for n, sp in locked:
+            v = []
+            for k in range(a.n):
+                shutil.rmtree(cache, ignore_errors=True)
+                shutil.rmtree(venv, ignore_errors=True)
+                lock(sp, cache)
+                v.append(peak_rss([a.gpuenv, "sync", "--locked", "--project", sp, "--target", "bench", "--venv",
+                                   venv, "--python", a.python, "--index-url", url + "/simple/", "--torch-index",
+                                   url + "/whl", "--cache-dir", cache], env)[0])
+            points.append((n, statistics.median(v)))
+            print("sync cold, %d packages: %s (%s-%s)" % (n, mb(statistics.median(v)), mb(min(v)), mb(max(v))),
+                  flush=True)
+        if len(set(p[0] for p in points)) > 1:
+            xs, ys = [p[0] for p in points], [p[1] for p in points]
+            mx, my = statistics.mean(xs), statistics.mean(ys)
+            slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+            print("sync cold: %.0f bytes per package (least squares), %s at 0 packages" % (slope, mb(my - slope * mx)))
 
     if "probe" not in skip:
         v = [peak_rss([a.gpuenv, "probe", "--json"], env)[0] for _ in range(max(a.n, 5))]
