@@ -210,7 +210,6 @@ def main():
             for k in range(a.n):
                 shutil.rmtree(cache, ignore_errors=True)
                 shutil.rmtree(venv, ignore_errors=True)
-                lock(sp, cache)
                 v.append(peak_rss([a.gpuenv, "sync", "--locked", "--project", sp, "--target", "bench", "--venv",
                                    venv, "--python", a.python, "--index-url", url + "/simple/", "--torch-index",
                                    url + "/whl", "--cache-dir", cache], env)[0])
