@@ -99,6 +99,17 @@ def subsets(deps, top, sizes):
     return out
 
 
+def line_fit(points):
+    """The least-squares line through (x, y) points: (slope, intercept), or
+    None with fewer than two distinct x."""
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    if len(set(xs)) < 2:
+        return None
+    mx, my = statistics.mean(xs), statistics.mean(ys)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    return slope, my - slope * mx
+
+
 def mb(b):
     return "%.1f MB" % (b / 1e6)
 
@@ -177,12 +188,15 @@ def main():
             if len(pick) == len(top) or n >= 195:
                 full = proj
         for label, col in (("cold", 1), ("warm", 2)):
-            xs, ys = [p[0] for p in points], [p[col] for p in points]
-            if len(set(xs)) > 1:
-                mx, my = statistics.mean(xs), statistics.mean(ys)
-                slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+            fit = line_fit([(p[0], p[col]) for p in points])
+            if fit:
                 print("lock %s: %.0f bytes per package (least squares), %s at 0 packages" % (
-                    label, slope, mb(my - slope * mx)))
+                    label, fit[0], mb(fit[1])))
+
+    def sync_cmd(proj, venv, cache):
+        return [a.gpuenv, "sync", "--locked", "--project", proj, "--target", "bench", "--venv", venv,
+                "--python", a.python, "--index-url", url + "/simple/", "--torch-index", url + "/whl",
+                "--cache-dir", cache]
 
     if "sync" not in skip:
         proj = full or project("all", top)
@@ -194,9 +208,7 @@ def main():
         for k in range(a.n):
             shutil.rmtree(cache, ignore_errors=True)
             shutil.rmtree(venv, ignore_errors=True)
-            cmd = [a.gpuenv, "sync", "--locked", "--project", proj, "--target", "bench", "--venv", venv,
-                   "--python", a.python, "--index-url", url + "/simple/", "--torch-index", url + "/whl",
-                   "--cache-dir", cache]
+            cmd = sync_cmd(proj, venv, cache)
             res["cold"].append(peak_rss(cmd, env)[0])
             res["no-op"].append(peak_rss(cmd, env)[0])
             shutil.rmtree(venv, ignore_errors=True)
@@ -210,17 +222,13 @@ def main():
             for k in range(a.n):
                 shutil.rmtree(cache, ignore_errors=True)
                 shutil.rmtree(venv, ignore_errors=True)
-                v.append(peak_rss([a.gpuenv, "sync", "--locked", "--project", sp, "--target", "bench", "--venv",
-                                   venv, "--python", a.python, "--index-url", url + "/simple/", "--torch-index",
-                                   url + "/whl", "--cache-dir", cache], env)[0])
+                v.append(peak_rss(sync_cmd(sp, venv, cache), env)[0])
             points.append((n, statistics.median(v)))
             print("sync cold, %d packages: %s (%s-%s)" % (n, mb(statistics.median(v)), mb(min(v)), mb(max(v))),
                   flush=True)
-        if len(set(p[0] for p in points)) > 1:
-            xs, ys = [p[0] for p in points], [p[1] for p in points]
-            mx, my = statistics.mean(xs), statistics.mean(ys)
-            slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
-            print("sync cold: %.0f bytes per package (least squares), %s at 0 packages" % (slope, mb(my - slope * mx)))
+        fit = line_fit(points)
+        if fit:
+            print("sync cold: %.0f bytes per package (least squares), %s at 0 packages" % (fit[0], mb(fit[1])))
 
     if "probe" not in skip:
         v = [peak_rss([a.gpuenv, "probe", "--json"], env)[0] for _ in range(max(a.n, 5))]

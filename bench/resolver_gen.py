@@ -3,6 +3,7 @@
 `gpuenv debug resolve FILE` (bench/resolver.sh, tests/cli/test_resolve.py).
 
     bench/resolver_gen.py php PIGEONS HOLES            > php.toml
+    bench/resolver_gen.py php-cnf PIGEONS HOLES        > php.cnf
     bench/resolver_gen.py random PKGS VERSIONS SEED [DEPS]  > rnd.toml
 
 php: the pigeonhole principle.  PIGEONS packages p01.. with HOLES versions
@@ -11,6 +12,11 @@ every other pigeon j, and the project requires every pigeon.  With more
 pigeons than holes there is no solution, and a resolver that learns
 clauses (PubGrub, CDCL) needs exponentially many conflicts to show it, so
 the graph measures what each conflict costs.
+
+php-cnf: the same constraints in DIMACS CNF, for SAT solvers
+(bench/resolver_sat.py): variable x(i,h) "package i takes version h"; a
+package takes at least one version and at most one (a package has one
+version), and no two packages take one version.
 
 random: PKGS packages with VERSIONS versions each; every version requires
 DEPS (default 3) other packages, with random `>=lo,<hi` ranges drawn so
@@ -37,6 +43,17 @@ def php(pigeons, holes):
     return "\n".join(out) + "\n"
 
 
+def php_cnf(pigeons, holes):
+    v = lambda i, h: i * holes + h + 1  # noqa: E731
+    cl = []
+    for i in range(pigeons):
+        cl.append([v(i, h) for h in range(holes)])
+        cl += [[-v(i, a), -v(i, b)] for a in range(holes) for b in range(a + 1, holes)]
+    for h in range(holes):
+        cl += [[-v(i, h), -v(j, h)] for i in range(pigeons) for j in range(i + 1, pigeons)]
+    return "p cnf %d %d\n" % (pigeons * holes, len(cl)) + "".join(" ".join(map(str, c)) + " 0\n" for c in cl)
+
+
 def rand(pkgs, versions, seed, deps):
     rng = random.Random(seed)
     names = [f"r{i:04d}" for i in range(pkgs)]
@@ -60,6 +77,9 @@ def main(argv):
     try:
         if argv[1:2] == ["php"] and len(argv) == 4:
             sys.stdout.write(php(int(argv[2]), int(argv[3])))
+            return 0
+        if argv[1:2] == ["php-cnf"] and len(argv) == 4:
+            sys.stdout.write(php_cnf(int(argv[2]), int(argv[3])))
             return 0
         if argv[1:2] == ["random"] and len(argv) in (5, 6):
             deps = int(argv[5]) if len(argv) == 6 else 3

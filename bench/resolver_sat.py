@@ -5,10 +5,8 @@
 
 PHP(P,H) as bench/resolver_gen.py writes it for `gpuenv debug resolve`
 (P packages of H versions, version h of one requiring every other package
-!= h) and as the same constraints in DIMACS CNF for the solvers: x(i,h)
-"package i takes version h"; at least one version per package (a clause),
-at most one (a clause per pair: a package has one version), and no two
-packages on one version (a clause per pair).  The peers: MiniSat 2.2
+!= h) and as the same constraints in DIMACS CNF for the solvers
+(resolver_gen.php_cnf).  The peers: MiniSat 2.2
 (`minisat`) and CaDiCaL (`cadical`), Debian's packages, with their default
 settings; a solver not installed is skipped.  For each P from 8 to
 MAX_PIGEONS (default 11), H = P - 1: conflicts, user CPU time (/usr/bin/time
@@ -16,27 +14,16 @@ MAX_PIGEONS (default 11), H = P - 1: conflicts, user CPU time (/usr/bin/time
 and peak RSS, one Markdown row per (graph, tool).  A run past TIMEOUT_S
 (default 200) is reported as such.
 """
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
-import json
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import resolver_gen  # noqa: E402
-
-
-def cnf(p, h):
-    v = lambda i, k: i * h + k + 1  # noqa: E731
-    cl = []
-    for i in range(p):
-        cl.append([v(i, k) for k in range(h)])
-        cl += [[-v(i, a), -v(i, b)] for a in range(h) for b in range(a + 1, h)]
-    for k in range(h):
-        cl += [[-v(i, k), -v(j, k)] for i in range(p) for j in range(i + 1, p)]
-    return "p cnf %d %d\n" % (p * h, len(cl)) + "".join(" ".join(map(str, c)) + " 0\n" for c in cl)
 
 
 def timed(cmd, timeout, tf):
@@ -66,7 +53,7 @@ def main(argv):
             toml = os.path.join(tmp, "php.toml")
             open(toml, "w").write(resolver_gen.php(p, h))
             dim = os.path.join(tmp, "php.cnf")
-            open(dim, "w").write(cnf(p, h))
+            open(dim, "w").write(resolver_gen.php_cnf(p, h))
             rows = []
             rc, out, u, m = timed([gpuenv, "debug", "resolve", toml, "--json"], timeout, tf)
             if rc is None:

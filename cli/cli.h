@@ -124,6 +124,12 @@ int cli_dispatch(struct cli *cli, const struct cli_verb *verb, const struct cli_
 int cli_error(struct cli *cli, int status, const char *fmt, ...) GPUENV_PRINTF(3, 4);
 /* Report ctx->err ("gpuenv: file:line:col: msg" + "hint: ..."), returns status. */
 int cli_report(struct cli *cli, int status);
+/* --profile FILE of lock, sync and probe: start recording (cli->ctx.trace)
+ * when path is set: 0 or an exit status. */
+int cli_profile_start(struct cli *cli, const char *verb, const char *path);
+/* Write the trace to path (atomically) and stop; st is the verb's exit
+ * status, returned unless the trace could not be written (then 4). */
+int cli_profile_finish(struct cli *cli, const char *path, int st);
 /* A usage error with the verb's usage line; returns CLI_EXIT_USAGE. */
 int cli_usage_error(struct cli *cli, const struct cli_verb *verb, const char *fmt, ...)
 	GPUENV_PRINTF(3, 4);

@@ -9,7 +9,6 @@
 
 #include "gpuenv/facts.h"
 #include "gpuenv/install.h"
-#include "gpuenv/trace.h"
 
 int cli_project_open(struct cli *cli, const char *verb, const char *project, const char *facts_path,
 	const char *kb_dir, const char *torch_index, unsigned flags, gpuenv_project_t *pj)
@@ -31,37 +30,6 @@ int cli_project_open(struct cli *cli, const char *verb, const char *project, con
 	if (cli->ctx.err.code == GPUENV_ENOTFOUND)
 		return cli_error(cli, CLI_EXIT_CANNOT, "%s: %s", verb, cli->ctx.err.msg);
 	return cli_report(cli, CLI_EXIT_CANNOT);
-}
-
-int cli_profile_start(struct cli *cli, const char *verb, const char *path)
-{
-	char cmd[64];
-
-	if (!path)
-		return 0;
-	snprintf(cmd, sizeof(cmd), "gpuenv %s", verb);
-	if (gpuenv_trace_new(&cli->ctx, cmd, &cli->ctx.trace) != 0)
-		return cli_report(cli, CLI_EXIT_CANNOT);
-	return 0;
-}
-
-int cli_profile_finish(struct cli *cli, const char *path, int st)
-{
-	gpuenv_trace_t *t = cli->ctx.trace;
-
-	if (!t)
-		return st;
-	cli->ctx.trace = NULL;
-	/* a failed run's trace is written too: it shows where the time went */
-	gpuenv_error_t saved = cli->ctx.err;
-	gpuenv_error_clear(&cli->ctx);
-	if (gpuenv_trace_write(&cli->ctx, t, path) != 0) {
-		cli_report(cli, CLI_EXIT_CANNOT);
-		st = CLI_EXIT_CANNOT;
-	}
-	gpuenv_trace_free(&cli->ctx, t);
-	cli->ctx.err = saved;
-	return st;
 }
 
 const gpuenv_manifest_target_t *cli_project_target(struct cli *cli, const struct cli_verb *verb,

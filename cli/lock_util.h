@@ -95,12 +95,6 @@ struct cli_lock_opts {
 	"                     download, hash, unpack, link and build spans, and each compiler\n" \
 	"                     call of a build (gpuenv profile FILE reads it; docs/profile.md)\n"
 
-/* Start recording (cli->ctx.trace) when path is set: 0 or an exit status. */
-int cli_profile_start(struct cli *cli, const char *verb, const char *path);
-/* Write the trace to path (atomically) and stop; st is the verb's exit
- * status, returned unless the trace could not be written (then 4). */
-int cli_profile_finish(struct cli *cli, const char *path, int st);
-
 /* One of CLI_LOCK_OPTIONS into o: 1 taken, 0 not one of them, -1 a usage
  * error (*exit_st set). */
 int cli_lock_opt(struct cli *cli, const struct cli_verb *verb, int c, char *arg, struct cli_lock_opts *o,

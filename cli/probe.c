@@ -3,7 +3,6 @@
  * facts struct the probe fills (gpuenv_probe_facts), the struct every verb
  * reads, so they always agree. */
 #include "cli.h"
-#include "lock_util.h"
 
 #include <string.h>
 

@@ -11,6 +11,7 @@
 
 #include "gpuenv/fs.h"
 #include "gpuenv/json.h"
+#include "gpuenv/trace.h"
 #include "gpuenv/venv.h"
 
 const char *cli_col(struct cli *cli, const char *esc)
@@ -415,4 +416,35 @@ json_t *cli_python_json(struct cli *cli, const gpuenv_python_t *py)
 		cli_json_text(cli, py->path, strlen(py->path)), "real", cli_json_text(cli, py->real, strlen(py->real)),
 		"found_by", py->found_by, "version", py->version, "version_source", py->version_source,
 		"free_threaded", py->free_threaded, "home", cli_json_text(cli, py->home, strlen(py->home)));
+}
+
+int cli_profile_start(struct cli *cli, const char *verb, const char *path)
+{
+	char cmd[64];
+
+	if (!path)
+		return 0;
+	snprintf(cmd, sizeof(cmd), "gpuenv %s", verb);
+	if (gpuenv_trace_new(&cli->ctx, cmd, &cli->ctx.trace) != 0)
+		return cli_report(cli, CLI_EXIT_CANNOT);
+	return 0;
+}
+
+int cli_profile_finish(struct cli *cli, const char *path, int st)
+{
+	gpuenv_trace_t *t = cli->ctx.trace;
+
+	if (!t)
+		return st;
+	cli->ctx.trace = NULL;
+	/* a failed run's trace is written too: it shows where the time went */
+	gpuenv_error_t saved = cli->ctx.err;
+	gpuenv_error_clear(&cli->ctx);
+	if (gpuenv_trace_write(&cli->ctx, t, path) != 0) {
+		cli_report(cli, CLI_EXIT_CANNOT);
+		st = CLI_EXIT_CANNOT;
+	}
+	gpuenv_trace_free(&cli->ctx, t);
+	cli->ctx.err = saved;
+	return st;
 }

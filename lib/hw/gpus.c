@@ -472,13 +472,15 @@ static void *warm_thread(void *p)
 int gpuenv_hw_probe_gpus(gpuenv_ctx_t *ctx, const gpuenv_hw_opts_t *opts,
 	gpuenv_arena_t *arena, gpuenv_hw_facts_t **out)
 {
-	static int (*const backends[])(gpuenv_ctx_t *, const gpuenv_hw_opts_t *,
-		gpuenv_arena_t *, gpuenv_hw_facts_t *) = {
-		gpuenv_hw_sysfs_probe,
-		gpuenv_hw_nvml_probe,
-		gpuenv_hw_cudadrv_probe,
+	static const struct {
+		int (*probe)(gpuenv_ctx_t *, const gpuenv_hw_opts_t *, gpuenv_arena_t *,
+			gpuenv_hw_facts_t *);
+		const char *phase; /* its span's (--profile) */
+	} backends[] = {
+		{ gpuenv_hw_sysfs_probe, "sysfs" },
+		{ gpuenv_hw_nvml_probe, "nvml" },
+		{ gpuenv_hw_cudadrv_probe, "cuda-driver" },
 	};
-	static const char *const phases[] = { "sysfs", "nvml", "cuda-driver" };
 	gpuenv_hw_opts_t defaults;
 	gpuenv_hw_facts_t *f;
 	uint64_t t0;
@@ -507,8 +509,8 @@ int gpuenv_hw_probe_gpus(gpuenv_ctx_t *ctx, const gpuenv_hw_opts_t *opts,
 			warming = false;
 		}
 		t0 = gpuenv_trace_begin(ctx);
-		r = backends[i](ctx, opts, arena, f);
-		gpuenv_trace_end(ctx, "probe", phases[i], NULL, NULL, t0);
+		r = backends[i].probe(ctx, opts, arena, f);
+		gpuenv_trace_end(ctx, "probe", backends[i].phase, NULL, NULL, t0);
 		if (i == 1) { /* NVML's last shutdown: after the backend's */
 			t0 = gpuenv_trace_begin(ctx);
 			hw_nvml_warm_down(&w.ctx, w.nvml);

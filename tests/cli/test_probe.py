@@ -3,8 +3,10 @@ trees with the fake NVML (tests/fixtures/hw, tests/fixtures/fake_nvml.c)."""
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 
 BIN = os.environ["GPUENV_BIN"]
 SRC = os.environ["GPUENV_SRC"]
@@ -153,7 +155,6 @@ else:
 
 # --profile (docs/profile.md): where the probe's time went, as a trace whose
 # spans say which thread did what, and the same document on stdout as without
-import tempfile  # noqa: E402
 PT = tempfile.mkdtemp(prefix="gpuenv-probe-profile-")
 
 
@@ -216,5 +217,6 @@ check(r.returncode == 2, "unknown option -> 2")
 r = run("probe", "--python", "/x", "--env", "/y")
 check(r.returncode == 2, "--python with --env -> 2")
 
+shutil.rmtree(PT, ignore_errors=True)
 print("%d failures" % len(failures))
 sys.exit(1 if failures else 0)
